@@ -1,0 +1,72 @@
+# sandboxd build. Targets install what they need themselves (Debian/Ubuntu).
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+TAGS      := seccomp
+LDFLAGS   := -X github.com/sandboxd/sandboxd/internal/version.Version=$(VERSION)
+GOFLAGS_B := -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)'
+export CGO_ENABLED := 1
+
+SOCKET    ?= /run/sandboxd/sandboxd.sock
+DATA_DIR  ?= /var/lib/sandboxd
+RUN_DIR   ?= /run/sandboxd
+LOG       ?= /var/log/sandboxd.log
+
+.PHONY: all deps build up down demo test test-unit test-integration bench fuzz lint clean
+
+all: build
+
+# deps installs the C library the seccomp filter links with, and python3 for
+# the default template, when they are missing.
+deps:
+	@if ! pkg-config --exists libseccomp 2>/dev/null || ! command -v python3 >/dev/null; then \
+		echo "installing libseccomp-dev pkg-config python3"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev pkg-config python3 >/dev/null; \
+	fi
+
+build: deps
+	$(GO) build $(GOFLAGS_B) -o bin/sandboxd ./cmd/sandboxd
+	$(GO) build $(GOFLAGS_B) -o bin/sandboxctl ./cmd/sandboxctl
+
+# up builds, starts the daemon in the background on the default socket, and
+# shows it running code.
+up: build
+	@if bin/sandboxctl --socket $(SOCKET) version >/dev/null 2>&1; then \
+		echo "sandboxd is already running on $(SOCKET)"; \
+	else \
+		mkdir -p $(dir $(LOG)); \
+		nohup bin/sandboxd --socket $(SOCKET) --data-dir $(DATA_DIR) --run-dir $(RUN_DIR) >>$(LOG) 2>&1 & \
+		for i in $$(seq 50); do bin/sandboxctl --socket $(SOCKET) version >/dev/null 2>&1 && break; sleep 0.1; done; \
+		echo "sandboxd started (log: $(LOG))"; \
+	fi
+	@$(MAKE) --no-print-directory demo
+
+demo:
+	@set -e; ctl="bin/sandboxctl --socket $(SOCKET)"; \
+	echo '$$ sandboxctl info'; $$ctl info; \
+	id=$$($$ctl create --memory 256M --label demo=yes); \
+	echo "\$$ sandboxctl create --memory 256M   # -> $$id"; \
+	echo '$$ sandboxctl exec ID -c "x = 6 * 7"'; $$ctl exec $$id -c 'x = 6 * 7'; \
+	echo '$$ sandboxctl exec ID -c "x"'; $$ctl exec $$id -c 'x'; \
+	echo '$$ sandboxctl exec ID --shell -c "id; ls /"'; $$ctl exec $$id --shell -c 'id; ls /'; \
+	echo '$$ sandboxctl rm ID'; $$ctl rm $$id; \
+	echo '$$ sandboxctl run -c "print(sum(range(10)))"'; $$ctl run -c 'print(sum(range(10)))'
+
+down:
+	-@pkill -TERM -f "bin/sandboxd --socket $(SOCKET)" && echo "sandboxd stopped" || echo "sandboxd was not running"
+
+# test runs every test, as root: the sandbox tests need it and never skip.
+test: deps
+	$(GO) vet -tags '$(TAGS)' ./...
+	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 30m ./...
+
+test-unit: deps
+	$(GO) test -tags '$(TAGS)' -count=1 $$($(GO) list ./... | grep -v /integration)
+
+bench: deps
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchtime 200x -count 1 ./integration/
+
+fuzz: deps
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz FuzzSplit -fuzztime 30s ./daemon/sandboxfs/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,106 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/containerd/errdefs"
+)
+
+// ErrorBody is the body of every non-2xx answer.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the code and the sentence a person reads.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error codes of the contract.
+const (
+	CodeInvalidArgument   = "invalid_argument"
+	CodeNotFound          = "not_found"
+	CodeConflict          = "conflict"
+	CodePayloadTooLarge   = "payload_too_large"
+	CodeResourceExhausted = "resource_exhausted"
+	CodeInternal          = "internal"
+	CodeUnavailable       = "unavailable"
+)
+
+// ErrPayloadTooLarge is the class of a body over the configured size limit.
+// errdefs has no such class, so it is defined here in the errdefs style.
+var ErrPayloadTooLarge = errPayloadTooLarge{}
+
+type errPayloadTooLarge struct{}
+
+func (errPayloadTooLarge) Error() string { return "payload too large" }
+
+// WithMessage gives the class a sentence of its own.
+func (e errPayloadTooLarge) WithMessage(msg string) error { return classed{e, msg} }
+
+// IsPayloadTooLarge reports whether err is of the payload-too-large class.
+func IsPayloadTooLarge(err error) bool { return errors.Is(err, ErrPayloadTooLarge) }
+
+type classed struct {
+	class error
+	msg   string
+}
+
+func (c classed) Error() string        { return c.msg }
+func (c classed) Is(target error) bool { return c.class == target }
+
+// codes maps each class to its code and HTTP status, in the order they are
+// tested: the first class an error belongs to wins.
+var codes = []struct {
+	is     func(error) bool
+	class  error
+	code   string
+	status int
+}{
+	{errdefs.IsInvalidArgument, errdefs.ErrInvalidArgument, CodeInvalidArgument, http.StatusBadRequest},
+	{errdefs.IsNotFound, errdefs.ErrNotFound, CodeNotFound, http.StatusNotFound},
+	{errdefs.IsConflict, errdefs.ErrConflict, CodeConflict, http.StatusConflict},
+	{IsPayloadTooLarge, ErrPayloadTooLarge, CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
+	{errdefs.IsResourceExhausted, errdefs.ErrResourceExhausted, CodeResourceExhausted, http.StatusTooManyRequests},
+	{errdefs.IsUnavailable, errdefs.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
+	{errdefs.IsInternal, errdefs.ErrInternal, CodeInternal, http.StatusInternalServerError},
+}
+
+// FromError turns an error of any class into its HTTP status and body. An
+// error of no known class is internal: a bug, never the caller's fault.
+func FromError(err error) (int, ErrorBody) {
+	for _, c := range codes {
+		if c.is(err) {
+			return c.status, ErrorBody{ErrorDetail{Code: c.code, Message: err.Error()}}
+		}
+	}
+	return http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: CodeInternal, Message: err.Error()}}
+}
+
+// ToError turns an error body back into an error of the same class, so that
+// errdefs.IsNotFound(err) holds on the client exactly as on the daemon.
+func ToError(status int, body ErrorBody) error {
+	msg := body.Error.Message
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	for _, c := range codes {
+		if c.code == body.Error.Code {
+			return classed{c.class, msg}
+		}
+	}
+	for _, c := range codes {
+		if c.status == status {
+			return classed{c.class, msg}
+		}
+	}
+	return fmt.Errorf("%s (HTTP %d)", msg, status)
+}
+
+// Errorf is a shorthand for a classed error with a formatted sentence.
+func Errorf(class error, format string, args ...any) error {
+	return classed{class, fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,234 @@
+// Package api holds the wire types of the sandboxd HTTP API (see docs/API.md).
+//
+// It is a leaf package: the daemon and every client import it, so the contract
+// lives in exactly one place. It imports nothing of the server.
+package api
+
+import "time"
+
+// Version is the API version served under the /v1 prefix.
+const Version = "1"
+
+// VersionHeader carries the daemon's version on every answer.
+const VersionHeader = "Sandboxd-Version"
+
+// Session statuses.
+const (
+	StatusRunning = "running"
+	StatusStopped = "stopped"
+	StatusFailed  = "failed"
+)
+
+// Execution statuses. A timeout or a kill is not an HTTP error: it is a 200
+// with one of these.
+const (
+	StatusOK      = "ok"
+	StatusError   = "error"
+	StatusTimeout = "timeout"
+	StatusKilled  = "killed"
+)
+
+// Languages an execution can be written in.
+const (
+	LanguagePython = "python"
+	LanguageShell  = "shell"
+)
+
+// NetworkNone is the only network mode of v1: a private namespace with lo.
+const NetworkNone = "none"
+
+// Limits are the resources one session may use.
+type Limits struct {
+	MemoryMB     int64   `json:"memory_mb"`
+	CPUs         float64 `json:"cpus"`
+	Pids         int64   `json:"pids"`
+	DiskMB       int64   `json:"disk_mb"`
+	TimeoutS     int     `json:"timeout_s"`
+	IdleTimeoutS int     `json:"idle_timeout_s"`
+}
+
+// Session is one sandbox with its persistent interpreter.
+type Session struct {
+	ID         string            `json:"id"`
+	OwnerUID   uint32            `json:"owner_uid"`
+	Template   string            `json:"template"`
+	Status     string            `json:"status"`
+	Reason     string            `json:"reason,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	LastUsedAt time.Time         `json:"last_used_at"`
+	ExecCount  int64             `json:"exec_count"`
+	Limits     Limits            `json:"limits"`
+	Network    string            `json:"network"`
+	Labels     map[string]string `json:"labels,omitempty"`
+}
+
+// CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
+// the daemon's defaults; pointers tell "absent" from an explicit zero where
+// zero would be out of range.
+type CreateSessionRequest struct {
+	Template     string            `json:"template,omitempty"`
+	MemoryMB     *int64            `json:"memory_mb,omitempty"`
+	CPUs         *float64          `json:"cpus,omitempty"`
+	Pids         *int64            `json:"pids,omitempty"`
+	DiskMB       *int64            `json:"disk_mb,omitempty"`
+	TimeoutS     *int              `json:"timeout_s,omitempty"`
+	IdleTimeoutS *int              `json:"idle_timeout_s,omitempty"`
+	Network      string            `json:"network,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// SessionList is the answer of GET /v1/sessions.
+type SessionList struct {
+	Sessions []Session `json:"sessions"`
+}
+
+// ExecRequest is the body of POST /v1/sessions/{id}/exec.
+type ExecRequest struct {
+	Language string            `json:"language"`
+	Code     string            `json:"code"`
+	TimeoutS *float64          `json:"timeout_s,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+}
+
+// ExecError is a Python exception raised by the executed code.
+type ExecError struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+// Output is one rich output (e.g. a matplotlib figure).
+type Output struct {
+	MIME string `json:"mime"`
+	Data string `json:"data"` // base64
+}
+
+// Execution is the outcome of one piece of code.
+type Execution struct {
+	ID         string     `json:"id"`
+	SessionID  string     `json:"session_id"`
+	Language   string     `json:"language"`
+	Status     string     `json:"status"`
+	Stdout     string     `json:"stdout"`
+	Stderr     string     `json:"stderr"`
+	ExitCode   int        `json:"exit_code"`
+	Result     *string    `json:"result,omitempty"`
+	Error      *ExecError `json:"error,omitempty"`
+	Outputs    []Output   `json:"outputs,omitempty"`
+	StartedAt  time.Time  `json:"started_at"`
+	DurationMS float64    `json:"duration_ms"`
+	Truncated  bool       `json:"truncated"`
+	StateReset bool       `json:"state_reset"`
+}
+
+// ExecutionList is the answer of GET /v1/sessions/{id}/executions.
+type ExecutionList struct {
+	Executions []Execution `json:"executions"`
+}
+
+// Stream event types of an NDJSON exec answer.
+const (
+	EventStdout = "stdout"
+	EventStderr = "stderr"
+	EventDone   = "done"
+)
+
+// StreamMIME is the Accept value that asks for a streamed execution.
+const StreamMIME = "application/x-ndjson"
+
+// Event is one line of a streamed execution.
+type Event struct {
+	Type      string     `json:"type"`
+	Data      string     `json:"data,omitempty"`
+	Execution *Execution `json:"execution,omitempty"`
+	Error     *ErrorBody `json:"error,omitempty"`
+}
+
+// FileInfo is one entry of a folder listing.
+type FileInfo struct {
+	Name       string    `json:"name"`
+	Type       string    `json:"type"` // file, dir, symlink, other
+	Size       int64     `json:"size"`
+	Mode       string    `json:"mode"`
+	ModifiedAt time.Time `json:"modified_at"`
+}
+
+// FileList is the answer of GET …/files for a folder.
+type FileList struct {
+	Entries []FileInfo `json:"entries"`
+}
+
+// FileWritten is the answer of PUT …/files.
+type FileWritten struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+}
+
+// Stats is the answer of GET /v1/sessions/{id}/stats.
+type Stats struct {
+	Status           string  `json:"status"`
+	ExecCount        int64   `json:"exec_count"`
+	UptimeS          float64 `json:"uptime_s"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	MemoryBytes      uint64  `json:"memory_bytes"`
+	MemoryLimitBytes uint64  `json:"memory_limit_bytes"`
+	Pids             uint64  `json:"pids"`
+	DiskBytes        int64   `json:"disk_bytes"`
+}
+
+// RunFile is a file written into a one-shot sandbox before the code runs.
+type RunFile struct {
+	Path          string `json:"path"`
+	ContentBase64 string `json:"content_base64"`
+}
+
+// RunRequest is the body of POST /v1/run: a session request, the code, and
+// files to place first.
+type RunRequest struct {
+	CreateSessionRequest
+	Language string    `json:"language"`
+	Code     string    `json:"code"`
+	Files    []RunFile `json:"files,omitempty"`
+}
+
+// Health is the answer of GET /v1/health.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// Info is the answer of GET /v1/info.
+type Info struct {
+	Version       string      `json:"version"`
+	APIVersion    string      `json:"api_version"`
+	Runtime       string      `json:"runtime"`
+	CgroupVersion int         `json:"cgroup_version"`
+	Seccomp       SeccompInfo `json:"seccomp"`
+	Sessions      SessionInfo `json:"sessions"`
+	Pool          PoolInfo    `json:"pool"`
+	Defaults      Limits      `json:"defaults"`
+	Max           Limits      `json:"max"`
+	SandboxUID    int         `json:"sandbox_uid"`
+}
+
+// SeccompInfo says whether and how seccomp filters sandboxes.
+type SeccompInfo struct {
+	Enabled        bool   `json:"enabled"`
+	LibraryVersion string `json:"library_version,omitempty"`
+	Syscalls       int    `json:"allowed_syscalls"`
+}
+
+// SessionInfo counts sessions by status.
+type SessionInfo struct {
+	Total   int `json:"total"`
+	Running int `json:"running"`
+	Stopped int `json:"stopped"`
+	Failed  int `json:"failed"`
+}
+
+// PoolInfo describes the warm pool.
+type PoolInfo struct {
+	Size int `json:"size"`
+	Idle int `json:"idle"`
+}

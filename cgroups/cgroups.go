@@ -1,0 +1,142 @@
+// Package cgroups owns where sandbox cgroups live and what limits they get.
+//
+// Who owns what:
+//   - containerd/cgroups/v3 (this package) detects the hierarchy and, on v2,
+//     prepares the daemon's own delegated subtree: it moves the daemon into a
+//     leaf ("daemon") and enables controllers for a sibling "sandboxes", so no
+//     cgroup has both processes and children (the v2 no-internal-process rule).
+//   - libcontainer, through opencontainers/cgroups, creates, limits, reads and
+//     removes each sandbox's own cgroup; this package only hands it the path
+//     and the resources (Resources) and reads its stats back (Usage).
+//
+// v2 is first class. v1 is the fallback: there each controller has its own
+// tree, so a sandbox path is relative ("sandboxd/ID") and libcontainer nests
+// it below the daemon's own cgroup in every controller. Nothing is ever made
+// above the daemon's own cgroup.
+package cgroups
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"fmt"
+	ocgroups "github.com/opencontainers/cgroups"
+	"os"
+	"path"
+
+	cgroupsv3 "github.com/containerd/cgroups/v3"
+	"github.com/containerd/cgroups/v3/cgroup2"
+)
+
+// Version is the cgroup version in use: 1 or 2.
+type Version int
+
+// Detect tells which cgroup hierarchy the host runs. Hybrid hosts are driven
+// as v1, since the controllers live there.
+func Detect() Version {
+	if cgroupsv3.Mode() == cgroupsv3.Unified {
+		return 2
+	}
+	return 1
+}
+
+// Tree is where this daemon puts sandbox cgroups.
+type Tree struct {
+	Version Version
+	// Parent is the folder sandbox cgroups go in: an absolute cgroup path on
+	// v2, a path relative to the daemon's own cgroup on v1.
+	Parent string
+}
+
+// controllers the sandboxes need on v2.
+var controllers = []string{"cpu", "memory", "pids"}
+
+// Setup finds (and on v2 prepares) the daemon's cgroup subtree. name is the
+// folder for sandboxes on v1, e.g. "sandboxd".
+func Setup(name string) (*Tree, error) {
+	if Detect() == 1 {
+		return &Tree{Version: 1, Parent: name}, nil
+	}
+	own, err := cgroup2.NestedGroupPath("")
+	if err != nil {
+		return nil, fmt.Errorf("find own cgroup: %w", err)
+	}
+	// A restarted daemon finds itself already in the leaf.
+	if path.Base(own) == "daemon" {
+		own = path.Dir(own)
+	}
+	root, err := cgroup2.Load(own)
+	if err != nil {
+		return nil, fmt.Errorf("load own cgroup %s: %w", own, err)
+	}
+	leaf, err := root.NewChild("daemon", nil)
+	if err != nil {
+		return nil, fmt.Errorf("create daemon leaf cgroup below %s: %w", own, err)
+	}
+	if err := leaf.AddProc(uint64(os.Getpid())); err != nil {
+		return nil, fmt.Errorf("move the daemon into %s/daemon: %w", own, err)
+	}
+	avail, err := root.Controllers()
+	if err != nil {
+		return nil, err
+	}
+	var want []string
+	for _, c := range controllers {
+		for _, a := range avail {
+			if a == c {
+				want = append(want, c)
+			}
+		}
+	}
+	if err := root.ToggleControllers(want, cgroup2.Enable); err != nil {
+		return nil, fmt.Errorf("enable %v in %s (is the unit Delegate=yes?): %w", want, own, err)
+	}
+	sb, err := root.NewChild("sandboxes", nil)
+	if err != nil {
+		return nil, fmt.Errorf("create %s/sandboxes: %w", own, err)
+	}
+	if err := sb.ToggleControllers(want, cgroup2.Enable); err != nil {
+		return nil, fmt.Errorf("enable %v in %s/sandboxes: %w", want, own, err)
+	}
+	return &Tree{Version: 2, Parent: path.Join(own, "sandboxes")}, nil
+}
+
+// PathFor is the cgroup path libcontainer is given for a sandbox.
+func (t *Tree) PathFor(id string) string { return path.Join(t.Parent, id) }
+
+// Remove removes the daemon's sandbox folder once no sandbox is left in it;
+// a folder still in use stays. It never touches anything else.
+func (t *Tree) Remove() error {
+	if t.Version == 2 {
+		return ignoreBusy(os.Remove(path.Join(unifiedMount, t.Parent)))
+	}
+	own, err := ocgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return err
+	}
+	for sub, p := range own {
+		if sub == "" || strings.HasPrefix(sub, "name=") {
+			continue
+		}
+		mnt, err := ocgroups.FindCgroupMountpoint("", sub)
+		if err != nil {
+			continue
+		}
+		if err := ignoreBusy(os.Remove(filepath.Join(mnt, p, t.Parent))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const unifiedMount = "/sys/fs/cgroup"
+
+func ignoreBusy(err error) error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.ENOTEMPTY) {
+		return nil
+	}
+	return err
+}

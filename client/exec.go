@@ -1,0 +1,74 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Exec runs code in a session and returns the whole Execution. If onEvent
+// is not nil, output is streamed to it as the code produces it.
+func (c *Client) Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	return c.execution(ctx, request{method: "POST", path: sessionPath(id, "/exec"), json: req}, onEvent)
+}
+
+// Run runs code once in a fresh sandbox that is gone afterwards.
+func (c *Client) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	return c.execution(ctx, request{method: "POST", path: "/v1/run", json: req}, onEvent)
+}
+
+func (c *Client) execution(ctx context.Context, r request, onEvent func(api.Event)) (*api.Execution, error) {
+	if onEvent == nil {
+		var out api.Execution
+		return &out, c.call(ctx, r, &out)
+	}
+	r.accept = api.StreamMIME
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	for sc.Scan() {
+		var ev api.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("bad stream line from sandboxd: %w", err)
+		}
+		switch ev.Type {
+		case api.EventDone:
+			if ev.Execution == nil {
+				return nil, errors.New("sandboxd ended the stream without an execution")
+			}
+			return ev.Execution, nil
+		case "error":
+			if ev.Error != nil {
+				return nil, api.ToError(500, *ev.Error)
+			}
+			return nil, errors.New("sandboxd ended the stream with an error")
+		default:
+			onEvent(ev)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("sandboxd closed the stream before the execution ended")
+}
+
+// Executions lists a session's past executions, newest first (limit 0:
+// all that are kept).
+func (c *Client) Executions(ctx context.Context, id string, limit int) ([]api.Execution, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out api.ExecutionList
+	return out.Executions, c.call(ctx, request{method: "GET", path: sessionPath(id, "/executions"), query: q}, &out)
+}

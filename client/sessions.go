@@ -1,0 +1,65 @@
+package client
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+func sessionPath(id string, rest string) string {
+	return "/v1/sessions/" + url.PathEscape(id) + rest
+}
+
+// CreateSession starts a session, ready to execute.
+func (c *Client) CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error) {
+	var out api.Session
+	return &out, c.call(ctx, request{method: "POST", path: "/v1/sessions", json: req}, &out)
+}
+
+// ListSessions lists sessions that carry all the given labels.
+func (c *Client) ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error) {
+	q := url.Values{}
+	for k, v := range labels {
+		q.Add("label", k+"="+v)
+	}
+	var out api.SessionList
+	return out.Sessions, c.call(ctx, request{method: "GET", path: "/v1/sessions", query: q}, &out)
+}
+
+// GetSession returns one session.
+func (c *Client) GetSession(ctx context.Context, id string) (*api.Session, error) {
+	var out api.Session
+	return &out, c.call(ctx, request{method: "GET", path: sessionPath(id, "")}, &out)
+}
+
+// DeleteSession removes a session and everything of it.
+func (c *Client) DeleteSession(ctx context.Context, id string) error {
+	return c.call(ctx, request{method: "DELETE", path: sessionPath(id, "")}, nil)
+}
+
+// StopSession stops a session's processes, keeping its workspace.
+func (c *Client) StopSession(ctx context.Context, id string) (*api.Session, error) {
+	return c.lifecycle(ctx, id, "stop")
+}
+
+// StartSession starts a stopped session with a fresh interpreter.
+func (c *Client) StartSession(ctx context.Context, id string) (*api.Session, error) {
+	return c.lifecycle(ctx, id, "start")
+}
+
+// RestartSession replaces a session's interpreter with a fresh one.
+func (c *Client) RestartSession(ctx context.Context, id string) (*api.Session, error) {
+	return c.lifecycle(ctx, id, "restart")
+}
+
+func (c *Client) lifecycle(ctx context.Context, id, op string) (*api.Session, error) {
+	var out api.Session
+	return &out, c.call(ctx, request{method: "POST", path: sessionPath(id, "/"+op)}, &out)
+}
+
+// Stats reports what a session uses now.
+func (c *Client) Stats(ctx context.Context, id string) (*api.Stats, error) {
+	var out api.Stats
+	return &out, c.call(ctx, request{method: "GET", path: sessionPath(id, "/stats")}, &out)
+}

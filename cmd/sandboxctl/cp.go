@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// splitRemote tells "ID:path" from a local path. A local path with a colon
+// can be written ./a:b.
+func splitRemote(arg string) (id, path string, ok bool) {
+	if strings.HasPrefix(arg, "/") || strings.HasPrefix(arg, ".") {
+		return "", arg, false
+	}
+	id, path, ok = strings.Cut(arg, ":")
+	if !ok || id == "" {
+		return "", arg, false
+	}
+	return id, path, true
+}
+
+func newCpCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cp SRC DST",
+		Short: "Copy a file between this machine and a session",
+		Example: `  sandboxctl cp data.csv $id:data.csv        # to /workspace/data.csv
+  sandboxctl cp $id:/workspace/out.png out.png
+  sandboxctl cp $id:result.json -              # to standard output`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			srcID, srcPath, srcRemote := splitRemote(args[0])
+			dstID, dstPath, dstRemote := splitRemote(args[1])
+			c := a.client()
+			switch {
+			case srcRemote == dstRemote:
+				return errors.New("give exactly one side as ID:PATH, e.g. sandboxctl cp file.txt ID:file.txt")
+			case dstRemote:
+				var in io.Reader = os.Stdin
+				if srcPath != "-" {
+					f, err := os.Open(srcPath)
+					if err != nil {
+						return fmt.Errorf("cannot read %s: %w", srcPath, errors.Unwrap(err))
+					}
+					defer f.Close()
+					if fi, err := f.Stat(); err == nil && fi.IsDir() {
+						return fmt.Errorf("%s is a folder: copy files one at a time", srcPath)
+					}
+					in = f
+				}
+				_, err := c.PutFile(cmd.Context(), dstID, dstPath, in)
+				return err
+			}
+			r, list, err := c.GetFile(cmd.Context(), srcID, srcPath)
+			if err != nil {
+				return err
+			}
+			if list != nil {
+				return fmt.Errorf("%s is a folder in the session: copy files one at a time", srcPath)
+			}
+			defer r.Close()
+			if dstPath == "-" {
+				_, err = io.Copy(os.Stdout, r)
+				return err
+			}
+			if fi, err := os.Stat(dstPath); err == nil && fi.IsDir() {
+				dstPath = strings.TrimRight(dstPath, "/") + "/" + lastElem(srcPath)
+			}
+			out, err := os.Create(dstPath)
+			if err != nil {
+				return fmt.Errorf("cannot write %s: %w", dstPath, errors.Unwrap(err))
+			}
+			if _, err := io.Copy(out, r); err != nil {
+				out.Close()
+				return err
+			}
+			return out.Close()
+		},
+	}
+}
+
+func lastElem(p string) string {
+	p = strings.TrimRight(p, "/")
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// codeFlags say what to run, shared by exec and run.
+type codeFlags struct {
+	code    string
+	shell   bool
+	timeout float64
+	asJSON  bool
+}
+
+func (f *codeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.code, "code", "c", "", "code to run")
+	fs.BoolVar(&f.shell, "shell", false, "run the code with /bin/sh instead of Python")
+	fs.BoolVar(&f.asJSON, "json", false, "print the whole execution as JSON instead of its output")
+}
+
+func (f *codeFlags) language() string {
+	if f.shell {
+		return api.LanguageShell
+	}
+	return api.LanguagePython
+}
+
+// source reads the code: -c, a file, or "-" for standard input.
+func (f *codeFlags) source(args []string) (string, error) {
+	switch {
+	case f.code != "" && len(args) > 0:
+		return "", errors.New("give the code either with -c or as a file, not both")
+	case f.code != "":
+		return f.code, nil
+	case len(args) == 0:
+		return "", errors.New("no code given: use -c CODE, a file name, or - to read standard input")
+	case args[0] == "-":
+		b, err := io.ReadAll(os.Stdin)
+		return string(b), err
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", args[0], errors.Unwrap(err))
+	}
+	return string(b), nil
+}
+
+// show prints an execution the way a terminal user expects and turns its
+// status into the exit code.
+func (f *codeFlags) show(e *api.Execution, streamed bool) error {
+	if f.asJSON {
+		if err := printJSON(os.Stdout, e); err != nil {
+			return err
+		}
+	} else {
+		if !streamed {
+			fmt.Fprint(os.Stdout, e.Stdout)
+			fmt.Fprint(os.Stderr, e.Stderr)
+		}
+		if e.Result != nil {
+			fmt.Println(*e.Result)
+		}
+		if e.Truncated {
+			fmt.Fprintln(os.Stderr, "sandboxctl: the output was cut at the daemon's limit")
+		}
+	}
+	switch e.Status {
+	case api.StatusOK:
+		return nil
+	case api.StatusTimeout:
+		if !f.asJSON {
+			fmt.Fprintln(os.Stderr, "sandboxctl: the execution timed out")
+		}
+		return exitError{124}
+	case api.StatusKilled:
+		if !f.asJSON {
+			fmt.Fprintln(os.Stderr, "sandboxctl: the execution was killed (out of memory or another limit)")
+		}
+		return exitError{137}
+	}
+	if e.ExitCode > 0 {
+		return exitError{e.ExitCode}
+	}
+	return exitError{1}
+}
+
+func printEvent(ev api.Event) {
+	if ev.Type == api.EventStderr {
+		fmt.Fprint(os.Stderr, ev.Data)
+		return
+	}
+	fmt.Fprint(os.Stdout, ev.Data)
+}
+
+func newExecCmd(a *app) *cobra.Command {
+	var f codeFlags
+	var env []string
+	var cwd string
+	cmd := &cobra.Command{
+		Use:   "exec ID [FILE | -]",
+		Short: "Run code in a session (Python by default; variables persist)",
+		Example: `  sandboxctl exec $id -c 'x = 1'
+  sandboxctl exec $id -c 'x + 1'
+  sandboxctl exec $id --shell -c 'pip list'
+  sandboxctl exec $id script.py
+  echo 'print(2)' | sandboxctl exec $id -`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := f.source(args[1:])
+			if err != nil {
+				return err
+			}
+			vars, err := parseKV("environment variable", env)
+			if err != nil {
+				return err
+			}
+			req := &api.ExecRequest{Language: f.language(), Code: code, Env: vars, Cwd: cwd}
+			if cmd.Flags().Changed("timeout") {
+				req.TimeoutS = &f.timeout
+			}
+			var on func(api.Event)
+			if !f.asJSON {
+				on = printEvent
+			}
+			e, err := a.client().Exec(cmd.Context(), args[0], req, on)
+			if err != nil {
+				return err
+			}
+			return f.show(e, on != nil)
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().Float64VarP(&f.timeout, "timeout", "t", 0, "timeout in seconds (default: the session's)")
+	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
+	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
+	return cmd
+}
+
+func newRunCmd(a *app) *cobra.Command {
+	var f codeFlags
+	var s sessionFlags
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "run [FILE | -]",
+		Short: "Run code once in a fresh sandbox that is removed afterwards",
+		Example: `  sandboxctl run -c 'print(sum(range(10)))'
+  sandboxctl run --file data.csv -c 'print(open("data.csv").read())'
+  sandboxctl run --shell -c 'uname -a'`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := f.source(args)
+			if err != nil {
+				return err
+			}
+			sreq, err := s.request(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			req := &api.RunRequest{CreateSessionRequest: *sreq, Language: f.language(), Code: code}
+			for _, spec := range files {
+				local, remote, ok := strings.Cut(spec, ":")
+				if !ok {
+					remote = filepath.Base(local)
+				}
+				b, err := os.ReadFile(local)
+				if err != nil {
+					return fmt.Errorf("cannot read %s: %w", local, errors.Unwrap(err))
+				}
+				req.Files = append(req.Files, api.RunFile{Path: remote, ContentBase64: base64.StdEncoding.EncodeToString(b)})
+			}
+			var on func(api.Event)
+			if !f.asJSON {
+				on = printEvent
+			}
+			e, err := a.client().Run(cmd.Context(), req, on)
+			if err != nil {
+				return err
+			}
+			return f.show(e, on != nil)
+		},
+	}
+	f.register(cmd.Flags())
+	s.register(cmd.Flags())
+	cmd.Flags().StringArrayVar(&files, "file", nil, "copy LOCAL[:PATH] into the sandbox first (repeatable)")
+	return cmd
+}
+
+func newHistoryCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "history ID",
+		Short: "List a session's past executions, newest first",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := a.client().Executions(cmd.Context(), args[0], limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(os.Stdout, list)
+			}
+			t := newTable()
+			fmt.Fprintln(t, "ID\tLANGUAGE\tSTATUS\tEXIT\tDURATION\tSTARTED")
+			for _, e := range list {
+				fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%.1fms\t%s\n", e.ID, e.Language, e.Status, e.ExitCode, e.DurationMS, ago(e.StartedAt))
+			}
+			return t.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many (0: all that are kept)")
+	return cmd
+}

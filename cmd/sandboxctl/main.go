@@ -1,0 +1,68 @@
+// Command sandboxctl is the command-line client of sandboxd.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxd/sandboxd/client"
+	"github.com/sandboxd/sandboxd/internal/version"
+)
+
+// exitError ends sandboxctl with a code and no message of its own (the
+// executed code already printed what it had to say).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	root := newRoot()
+	if err := root.Execute(); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "sandboxctl:", err)
+		os.Exit(1)
+	}
+}
+
+// app is what every command shares.
+type app struct {
+	socket string
+}
+
+func (a *app) client() *client.Client { return client.New(a.socket) }
+
+func newRoot() *cobra.Command {
+	a := &app{}
+	root := &cobra.Command{
+		Use:   "sandboxctl",
+		Short: "Control sandboxd: sessions that run untrusted code",
+		Long: `sandboxctl talks to sandboxd over its Unix socket.
+
+  id=$(sandboxctl create --memory 512M)
+  sandboxctl exec $id -c 'x = 6 * 7'
+  sandboxctl exec $id -c 'print(x)'
+  sandboxctl exec $id --shell -c 'ls -la'
+  sandboxctl cp data.csv $id:data.csv
+  sandboxctl rm $id
+  sandboxctl run -c 'print("one-shot")'`,
+		Version:       version.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.socket, "socket", "", "daemon socket (default $SANDBOXD_SOCKET or "+client.DefaultSocket+")")
+	root.AddCommand(
+		newInfoCmd(a), newVersionCmd(a), newCreateCmd(a), newLsCmd(a), newInspectCmd(a),
+		newExecCmd(a), newRunCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
+		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
+		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),
+		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
+		newHistoryCmd(a),
+	)
+	return root
+}

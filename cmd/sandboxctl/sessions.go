@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/containerd/errdefs"
+	"github.com/docker/go-units"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// sessionFlags are the flags that shape a new sandbox, shared by create and
+// run.
+type sessionFlags struct {
+	template, memory, disk, network string
+	cpus                            float64
+	pids                            int64
+	timeout, idleTimeout            int
+	labels, env                     []string
+}
+
+func (f *sessionFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.template, "template", "", "template (default python)")
+	fs.StringVarP(&f.memory, "memory", "m", "", "memory limit, e.g. 512M or 1G")
+	fs.Float64Var(&f.cpus, "cpus", 0, "CPU limit in CPUs, e.g. 0.5")
+	fs.Int64Var(&f.pids, "pids", 0, "limit on processes and threads")
+	fs.StringVar(&f.disk, "disk", "", "disk limit, e.g. 1G")
+	fs.IntVar(&f.timeout, "timeout", 0, "default execution timeout in seconds")
+	fs.IntVar(&f.idleTimeout, "idle-timeout", -1, "stop the session after this many idle seconds (0: never)")
+	fs.StringVar(&f.network, "network", "", `network mode (only "none")`)
+	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
+	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
+}
+
+func parseKV(what string, items []string) (map[string]string, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("bad %s %q: write it as key=value", what, it)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func megabytes(flag, v string) (*int64, error) {
+	if v == "" {
+		return nil, nil
+	}
+	n, err := units.RAMInBytes(v)
+	if err != nil || n <= 0 {
+		return nil, fmt.Errorf("bad --%s %q: give a size such as 512M or 2G", flag, v)
+	}
+	mb := (n + (1<<20 - 1)) >> 20
+	return &mb, nil
+}
+
+func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, error) {
+	r := &api.CreateSessionRequest{Template: f.template, Network: f.network}
+	var err error
+	if r.MemoryMB, err = megabytes("memory", f.memory); err != nil {
+		return nil, err
+	}
+	if r.DiskMB, err = megabytes("disk", f.disk); err != nil {
+		return nil, err
+	}
+	if fs.Changed("cpus") {
+		r.CPUs = &f.cpus
+	}
+	if fs.Changed("pids") {
+		r.Pids = &f.pids
+	}
+	if fs.Changed("timeout") {
+		r.TimeoutS = &f.timeout
+	}
+	if fs.Changed("idle-timeout") {
+		r.IdleTimeoutS = &f.idleTimeout
+	}
+	if r.Labels, err = parseKV("label", f.labels); err != nil {
+		return nil, err
+	}
+	if r.Env, err = parseKV("environment variable", f.env); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func newCreateCmd(a *app) *cobra.Command {
+	var f sessionFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create [flags]",
+		Short: "Create a session and print its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req, err := f.request(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			s, err := a.client().CreateSession(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(os.Stdout, s)
+			}
+			fmt.Println(s.ID)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
+	return cmd
+}
+
+func newLsCmd(a *app) *cobra.Command {
+	var quiet, asJSON bool
+	var labels []string
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"ps", "list"},
+		Short:   "List sessions",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			filter, err := parseKV("label filter", labels)
+			if err != nil {
+				return err
+			}
+			list, err := a.client().ListSessions(cmd.Context(), filter)
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				return printJSON(os.Stdout, list)
+			case quiet:
+				for _, s := range list {
+					fmt.Println(s.ID)
+				}
+				return nil
+			}
+			t := newTable()
+			fmt.Fprintln(t, "ID\tTEMPLATE\tSTATUS\tCREATED\tEXECS\tMEMORY\tCPUS\tLABELS")
+			for _, s := range list {
+				var ls []string
+				for k, v := range s.Labels {
+					ls = append(ls, k+"="+v)
+				}
+				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%d\t%dMB\t%g\t%s\n", s.ID, s.Template, s.Status, ago(s.CreatedAt), s.ExecCount, s.Limits.MemoryMB, s.Limits.CPUs, strings.Join(ls, ","))
+			}
+			return t.Flush()
+		},
+	}
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print ids only")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringArrayVarP(&labels, "label", "l", nil, "only sessions with label key=value (repeatable)")
+	return cmd
+}
+
+func newInspectCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect ID...",
+		Short: "Print sessions as JSON",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			var out []*api.Session
+			for _, id := range ids {
+				s, err := a.client().GetSession(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				out = append(out, s)
+			}
+			return printJSON(os.Stdout, out)
+		},
+	}
+}
+
+// eachID runs op on every id, goes on past failures, and reports them.
+func eachID(ctx context.Context, ids []string, op func(context.Context, string) error) error {
+	var errs []error
+	for _, id := range ids {
+		if err := op(ctx, id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Println(id)
+	}
+	return errors.Join(errs...)
+}
+
+func newRmCmd(a *app) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Delete sessions: processes, files and history",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			return eachID(cmd.Context(), ids, func(ctx context.Context, id string) error {
+				err := a.client().DeleteSession(ctx, id)
+				if force && errdefs.IsNotFound(err) {
+					return nil
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "do not fail on sessions that do not exist")
+	return cmd
+}
+
+func newLifecycleCmd(a *app, op, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   op + " ID...",
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			c := a.client()
+			fn := map[string]func(context.Context, string) (*api.Session, error){
+				"stop": c.StopSession, "start": c.StartSession, "restart": c.RestartSession,
+			}[op]
+			return eachID(cmd.Context(), ids, func(ctx context.Context, id string) error {
+				_, err := fn(ctx, id)
+				return err
+			})
+		},
+	}
+}
+
+func newStatsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats ID...",
+		Short: "Show what sessions use now",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			var all []*api.Stats
+			for _, id := range ids {
+				st, err := a.client().Stats(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				all = append(all, st)
+			}
+			if asJSON {
+				return printJSON(os.Stdout, all)
+			}
+			t := newTable()
+			fmt.Fprintln(t, "ID\tSTATUS\tCPU SECONDS\tMEMORY / LIMIT\tPIDS\tDISK\tEXECS\tUPTIME")
+			for i, st := range all {
+				fmt.Fprintf(t, "%s\t%s\t%.2f\t%s / %s\t%d\t%s\t%d\t%.0fs\n", ids[i], st.Status, st.CPUSeconds,
+					humanBytes(st.MemoryBytes), humanBytes(st.MemoryLimitBytes), st.Pids, humanBytes(uint64(st.DiskBytes)), st.ExecCount, st.UptimeS)
+			}
+			return t.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

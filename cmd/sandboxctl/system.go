@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxd/sandboxd/internal/version"
+)
+
+func newInfoCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info",
+		Short: "Show the daemon's version, runtime, cgroups, seccomp and session counts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info, err := a.client().Info(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(os.Stdout, info)
+			}
+			fmt.Printf("Server version:  %s (API v%s)\n", info.Version, info.APIVersion)
+			fmt.Printf("Runtime:         %s\n", info.Runtime)
+			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
+			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
+			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
+			fmt.Printf("Sessions:        %d (%d running, %d stopped, %d failed)\n", info.Sessions.Total, info.Sessions.Running, info.Sessions.Stopped, info.Sessions.Failed)
+			d, m := info.Defaults, info.Max
+			fmt.Printf("Default limits:  memory %dMB, cpus %g, pids %d, disk %dMB, timeout %ds, idle %ds\n", d.MemoryMB, d.CPUs, d.Pids, d.DiskMB, d.TimeoutS, d.IdleTimeoutS)
+			fmt.Printf("Maximum limits:  memory %dMB, cpus %g, pids %d, disk %dMB, timeout %ds, idle %ds\n", m.MemoryMB, m.CPUs, m.Pids, m.DiskMB, m.TimeoutS, m.IdleTimeoutS)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Show the client's and the daemon's versions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := map[string]string{"client": version.Version}
+			info, err := a.client().Info(cmd.Context())
+			if err == nil {
+				out["server"] = info.Version
+				out["api"] = info.APIVersion
+			}
+			if asJSON {
+				if perr := printJSON(os.Stdout, out); perr != nil {
+					return perr
+				}
+				return err
+			}
+			fmt.Printf("Client: %s\n", version.Version)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("Server: %s (API v%s)\n", info.Version, info.APIVersion)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/seccomp"
+)
+
+// Config is the daemon's configuration: the TOML file given with --config
+// (see contrib/config.toml for every key), then the command-line flags.
+type Config struct {
+	Socket      string `toml:"socket"`
+	SocketGroup string `toml:"socket_group"`
+	DataDir     string `toml:"data_dir"`
+	RunDir      string `toml:"run_dir"`
+	LogLevel    string `toml:"log_level"`
+
+	// SandboxUID and SandboxGID run sandboxed code: ids no host user has.
+	SandboxUID int `toml:"sandbox_uid"`
+	SandboxGID int `toml:"sandbox_gid"`
+
+	MaxSessions       int   `toml:"max_sessions"`
+	MaxSessionsPerUID int   `toml:"max_sessions_per_uid"`
+	MaxUploadBytes    int64 `toml:"max_upload_bytes"`
+	MaxOutputBytes    int64 `toml:"max_output_bytes"`
+	MaxRequestBytes   int64 `toml:"max_request_bytes"`
+	HistoryLimit      int   `toml:"history_limit"`
+	// InterruptGraceS is how long interrupted Python gets to stop before
+	// the interpreter is killed and restarted.
+	InterruptGraceS float64 `toml:"interrupt_grace_s"`
+
+	Defaults LimitsConfig   `toml:"defaults"`
+	Max      LimitsConfig   `toml:"max"`
+	Seccomp  seccomp.Config `toml:"seccomp"`
+}
+
+// LimitsConfig is a set of session limits in the config file.
+type LimitsConfig struct {
+	MemoryMB     int64   `toml:"memory_mb"`
+	CPUs         float64 `toml:"cpus"`
+	Pids         int64   `toml:"pids"`
+	DiskMB       int64   `toml:"disk_mb"`
+	TimeoutS     int     `toml:"timeout_s"`
+	IdleTimeoutS int     `toml:"idle_timeout_s"`
+}
+
+func (l LimitsConfig) api() api.Limits {
+	return api.Limits{MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS}
+}
+
+// DefaultConfig is the configuration with no file and no flags.
+func DefaultConfig() Config {
+	return Config{
+		Socket:            "/run/sandboxd/sandboxd.sock",
+		SocketGroup:       "sandboxd",
+		DataDir:           "/var/lib/sandboxd",
+		RunDir:            "/run/sandboxd",
+		LogLevel:          "info",
+		SandboxUID:        2000000,
+		SandboxGID:        2000000,
+		MaxSessions:       200,
+		MaxSessionsPerUID: 50,
+		MaxUploadBytes:    100 << 20,
+		MaxOutputBytes:    1 << 20,
+		MaxRequestBytes:   16 << 20,
+		HistoryLimit:      100,
+		InterruptGraceS:   2,
+		Defaults:          LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
+		Max:               LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+	}
+}
+
+// LoadConfig reads a TOML file over the defaults. Unknown keys are errors,
+// with the line they are on, so a typo never passes silently.
+func LoadConfig(path string) (Config, error) {
+	c := DefaultConfig()
+	if path == "" {
+		return c, nil
+	}
+	md, err := toml.DecodeFile(path, &c)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return c, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
+		}
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return c, fmt.Errorf("%s: unknown key %q", path, und[0].String())
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the values make sense together.
+func (c *Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.Socket != "", "socket must be set")
+	check(c.DataDir != "", "data_dir must be set")
+	check(c.RunDir != "", "run_dir must be set")
+	check(c.SandboxUID > 0 && c.SandboxGID > 0, "sandbox_uid and sandbox_gid must be above 0: sandboxed code never runs as root")
+	check(c.MaxSessions > 0, "max_sessions must be above 0")
+	check(c.MaxSessionsPerUID > 0, "max_sessions_per_uid must be above 0")
+	check(c.MaxUploadBytes > 0, "max_upload_bytes must be above 0")
+	check(c.MaxOutputBytes > 0, "max_output_bytes must be above 0")
+	check(c.MaxRequestBytes > 0, "max_request_bytes must be above 0")
+	check(c.HistoryLimit > 0, "history_limit must be above 0")
+	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
+	d, m := c.Defaults, c.Max
+	check(d.MemoryMB >= minMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", minMemoryMB)
+	check(d.CPUs > 0 && d.CPUs <= m.CPUs, "defaults.cpus must be above 0 and at most max.cpus")
+	check(d.Pids >= minPids && d.Pids <= m.Pids, "defaults.pids must be between %d and max.pids", minPids)
+	check(d.DiskMB > 0 && d.DiskMB <= m.DiskMB, "defaults.disk_mb must be above 0 and at most max.disk_mb")
+	check(d.TimeoutS > 0 && d.TimeoutS <= m.TimeoutS, "defaults.timeout_s must be above 0 and at most max.timeout_s")
+	check(d.IdleTimeoutS >= 0 && d.IdleTimeoutS <= m.IdleTimeoutS, "defaults.idle_timeout_s must be between 0 and max.idle_timeout_s")
+	if _, err := seccomp.Profile(c.Seccomp); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,215 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/cgroups"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/internal/logging"
+	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/store"
+)
+
+// DefaultTemplate is the template every host has.
+const DefaultTemplate = "python"
+
+// CreateSession starts a new session, ready to execute, owned by the caller.
+func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error) {
+	s, err := d.newSession(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	out := s.snapshot()
+	return &out, nil
+}
+
+// newSession checks the request, reserves a place under the quotas, and
+// starts the sandbox. A persistent session is recorded and listed; a
+// one-shot one (POST /v1/run) is neither.
+func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool) (*session, error) {
+	rec, err := d.checkCreate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	owner := rec.OwnerUID
+	if err := d.reserve(owner); err != nil {
+		return nil, err
+	}
+	defer d.release(owner)
+
+	s := &session{rec: rec}
+	started := time.Now()
+	if err := d.startSandbox(ctx, s); err != nil {
+		d.metrics.creates.WithLabelValues("error").Inc()
+		_ = os.RemoveAll(filepath.Dir(d.workspaceOf(rec.ID)))
+		return nil, err
+	}
+	d.metrics.creates.WithLabelValues("ok").Inc()
+	d.metrics.createDur.Observe(time.Since(started).Seconds())
+	if !persist {
+		return s, nil
+	}
+	if err := d.store.PutSession(rec); err != nil {
+		_ = s.sb.Destroy()
+		_ = os.RemoveAll(filepath.Dir(d.workspaceOf(rec.ID)))
+		return nil, err
+	}
+	d.mu.Lock()
+	d.sessions[rec.ID] = s
+	d.mu.Unlock()
+	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner)
+	return s, nil
+}
+
+// checkCreate turns a request into a new record, or says what is wrong.
+func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest) (*store.Record, error) {
+	tmpl := req.Template
+	if tmpl == "" {
+		tmpl = DefaultTemplate
+	}
+	if tmpl != DefaultTemplate {
+		return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s (this host has %q)", tmpl, DefaultTemplate)
+	}
+	network := req.Network
+	if network == "" {
+		network = api.NetworkNone
+	}
+	if network != api.NetworkNone {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "network %q is not supported: use \"none\"", network)
+	}
+	limits, err := d.cfg.resolveLimits(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnv(req.Env); err != nil {
+		return nil, err
+	}
+	if err := checkLabels(req.Labels); err != nil {
+		return nil, err
+	}
+	t := now()
+	return &store.Record{
+		Session: api.Session{
+			ID:         newID(),
+			OwnerUID:   identity.From(ctx).UID,
+			Template:   tmpl,
+			Status:     api.StatusRunning,
+			CreatedAt:  t,
+			LastUsedAt: t,
+			Limits:     limits,
+			Network:    network,
+			Labels:     req.Labels,
+		},
+		Env: envList(req.Env),
+	}, nil
+}
+
+// reserve counts a creation against the quotas before it starts, so that
+// concurrent creations cannot overshoot them.
+func (d *Daemon) reserve(owner uint32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down")
+	}
+	total, mine := 0, d.pending[owner]
+	for _, n := range d.pending {
+		total += n
+	}
+	for _, s := range d.sessions {
+		s.mu.Lock()
+		if s.rec.Status == api.StatusRunning {
+			total++
+			if s.rec.OwnerUID == owner {
+				mine++
+			}
+		}
+		s.mu.Unlock()
+	}
+	if total >= d.cfg.MaxSessions {
+		return api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d sessions: delete or stop one first", d.cfg.MaxSessions)
+	}
+	if mine >= d.cfg.MaxSessionsPerUID {
+		return api.Errorf(errdefs.ErrResourceExhausted, "you run your maximum of %d sessions: delete or stop one first", d.cfg.MaxSessionsPerUID)
+	}
+	d.pending[owner]++
+	return nil
+}
+
+func (d *Daemon) release(owner uint32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending[owner]--; d.pending[owner] <= 0 {
+		delete(d.pending, owner)
+	}
+}
+
+// startSandbox starts the session's sandbox over its (possibly existing)
+// workspace. The caller holds no lock: starting takes tens of milliseconds.
+func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
+	s.mu.Lock()
+	rec := *s.rec
+	s.mu.Unlock()
+	ws := d.workspaceOf(rec.ID)
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(filepath.Dir(ws), 0o700); err != nil {
+		return err
+	}
+	sb, err := d.rt.Start(ctx, &isolation.Spec{
+		ID:        rec.ID,
+		Workspace: ws,
+		Resources: *cgroups.Resources(cgroups.Limits{
+			MemoryBytes: rec.Limits.MemoryMB << 20,
+			CPUs:        rec.Limits.CPUs,
+			Pids:        rec.Limits.Pids,
+		}),
+		Env: rec.Env,
+	})
+	if err != nil {
+		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
+	}
+	s.mu.Lock()
+	s.sb = sb
+	s.rec.Status = api.StatusRunning
+	s.rec.Reason = ""
+	s.mu.Unlock()
+	go d.watch(s, sb)
+	return nil
+}
+
+// watch marks a session failed when its sandbox dies on its own (the agent
+// was killed, or the host ran out of memory).
+func (d *Daemon) watch(s *session, sb *isolation.Sandbox) {
+	<-sb.Exited()
+	s.mu.Lock()
+	if s.sb != sb {
+		s.mu.Unlock()
+		return // stopped or replaced on purpose
+	}
+	s.sb = nil
+	s.rec.Status = api.StatusFailed
+	s.rec.Reason = "the sandbox exited unexpectedly; restart the session"
+	rec := *s.rec
+	s.mu.Unlock()
+	_ = sb.Destroy()
+	if d.isPersistent(rec.ID) {
+		_ = d.store.PutSession(&rec)
+	}
+	d.log.Warn("sandbox exited unexpectedly", "session", rec.ID)
+}
+
+func (d *Daemon) isPersistent(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.sessions[id]
+	return ok
+}

@@ -1,0 +1,187 @@
+// Package daemon is sandboxd's core: it owns the sessions, each a sandbox
+// from package isolation with its record in package store, and implements
+// the operations the API serves, one operation per file.
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/cgroups"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/store"
+)
+
+// Daemon holds every session of this host.
+type Daemon struct {
+	cfg   Config
+	log   *slog.Logger
+	store *store.Store
+	rt    *isolation.Runtime
+	tree  *cgroups.Tree
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	pending  map[uint32]int // creations under way, by owner, for the quotas
+	closed   bool
+
+	metrics *metrics
+
+	stopReaper context.CancelFunc
+	reaperDone chan struct{}
+}
+
+// session is one session in memory. mu guards rec and sb; it is held only
+// for short state changes, never across an execution.
+type session struct {
+	mu  sync.Mutex
+	rec *store.Record
+	sb  *isolation.Sandbox // nil unless running
+	// busy is set while an execution runs, so the idle reaper spares it.
+	busy bool
+}
+
+// New opens the state, prepares cgroups and the sandbox runtime, and
+// reconciles what the database says with what exists.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{cfg.DataDir, cfg.RunDir, filepath.Join(cfg.DataDir, "sessions")} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return nil, fmt.Errorf("make %s: %w", d, err)
+		}
+	}
+	st, err := store.Open(filepath.Join(cfg.DataDir, "sandboxd.db"), store.Options{HistoryLimit: cfg.HistoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			st.Close()
+		}
+	}()
+	tree, err := cgroups.Setup("sandboxd")
+	if err != nil {
+		return nil, fmt.Errorf("cgroups: %w", err)
+	}
+	rt, err := isolation.NewRuntime(isolation.Options{
+		StateDir: filepath.Join(cfg.RunDir, "state"),
+		UID:      cfg.SandboxUID,
+		GID:      cfg.SandboxGID,
+		Seccomp:  cfg.Seccomp,
+		Cgroups:  tree,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{
+		cfg:      cfg,
+		log:      log,
+		store:    st,
+		rt:       rt,
+		tree:     tree,
+		sessions: map[string]*session{},
+		pending:  map[uint32]int{},
+	}
+	d.metrics = newMetrics(d)
+	if err := d.reconcile(ctx); err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	d.stopReaper = cancel
+	d.reaperDone = make(chan struct{})
+	go d.reapIdle(rctx)
+	log.Info("sandboxd ready", "cgroup_version", tree.Version, "cgroup_parent", tree.Parent,
+		"sandbox_uid", cfg.SandboxUID, "sessions", len(d.sessions))
+	return d, nil
+}
+
+// Close stops every running session (they cannot yet outlive the daemon),
+// keeping their workspaces, and closes the database.
+func (d *Daemon) Close(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	all := make([]*session, 0, len(d.sessions))
+	for _, s := range d.sessions {
+		all = append(all, s)
+	}
+	d.mu.Unlock()
+	d.stopReaper()
+	<-d.reaperDone
+	var errs []error
+	for _, s := range all {
+		if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, d.tree.Remove(), d.store.Close())
+	return errors.Join(errs...)
+}
+
+// lookup finds a session the caller may see. Another user's session is
+// "not found", exactly like a missing one.
+func (d *Daemon) lookup(ctx context.Context, id string) (*session, error) {
+	caller := identity.From(ctx)
+	d.mu.Lock()
+	s, ok := d.sessions[id]
+	d.mu.Unlock()
+	if ok {
+		s.mu.Lock()
+		owner := s.rec.OwnerUID
+		s.mu.Unlock()
+		if caller.IsRoot() || owner == caller.UID {
+			return s, nil
+		}
+	}
+	return nil, api.Errorf(errdefs.ErrNotFound, "no such session: %s", id)
+}
+
+// snapshot is a copy of the session's public record.
+func (s *session) snapshot() api.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.rec.Session
+	if out.Labels != nil {
+		l := make(map[string]string, len(out.Labels))
+		for k, v := range out.Labels {
+			l[k] = v
+		}
+		out.Labels = l
+	}
+	return out
+}
+
+func (d *Daemon) workspaceOf(id string) string {
+	return filepath.Join(d.cfg.DataDir, "sessions", id, "workspace")
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func now() time.Time { return time.Now().UTC() }
+
+// Logger is the daemon's logger.
+func (d *Daemon) Logger() *slog.Logger { return d.log }
+
+// Config is the configuration the daemon runs with.
+func (d *Daemon) Config() Config { return d.cfg }

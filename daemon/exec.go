@@ -1,0 +1,192 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/logging"
+	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/agent"
+)
+
+// maxCodeBytes bounds the code of one execution.
+const maxCodeBytes = 8 << 20
+
+// Exec runs code in a session and records the execution. onEvent, if not
+// nil, gets each piece of output as the code produces it. A timeout, an
+// exception or a kill is an Execution with that status, not an error.
+func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	e, err := d.exec(ctx, s, req, onEvent)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.rec.ExecCount++
+	s.rec.LastUsedAt = now()
+	rec := *s.rec
+	s.mu.Unlock()
+	if d.isPersistent(rec.ID) {
+		if err := d.store.AddExecution(&rec, e); err != nil {
+			logging.From(ctx).Error("record execution", "session", rec.ID, "err", err)
+		}
+	}
+	return e, nil
+}
+
+// checkExec checks an execution request; defTimeoutS is the session's.
+func (d *Daemon) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration, error) {
+	switch req.Language {
+	case api.LanguagePython, api.LanguageShell:
+	case "":
+		return 0, errdefs.ErrInvalidArgument.WithMessage(`language is required: "python" or "shell"`)
+	default:
+		return 0, api.Errorf(errdefs.ErrInvalidArgument, `language %q is not supported: use "python" or "shell"`, req.Language)
+	}
+	if len(req.Code) > maxCodeBytes {
+		return 0, api.Errorf(api.ErrPayloadTooLarge, "the code is %d bytes, over the limit of %d", len(req.Code), maxCodeBytes)
+	}
+	if err := checkEnv(req.Env); err != nil {
+		return 0, err
+	}
+	if req.Cwd != "" && !strings.HasPrefix(req.Cwd, "/") {
+		req.Cwd = "/workspace/" + req.Cwd
+	}
+	timeout := float64(defTimeoutS)
+	if req.TimeoutS != nil {
+		t := *req.TimeoutS
+		if math.IsNaN(t) || t <= 0 || t > float64(d.cfg.Max.TimeoutS) {
+			return 0, api.Errorf(errdefs.ErrInvalidArgument, "timeout_s is %v: it must be above 0 and at most %d", t, d.cfg.Max.TimeoutS)
+		}
+		timeout = t
+	}
+	return time.Duration(timeout * float64(time.Second)), nil
+}
+
+func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	s.mu.Lock()
+	defTimeout := s.rec.Limits.TimeoutS
+	s.mu.Unlock()
+	timeout, err := d.checkExec(req, defTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	sb := s.sb
+	status := s.rec.Status
+	if sb != nil {
+		s.busy = true
+	}
+	s.mu.Unlock()
+	if sb == nil {
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is %s: start it first", s.snapshot().ID, status)
+	}
+	defer func() {
+		s.mu.Lock()
+		s.busy = false
+		s.mu.Unlock()
+	}()
+
+	e := &api.Execution{ID: newID(), SessionID: sb.ID, Language: req.Language, StartedAt: now()}
+	out := &capture{limit: d.cfg.MaxOutputBytes, onEvent: onEvent}
+	grace := d.cfg.InterruptGraceS
+	started := time.Now()
+	m, err := sb.Exec(agent.Request{
+		Language:  req.Language,
+		Code:      req.Code,
+		Timeout:   timeout.Seconds(),
+		Grace:     grace,
+		Env:       req.Env,
+		Cwd:       req.Cwd,
+		MaxOutput: d.cfg.MaxOutputBytes,
+	}, timeout+time.Duration(grace*float64(time.Second))+10*time.Second, out.add)
+	e.Stdout, e.Stderr = out.stdout.String(), out.stderr.String()
+	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
+	if err != nil {
+		return d.recoverExec(ctx, s, sb, e, err)
+	}
+	e.Status = m.Status
+	e.ExitCode = m.ExitCode
+	e.Result = m.Result
+	if m.Error != nil {
+		e.Error = &api.ExecError{Name: m.Error.Name, Value: m.Error.Value, Traceback: m.Error.Traceback}
+	}
+	for _, o := range m.Outputs {
+		e.Outputs = append(e.Outputs, api.Output{MIME: o.MIME, Data: o.Data})
+	}
+	e.Truncated = m.Truncated || out.truncated
+	e.StateReset = m.StateReset
+	if m.DurationMS > 0 {
+		e.DurationMS = m.DurationMS
+	}
+	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
+	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
+	return e, nil
+}
+
+// recoverExec handles an execution whose sandbox stopped answering or died
+// under it: the sandbox is replaced (state_reset), and the execution says
+// what happened.
+func (d *Daemon) recoverExec(ctx context.Context, s *session, sb *isolation.Sandbox, e *api.Execution, cause error) (*api.Execution, error) {
+	log := logging.From(ctx)
+	e.StateReset = true
+	e.ExitCode = 137
+	switch {
+	case errors.Is(cause, agent.ErrUnresponsive):
+		e.Status = api.StatusTimeout
+		e.Error = &api.ExecError{Name: "Timeout", Value: "the sandbox stopped answering; it was restarted"}
+	default:
+		e.Status = api.StatusKilled
+		e.Error = &api.ExecError{Name: "Killed", Value: "the sandbox was killed (out of memory or another limit); it was restarted"}
+	}
+	s.mu.Lock()
+	// The watcher may have seen the sandbox die first and marked it failed.
+	stillOurs := s.sb == sb || (s.sb == nil && s.rec.Status == api.StatusFailed)
+	s.mu.Unlock()
+	if !stillOurs {
+		// Stopped or deleted while running: nothing to bring back.
+		e.Error.Value = "the session was stopped while the code ran"
+		return e, nil
+	}
+	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
+	log.Warn("sandbox lost during an execution; restarting it", "session", e.SessionID, "err", cause)
+	if err := d.restartSandbox(ctx, s); err != nil {
+		log.Error("restart sandbox", "session", e.SessionID, "err", err)
+	}
+	return e, nil
+}
+
+// capture keeps an execution's output up to the cap and forwards it.
+type capture struct {
+	limit          int64
+	onEvent        func(api.Event)
+	stdout, stderr strings.Builder
+	truncated      bool
+}
+
+func (c *capture) add(kind, data string) {
+	b := &c.stdout
+	if kind == api.EventStderr {
+		b = &c.stderr
+	}
+	if room := c.limit - int64(b.Len()); int64(len(data)) > room {
+		data = data[:max(room, 0)]
+		c.truncated = true
+	}
+	if data == "" {
+		return
+	}
+	b.WriteString(data)
+	if c.onEvent != nil {
+		c.onEvent(api.Event{Type: kind, Data: data})
+	}
+}

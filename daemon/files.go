@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
+)
+
+// filesOf is the file view of a session. /tmp exists only while the
+// sandbox runs; /workspace always.
+func (d *Daemon) filesOf(ctx context.Context, id string) (*sandboxfs.FS, error) {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return d.sessionFS(s), nil
+}
+
+func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := &sandboxfs.FS{Workspace: d.workspaceOf(s.rec.ID), UID: d.rt.UID(), GID: d.rt.GID()}
+	if s.sb != nil {
+		fs.Tmp = s.sb.Tmp()
+	}
+	return fs
+}
+
+// PutFile writes a file into the session, creating parent folders.
+func (d *Daemon) PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
+	root, rel, err := sandboxfs.Split(path)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := d.filesOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	n, err := fs.Write(root, rel, body, d.cfg.MaxUploadBytes)
+	if err != nil {
+		return nil, err
+	}
+	return &api.FileWritten{Path: root.String() + "/" + rel, Size: n}, nil
+}
+
+// OpenFile opens a file for reading, or lists a folder.
+func (d *Daemon) OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error) {
+	root, rel, err := sandboxfs.Split(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs, err := d.filesOf(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := fs.Open(root, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return f, nil, nil
+	}
+	defer f.Close()
+	list, err := sandboxfs.List(f)
+	return nil, list, err
+}
+
+// DeleteFile removes a file or a folder.
+func (d *Daemon) DeleteFile(ctx context.Context, id, path string) error {
+	root, rel, err := sandboxfs.Split(path)
+	if err != nil {
+		return err
+	}
+	fs, err := d.filesOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fs.Remove(root, rel)
+}

@@ -1,0 +1,49 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/internal/version"
+	"github.com/sandboxd/sandboxd/seccomp"
+)
+
+// Info describes the daemon and the host as the caller may see them.
+func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
+	caller := identity.From(ctx)
+	info := &api.Info{
+		Version:       version.Version,
+		APIVersion:    api.Version,
+		Runtime:       "libcontainer",
+		CgroupVersion: int(d.tree.Version),
+		Seccomp: api.SeccompInfo{
+			Enabled:        true,
+			LibraryVersion: seccomp.LibraryVersion(),
+			Syscalls:       len(seccomp.Allowed(d.cfg.Seccomp)),
+		},
+		Defaults:   d.cfg.Defaults.api(),
+		Max:        d.cfg.Max.api(),
+		SandboxUID: d.cfg.SandboxUID,
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range d.sessions {
+		s.mu.Lock()
+		st, owner := s.rec.Status, s.rec.OwnerUID
+		s.mu.Unlock()
+		if !caller.IsRoot() && owner != caller.UID {
+			continue
+		}
+		info.Sessions.Total++
+		switch st {
+		case api.StatusRunning:
+			info.Sessions.Running++
+		case api.StatusStopped:
+			info.Sessions.Stopped++
+		case api.StatusFailed:
+			info.Sessions.Failed++
+		}
+	}
+	return info, nil
+}

@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Smallest limits a sandbox can run with: below them the interpreter does
+// not start, which would look like a daemon bug rather than a bad request.
+const (
+	minMemoryMB = 32
+	minPids     = 16
+)
+
+// resolveLimits merges a request over the defaults and checks every value
+// against the configured maxima.
+func (c *Config) resolveLimits(r *api.CreateSessionRequest) (api.Limits, error) {
+	l := c.Defaults.api()
+	m := c.Max
+	if r.MemoryMB != nil {
+		l.MemoryMB = *r.MemoryMB
+	}
+	if r.CPUs != nil {
+		l.CPUs = *r.CPUs
+	}
+	if r.Pids != nil {
+		l.Pids = *r.Pids
+	}
+	if r.DiskMB != nil {
+		l.DiskMB = *r.DiskMB
+	}
+	if r.TimeoutS != nil {
+		l.TimeoutS = *r.TimeoutS
+	}
+	if r.IdleTimeoutS != nil {
+		l.IdleTimeoutS = *r.IdleTimeoutS
+	}
+	bad := func(field string, v any, lo, hi any) error {
+		return api.Errorf(errdefs.ErrInvalidArgument, "%s is %v: it must be between %v and %v", field, v, lo, hi)
+	}
+	switch {
+	case l.MemoryMB < minMemoryMB || l.MemoryMB > m.MemoryMB:
+		return l, bad("memory_mb", l.MemoryMB, minMemoryMB, m.MemoryMB)
+	case math.IsNaN(l.CPUs) || l.CPUs < 0.01 || l.CPUs > m.CPUs:
+		return l, bad("cpus", l.CPUs, 0.01, m.CPUs)
+	case l.Pids < minPids || l.Pids > m.Pids:
+		return l, bad("pids", l.Pids, minPids, m.Pids)
+	case l.DiskMB < 1 || l.DiskMB > m.DiskMB:
+		return l, bad("disk_mb", l.DiskMB, 1, m.DiskMB)
+	case l.TimeoutS < 1 || l.TimeoutS > m.TimeoutS:
+		return l, bad("timeout_s", l.TimeoutS, 1, m.TimeoutS)
+	case l.IdleTimeoutS < 0 || l.IdleTimeoutS > m.IdleTimeoutS:
+		return l, bad("idle_timeout_s", l.IdleTimeoutS, 0, m.IdleTimeoutS)
+	}
+	return l, nil
+}
+
+// checkEnv refuses variable names a process environment cannot hold.
+func checkEnv(env map[string]string) error {
+	for k, v := range env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad environment variable %q: names must be non-empty without '=' or NUL, values without NUL", k)
+		}
+	}
+	return nil
+}
+
+// checkLabels refuses labels that could not be filtered on.
+func checkLabels(labels map[string]string) error {
+	for k := range labels {
+		if k == "" || strings.ContainsAny(k, "=\x00") || len(k) > 256 || len(labels[k]) > 4096 {
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad label %q: keys must be 1 to 256 bytes without '=', values at most 4096 bytes", k)
+		}
+	}
+	if len(labels) > 64 {
+		return api.Errorf(errdefs.ErrInvalidArgument, "too many labels (%d): at most 64", len(labels))
+	}
+	return nil
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, fmt.Sprintf("%s=%s", k, v))
+	}
+	return out
+}

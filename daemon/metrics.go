@@ -1,0 +1,72 @@
+package daemon
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// metrics are the daemon's Prometheus metrics, in a registry of its own so
+// that several daemons (in tests) never share counters.
+type metrics struct {
+	reg       *prometheus.Registry
+	execs     *prometheus.CounterVec
+	execTime  *prometheus.HistogramVec
+	creates   *prometheus.CounterVec
+	createDur prometheus.Histogram
+}
+
+func newMetrics(d *Daemon) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		execs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_executions_total", Help: "Executions by language and status.",
+		}, []string{"language", "status"}),
+		execTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sandboxd_execution_duration_seconds", Help: "Time from request to answer of executions.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"language"}),
+		creates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_session_creates_total", Help: "Session creations by result.",
+		}, []string{"result"}),
+		createDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "sandboxd_session_create_duration_seconds", Help: "Time to create a session, ready to execute.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}),
+	}
+	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
+			counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}
+			d.mu.Lock()
+			for _, s := range d.sessions {
+				s.mu.Lock()
+				counts[s.rec.Status]++
+				s.mu.Unlock()
+			}
+			d.mu.Unlock()
+			for st, n := range counts {
+				ch <- prometheus.MustNewConstMetric(sessions, prometheus.GaugeValue, float64(n), st)
+			}
+		}})
+	return m
+}
+
+// collectorFunc computes a metric at scrape time.
+type collectorFunc struct {
+	desc    *prometheus.Desc
+	collect func(chan<- prometheus.Metric)
+}
+
+func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
+
+// MetricsHandler serves the daemon's metrics in the Prometheus text format.
+func (d *Daemon) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,62 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
+)
+
+// maxRunFiles bounds the files of one one-shot run.
+const maxRunFiles = 1000
+
+// Run is a one-shot execution: a fresh sandbox, the given files, the code,
+// and nothing left afterwards.
+func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	exec := &api.ExecRequest{Language: req.Language, Code: req.Code}
+	if req.TimeoutS != nil {
+		t := float64(*req.TimeoutS)
+		exec.TimeoutS = &t
+	}
+	if len(req.Files) > maxRunFiles {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "too many files (%d): at most %d", len(req.Files), maxRunFiles)
+	}
+	type file struct {
+		root sandboxfs.Root
+		rel  string
+		data []byte
+	}
+	files := make([]file, 0, len(req.Files))
+	for i, f := range req.Files {
+		root, rel, err := sandboxfs.Split(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		data, err := base64.StdEncoding.DecodeString(f.ContentBase64)
+		if err != nil {
+			return nil, api.Errorf(errdefs.ErrInvalidArgument, "files[%d].content_base64 is not valid base64: %v", i, err)
+		}
+		files = append(files, file{root, rel, data})
+	}
+	// Check the code before paying for a sandbox.
+	if _, err := d.checkExec(exec, d.cfg.Defaults.TimeoutS); err != nil {
+		return nil, err
+	}
+	s, err := d.newSession(ctx, &req.CreateSessionRequest, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = d.destroySession(s) }()
+	fs := d.sessionFS(s)
+	for _, f := range files {
+		if _, err := fs.Write(f.root, f.rel, bytes.NewReader(f.data), d.cfg.MaxUploadBytes); err != nil {
+			return nil, fmt.Errorf("write %s/%s: %w", f.root, f.rel, err)
+		}
+	}
+	return d.exec(ctx, s, exec, onEvent)
+}

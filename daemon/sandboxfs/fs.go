@@ -1,0 +1,238 @@
+package sandboxfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// FS is one sandbox's served folders, as host paths.
+type FS struct {
+	Workspace string
+	Tmp       string
+	// UID and GID own what the API writes, so sandboxed code can change it.
+	UID, GID int
+}
+
+const resolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
+
+func (f *FS) rootDir(r Root) (int, error) {
+	dir := f.Workspace
+	if r == Tmp {
+		dir = f.Tmp
+	}
+	if dir == "" {
+		return -1, api.Errorf(errdefs.ErrConflict, "%s exists only while the session runs: start it first", r)
+	}
+	return unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// openBeneath opens rel below the directory fd dirfd.
+func openBeneath(dirfd int, rel string, flags int, mode uint32) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	for {
+		fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode), Resolve: resolve})
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		return fd, err
+	}
+}
+
+// classify turns a resolution error into the API's error classes.
+func classify(root Root, rel string, err error) error {
+	p := root.String()
+	if rel != "" {
+		p += "/" + rel
+	}
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return api.Errorf(errdefs.ErrNotFound, "no such file or folder: %s", p)
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: it goes through a symlink that leaves %s", p, root)
+	case errors.Is(err, unix.ENOTDIR):
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: a part of it is not a folder", p)
+	case errors.Is(err, unix.EISDIR):
+		return api.Errorf(errdefs.ErrInvalidArgument, "%s is a folder", p)
+	case errors.Is(err, unix.ENAMETOOLONG):
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: a name is too long", p)
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+		return api.Errorf(errdefs.ErrResourceExhausted, "no space left for %s: the session's disk quota is used up", p)
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+// Open opens a file or folder for reading.
+func (f *FS) Open(r Root, rel string) (*os.File, error) {
+	root, err := f.rootDir(r)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(root)
+	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, classify(r, rel, err)
+	}
+	file := os.NewFile(uintptr(fd), r.String()+"/"+rel)
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		file.Close()
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%s/%s is not a regular file or folder", r, rel)
+	}
+	return file, nil
+}
+
+// List lists a folder opened with Open. Entries are not followed.
+func List(dir *os.File) (*api.FileList, error) {
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.FileList{Entries: []api.FileInfo{}}
+	for _, n := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(int(dir.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone since the listing
+		}
+		typ := "other"
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			typ = "file"
+		case unix.S_IFDIR:
+			typ = "dir"
+		case unix.S_IFLNK:
+			typ = "symlink"
+		}
+		out.Entries = append(out.Entries, api.FileInfo{
+			Name:       n,
+			Type:       typ,
+			Size:       st.Size,
+			Mode:       "0" + strconv.FormatUint(uint64(st.Mode&0o7777), 8),
+			ModifiedAt: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
+		})
+	}
+	return out, nil
+}
+
+// mkdirAll makes every folder of rel below root and returns an fd of the
+// last one. Each step is resolved beneath the previous, so a symlink cannot
+// divert it.
+func (f *FS) mkdirAll(root int, rel string) (int, error) {
+	fd, err := unix.Dup(root)
+	if err != nil {
+		return -1, err
+	}
+	if rel == "" {
+		return fd, nil
+	}
+	for _, c := range strings.Split(rel, "/") {
+		err := unix.Mkdirat(fd, c, 0o755)
+		made := err == nil
+		if err != nil && err != unix.EEXIST {
+			unix.Close(fd)
+			return -1, err
+		}
+		next, err := openBeneath(fd, c, unix.O_PATH|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		if made {
+			_ = unix.Fchownat(next, "", f.UID, f.GID, unix.AT_EMPTY_PATH)
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// Write creates or replaces a file with what r holds, making parent
+// folders as needed. It reads at most limit bytes: more is an error.
+func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error) {
+	if rel == "" {
+		return 0, api.Errorf(errdefs.ErrInvalidArgument, "%s is a folder: give a file path", r)
+	}
+	root, err := f.rootDir(r)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(root)
+	dirRel, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dirRel, name = rel[:i], rel[i+1:]
+	}
+	dir, err := f.mkdirAll(root, dirRel)
+	if err != nil {
+		return 0, classify(r, dirRel, err)
+	}
+	defer unix.Close(dir)
+	// O_NOFOLLOW: a symlink at the final name is refused, not written through.
+	fd, err := openBeneath(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return 0, classify(r, rel, err)
+	}
+	file := os.NewFile(uintptr(fd), rel)
+	defer file.Close()
+	if err := file.Chown(f.UID, f.GID); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(file, io.LimitReader(src, limit+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return n, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is larger than the limit of %d bytes", limit))
+		}
+		return n, classify(r, rel, err)
+	}
+	if n > limit {
+		_ = file.Truncate(0)
+		return n, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is larger than the limit of %d bytes", limit))
+	}
+	return n, nil
+}
+
+// Remove deletes a file, a symlink (not its target) or a whole folder.
+func (f *FS) Remove(r Root, rel string) error {
+	if rel == "" {
+		return api.Errorf(errdefs.ErrInvalidArgument, "%s itself cannot be removed", r)
+	}
+	root, err := f.rootDir(r)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	dirRel, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dirRel, name = rel[:i], rel[i+1:]
+	}
+	dir, err := openBeneath(root, dirRel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return classify(r, dirRel, err)
+	}
+	defer unix.Close(dir)
+	err = unix.Unlinkat(dir, name, 0)
+	if err == unix.EISDIR {
+		// RemoveAll works below the parent's fd with *at calls and never
+		// follows a symlink, so the magic link is the only one resolved.
+		err = os.RemoveAll(fmt.Sprintf("/proc/self/fd/%d/%s", dir, name))
+	}
+	if err != nil {
+		return classify(r, rel, err)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+// Package sandboxfs serves a sandbox's /workspace and /tmp to the file API
+// from the host side, without ever following the sandbox's symlinks out.
+//
+// A path from a client is first checked lexically (Split): it must name
+// something under /workspace or /tmp, with no ".." at all. It is then opened
+// component by component below the root's directory fd with openat2 and
+// RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, so a symlink the sandboxed code
+// planted — absolute, or climbing with "..", or swapped in mid-request — can
+// only fail the request (EXDEV), never reach outside.
+package sandboxfs
+
+import (
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Root names one of the folders the file API serves.
+type Root int
+
+const (
+	// Workspace is /workspace, where relative paths start.
+	Workspace Root = iota
+	// Tmp is /tmp.
+	Tmp
+)
+
+func (r Root) String() string {
+	if r == Tmp {
+		return "/tmp"
+	}
+	return "/workspace"
+}
+
+// MaxPath bounds a client path, as PATH_MAX does.
+const MaxPath = 4096
+
+// Split checks a client path and returns the root it is under and the
+// clean path relative to it ("" for the root itself).
+func Split(p string) (Root, string, error) {
+	bad := func(why string) (Root, string, error) {
+		return 0, "", api.Errorf(errdefs.ErrInvalidArgument, "bad path %q: %s", truncate(p), why)
+	}
+	if p == "" {
+		return bad("a path is required")
+	}
+	if len(p) > MaxPath {
+		return bad("longer than 4096 bytes")
+	}
+	if strings.ContainsRune(p, 0) {
+		return bad("contains a NUL byte")
+	}
+	root := Workspace
+	rest := p
+	if strings.HasPrefix(p, "/") {
+		first, after, _ := strings.Cut(strings.TrimLeft(p, "/"), "/")
+		switch first {
+		case "workspace":
+			root = Workspace
+		case "tmp":
+			root = Tmp
+		default:
+			return bad("only paths under /workspace and /tmp are served")
+		}
+		rest = after
+	}
+	var parts []string
+	for _, c := range strings.Split(rest, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			return bad(`".." is not allowed`)
+		default:
+			parts = append(parts, c)
+		}
+	}
+	return root, strings.Join(parts, "/"), nil
+}
+
+func truncate(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
+}

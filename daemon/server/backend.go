@@ -1,0 +1,31 @@
+// Package server serves the sandboxd API over HTTP on a Unix socket. It
+// knows HTTP, identities and the wire types; what the operations do is the
+// Backend's (package daemon) business.
+package server
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Backend is what the router needs from the daemon.
+type Backend interface {
+	Info(ctx context.Context) (*api.Info, error)
+	CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error)
+	ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error)
+	GetSession(ctx context.Context, id string) (*api.Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	StopSession(ctx context.Context, id string) (*api.Session, error)
+	StartSession(ctx context.Context, id string) (*api.Session, error)
+	RestartSession(ctx context.Context, id string) (*api.Session, error)
+	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
+	Executions(ctx context.Context, id string, limit int) ([]api.Execution, error)
+	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
+	OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error)
+	DeleteFile(ctx context.Context, id, path string) error
+	Stats(ctx context.Context, id string) (*api.Stats, error)
+	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
+}

@@ -1,0 +1,272 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+func (s *Server) notFound(_ http.ResponseWriter, r *http.Request) error {
+	return api.Errorf(errdefs.ErrNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, api.Health{Status: "ok"})
+	return nil
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
+	info, err := s.b.Info(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, info)
+	return nil
+}
+
+// decode reads a JSON body strictly: a bad or unknown field, or trailing
+// data, is the caller's mistake and says so.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, s.o.MaxRequestBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the request body is over the limit of %d bytes", s.o.MaxRequestBytes))
+		case errors.Is(err, io.EOF):
+			return errdefs.ErrInvalidArgument.WithMessage("the request body is empty: send a JSON object")
+		}
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad JSON in the request body: %v", err)
+	}
+	if dec.More() {
+		return errdefs.ErrInvalidArgument.WithMessage("bad JSON in the request body: more than one value")
+	}
+	return nil
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+	var req api.CreateSessionRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	sess, err := s.b.CreateSession(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, sess)
+	return nil
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
+	labels := map[string]string{}
+	for _, l := range r.URL.Query()["label"] {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad label filter %q: write it as key=value", l)
+		}
+		labels[k] = v
+	}
+	list, err := s.b.ListSessions(r.Context(), labels)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.SessionList{Sessions: list})
+	return nil
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.b.GetSession(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sess)
+	return nil
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	if err := s.b.DeleteSession(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) lifecycle(op func(context.Context, string) (*api.Session, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sess, err := op(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, sess)
+		return nil
+	}
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
+	var req api.ExecRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	return s.answerExecution(w, r, func(on func(api.Event)) (*api.Execution, error) {
+		return s.b.Exec(r.Context(), id, &req, on)
+	})
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
+	var req api.RunRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	return s.answerExecution(w, r, func(on func(api.Event)) (*api.Execution, error) {
+		return s.b.Run(r.Context(), &req, on)
+	})
+}
+
+// answerExecution answers with one Execution, or, when the client accepts
+// NDJSON, with the output as it comes and the Execution last.
+func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, run func(func(api.Event)) (*api.Execution, error)) error {
+	if !strings.Contains(r.Header.Get("Accept"), api.StreamMIME) {
+		e, err := run(nil)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, e)
+		return nil
+	}
+	st := &stream{w: w}
+	e, err := run(st.send)
+	if err != nil {
+		if !st.started {
+			return err
+		}
+		_, body := api.FromError(err)
+		st.send(api.Event{Type: "error", Error: &body})
+		return nil
+	}
+	st.send(api.Event{Type: api.EventDone, Execution: e})
+	return nil
+}
+
+// stream writes NDJSON events, starting the 200 answer at the first one.
+type stream struct {
+	w       http.ResponseWriter
+	started bool
+	broken  bool
+}
+
+func (st *stream) send(ev api.Event) {
+	if st.broken {
+		return // the client left; the execution still finishes and is recorded
+	}
+	if !st.started {
+		st.started = true
+		st.w.Header().Set("Content-Type", api.StreamMIME)
+		st.w.WriteHeader(http.StatusOK)
+	}
+	b, _ := json.Marshal(ev)
+	if _, err := st.w.Write(append(b, '\n')); err != nil {
+		st.broken = true
+		return
+	}
+	_ = http.NewResponseController(st.w).Flush()
+}
+
+func (s *Server) executions(w http.ResponseWriter, r *http.Request) error {
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad limit %q: give a whole number of 0 or more", v)
+		}
+		limit = n
+	}
+	list, err := s.b.Executions(r.Context(), r.PathValue("id"), limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.ExecutionList{Executions: list})
+	return nil
+}
+
+func pathParam(r *http.Request) (string, error) {
+	p := r.URL.Query().Get("path")
+	if p == "" {
+		return "", errdefs.ErrInvalidArgument.WithMessage("the path query parameter is required, e.g. ?path=/workspace/data.csv")
+	}
+	return p, nil
+}
+
+func (s *Server) putFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > s.o.MaxUploadBytes {
+		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is %d bytes, over the limit of %d", r.ContentLength, s.o.MaxUploadBytes))
+	}
+	body := http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+1)
+	res, err := s.b.PutFile(r.Context(), r.PathValue("id"), p, body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	f, list, err := s.b.OpenFile(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	if list != nil {
+		writeJSON(w, http.StatusOK, list)
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, io.LimitReader(f, fi.Size()))
+	return nil
+}
+
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	if err := s.b.DeleteFile(r.Context(), r.PathValue("id"), p); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.b.Stats(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}

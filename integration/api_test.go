@@ -1,0 +1,96 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestBadRequests checks every refusal has the contract's status and body.
+func TestBadRequests(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	cases := []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/v1/sessions", "{not json", 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", "", 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"memory_mb": 1}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"memory_mb": 10000000}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"cpus": 1000}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"cpus": -1}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"pids": 1}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"timeout_s": 0}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"network": "host"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"memroy_mb": 64}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"env": {"A=B": "c"}}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"memory_mb": "lots"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"template": "nope"}`, 404, api.CodeNotFound},
+		{"POST", "/v1/sessions", `{} {}`, 400, api.CodeInvalidArgument},
+		{"GET", "/v1/sessions?label=novalue", "", 400, api.CodeInvalidArgument},
+		{"GET", "/v1/sessions/does-not-exist", "", 404, api.CodeNotFound},
+		{"DELETE", "/v1/sessions/does-not-exist", "", 404, api.CodeNotFound},
+		{"POST", "/v1/sessions/does-not-exist/exec", `{"language":"python","code":"1"}`, 404, api.CodeNotFound},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"ruby","code":"1"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"code":"1"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"python","code":"1","timeout_s":-1}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"python","code":"1","timeout_s":99999}`, 400, api.CodeInvalidArgument},
+		{"GET", "/v1/sessions/" + id + "/files", "", 400, api.CodeInvalidArgument},
+		{"GET", "/v1/sessions/" + id + "/files?path=nothing-here", "", 404, api.CodeNotFound},
+		{"GET", "/v1/sessions/" + id + "/executions?limit=x", "", 400, api.CodeInvalidArgument},
+		{"POST", "/v1/run", `{"language":"python","code":"1","files":[{"path":"a","content_base64":"!!"}]}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/run", `{"language":"python","code":"1","files":[{"path":"../a","content_base64":""}]}`, 400, api.CodeInvalidArgument},
+		{"GET", "/v2/nothing", "", 404, api.CodeNotFound},
+	}
+	for _, c := range cases {
+		status, body := d.raw(t, c.method, c.path, c.body)
+		var eb api.ErrorBody
+		if err := json.Unmarshal(body, &eb); err != nil || status != c.status || eb.Error.Code != c.code || eb.Error.Message == "" {
+			t.Errorf("%s %s %s: got %d %s, want %d %s", c.method, c.path, c.body, status, body, c.status, c.code)
+		}
+	}
+	// The session is unharmed by all of that.
+	if e := d.py(t, id, "'fine'"); result(e) != "'fine'" {
+		t.Fatalf("session after bad requests: %+v", e)
+	}
+	status, body := d.raw(t, "GET", "/v1/health", "")
+	if status != 200 || strings.TrimSpace(string(body)) != `{"status":"ok"}` {
+		t.Fatalf("health: %d %s", status, body)
+	}
+	status, body = d.raw(t, "GET", "/metrics", "")
+	if status != 200 || !strings.Contains(string(body), "sandboxd_executions_total") {
+		t.Fatalf("metrics: %d", status)
+	}
+}
+
+func TestSessionQuota(t *testing.T) {
+	d := startDaemon(t, "max_sessions = 2\n")
+	d.session(t, nil)
+	d.session(t, nil)
+	status, body := d.raw(t, "POST", "/v1/sessions", "{}")
+	if status != 429 || !strings.Contains(string(body), api.CodeResourceExhausted) {
+		t.Fatalf("third session: %d %s", status, body)
+	}
+}
+
+func TestOneShotRun(t *testing.T) {
+	d := startDaemon(t, "")
+	status, body := d.raw(t, "POST", "/v1/run", `{"language":"python","code":"print(open('data.txt').read().upper())\n6*7","files":[{"path":"data.txt","content_base64":"aGVsbG8="}],"memory_mb":128}`)
+	var e api.Execution
+	if err := json.Unmarshal(body, &e); err != nil || status != 200 || e.Stdout != "HELLO\n" || result(&e) != "42" {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	status, body = d.raw(t, "POST", "/v1/run", `{"language":"shell","code":"exit 7"}`)
+	if err := json.Unmarshal(body, &e); err != nil || status != 200 || e.ExitCode != 7 || e.Status != api.StatusError {
+		t.Fatalf("run shell: %d %s", status, body)
+	}
+	list, err := d.c.ListSessions(t.Context(), nil)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("one-shot runs must leave no session: %+v %v", list, err)
+	}
+	assertNoSandboxesLeft(t, d.base+"/run", nil)
+}

@@ -1,0 +1,139 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+func TestCLI(t *testing.T) {
+	d := startDaemon(t, "")
+	ok := func(stdin string, args ...string) string {
+		t.Helper()
+		out, stderr, code := d.ctl(t, stdin, args...)
+		if code != 0 {
+			t.Fatalf("sandboxctl %v: exit %d: %s", args, code, stderr)
+		}
+		return out
+	}
+	fail := func(wantCode int, wantErr string, args ...string) {
+		t.Helper()
+		_, stderr, code := d.ctl(t, "", args...)
+		if code != wantCode || !strings.Contains(stderr, wantErr) {
+			t.Fatalf("sandboxctl %v: exit %d, stderr %q; want exit %d with %q", args, code, stderr, wantCode, wantErr)
+		}
+	}
+
+	if out := ok("", "version"); !strings.Contains(out, "Client:") || !strings.Contains(out, "Server:") {
+		t.Fatalf("version: %q", out)
+	}
+	if out := ok("", "info"); !strings.Contains(out, "Cgroup version:") {
+		t.Fatalf("info: %q", out)
+	}
+	var info api.Info
+	if err := json.Unmarshal([]byte(ok("", "info", "--json")), &info); err != nil || info.APIVersion != "1" || !info.Seccomp.Enabled {
+		t.Fatalf("info --json: %+v %v", info, err)
+	}
+
+	id := strings.TrimSpace(ok("", "create", "--memory", "256M", "--cpus", "0.5", "--pids", "64", "--label", "team=ml", "-e", "GREETING=hello"))
+	t.Cleanup(func() { d.ctl(t, "", "rm", "-f", id) })
+	var sessions []api.Session
+	if err := json.Unmarshal([]byte(ok("", "inspect", id)), &sessions); err != nil || len(sessions) != 1 ||
+		sessions[0].Limits.MemoryMB != 256 || sessions[0].Limits.CPUs != 0.5 || sessions[0].Limits.Pids != 64 || sessions[0].Labels["team"] != "ml" {
+		t.Fatalf("inspect: %+v %v", sessions, err)
+	}
+	if out := ok("", "ls"); !strings.Contains(out, id) || !strings.Contains(out, "team=ml") {
+		t.Fatalf("ls: %q", out)
+	}
+	if out := ok("", "ls", "-q", "--label", "team=other"); strings.TrimSpace(out) != "" {
+		t.Fatalf("ls filtered: %q", out)
+	}
+	if out := ok("", "ls", "-q"); strings.TrimSpace(out) != id {
+		t.Fatalf("ls -q: %q", out)
+	}
+
+	ok("", "exec", id, "-c", "x = 20")
+	if out := ok("", "exec", id, "-c", "x * 2 + 2"); out != "42\n" {
+		t.Fatalf("exec result: %q", out)
+	}
+	if out := ok("import os\nprint(os.environ['GREETING'])\n", "exec", id, "-"); out != "hello\n" {
+		t.Fatalf("exec from stdin: %q", out)
+	}
+	script := filepath.Join(t.TempDir(), "s.py")
+	os.WriteFile(script, []byte("print('from file', x)"), 0o644)
+	if out := ok("", "exec", id, script); out != "from file 20\n" {
+		t.Fatalf("exec file: %q", out)
+	}
+	if out := ok("", "exec", id, "--shell", "-c", "echo $((1+2))"); out != "3\n" {
+		t.Fatalf("exec --shell: %q", out)
+	}
+	out, stderr, code := d.ctl(t, "", "exec", id, "-c", "1/0")
+	if code != 1 || !strings.Contains(stderr, "ZeroDivisionError") || out != "" {
+		t.Fatalf("exec error: %d %q %q", code, out, stderr)
+	}
+	if _, _, code := d.ctl(t, "", "exec", id, "--shell", "-c", "exit 5"); code != 5 {
+		t.Fatalf("shell exit code: %d", code)
+	}
+	if _, stderr, code := d.ctl(t, "", "exec", id, "-t", "1", "-c", "import time; time.sleep(30)"); code != 124 || !strings.Contains(stderr, "timed out") {
+		t.Fatalf("timeout exit code: %d %q", code, stderr)
+	}
+	var e api.Execution
+	if err := json.Unmarshal([]byte(ok("", "exec", id, "--json", "-c", "x")), &e); err != nil || result(&e) != "20" {
+		t.Fatalf("exec --json: %+v %v", e, err)
+	}
+
+	local := filepath.Join(t.TempDir(), "in.txt")
+	os.WriteFile(local, []byte("payload"), 0o644)
+	ok("", "cp", local, id+":sub/in.txt")
+	if out := ok("", "exec", id, "--shell", "-c", "cat /workspace/sub/in.txt"); out != "payload" {
+		t.Fatalf("cp in: %q", out)
+	}
+	back := filepath.Join(t.TempDir(), "back.txt")
+	ok("", "cp", id+":/workspace/sub/in.txt", back)
+	if b, _ := os.ReadFile(back); string(b) != "payload" {
+		t.Fatalf("cp out: %q", b)
+	}
+	if out := ok("", "cp", id+":sub/in.txt", "-"); out != "payload" {
+		t.Fatalf("cp to stdout: %q", out)
+	}
+	fail(1, "bad path", "cp", id+":../../etc/passwd", "-")
+	fail(1, "exactly one side", "cp", "a", "b")
+
+	if out := ok("", "stats", id); !strings.Contains(out, "running") {
+		t.Fatalf("stats: %q", out)
+	}
+	if out := ok("", "history", id, "-n", "2"); strings.Count(out, "\n") != 3 {
+		t.Fatalf("history: %q", out)
+	}
+	ok("", "stop", id)
+	fail(1, "start it first", "exec", id, "-c", "1")
+	ok("", "start", id)
+	ok("", "restart", id)
+
+	if out := ok("", "run", "-c", "print(sum(range(10)))"); out != "45\n" {
+		t.Fatalf("run: %q", out)
+	}
+	if out := ok("", "run", "--file", local+":data/x.txt", "--shell", "-c", "cat data/x.txt"); out != "payload" {
+		t.Fatalf("run --file: %q", out)
+	}
+
+	fail(1, "no such session", "exec", "nope", "-c", "1")
+	fail(1, "memory_mb", "create", "--memory", "1M")
+	fail(1, "bad --memory", "create", "--memory", "lots")
+	fail(1, "no code given", "exec", id)
+	ok("", "rm", id)
+	fail(1, "no such session", "rm", id)
+	ok("", "rm", "-f", id)
+
+	_, stderr, code = runCtl(t, filepath.Join(t.TempDir(), "none.sock"), nil, "", "ls")
+	if code != 1 || !strings.Contains(stderr, "cannot connect to sandboxd at") || !strings.Contains(stderr, "is it running?") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("no daemon: %d %q", code, stderr)
+	}
+	if out := ok("", "completion", "bash"); !strings.Contains(out, "sandboxctl") {
+		t.Fatal("bash completion")
+	}
+}

@@ -1,0 +1,270 @@
+// Package integration drives a real sandboxd, built from this tree, through
+// its API and through sandboxctl. It needs root, as the daemon does.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/client"
+)
+
+// bin holds sandboxd and sandboxctl built for this run.
+var bin string
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "integration tests must run as root: the daemon builds sandboxes")
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "sandboxd-bin-")
+	if err != nil {
+		panic(err)
+	}
+	_ = os.Chmod(dir, 0o755) // other uids run sandboxctl from here
+	bin = dir
+	for _, name := range []string{"sandboxd", "sandboxctl"} {
+		args := []string{"build", "-tags", "seccomp"}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "-o", filepath.Join(dir, name), "../cmd/"+name)
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemon is one sandboxd started for a test.
+type daemon struct {
+	t       *testing.T
+	base    string
+	socket  string
+	cmd     *exec.Cmd
+	logPath string
+	c       *client.Client
+	done    chan error
+}
+
+// startDaemon starts sandboxd with extra TOML config lines, waits until it
+// answers, and on cleanup stops it and checks nothing of it is left.
+func startDaemon(t *testing.T, config string) *daemon {
+	t.Helper()
+	// Under /tmp with a short name: a socket path must fit 107 bytes.
+	base, err := os.MkdirTemp("/tmp", "sbd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(base, 0o755)
+	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log"), done: make(chan error, 1)}
+	cfgPath := filepath.Join(base, "config.toml")
+	if err := os.WriteFile(cfgPath, []byte("interrupt_grace_s = 1\n"+config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(d.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = exec.Command(filepath.Join(bin, "sandboxd"), "--config", cfgPath, "--socket", d.socket,
+		"--data-dir", filepath.Join(base, "data"), "--run-dir", filepath.Join(base, "run"), "--log-level", "debug")
+	d.cmd.Stdout, d.cmd.Stderr = logf, logf
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logf.Close()
+	go func() { d.done <- d.cmd.Wait() }()
+	t.Cleanup(d.stop)
+	d.c = client.New(d.socket)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if err := d.c.Health(context.Background()); err == nil {
+			break
+		}
+		select {
+		case err := <-d.done:
+			t.Fatalf("sandboxd exited at start: %v\n%s", err, d.log())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandboxd did not answer within 20s\n%s", d.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return d
+}
+
+func (d *daemon) log() string {
+	b, _ := os.ReadFile(d.logPath)
+	return string(b)
+}
+
+// stop ends the daemon with SIGTERM and checks it left nothing behind.
+func (d *daemon) stop() {
+	t := d.t
+	var ids []string
+	if list, err := d.c.ListSessions(context.Background(), nil); err == nil {
+		for _, s := range list {
+			ids = append(ids, s.ID)
+		}
+	}
+	d.c.Close()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Errorf("sandboxd exited with %v\n%s", err, d.log())
+		}
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		t.Errorf("sandboxd did not stop within 30s of SIGTERM\n%s", d.log())
+	}
+	if t.Failed() {
+		t.Logf("daemon log:\n%s", d.log())
+	}
+	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids)
+	_ = os.RemoveAll(d.base)
+}
+
+// assertNoSandboxesLeft checks no process, cgroup or runtime folder of the
+// given sessions (or of any sandbox of this daemon) is left.
+func assertNoSandboxesLeft(t *testing.T, runDir string, ids []string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(filepath.Join(runDir, "state", "sandboxes")); len(ents) > 0 {
+		t.Errorf("sandbox folders left in the run dir: %d", len(ents))
+	}
+	if ents, _ := os.ReadDir(filepath.Join(runDir, "state", "runc")); len(ents) > 0 {
+		t.Errorf("libcontainer state left: %d", len(ents))
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if bytes.Contains(b, []byte("/sandboxd/"+id)) {
+				t.Errorf("process %s still runs in the cgroup of session %s", filepath.Base(filepath.Dir(p)), id)
+			}
+		}
+	}
+	for _, id := range ids {
+		if m, _ := filepath.Glob("/sys/fs/cgroup/*/*/sandboxd/" + id); len(m) > 0 {
+			t.Errorf("cgroups of session %s left: %v", id, m)
+		}
+		if m, _ := filepath.Glob("/sys/fs/cgroup/*/sandboxd/" + id); len(m) > 0 {
+			t.Errorf("cgroups of session %s left: %v", id, m)
+		}
+	}
+}
+
+// ctl runs sandboxctl against the daemon and returns stdout, stderr and the
+// exit code.
+func (d *daemon) ctl(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	return runCtl(t, d.socket, nil, stdin, args...)
+}
+
+func runCtl(t *testing.T, socket string, cred *syscall.Credential, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "sandboxctl"), append([]string{"--socket", socket}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader(stdin)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// session creates a session and deletes it at cleanup.
+func (d *daemon) session(t *testing.T, req *api.CreateSessionRequest) string {
+	t.Helper()
+	if req == nil {
+		req = &api.CreateSessionRequest{}
+	}
+	s, err := d.c.CreateSession(context.Background(), req)
+	if err != nil {
+		t.Fatalf("create session: %v", err)
+	}
+	t.Cleanup(func() { _ = d.c.DeleteSession(context.Background(), s.ID) })
+	return s.ID
+}
+
+// exec runs code and fails the test on a transport error.
+func (d *daemon) exec(t *testing.T, id, lang, code string, timeout float64) *api.Execution {
+	t.Helper()
+	req := &api.ExecRequest{Language: lang, Code: code}
+	if timeout > 0 {
+		req.TimeoutS = &timeout
+	}
+	e, err := d.c.Exec(context.Background(), id, req, nil)
+	if err != nil {
+		t.Fatalf("exec %q: %v", code, err)
+	}
+	return e
+}
+
+func (d *daemon) py(t *testing.T, id, code string) *api.Execution {
+	t.Helper()
+	return d.exec(t, id, api.LanguagePython, code, 0)
+}
+
+func (d *daemon) sh(t *testing.T, id, code string) *api.Execution {
+	t.Helper()
+	return d.exec(t, id, api.LanguageShell, code, 0)
+}
+
+// raw sends a raw HTTP request to the daemon and returns status and body.
+func (d *daemon) raw(t *testing.T, method, path, body string) (int, []byte) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var dl net.Dialer
+		return dl.DialContext(ctx, "unix", d.socket)
+	}}}
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequest(method, "http://sandboxd"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func result(e *api.Execution) string {
+	if e.Result == nil {
+		return "<none>"
+	}
+	return *e.Result
+}

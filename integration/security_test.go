@@ -1,0 +1,164 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestSandboxIsolation runs probes inside a sandbox; each prints one word
+// that the table expects.
+func TestSandboxIsolation(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	// A marker the sandbox must not see, and host state it must not change.
+	marker := "/root/sandboxd-secret-marker"
+	if err := os.WriteFile(marker, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(marker) })
+
+	probes := []struct {
+		name, lang, code, want string
+	}{
+		{"runs as the sandbox uid", "shell", "id -u", "2000000"},
+		{"no capabilities", "shell", "grep CapEff /proc/self/status | awk '{print $2}'", "0000000000000000"},
+		{"no_new_privs", "shell", "grep NoNewPrivs /proc/self/status | awk '{print $2}'", "1"},
+		{"seccomp filter on", "shell", "grep '^Seccomp:' /proc/self/status | awk '{print $2}'", "2"},
+		{"no host processes", "python", "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) < 10)", "True"},
+		{"no /etc/shadow", "shell", "test -e /etc/shadow && echo present || echo absent", "absent"},
+		{"no host home", "shell", "test -e " + marker + " && echo present || echo absent", "absent"},
+		{"only lo", "shell", "ls /sys/class/net | tr '\\n' ' '", "lo"},
+		{"no network egress", "python", "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.2', 9))\n    print('connected')\nexcept OSError as e:\n    print('refused' if e.errno in (111, 101) else e)", "refused"},
+		{"/usr read-only", "shell", "touch /usr/x 2>/dev/null && echo wrote || echo denied", "denied"},
+		{"/etc read-only", "shell", "touch /etc/x 2>/dev/null && echo wrote || echo denied", "denied"},
+		{"/ read-only", "shell", "touch /x 2>/dev/null && echo wrote || echo denied", "denied"},
+		{"/workspace writable", "shell", "touch /workspace/x && echo wrote", "wrote"},
+		{"/tmp writable", "shell", "touch /tmp/x && echo wrote", "wrote"},
+		{"/proc/sys read-only", "shell", "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo wrote || echo denied", "denied"},
+		{"no cgroupfs", "shell", "ls /sys/fs/cgroup 2>/dev/null | wc -l", "0"},
+		{"/proc/kcore masked", "shell", "test -s /proc/kcore && echo readable || echo masked", "masked"},
+		{"unshare user ns denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.unshare(0x10000000) == 0 else 'denied')", "denied"},
+		{"unshare command fails", "shell", "unshare -Ur true 2>/dev/null && echo ok || echo denied", "denied"},
+		{"mount denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0 else 'denied')", "denied"},
+		{"clone with new namespace denied", "python", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(56, 0x40000000 | 17, 0, 0, 0, 0)\nprint('denied' if r == -1 else 'ok')\nif r == 0: os._exit(0)", "denied"},
+		{"ptrace denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.ptrace(16, 1, 0, 0) == 0 else 'denied')", "denied"},
+		{"keyctl denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.syscall(250, 0, 0, 0, 0, 0) >= 0 else 'denied')", "denied"},
+		{"mknod denied", "shell", "mknod /tmp/mem c 1 1 2>/dev/null && echo made || echo denied", "denied"},
+		{"agent socket not visible", "shell", "find / -name agent.sock -not -path '/proc/*' 2>/dev/null | wc -l", "0"},
+		{"cannot signal the agent", "python", "import os, signal\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept OSError:\n    pass\nprint('alive')", "alive"},
+	}
+	for _, p := range probes {
+		e := d.exec(t, id, p.lang, p.code, 20)
+		got := strings.TrimSpace(e.Stdout)
+		if got != p.want {
+			t.Errorf("%s: got %q, want %q (stderr %q, status %s)", p.name, got, p.want, e.Stderr, e.Status)
+		}
+	}
+	if e := d.py(t, id, "1 + 1"); result(e) != "2" {
+		t.Fatalf("the session must survive its probes: %+v", e)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	d := startDaemon(t, "")
+	mem := int64(128)
+	id := d.session(t, &api.CreateSessionRequest{MemoryMB: &mem})
+	d.py(t, id, "before = 1")
+	e := d.exec(t, id, "python", "hog = b'x' * (400 << 20)", 30)
+	switch {
+	case e.Status == api.StatusKilled && e.StateReset:
+	case e.Status == api.StatusError && e.Error != nil && e.Error.Name == "MemoryError":
+	default:
+		t.Fatalf("memory bomb: %+v", e)
+	}
+	if e := d.py(t, id, "2 + 2"); result(e) != "4" {
+		t.Fatalf("session usable after the memory bomb: %+v", e)
+	}
+	e = d.exec(t, id, "shell", "python3 -c \"b = b'x' * (400 << 20)\"; echo exit=$?", 30)
+	if !strings.Contains(e.Stdout, "exit=137") && !strings.Contains(e.Stderr, "MemoryError") {
+		t.Fatalf("memory bomb in a shell child: %+v", e)
+	}
+	if e := d.py(t, id, "3 + 3"); result(e) != "6" {
+		t.Fatalf("session usable after a child's memory bomb: %+v", e)
+	}
+}
+
+func TestPidsLimit(t *testing.T) {
+	d := startDaemon(t, "")
+	pids := int64(32)
+	id := d.session(t, &api.CreateSessionRequest{Pids: &pids})
+	e := d.exec(t, id, "python", `import os, time
+n = 0
+try:
+    while n < 1000:
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("stopped at", n, e.errno)
+`, 30)
+	if !strings.HasPrefix(e.Stdout, "stopped at") || e.Status != api.StatusOK {
+		t.Fatalf("fork bomb: %+v", e)
+	}
+	// The limit holds for everything in the sandbox: no new process until
+	// the bomb's children end and are reaped.
+	if e := d.exec(t, id, "shell", "true", 20); e.Status != api.StatusError {
+		t.Fatalf("a shell must not start while the sandbox is at its pids limit: %+v", e)
+	}
+	d.exec(t, id, "python", "time.sleep(3.5)\nwhile True:\n    try:\n        os.wait()\n    except ChildProcessError:\n        break", 20)
+	if e := d.exec(t, id, "shell", "echo ok", 20); strings.TrimSpace(e.Stdout) != "ok" {
+		t.Fatalf("session usable after the fork bomb: %+v", e)
+	}
+}
+
+func TestOtherUsersSeeNothing(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	id := d.session(t, nil)
+	if err := os.Chmod(d.socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	out, stderr, code := runCtl(t, d.socket, alice, "", "ls", "-q")
+	if code != 0 || strings.TrimSpace(out) != "" {
+		t.Fatalf("alice lists: %q %q %d", out, stderr, code)
+	}
+	_, stderr, code = runCtl(t, d.socket, alice, "", "inspect", id)
+	if code == 0 || !strings.Contains(stderr, "no such session") {
+		t.Fatalf("alice inspects root's session: %q %d", stderr, code)
+	}
+	_, stderr, code = runCtl(t, d.socket, alice, "", "exec", id, "-c", "1")
+	if code == 0 || !strings.Contains(stderr, "no such session") {
+		t.Fatalf("alice execs in root's session: %q %d", stderr, code)
+	}
+	_, stderr, code = runCtl(t, d.socket, alice, "", "rm", id)
+	if code == 0 || !strings.Contains(stderr, "no such session") {
+		t.Fatalf("alice deletes root's session: %q %d", stderr, code)
+	}
+	out, stderr, code = runCtl(t, d.socket, alice, "", "create", "--json")
+	if code != 0 {
+		t.Fatalf("alice creates: %q %d", stderr, code)
+	}
+	var s api.Session
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.OwnerUID != 54321 {
+		t.Fatalf("alice's session: %q %v", out, err)
+	}
+	got, err := d.c.GetSession(ctx, s.ID)
+	if err != nil || got.OwnerUID != 54321 {
+		t.Fatalf("root sees alice's session: %+v %v", got, err)
+	}
+	out, _, _ = runCtl(t, d.socket, alice, "", "ls", "-q")
+	if strings.TrimSpace(out) != s.ID {
+		t.Fatalf("alice sees only her session: %q", out)
+	}
+	if _, _, code := runCtl(t, d.socket, alice, "", "rm", s.ID); code != 0 {
+		t.Fatal("alice deletes her own session")
+	}
+}

@@ -1,0 +1,61 @@
+// Package agent ships the in-sandbox agent (agent.py, standard library
+// Python) and speaks its line protocol from the daemon's side.
+//
+// The channel is a Unix socket whose file lives on the host, under the
+// daemon's run dir, and whose listening end is handed to the sandbox's PID 1
+// as fd 3. Sandboxed code can neither see nor replace the socket file, and a
+// restarted daemon reconnects to the same path.
+package agent
+
+import (
+	_ "embed"
+)
+
+// Script is the agent's source, run as `python3 -c Script` in the sandbox.
+//
+//go:embed agent.py
+var Script string
+
+// ListenFD is the descriptor number the agent expects its listener on.
+const ListenFD = 3
+
+// Request is one line from the daemon to the agent.
+type Request struct {
+	Op        string            `json:"op"`
+	Language  string            `json:"language,omitempty"`
+	Code      string            `json:"code,omitempty"`
+	Timeout   float64           `json:"timeout,omitempty"`
+	Grace     float64           `json:"grace,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Cwd       string            `json:"cwd,omitempty"`
+	MaxOutput int64             `json:"max_output,omitempty"`
+}
+
+// Message is one line from the agent. Which fields are set depends on Type.
+type Message struct {
+	Type       string     `json:"type"`
+	Data       string     `json:"data,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	PID        int        `json:"pid,omitempty"`
+	Status     string     `json:"status,omitempty"`
+	ExitCode   int        `json:"exit_code,omitempty"`
+	Result     *string    `json:"result,omitempty"`
+	Error      *ExecError `json:"error,omitempty"`
+	Outputs    []Output   `json:"outputs,omitempty"`
+	Truncated  bool       `json:"truncated,omitempty"`
+	StateReset bool       `json:"state_reset,omitempty"`
+	DurationMS float64    `json:"duration_ms,omitempty"`
+}
+
+// ExecError is a Python exception as the agent reports it.
+type ExecError struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+// Output is a rich output as the agent reports it.
+type Output struct {
+	MIME string `json:"mime"`
+	Data string `json:"data"`
+}

@@ -1,0 +1,549 @@
+# sandboxd in-sandbox agent. Standard library only; runs as the sandbox's
+# PID 1 under the sandbox uid.
+#
+# Shape: this supervisor process never runs user code. It accepts the daemon
+# on an inherited listening Unix socket (fd 3; the socket file lives on the
+# host, out of the sandbox's reach, so a restarted daemon can reconnect), and
+# keeps one forked worker interpreter whose globals persist between
+# executions. The worker's fd 1 and 2 are pipes that the supervisor reads, so
+# output of child processes is captured too. Timeouts interrupt the worker
+# (KeyboardInterrupt) and, if that does not stop it, kill every process in
+# the sandbox but PID 1 and fork a fresh worker (state_reset).
+#
+# Daemon protocol: one JSON object per line each way.
+#   -> {"op":"ping"}                       <- {"type":"pong","pid":N}
+#   -> {"op":"exec","language":"python"|"shell","code":S,"timeout":F,
+#       "env":{},"cwd":S,"max_output":N,"grace":F}
+#   <- {"type":"stdout"|"stderr","data":S}*  then
+#   <- {"type":"done","status":S,"exit_code":N,"result":S|null,"error":{}|null,
+#       "outputs":[],"truncated":B,"state_reset":B,"duration_ms":F}
+import ast
+import builtins
+import codecs
+import errno
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+LISTEN_FD = 3
+CTRL_FD_BASE = 710  # high fds for the worker's control pipes
+READ_CHUNK = 65536
+
+
+def log(msg):
+    try:
+        os.write(2, ("sandboxd-agent: %s\n" % msg).encode())
+    except OSError:
+        pass
+
+
+def set_not_dumpable():
+    # A non-dumpable process's /proc/PID/mem, fds and environ are closed to
+    # other processes of the same uid: user code cannot poke the supervisor.
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except Exception as e:  # noqa: BLE001 - best effort, logged
+        log("prctl(PR_SET_DUMPABLE): %s" % e)
+
+
+def raise_oom_score():
+    # Make the supervisor's children the OOM killer's first choice.
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------- worker --
+
+def worker_main(ctrl_r, ctrl_w):
+    """Runs in the forked child: executes cells until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise_oom_score()
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+    sys.argv = [""]
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    rf = os.fdopen(ctrl_r, "rb", buffering=0)
+    cell = 0
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = rf.read(READ_CHUNK)
+            if not chunk:
+                os._exit(0)
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        req = json.loads(line)
+        cell += 1
+        reply = run_cell(ns, req, cell)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - user code may have broken it
+                pass
+        data = (json.dumps(reply) + "\n").encode()
+        try:
+            while data:
+                n = os.write(ctrl_w, data)
+                data = data[n:]
+        except OSError:
+            os._exit(1)
+
+
+def run_cell(ns, req, cell):
+    code = req.get("code", "")
+    limit = int(req.get("max_output", 1 << 20))
+    env = req.get("env") or {}
+    cwd = req.get("cwd") or ""
+    name = "<cell-%d>" % cell
+    import linecache
+    lines = code.splitlines(True)
+    linecache.cache[name] = (len(code), None, lines, name)
+    saved_env = {k: os.environ.get(k) for k in env}
+    saved_cwd = None
+    reply = {"result": None, "error": None, "outputs": []}
+    try:
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        if cwd:
+            saved_cwd = os.getcwd()
+            os.chdir(cwd)
+        tree = ast.parse(code, name, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, name, "exec"), ns)
+        if last is not None:
+            value = eval(compile(last, name, "eval"), ns)
+            if value is not None:
+                ns["_"] = value
+                r = repr(value)
+                if len(r) > limit:
+                    r = r[:limit]
+                reply["result"] = r
+    except BaseException as e:  # noqa: BLE001 - every exception is the user's
+        tb = e.__traceback__
+        # Drop the agent's own frames: the user's traceback starts in the cell.
+        while tb is not None and tb.tb_frame.f_code.co_filename != name:
+            tb = tb.tb_next
+        text = "".join(traceback.format_exception(type(e), e, tb))
+        print(text, end="", file=sys.stderr)
+        reply["error"] = {"name": type(e).__name__, "value": str(e), "traceback": text}
+    finally:
+        try:
+            if saved_cwd is not None:
+                os.chdir(saved_cwd)
+        except OSError:
+            pass
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    reply["outputs"] = collect_figures()
+    return reply
+
+
+def collect_figures():
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    import base64
+    import io
+    out = []
+    try:
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            b = io.BytesIO()
+            fig.savefig(b, format="png")
+            out.append({"mime": "image/png", "data": base64.b64encode(b.getvalue()).decode()})
+        plt.close("all")
+    except Exception as e:  # noqa: BLE001
+        log("figure capture: %s" % e)
+    return out
+
+
+# ------------------------------------------------------------ supervisor --
+
+class Worker:
+    """The forked interpreter and the pipes that lead to it."""
+
+    def __init__(self):
+        self.pid = 0
+        self.out = self.err = self.ctrl_r = self.ctrl_w = -1
+        self.ctrl_buf = b""
+
+    def start(self):
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                null = os.open("/dev/null", os.O_RDONLY)
+                os.dup2(null, 0)
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                os.dup2(req_r, CTRL_FD_BASE)
+                os.dup2(rep_w, CTRL_FD_BASE + 1)
+                os.closerange(3, CTRL_FD_BASE)
+                os.closerange(CTRL_FD_BASE + 2, 65536)
+                os.set_inheritable(CTRL_FD_BASE, False)
+                os.set_inheritable(CTRL_FD_BASE + 1, False)
+                worker_main(CTRL_FD_BASE, CTRL_FD_BASE + 1)
+            except BaseException as e:  # noqa: BLE001
+                log("worker: %r" % e)
+            os._exit(1)
+        for fd in (out_w, err_w, req_r, rep_w):
+            os.close(fd)
+        for fd in (out_r, err_r, rep_r):
+            os.set_blocking(fd, False)
+        self.pid, self.out, self.err, self.ctrl_w, self.ctrl_r = pid, out_r, err_r, req_w, rep_r
+        self.ctrl_buf = b""
+
+    def stop(self):
+        """Kills the worker and everything else in the sandbox but PID 1."""
+        if self.pid:
+            kill_all()
+            reap(self.pid)
+        for fd in (self.out, self.err, self.ctrl_r, self.ctrl_w):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.pid = 0
+        self.out = self.err = self.ctrl_r = self.ctrl_w = -1
+
+
+def kill_all():
+    # As PID 1 of the sandbox's pid namespace, kill(-1) reaches every other
+    # process in it and none outside.
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def reap(pid):
+    """Waits for pid (bounded) and reaps any other exited children."""
+    status = None
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            p, st = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if p == pid:
+            status = st
+            break
+        time.sleep(0.005)
+    reap_zombies()
+    return status
+
+
+def reap_zombies():
+    while True:
+        try:
+            p, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if p == 0:
+            return
+
+
+class Capture:
+    """Forwards one output stream to the daemon, up to a cap."""
+
+    def __init__(self, kind, send, limit):
+        self.kind = kind
+        self.send = send
+        self.limit = limit
+        self.sent = 0
+        self.truncated = False
+        self.dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, data):
+        room = self.limit - self.sent
+        if len(data) > room:
+            data = data[:max(room, 0)]
+            self.truncated = True
+        if not data:
+            return
+        self.sent += len(data)
+        text = self.dec.decode(data)
+        if text:
+            self.send({"type": self.kind, "data": text})
+
+    def finish(self):
+        text = self.dec.decode(b"", final=True)
+        if text:
+            self.send({"type": self.kind, "data": text})
+
+
+def drain(fd, cap):
+    """Reads fd until it would block. Returns False at end of file."""
+    while True:
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        cap.feed(data)
+
+
+class Agent:
+    def __init__(self):
+        self.listener = socket.socket(fileno=LISTEN_FD)
+        self.conn = None
+        self.worker = Worker()
+        self.worker.start()
+
+    def send(self, msg):
+        if self.conn is None:
+            return
+        try:
+            self.conn.sendall((json.dumps(msg) + "\n").encode())
+        except OSError:
+            # The daemon went away; finish the work, answer the next one.
+            self.conn = None
+
+    def serve(self):
+        while True:
+            self.conn, _ = self.listener.accept()
+            f = self.conn.makefile("rb")
+            try:
+                for line in f:
+                    try:
+                        req = json.loads(line)
+                    except ValueError:
+                        self.send({"type": "error", "message": "bad request line"})
+                        continue
+                    self.handle(req)
+                    if self.conn is None:
+                        break
+            except OSError:
+                pass
+            finally:
+                f.close()
+                if self.conn is not None:
+                    self.conn.close()
+                self.conn = None
+            reap_zombies()
+
+    def handle(self, req):
+        op = req.get("op")
+        if op == "ping":
+            self.send({"type": "pong", "pid": os.getpid()})
+        elif op == "exec":
+            start = time.monotonic()
+            if req.get("language") == "shell":
+                done = self.exec_shell(req)
+            else:
+                done = self.exec_python(req)
+            done["type"] = "done"
+            done["duration_ms"] = (time.monotonic() - start) * 1000.0
+            self.send(done)
+        else:
+            self.send({"type": "error", "message": "unknown op %r" % op})
+
+    def exec_python(self, req):
+        limit = int(req.get("max_output", 1 << 20))
+        timeout = float(req.get("timeout", 30))
+        grace = float(req.get("grace", 1.0))
+        w = self.worker
+        caps = {w.out: Capture("stdout", self.send, limit), w.err: Capture("stderr", self.send, limit)}
+        done = {"status": "ok", "exit_code": 0, "result": None, "error": None,
+                "outputs": [], "truncated": False, "state_reset": False}
+        # Output left over from background processes of earlier cells
+        # belongs to nobody: drop it.
+        for fd in caps:
+            drain(fd, Capture("", lambda m: None, 0))
+        line = (json.dumps({"code": req.get("code", ""), "env": req.get("env") or {},
+                            "cwd": req.get("cwd") or "", "max_output": limit}) + "\n").encode()
+        try:
+            self.write_all(w.ctrl_w, line)
+        except OSError:
+            pass  # a dead worker shows as end of file below
+        deadline = time.monotonic() + timeout
+        interrupted = False
+        kill_at = None
+        reply = None
+        dead = False
+        fds = [w.out, w.err, w.ctrl_r]
+        while reply is None and not dead:
+            now = time.monotonic()
+            if not interrupted and now >= deadline:
+                interrupted = True
+                kill_at = now + grace
+                try:
+                    os.killpg(w.pid, signal.SIGINT)
+                except OSError:
+                    pass
+            if kill_at is not None and now >= kill_at:
+                break
+            wait = (kill_at if kill_at is not None else deadline) - now
+            try:
+                ready, _, _ = select.select(fds, [], [], max(wait, 0))
+            except InterruptedError:
+                continue
+            for fd in ready:
+                if fd == w.ctrl_r:
+                    try:
+                        data = os.read(fd, READ_CHUNK)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        data = b""
+                    if not data:
+                        dead = True
+                        break
+                    w.ctrl_buf += data
+                    if b"\n" in w.ctrl_buf:
+                        head, w.ctrl_buf = w.ctrl_buf.split(b"\n", 1)
+                        try:
+                            reply = json.loads(head)
+                        except ValueError:
+                            dead = True
+                elif not drain(fd, caps[fd]):
+                    fds.remove(fd)
+        for fd, cap in caps.items():
+            drain(fd, cap)
+            cap.finish()
+        done["truncated"] = any(c.truncated for c in caps.values())
+        if reply is not None:
+            done["result"] = reply.get("result")
+            done["error"] = reply.get("error")
+            done["outputs"] = reply.get("outputs") or []
+            if done["error"]:
+                done["status"] = "error"
+                done["exit_code"] = 1
+            if interrupted:
+                done["status"] = "timeout"
+            return done
+        # The worker died, or ignored the interrupt: start over.
+        status = None
+        if dead:
+            status = reap(w.pid)
+            w.pid = 0
+        w.stop()
+        w.start()
+        done["state_reset"] = True
+        if interrupted:
+            done["status"] = "timeout"
+            done["exit_code"] = 124
+        elif status is not None and os.WIFSIGNALED(status):
+            done["status"] = "killed"
+            done["exit_code"] = 128 + os.WTERMSIG(status)
+            done["error"] = {"name": "Killed", "value": "the interpreter was killed by signal %d (out of memory?)" % os.WTERMSIG(status), "traceback": ""}
+        else:
+            code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else 1
+            done["status"] = "error"
+            done["exit_code"] = code
+            done["error"] = {"name": "SystemExit", "value": "the interpreter exited with status %d" % code, "traceback": ""}
+        return done
+
+    @staticmethod
+    def write_all(fd, data):
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+
+    def exec_shell(self, req):
+        limit = int(req.get("max_output", 1 << 20))
+        timeout = float(req.get("timeout", 30))
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
+        done = {"status": "ok", "exit_code": 0, "result": None, "error": None,
+                "outputs": [], "truncated": False, "state_reset": False}
+        try:
+            p = subprocess.Popen(["/bin/sh", "-c", req.get("code", "")],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, cwd=req.get("cwd") or "/workspace",
+                                 env=env, start_new_session=True, preexec_fn=raise_oom_score)
+        except OSError as e:
+            self.send({"type": "stderr", "data": "sh: %s\n" % e})
+            done.update(status="error", exit_code=127)
+            return done
+        out, err = p.stdout.fileno(), p.stderr.fileno()
+        os.set_blocking(out, False)
+        os.set_blocking(err, False)
+        caps = {out: Capture("stdout", self.send, limit), err: Capture("stderr", self.send, limit)}
+        fds = [out, err]
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        while True:
+            rc = p.poll()
+            if rc is not None:
+                break
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                p.wait()
+                break
+            if not fds:
+                time.sleep(min(0.01, deadline - now))
+                continue
+            try:
+                ready, _, _ = select.select(fds, [], [], min(0.05, deadline - now))
+            except InterruptedError:
+                continue
+            for fd in ready:
+                if not drain(fd, caps[fd]):
+                    fds.remove(fd)
+        for fd, cap in caps.items():
+            drain(fd, cap)
+            cap.finish()
+        p.stdout.close()
+        p.stderr.close()
+        reap_zombies()
+        rc = p.returncode
+        done["truncated"] = any(c.truncated for c in caps.values())
+        if timed_out:
+            done.update(status="timeout", exit_code=124)
+        elif rc < 0:
+            done.update(status="killed" if rc == -signal.SIGKILL else "error", exit_code=128 - rc)
+        elif rc != 0:
+            done.update(status="error", exit_code=rc)
+        return done
+
+
+def main():
+    # PID 1 ignores signals it has no handler for; make sure Python's own
+    # SIGINT handler does not give user code a way to stop the supervisor.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    set_not_dumpable()
+    try:
+        os.chdir("/workspace")
+    except OSError:
+        pass
+    Agent().serve()
+
+
+if __name__ == "__main__":
+    main()

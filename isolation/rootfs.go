@@ -1,0 +1,155 @@
+package isolation
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// systemDirs are the host folders the "host" root filesystem shows,
+// read-only. Where the host has a symlink (merged /usr), the sandbox gets the
+// same symlink.
+var systemDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr"}
+
+// mountpoints every sandbox root needs, besides the system folders.
+var mountpoints = []string{"proc", "dev", "sys", "etc", "workspace", "tmp"}
+
+// makeSkeleton makes an empty root for one sandbox: only mountpoints and
+// symlinks. Every sandbox gets its own, so libcontainer never has to create
+// a mountpoint in a root another sandbox shares.
+func makeSkeleton(root string) ([]string, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range mountpoints {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !os.IsExist(err) {
+			return nil, err
+		}
+	}
+	var binds []string
+	for _, d := range systemDirs {
+		host := "/" + d
+		fi, err := os.Lstat(host)
+		if err != nil {
+			continue
+		}
+		dst := filepath.Join(root, d)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(host)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(target, dst); err != nil && !os.IsExist(err) {
+				return nil, err
+			}
+		case fi.IsDir():
+			if err := os.Mkdir(dst, 0o755); err != nil && !os.IsExist(err) {
+				return nil, err
+			}
+			binds = append(binds, host)
+		}
+	}
+	return binds, nil
+}
+
+// WriteEtc writes the synthetic /etc every sandbox sees: users and groups
+// of the sandbox alone, name resolution with no servers, and the dynamic
+// linker's cache (without which binaries from multiarch folders do not
+// load). Nothing of the host's own configuration or secrets is copied.
+func WriteEtc(dir string, uid, gid int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{
+		"passwd": fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"+
+			"sandbox:x:%d:%d:sandbox:/workspace:/bin/sh\n"+
+			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", uid, gid),
+		"group":         fmt.Sprintf("root:x:0:\ntty:x:5:\nsandbox:x:%d:\nnogroup:x:65534:\n", gid),
+		"hosts":         "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+		"hostname":      "sandbox\n",
+		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
+		"resolv.conf":   "# sandboxd: this sandbox has no network\n",
+		"ld.so.conf":    "include /etc/ld.so.conf.d/*.conf\n",
+	}
+	for name, content := range files {
+		if err := writeFileAtomic(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := copyFile("/etc/ld.so.cache", filepath.Join(dir, "ld.so.cache")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "ld.so.conf.d"), 0o755); err != nil {
+		return err
+	}
+	// /etc/alternatives holds only symlinks into /usr (awk, editor, …).
+	if err := copySymlinks("/etc/alternatives", filepath.Join(dir, "alternatives")); err != nil {
+		return err
+	}
+	_ = os.Remove(filepath.Join(dir, "mtab"))
+	return os.Symlink("/proc/self/mounts", filepath.Join(dir, "mtab"))
+}
+
+func copySymlinks(src, dst string) error {
+	ents, err := os.ReadDir(src)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		t, err := os.Readlink(filepath.Join(src, e.Name()))
+		if err != nil {
+			continue
+		}
+		_ = os.Remove(filepath.Join(dst, e.Name()))
+		if err := os.Symlink(t, filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	b, err := io.ReadAll(in)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dst, b, 0o644)
+}
+
+// writeFileAtomic writes a file so that readers see the old or the new
+// content, never a part.
+func writeFileAtomic(path string, b []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

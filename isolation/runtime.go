@@ -1,0 +1,104 @@
+package isolation
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sandboxd/sandboxd/cgroups"
+	"github.com/sandboxd/sandboxd/seccomp"
+)
+
+// Options configure a Runtime.
+type Options struct {
+	// StateDir holds per-sandbox runtime state: libcontainer's state, each
+	// sandbox's root skeleton, /tmp and agent socket. Under --run-dir.
+	StateDir string
+	// UID and GID run sandboxed code; a dedicated id nobody on the host uses.
+	UID, GID int
+	// Seccomp is the operator's change to the default filter.
+	Seccomp seccomp.Config
+	// Cgroups is where sandbox cgroups go.
+	Cgroups *cgroups.Tree
+}
+
+// Runtime starts sandboxes.
+type Runtime struct {
+	stateDir string
+	lcRoot   string
+	etcDir   string
+	uid, gid int
+	seccomp  *specs.LinuxSeccomp
+	cgroups  *cgroups.Tree
+	python   string
+}
+
+// NewRuntime checks the host has what sandboxes need and prepares the
+// shared parts (the synthetic /etc).
+func NewRuntime(o Options) (*Runtime, error) {
+	if o.UID <= 0 || o.GID <= 0 {
+		return nil, errors.New("sandboxed code must not run as root: set a sandbox uid and gid above 0")
+	}
+	profile, err := seccomp.Profile(o.Seccomp)
+	if err != nil {
+		return nil, err
+	}
+	python, err := findPython()
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{
+		stateDir: o.StateDir,
+		lcRoot:   filepath.Join(o.StateDir, "runc"),
+		etcDir:   filepath.Join(o.StateDir, "etc"),
+		uid:      o.UID,
+		gid:      o.GID,
+		seccomp:  profile,
+		cgroups:  o.Cgroups,
+		python:   python,
+	}
+	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return nil, err
+		}
+	}
+	if err := WriteEtc(r.etcDir, r.uid, r.gid); err != nil {
+		return nil, fmt.Errorf("write sandbox /etc: %w", err)
+	}
+	return r, nil
+}
+
+// findPython finds a python3 in the folders sandboxes see, since the host's
+// PATH may point into a user's home (pyenv and the like) that they do not.
+func findPython() (string, error) {
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("python3"); err == nil {
+		return "", fmt.Errorf("python3 found at %s, but the sandbox shows only /usr and /bin: install the python3 package", p)
+	}
+	return "", errors.New("the python template needs python3 on the host: install the python3 package")
+}
+
+// UID is the uid sandboxed code runs as.
+func (r *Runtime) UID() int { return r.uid }
+
+// GID is the gid sandboxed code runs as.
+func (r *Runtime) GID() int { return r.gid }
+
+// AllowedSyscalls counts the system calls the filter lets through.
+func (r *Runtime) AllowedSyscalls() int {
+	n := 0
+	for _, s := range r.seccomp.Syscalls {
+		if s.Action == specs.ActAllow {
+			n += len(s.Names)
+		}
+	}
+	return n
+}

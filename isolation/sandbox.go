@@ -1,0 +1,288 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/cgroups"
+	"github.com/sandboxd/sandboxd/isolation/agent"
+)
+
+// Spec says what one sandbox is.
+type Spec struct {
+	ID string
+	// Workspace is the host folder shown read-write at /workspace.
+	Workspace string
+	// Resources are the cgroup limits.
+	Resources specs.LinuxResources
+	// Env is added to the sandbox's environment.
+	Env []string
+}
+
+// paths are the host paths of one sandbox's runtime state.
+type paths struct {
+	dir, rootfs, tmp, sock, log string
+}
+
+func (r *Runtime) pathsOf(id string) *paths {
+	dir := filepath.Join(r.stateDir, "sandboxes", id)
+	return &paths{
+		dir:    dir,
+		rootfs: filepath.Join(dir, "rootfs"),
+		tmp:    filepath.Join(dir, "tmp"),
+		sock:   filepath.Join(dir, "agent.sock"),
+		log:    filepath.Join(dir, "agent.log"),
+	}
+}
+
+// Sandbox is one running container with its agent.
+type Sandbox struct {
+	ID      string
+	paths   *paths
+	c       *libcontainer.Container
+	started time.Time
+	exited  chan struct{}
+
+	mu   sync.Mutex // serialises executions on conn
+	conn *agent.Conn
+}
+
+// baseEnv is every sandbox's environment before the session's own.
+var baseEnv = []string{
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=/workspace",
+	"USER=sandbox",
+	"LANG=C.UTF-8",
+	"TMPDIR=/tmp",
+	"MPLBACKEND=Agg",
+	"PYTHONDONTWRITEBYTECODE=1",
+}
+
+// Start builds and starts a sandbox and waits until its agent answers.
+func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error) {
+	p := r.pathsOf(s.ID)
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			_ = os.RemoveAll(p.dir)
+		}
+	}()
+	binds, err := makeSkeleton(p.rootfs)
+	if err != nil {
+		return nil, fmt.Errorf("make root: %w", err)
+	}
+	if err := os.Mkdir(p.tmp, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(p.tmp, r.uid, r.gid); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(s.Workspace, r.uid, r.gid); err != nil {
+		return nil, err
+	}
+
+	// The daemon makes the agent's listening socket itself, on the host:
+	// the sandbox inherits the listener and never sees the file.
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: p.sock, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("agent socket: %w", err)
+	}
+	l.SetUnlinkOnClose(false)
+	lf, err := l.File()
+	l.Close()
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+
+	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, binds)})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox config: %w", err)
+	}
+	c, err := libcontainer.Create(r.lcRoot, s.ID, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox: %w", err)
+	}
+	sb := &Sandbox{ID: s.ID, paths: p, c: c, exited: make(chan struct{})}
+	proc := &libcontainer.Process{
+		Args:       []string{r.python, "-c", agent.Script},
+		Env:        append(append([]string{}, baseEnv...), s.Env...),
+		UID:        r.uid,
+		GID:        r.gid,
+		Cwd:        "/workspace",
+		Stdout:     logf,
+		Stderr:     logf,
+		ExtraFiles: []*os.File{lf},
+		Init:       true,
+	}
+	if err := c.Run(proc); err != nil {
+		_ = c.Destroy()
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	sb.started = time.Now()
+	go func() {
+		// libcontainer's parent must reap init, even after Destroy.
+		_, _ = proc.Wait()
+		close(sb.exited)
+	}()
+	defer func() {
+		if retErr != nil {
+			_ = sb.destroy()
+		}
+	}()
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := agent.Dial(dctx, p.sock)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.Ping(dctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
+	}
+	sb.conn = conn
+	return sb, nil
+}
+
+// agentLog is the tail of what the agent printed, for error messages.
+func (s *Sandbox) agentLog() string {
+	b, _ := os.ReadFile(s.paths.log)
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return ": " + string(b)
+}
+
+// Tmp is the host folder shown at /tmp.
+func (s *Sandbox) Tmp() string { return s.paths.tmp }
+
+// Started is when the sandbox started.
+func (s *Sandbox) Started() time.Time { return s.started }
+
+// Exited is closed when the sandbox's init has exited.
+func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
+
+// Exec runs one request in the sandbox's agent. On an error the sandbox is
+// out of step with the daemon and must be restarted.
+func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind, data string)) (*agent.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return nil, errors.New("sandbox is stopped")
+	}
+	return s.conn.Exec(req, wait, onOutput)
+}
+
+// Usage reads the sandbox's cgroup.
+func (s *Sandbox) Usage() (cgroups.Usage, error) {
+	st, err := s.c.Stats()
+	if err != nil {
+		return cgroups.Usage{}, err
+	}
+	return cgroups.UsageOf(st.CgroupStats), nil
+}
+
+// Destroy kills every process of the sandbox and removes its cgroup and
+// runtime folder. The workspace is the caller's.
+func (s *Sandbox) Destroy() error {
+	s.mu.Lock()
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	s.mu.Unlock()
+	return s.destroy()
+}
+
+func (s *Sandbox) destroy() error {
+	// SIGKILL to init of a pid namespace kills all of it.
+	if err := s.c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
+		return fmt.Errorf("kill sandbox %s: %w", s.ID, err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.ID)
+	}
+	var err error
+	// On v1 the cgroup can be busy for a moment after the last exit.
+	for i := 0; i < 50; i++ {
+		if err = s.c.Destroy(); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(s.paths.dir)
+}
+
+// Cleanup removes whatever is left of sandbox id after a daemon that did
+// not stop it: its processes, cgroup, libcontainer state and folder.
+func (r *Runtime) Cleanup(id string) error {
+	var errs []error
+	if c, err := libcontainer.Load(r.lcRoot, id); err == nil {
+		if err := c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
+			errs = append(errs, err)
+		}
+		for i := 0; i < 100; i++ {
+			if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var derr error
+		for i := 0; i < 50; i++ {
+			if derr = c.Destroy(); derr == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		errs = append(errs, derr)
+	}
+	errs = append(errs, os.RemoveAll(r.pathsOf(id).dir))
+	return errors.Join(errs...)
+}
+
+// Leftovers lists the sandboxes that have runtime state on this host.
+func (r *Runtime) Leftovers() ([]string, error) {
+	seen := map[string]bool{}
+	for _, dir := range []string{filepath.Join(r.stateDir, "sandboxes"), r.lcRoot} {
+		ents, err := os.ReadDir(dir)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				seen[e.Name()] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -1,0 +1,71 @@
+package isolation
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/cgroups"
+	"github.com/sandboxd/sandboxd/internal/testutil"
+	"github.com/sandboxd/sandboxd/isolation/agent"
+	"github.com/sandboxd/sandboxd/seccomp"
+)
+
+func newTestRuntime(t *testing.T) *Runtime {
+	t.Helper()
+	testutil.RequiresRoot(t)
+	tree, err := cgroups.Setup("sandboxd-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRuntime(Options{StateDir: t.TempDir(), UID: 2000000, GID: 2000000, Seccomp: seccomp.Config{}, Cgroups: tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func startTestSandbox(t *testing.T, r *Runtime, id string) *Sandbox {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := r.Start(context.Background(), &Spec{ID: id, Workspace: ws, Resources: *cgroups.Resources(cgroups.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.Destroy(); err != nil {
+			t.Error(err)
+		}
+	})
+	return sb
+}
+
+func run(t *testing.T, sb *Sandbox, lang, code string) (*agent.Message, string) {
+	t.Helper()
+	var out strings.Builder
+	m, err := sb.Exec(agent.Request{Language: lang, Code: code, Timeout: 10, MaxOutput: 1 << 20}, 30*time.Second, func(kind, data string) { out.WriteString(data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, out.String()
+}
+
+func TestSandboxPersistentPython(t *testing.T) {
+	r := newTestRuntime(t)
+	sb := startTestSandbox(t, r, "smoke1")
+	run(t, sb, "python", "x = 41")
+	m, _ := run(t, sb, "python", "x + 1")
+	if m.Result == nil || *m.Result != "42" {
+		t.Fatalf("result = %v, want 42 (%+v)", m.Result, m)
+	}
+	m, out := run(t, sb, "shell", "id -u; echo hi >&2; exit 3")
+	if m.ExitCode != 3 || !strings.Contains(out, "2000000") {
+		t.Fatalf("shell: %+v %q", m, out)
+	}
+}

@@ -1,0 +1,48 @@
+package isolation
+
+import (
+	"slices"
+
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// bindRO and bindRW are the options of host folders shown in a sandbox.
+var (
+	bindRO = []string{"rbind", "ro", "nosuid", "nodev"}
+	bindRW = []string{"bind", "rw", "nosuid", "nodev"}
+)
+
+// ociSpec is the OCI spec of one sandbox. It starts from runc's own example
+// (its /proc, /dev, /sys mounts and masked and read-only paths), then takes
+// away every capability and adds the sandbox's folders, limits and filter.
+func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
+	spec := specconv.Example()
+	spec.Root = &specs.Root{Path: p.rootfs, Readonly: true}
+	spec.Hostname = "sandbox"
+	spec.Process.Terminal = false
+	spec.Process.Capabilities = &specs.LinuxCapabilities{}
+	spec.Process.NoNewPrivileges = true
+	spec.Process.Rlimits = []specs.POSIXRlimit{
+		{Type: "RLIMIT_NOFILE", Hard: 4096, Soft: 4096},
+		{Type: "RLIMIT_CORE", Hard: 0, Soft: 0},
+	}
+	// The sandbox gets no view of cgroups at all.
+	spec.Mounts = slices.DeleteFunc(spec.Mounts, func(m specs.Mount) bool { return m.Destination == "/sys/fs/cgroup" })
+	for _, b := range binds {
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: b, Type: "bind", Source: b, Options: bindRO})
+	}
+	spec.Mounts = append(spec.Mounts,
+		specs.Mount{Destination: "/etc", Type: "bind", Source: r.etcDir, Options: bindRO},
+		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
+		specs.Mount{Destination: "/tmp", Type: "bind", Source: p.tmp, Options: bindRW},
+	)
+	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
+	spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+	spec.Linux.CgroupsPath = r.cgroups.PathFor(s.ID)
+	res := s.Resources
+	res.Devices = spec.Linux.Resources.Devices
+	spec.Linux.Resources = &res
+	spec.Linux.Seccomp = r.seccomp
+	return spec
+}

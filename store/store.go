@@ -1,0 +1,232 @@
+// Package store keeps the daemon's durable state in one bbolt database.
+//
+// Schema (version 1):
+//
+//	meta/
+//	    version            -> "1"
+//	sessions/
+//	    <session id>       -> JSON Record
+//	executions/
+//	    <session id>/      (bucket, one per session)
+//	        <seq, 8 bytes big-endian> -> JSON api.Execution
+//
+// Executions are kept newest-last under a per-session sequence, and cut to
+// the newest HistoryLimit on every append. Values are JSON so a newer
+// daemon can read an older one's records; migrations (ordered, in
+// migrations.go) run at open when the stored version is older.
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/containerd/errdefs"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+var (
+	bucketMeta       = []byte("meta")
+	bucketSessions   = []byte("sessions")
+	bucketExecutions = []byte("executions")
+	keyVersion       = []byte("version")
+)
+
+// Record is what the store keeps of a session: its public face and what the
+// daemon needs to bring it back.
+type Record struct {
+	api.Session
+	Env []string `json:"env,omitempty"`
+}
+
+// Store is the open database.
+type Store struct {
+	db           *bolt.DB
+	historyLimit int
+}
+
+// Options configure Open.
+type Options struct {
+	// HistoryLimit bounds the executions kept per session (default 100).
+	HistoryLimit int
+	// Timeout bounds the wait for the file lock another daemon holds.
+	Timeout time.Duration
+}
+
+// Open opens (creating if needed) the database at path. A second daemon on
+// the same file fails after Timeout instead of hanging.
+func Open(path string, o Options) (*Store, error) {
+	if o.HistoryLimit <= 0 {
+		o.HistoryLimit = 100
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.Timeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("the database %s is locked: is another sandboxd running on this data dir?", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, historyLimit: o.HistoryLimit}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// PutSession writes a session record.
+func (s *Store) PutSession(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).Put([]byte(r.ID), b)
+	})
+}
+
+// GetSession reads one session record.
+func (s *Store) GetSession(id string) (*Record, error) {
+	var r Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketSessions).Get([]byte(id))
+		if v == nil {
+			return errdefs.ErrNotFound.WithMessage("no such session: " + id)
+		}
+		return json.Unmarshal(v, &r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Sessions lists every session record.
+func (s *Store) Sessions() ([]*Record, error) {
+	var out []*Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).ForEach(func(_, v []byte) error {
+			var r Record
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out = append(out, &r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DeleteSession removes a session and its history in one transaction.
+func (s *Store) DeleteSession(id string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
+			return err
+		}
+		err := tx.Bucket(bucketExecutions).DeleteBucket([]byte(id))
+		if errors.Is(err, bolt.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// AddExecution appends an execution to its session's history and updates
+// the session record, atomically, keeping only the newest HistoryLimit.
+func (s *Store) AddExecution(r *Record, e *api.Execution) error {
+	rb, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	eb, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSessions).Put([]byte(r.ID), rb); err != nil {
+			return err
+		}
+		h, err := tx.Bucket(bucketExecutions).CreateBucketIfNotExists([]byte(r.ID))
+		if err != nil {
+			return err
+		}
+		seq, err := h.NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := h.Put(seqKey(seq), eb); err != nil {
+			return err
+		}
+		// Trim from the oldest end.
+		c := h.Cursor()
+		n := 0
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			n++
+		}
+		for ; n > s.historyLimit; n-- {
+			if k, _ := c.First(); k == nil {
+				break
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Executions lists a session's history, newest first, at most limit.
+func (s *Store) Executions(id string, limit int) ([]api.Execution, error) {
+	out := []api.Execution{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		h := tx.Bucket(bucketExecutions).Bucket([]byte(id))
+		if h == nil {
+			return nil
+		}
+		c := h.Cursor()
+		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
+			var e api.Execution
+			if err := json.Unmarshal(v, &e); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func seqKey(n uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, n)
+	return b
+}
+
+// version reads the stored schema version (0 for a new database).
+func version(tx *bolt.Tx) (int, error) {
+	m := tx.Bucket(bucketMeta)
+	if m == nil {
+		return 0, nil
+	}
+	v := m.Get(keyVersion)
+	if v == nil {
+		return 0, nil
+	}
+	return strconv.Atoi(string(v))
+}
