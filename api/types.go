@@ -140,10 +140,10 @@ const StreamMIME = "application/x-ndjson"
 
 // Event is one line of a streamed execution.
 type Event struct {
-	Type      string     `json:"type"`
-	Data      string     `json:"data,omitempty"`
-	Execution *Execution `json:"execution,omitempty"`
-	Error     *ErrorBody `json:"error,omitempty"`
+	Type      string       `json:"type"`
+	Data      string       `json:"data,omitempty"`
+	Execution *Execution   `json:"execution,omitempty"`
+	Error     *ErrorDetail `json:"error,omitempty"`
 }
 
 // FileInfo is one entry of a folder listing.

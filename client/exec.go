@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 
@@ -49,7 +50,7 @@ func (c *Client) execution(ctx context.Context, r request, onEvent func(api.Even
 			return ev.Execution, nil
 		case "error":
 			if ev.Error != nil {
-				return nil, api.ToError(500, *ev.Error)
+				return nil, api.ToError(http.StatusInternalServerError, api.ErrorBody{Error: *ev.Error})
 			}
 			return nil, errors.New("sandboxd ended the stream with an error")
 		default:

@@ -152,7 +152,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, run fun
 			return err
 		}
 		_, body := api.FromError(err)
-		st.send(api.Event{Type: "error", Error: &body})
+		st.send(api.Event{Type: "error", Error: &body.Error})
 		return nil
 	}
 	st.send(api.Event{Type: api.EventDone, Execution: e})

@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cases := []struct {
+		name, body, wantErr string
+	}{
+		{"empty", "", ""},
+		{"the shipped example", mustRead(t, "../contrib/config.toml"), ""},
+		{"unknown key", "max_sesions = 3\n", `unknown key "max_sesions"`},
+		{"syntax error with its line", "socket = \"/x\"\nmax_sessions = = 3\n", ":2:"},
+		{"wrong type", "max_sessions = \"many\"\n", "max_sessions"},
+		{"root sandbox", "sandbox_uid = 0\n", "sandbox_uid"},
+		{"defaults over max", "[defaults]\nmemory_mb = 100000\n", "defaults.memory_mb"},
+		{"unknown syscall", "[seccomp]\nallow = [\"nope\"]\n", "unknown system call"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.toml")
+			os.WriteFile(p, []byte(c.body), 0o644)
+			_, err := LoadConfig(p)
+			if c.wantErr == "" && err != nil {
+				t.Fatal(err)
+			}
+			if c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("got %v, want %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestResolveLimits(t *testing.T) {
+	c := DefaultConfig()
+	i64 := func(v int64) *int64 { return &v }
+	f64 := func(v float64) *float64 { return &v }
+	in := func(v int) *int { return &v }
+	cases := []struct {
+		name string
+		req  api.CreateSessionRequest
+		ok   bool
+	}{
+		{"defaults", api.CreateSessionRequest{}, true},
+		{"all set", api.CreateSessionRequest{MemoryMB: i64(64), CPUs: f64(0.5), Pids: i64(32), DiskMB: i64(10), TimeoutS: in(5), IdleTimeoutS: in(0)}, true},
+		{"memory too small", api.CreateSessionRequest{MemoryMB: i64(1)}, false},
+		{"memory too big", api.CreateSessionRequest{MemoryMB: i64(1 << 30)}, false},
+		{"cpus zero", api.CreateSessionRequest{CPUs: f64(0)}, false},
+		{"cpus over", api.CreateSessionRequest{CPUs: f64(1000)}, false},
+		{"pids too few", api.CreateSessionRequest{Pids: i64(2)}, false},
+		{"disk zero", api.CreateSessionRequest{DiskMB: i64(0)}, false},
+		{"timeout zero", api.CreateSessionRequest{TimeoutS: in(0)}, false},
+		{"idle negative", api.CreateSessionRequest{IdleTimeoutS: in(-1)}, false},
+	}
+	for _, tc := range cases {
+		l, err := c.resolveLimits(&tc.req)
+		if tc.ok != (err == nil) {
+			t.Errorf("%s: %+v %v", tc.name, l, err)
+		}
+		if err != nil && !errdefs.IsInvalidArgument(err) {
+			t.Errorf("%s: wrong class %v", tc.name, err)
+		}
+	}
+	if l, _ := c.resolveLimits(&api.CreateSessionRequest{}); l != c.Defaults.api() {
+		t.Fatalf("defaults: %+v", l)
+	}
+}
+
+func TestCheckEnvAndLabels(t *testing.T) {
+	if checkEnv(map[string]string{"OK": "v"}) != nil || checkEnv(map[string]string{"A=B": ""}) == nil || checkEnv(map[string]string{"": "x"}) == nil || checkEnv(map[string]string{"A": "\x00"}) == nil {
+		t.Fatal("env checks")
+	}
+	if checkLabels(map[string]string{"a": "b"}) != nil || checkLabels(map[string]string{"": "b"}) == nil || checkLabels(map[string]string{"a=b": ""}) == nil {
+		t.Fatal("label checks")
+	}
+}

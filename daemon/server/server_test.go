@@ -1,0 +1,185 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/client"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+)
+
+// fakeBackend answers from memory and remembers who called.
+type fakeBackend struct {
+	caller identity.Caller
+}
+
+func (f *fakeBackend) Info(ctx context.Context) (*api.Info, error) {
+	f.caller = identity.From(ctx)
+	return &api.Info{APIVersion: api.Version}, nil
+}
+func (f *fakeBackend) CreateSession(_ context.Context, r *api.CreateSessionRequest) (*api.Session, error) {
+	if r.MemoryMB != nil && *r.MemoryMB < 0 {
+		return nil, errdefs.ErrInvalidArgument.WithMessage("memory_mb is negative")
+	}
+	return &api.Session{ID: "s1", Labels: r.Labels}, nil
+}
+func (f *fakeBackend) ListSessions(_ context.Context, l map[string]string) ([]api.Session, error) {
+	return []api.Session{{ID: "s1", Labels: l}}, nil
+}
+func (f *fakeBackend) GetSession(_ context.Context, id string) (*api.Session, error) {
+	if id != "s1" {
+		return nil, errdefs.ErrNotFound.WithMessage("no such session: " + id)
+	}
+	return &api.Session{ID: id}, nil
+}
+func (f *fakeBackend) DeleteSession(context.Context, string) error { return nil }
+func (f *fakeBackend) StopSession(_ context.Context, id string) (*api.Session, error) {
+	return &api.Session{ID: id, Status: api.StatusStopped}, nil
+}
+func (f *fakeBackend) StartSession(_ context.Context, id string) (*api.Session, error) {
+	return &api.Session{ID: id, Status: api.StatusRunning}, nil
+}
+func (f *fakeBackend) RestartSession(ctx context.Context, id string) (*api.Session, error) {
+	return f.StartSession(ctx, id)
+}
+func (f *fakeBackend) Exec(_ context.Context, id string, r *api.ExecRequest, on func(api.Event)) (*api.Execution, error) {
+	if r.Code == "panic" {
+		panic("boom")
+	}
+	if on != nil {
+		on(api.Event{Type: api.EventStdout, Data: "out"})
+	}
+	res := "2"
+	return &api.Execution{SessionID: id, Status: api.StatusOK, Stdout: "out", Result: &res}, nil
+}
+func (f *fakeBackend) Executions(context.Context, string, int) ([]api.Execution, error) {
+	return []api.Execution{}, nil
+}
+func (f *fakeBackend) PutFile(_ context.Context, _, p string, body io.Reader) (*api.FileWritten, error) {
+	n, _ := io.Copy(io.Discard, body)
+	return &api.FileWritten{Path: p, Size: n}, nil
+}
+func (f *fakeBackend) OpenFile(context.Context, string, string) (*os.File, *api.FileList, error) {
+	return nil, &api.FileList{Entries: []api.FileInfo{{Name: "a"}}}, nil
+}
+func (f *fakeBackend) DeleteFile(context.Context, string, string) error { return nil }
+func (f *fakeBackend) Stats(context.Context, string) (*api.Stats, error) {
+	return &api.Stats{Status: api.StatusRunning}, nil
+}
+func (f *fakeBackend) Run(ctx context.Context, r *api.RunRequest, on func(api.Event)) (*api.Execution, error) {
+	return f.Exec(ctx, "run", &api.ExecRequest{Code: r.Code}, on)
+}
+
+var _ Backend = (*fakeBackend)(nil)
+
+func serve(t *testing.T) (*fakeBackend, *client.Client, string) {
+	t.Helper()
+	b := &fakeBackend{}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	l, err := Listen(sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(b, Options{MaxRequestBytes: 1024, MaxUploadBytes: 100}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	go s.Serve(l)
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return b, client.New(sock), sock
+}
+
+func TestServerWithClient(t *testing.T) {
+	b, c, sock := serve(t)
+	ctx := context.Background()
+	if _, err := c.Info(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.caller.UID != uint32(os.Getuid()) || b.caller.PID != int32(os.Getpid()) {
+		t.Fatalf("caller from SO_PEERCRED: %+v", b.caller)
+	}
+	if _, err := c.GetSession(ctx, "nope"); !errdefs.IsNotFound(err) || err.Error() != "no such session: nope" {
+		t.Fatalf("not found through the client: %v", err)
+	}
+	neg := int64(-1)
+	if _, err := c.CreateSession(ctx, &api.CreateSessionRequest{MemoryMB: &neg}); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("invalid through the client: %v", err)
+	}
+	var events []api.Event
+	e, err := c.Exec(ctx, "s1", &api.ExecRequest{Language: "python", Code: "1+1"}, func(ev api.Event) { events = append(events, ev) })
+	if err != nil || *e.Result != "2" || len(events) != 1 || events[0].Data != "out" {
+		t.Fatalf("stream: %+v %+v %v", e, events, err)
+	}
+	if _, err := c.Exec(ctx, "s1", &api.ExecRequest{Code: "panic"}, nil); !errdefs.IsInternal(err) {
+		t.Fatalf("a panicking handler answers 500 and the server lives: %v", err)
+	}
+	if _, err := c.Info(ctx); err != nil {
+		t.Fatal("server down after a panic")
+	}
+	if _, err := c.PutFile(ctx, "s1", "f", strings.NewReader(strings.Repeat("x", 101))); !api.IsPayloadTooLarge(err) {
+		t.Fatalf("upload over the limit: %v", err)
+	}
+	if _, err := c.CreateSession(ctx, &api.CreateSessionRequest{Labels: map[string]string{"k": strings.Repeat("v", 2000)}}); !api.IsPayloadTooLarge(err) {
+		t.Fatalf("body over the limit: %v", err)
+	}
+	// A second Listen on a live socket must fail and leave it serving.
+	if _, err := Listen(sock, ""); err == nil || !strings.Contains(err.Error(), "already serving") {
+		t.Fatalf("second listen: %v", err)
+	}
+	if _, err := c.Info(ctx); err != nil {
+		t.Fatal("the first server lost its socket")
+	}
+	fi, _ := os.Stat(sock)
+	if fi.Mode().Perm() != 0o660 {
+		t.Fatalf("socket mode %v", fi.Mode().Perm())
+	}
+}
+
+func TestBrowserAndUnknownRoutes(t *testing.T) {
+	_, _, sock := serve(t)
+	hc := unixHTTP(sock)
+	req, _ := http.NewRequest("GET", "http://x/v1/info", nil)
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := hc.Do(req)
+	if err != nil || resp.StatusCode != 400 {
+		t.Fatalf("browser request: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = hc.Get("http://x/v9/nothing")
+	if err != nil || resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("unknown route: %v %v", resp, err)
+	}
+	if resp.Header.Get(api.VersionHeader) == "" {
+		t.Fatal("version header missing")
+	}
+	resp.Body.Close()
+}
+
+func TestStaleSocketIsReplaced(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	l, err := Listen(sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closing a unix listener removes its file; recreate a stale one.
+	l.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	l.Close()
+	l, err = Listen(sock, "")
+	if err != nil {
+		t.Fatalf("a stale socket must be replaced: %v", err)
+	}
+	l.Close()
+	os.WriteFile(sock, []byte("x"), 0o600)
+	if _, err := Listen(sock, ""); err == nil {
+		t.Fatal("a regular file at the socket path must not be removed")
+	}
+	if _, err := Listen("/tmp/"+strings.Repeat("x", 120), ""); err == nil {
+		t.Fatal("too long a path")
+	}
+}

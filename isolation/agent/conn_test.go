@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"bufio"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeAgent answers one request on the far end of a pipe with lines.
+func fakeAgent(t testing.TB, lines string) *Conn {
+	a, b := net.Pipe()
+	go func() {
+		defer b.Close()
+		r := bufio.NewReader(b)
+		if _, err := r.ReadString('\n'); err != nil {
+			return
+		}
+		_, _ = b.Write([]byte(lines))
+	}()
+	sc := bufio.NewScanner(a)
+	sc.Buffer(make([]byte, 0, 1024), 1<<20)
+	t.Cleanup(func() { a.Close() })
+	return &Conn{c: a, sc: sc}
+}
+
+func TestExecProtocol(t *testing.T) {
+	c := fakeAgent(t, `{"type":"stdout","data":"a"}`+"\n"+`{"type":"stderr","data":"b"}`+"\n"+`{"type":"done","status":"ok","result":"1"}`+"\n")
+	var out []string
+	m, err := c.Exec(Request{Language: "python", Code: "1"}, time.Second, func(k, d string) { out = append(out, k+":"+d) })
+	if err != nil || m.Status != "ok" || *m.Result != "1" || strings.Join(out, ",") != "stdout:a,stderr:b" {
+		t.Fatalf("%+v %v %v", m, out, err)
+	}
+}
+
+func TestExecAgentSilent(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go func() { _, _ = bufio.NewReader(b).ReadString('\n') }() // reads, never answers
+	c := &Conn{c: a, sc: bufio.NewScanner(a)}
+	if _, err := c.Exec(Request{}, 100*time.Millisecond, func(string, string) {}); err != ErrUnresponsive {
+		t.Fatalf("got %v, want ErrUnresponsive", err)
+	}
+}
+
+// FuzzAgentLines feeds arbitrary agent output to the daemon's reader: it
+// may fail, never panic or hang.
+func FuzzAgentLines(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"done","status":"ok"}` + "\n",
+		`{"type":"stdout","data":"x"}` + "\n" + `{"type":"done"}` + "\n",
+		`{"type":"error","message":"m"}` + "\n",
+		"garbage\n", `{"type":"stdout","data":1}` + "\n", "", `{"type":"done","outputs":[{"mime":1}]}` + "\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lines string) {
+		c := fakeAgent(t, lines)
+		_, _ = c.Exec(Request{Language: "python"}, time.Second, func(string, string) {})
+	})
+}

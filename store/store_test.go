@@ -1,0 +1,132 @@
+package store
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+func open(t *testing.T, path string, o Options) *Store {
+	t.Helper()
+	s, err := Open(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestSessions(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "db"), Options{})
+	r := &Record{Session: api.Session{ID: "a", OwnerUID: 7, Status: api.StatusRunning, Labels: map[string]string{"k": "v"}}, Env: []string{"A=1"}}
+	if err := s.PutSession(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSession("a")
+	if err != nil || got.OwnerUID != 7 || got.Labels["k"] != "v" || got.Env[0] != "A=1" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := s.GetSession("b"); !errdefs.IsNotFound(err) {
+		t.Fatalf("missing: %v", err)
+	}
+	all, err := s.Sessions()
+	if err != nil || len(all) != 1 {
+		t.Fatalf("list: %v %v", all, err)
+	}
+	if err := s.AddExecution(r, &api.Execution{ID: "e1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession("a"); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := s.Executions("a", 0); len(h) != 0 {
+		t.Fatal("history must go with the session")
+	}
+	if err := s.DeleteSession("a"); err != nil {
+		t.Fatalf("deleting twice: %v", err)
+	}
+}
+
+func TestHistoryIsBounded(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "db"), Options{HistoryLimit: 3})
+	r := &Record{Session: api.Session{ID: "a"}}
+	for i := 0; i < 10; i++ {
+		r.ExecCount = int64(i + 1)
+		if err := s.AddExecution(r, &api.Execution{ID: string(rune('a' + i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.Executions("a", 0)
+	if err != nil || len(h) != 3 || h[0].ID != "j" || h[2].ID != "h" {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+	if h, _ := s.Executions("a", 1); len(h) != 1 || h[0].ID != "j" {
+		t.Fatalf("limit: %+v", h)
+	}
+	got, _ := s.GetSession("a")
+	if got.ExecCount != 10 {
+		t.Fatalf("the record is written with the execution: %+v", got)
+	}
+}
+
+func TestSecondOpenFailsFast(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	open(t, path, Options{})
+	start := time.Now()
+	_, err := Open(path, Options{Timeout: 200 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "another sandboxd") || time.Since(start) > 2*time.Second {
+		t.Fatalf("second open: %v after %v", err, time.Since(start))
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s := open(t, path, Options{})
+	var v int
+	s.db.View(func(tx *bolt.Tx) error { v, _ = version(tx); return nil })
+	if v != SchemaVersion {
+		t.Fatalf("new database at version %d, want %d", v, SchemaVersion)
+	}
+	// Reopening runs no migration twice and keeps data.
+	s.PutSession(&Record{Session: api.Session{ID: "keep"}})
+	s.Close()
+	s = open(t, path, Options{})
+	if _, err := s.GetSession("keep"); err != nil {
+		t.Fatal(err)
+	}
+	// A database from a newer daemon is refused, not damaged.
+	s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyVersion, []byte("999")) })
+	s.Close()
+	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("newer schema: %v", err)
+	}
+}
+
+// TestMigrationZeroToOne runs the first migration on an empty database.
+func TestMigrationZeroToOne(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := migrations[0](tx); err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bucketMeta, bucketSessions, bucketExecutions} {
+			if tx.Bucket(b) == nil {
+				t.Errorf("bucket %s missing", b)
+			}
+		}
+		return migrations[0](tx) // idempotent
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
