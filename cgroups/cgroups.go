@@ -76,8 +76,19 @@ func Setup(name string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create daemon leaf cgroup below %s: %w", own, err)
 	}
-	if err := leaf.AddProc(uint64(os.Getpid())); err != nil {
-		return nil, fmt.Errorf("move the daemon into %s/daemon: %w", own, err)
+	// Every process of our own cgroup moves into the leaf: usually that is
+	// the daemon alone (a systemd unit with Delegate=yes), but a daemon
+	// started by hand or by a test shares its cgroup with its parent. They
+	// stay inside our own subtree.
+	procs, err := root.Procs(false)
+	if err != nil {
+		return nil, err
+	}
+	procs = append(procs, uint64(os.Getpid()))
+	for _, pid := range procs {
+		if err := leaf.AddProc(pid); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return nil, fmt.Errorf("move process %d into %s/daemon: %w", pid, own, err)
+		}
 	}
 	avail, err := root.Controllers()
 	if err != nil {

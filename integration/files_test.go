@@ -81,7 +81,7 @@ func TestFileEscapes(t *testing.T) {
 	hostFile.WriteString("host content")
 	hostFile.Close()
 	t.Cleanup(func() { os.Remove(hostFile.Name()) })
-	if e := d.sh(t, id, "ln -s / root && ln -s "+hostFile.Name()+" hostfile && ln -s ../../../../../../../.. up && mkdir -p d && ln -s /etc d/etc && ln -s /tmp/../.. tmp/esc && echo ok"); strings.TrimSpace(e.Stdout) != "ok" {
+	if e := d.sh(t, id, "ln -s / root && ln -s "+hostFile.Name()+" hostfile && ln -s ../../../../../../../.. up && mkdir -p d && ln -s /etc d/etc && ln -s /tmp/../.. /tmp/esc && echo ok"); strings.TrimSpace(e.Stdout) != "ok" {
 		t.Fatalf("planting symlinks: %+v", e)
 	}
 	reads := []string{
@@ -102,6 +102,9 @@ func TestFileEscapes(t *testing.T) {
 		_, err := d.c.PutFile(ctx, id, p, strings.NewReader("pwned"))
 		if !errdefs.IsInvalidArgument(err) {
 			t.Errorf("PUT %q: want invalid argument, got %v", p, err)
+		}
+		if p == "hostfile" {
+			continue // deleting the link itself is allowed: checked below
 		}
 		if err := d.c.DeleteFile(ctx, id, p); !errdefs.IsInvalidArgument(err) && !errdefs.IsNotFound(err) {
 			t.Errorf("DELETE %q: want invalid argument or not found, got %v", p, err)

@@ -38,7 +38,10 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: p.tmp, Options: bindRW},
 	)
 	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
-	spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+	// runc's example already has a cgroup namespace on v2 hosts.
+	if !slices.ContainsFunc(spec.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.CgroupNamespace }) {
+		spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+	}
 	spec.Linux.CgroupsPath = r.cgroups.PathFor(s.ID)
 	res := s.Resources
 	res.Devices = spec.Linux.Resources.Devices

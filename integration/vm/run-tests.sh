@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs inside the Debian 12 test VM (systemd PID 1, pure cgroup v2), from
+# the share that `make test-vm` prepared: the prebuilt test binaries run as
+# a systemd service with Delegate=yes, as sandboxd does in production.
+set -u
+cd "$(dirname "$0")"
+systemctl is-system-running --wait >/dev/null 2>&1 || true
+echo "cgroup: $(stat -fc %T /sys/fs/cgroup) controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+rc=0
+for t in cgroups isolation integration; do
+	echo "=== $t (cgroup v2, systemd unit with Delegate=yes)"
+	systemd-run --quiet --wait --collect --unit "sbd-test-$t" -p Delegate=yes \
+		-p WorkingDirectory="$PWD" -p StandardOutput=file:"$PWD/$t.log" -p StandardError=file:"$PWD/$t.log" \
+		-E SANDBOXD_TEST_BIN="$PWD/bin" -E PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		"$PWD/$t.test" -test.count=1 -test.v -test.timeout=20m
+	r=$?
+	grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$t.log" | grep -v '=== RUN' || true
+	grep -B2 -A20 -- '--- FAIL' "$t.log" | head -80 || true
+	[ $r -ne 0 ] && rc=1
+done
+# Nothing of the tests may be left in the cgroup tree.
+left=$(find /sys/fs/cgroup -type d -path '*sbd-test*' -name '[0-9a-f]*' 2>/dev/null | grep -E '/[0-9a-f]{16}$' || true)
+if [ -n "$left" ]; then echo "leftover sandbox cgroups: $left"; rc=1; fi
+echo "vm tests exit $rc"
+exit $rc
