@@ -55,7 +55,7 @@ demo:
 	echo '$$ sandboxctl run -c "print(sum(range(10)))"'; $$ctl run -c 'print(sum(range(10)))'
 
 down:
-	-@pkill -TERM -f "bin/sandboxd --socket $(SOCKET)" && echo "sandboxd stopped" || echo "sandboxd was not running"
+	@pkill -TERM -f "^bin/sandboxd --socket $(SOCKET)" && echo "sandboxd stopped" || echo "sandboxd was not running"
 
 # test runs every test, as root: the sandbox tests need it and never skip.
 # This host's cgroups come first; then, where the VM harness of the

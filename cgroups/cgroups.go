@@ -24,6 +24,7 @@ import (
 
 	"fmt"
 	ocgroups "github.com/opencontainers/cgroups"
+	"golang.org/x/sys/unix"
 	"os"
 	"path"
 
@@ -119,7 +120,9 @@ func Setup(name string) (*Tree, error) {
 func (t *Tree) PathFor(id string) string { return path.Join(t.Parent, id) }
 
 // Remove removes the daemon's sandbox folder once no sandbox is left in it;
-// a folder still in use stays. It never touches anything else.
+// a folder still in use stays. It never touches anything else. On v1 that
+// is one folder per hierarchy libcontainer used: every controller, the
+// named systemd hierarchy, and the unified one of a hybrid host.
 func (t *Tree) Remove() error {
 	if t.Version == 2 {
 		return ignoreBusy(os.Remove(path.Join(unifiedMount, t.Parent)))
@@ -128,19 +131,39 @@ func (t *Tree) Remove() error {
 	if err != nil {
 		return err
 	}
-	for sub, p := range own {
-		if sub == "" || strings.HasPrefix(sub, "name=") {
-			continue
-		}
-		mnt, err := ocgroups.FindCgroupMountpoint("", sub)
-		if err != nil {
-			continue
-		}
-		if err := ignoreBusy(os.Remove(filepath.Join(mnt, p, t.Parent))); err != nil {
-			return err
+	mounts, err := ocgroups.GetCgroupMounts(true)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range mounts {
+		for _, sub := range m.Subsystems {
+			p, ok := own[sub]
+			if !ok {
+				// Named hierarchies: "systemd" in mountinfo, "name=systemd" in /proc.
+				if p, ok = own["name="+sub]; !ok {
+					continue
+				}
+			}
+			rel, err := filepath.Rel(m.Root, p)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			errs = append(errs, ignoreBusy(os.Remove(filepath.Join(m.Mountpoint, rel, t.Parent))))
 		}
 	}
-	return nil
+	if p, ok := own[""]; ok && isCgroup2(hybridMount) {
+		errs = append(errs, ignoreBusy(os.Remove(filepath.Join(hybridMount, p, t.Parent))))
+	}
+	return errors.Join(errs...)
+}
+
+// hybridMount is where hybrid hosts mount the unified hierarchy.
+const hybridMount = "/sys/fs/cgroup/unified"
+
+func isCgroup2(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
 }
 
 const unifiedMount = "/sys/fs/cgroup"

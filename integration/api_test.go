@@ -92,5 +92,5 @@ func TestOneShotRun(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Fatalf("one-shot runs must leave no session: %+v %v", list, err)
 	}
-	assertNoSandboxesLeft(t, d.base+"/run", nil)
+	assertNoSandboxesLeft(t, d.base+"/run", nil, false)
 }

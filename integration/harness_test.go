@@ -148,13 +148,14 @@ func (d *daemon) stop() {
 	if t.Failed() {
 		t.Logf("daemon log:\n%s", d.log())
 	}
-	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids)
+	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids, true)
 	_ = os.RemoveAll(d.base)
 }
 
 // assertNoSandboxesLeft checks no process, cgroup or runtime folder of the
-// given sessions (or of any sandbox of this daemon) is left.
-func assertNoSandboxesLeft(t *testing.T, runDir string, ids []string) {
+// given sessions (or of any sandbox of this daemon) is left; once the
+// daemon has stopped, not even its cgroup folder.
+func assertNoSandboxesLeft(t *testing.T, runDir string, ids []string, stopped bool) {
 	t.Helper()
 	if ents, _ := os.ReadDir(filepath.Join(runDir, "state", "sandboxes")); len(ents) > 0 {
 		t.Errorf("sandbox folders left in the run dir: %d", len(ents))
@@ -174,9 +175,6 @@ func assertNoSandboxesLeft(t *testing.T, runDir string, ids []string) {
 			}
 		}
 	}
-	if len(ids) == 0 {
-		return
-	}
 	want := map[string]bool{}
 	for _, id := range ids {
 		want[id] = true
@@ -187,6 +185,11 @@ func assertNoSandboxesLeft(t *testing.T, runDir string, ids []string) {
 		}
 		if want[e.Name()] {
 			t.Errorf("cgroup of session %s left: %s", e.Name(), p)
+		}
+		// The daemon's own sandbox folder (v1: sandboxd, v2: sandboxes)
+		// goes when its last sandbox does.
+		if stopped && (e.Name() == "sandboxd" || e.Name() == "sandboxes") {
+			t.Errorf("the daemon's cgroup folder is left: %s", p)
 		}
 		return nil
 	})

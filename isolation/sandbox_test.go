@@ -21,6 +21,11 @@ func newTestRuntime(t *testing.T) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := tree.Remove(); err != nil {
+			t.Error(err)
+		}
+	})
 	r, err := NewRuntime(Options{StateDir: t.TempDir(), UID: 2000000, GID: 2000000, Seccomp: seccomp.Config{}, Cgroups: tree})
 	if err != nil {
 		t.Fatal(err)
