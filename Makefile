@@ -71,6 +71,7 @@ test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $$($(GO) list ./... | grep -v /integration)
 
 bench: deps
+	@command -v bwrap >/dev/null || (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null))
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchtime 200x -count 1 ./integration/
 
 fuzz: deps

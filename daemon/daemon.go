@@ -37,7 +37,8 @@ type Daemon struct {
 	pending  map[uint32]int // creations under way, by owner, for the quotas
 	closed   bool
 
-	metrics *metrics
+	metrics  *metrics
+	recorder *recorder
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -97,6 +98,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		pending:  map[uint32]int{},
 	}
 	d.metrics = newMetrics(d)
+	d.recorder = newRecorder(st, log)
 	if err := d.reconcile(ctx); err != nil {
 		return nil, err
 	}
@@ -131,6 +133,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	d.recorder.close()
 	errs = append(errs, d.tree.Remove(), d.store.Close())
 	return errors.Join(errs...)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/agent"
+	"github.com/sandboxd/sandboxd/store"
 )
 
 // maxCodeBytes bounds the code of one execution.
@@ -33,12 +34,10 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	s.mu.Lock()
 	s.rec.ExecCount++
 	s.rec.LastUsedAt = now()
-	rec := *s.rec
+	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: e}
 	s.mu.Unlock()
-	if d.isPersistent(rec.ID) {
-		if err := d.store.AddExecution(&rec, e); err != nil {
-			logging.From(ctx).Error("record execution", "session", rec.ID, "err", err)
-		}
+	if d.isPersistent(item.SessionID) {
+		d.recorder.add(item)
 	}
 	return e, nil
 }

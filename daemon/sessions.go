@@ -96,5 +96,6 @@ func (d *Daemon) Executions(ctx context.Context, id string, limit int) ([]api.Ex
 	if _, err := d.lookup(ctx, id); err != nil {
 		return nil, err
 	}
+	d.recorder.flush() // the caller's own latest executions are in the list
 	return d.store.Executions(id, limit)
 }

@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 
 // daemon is one sandboxd started for a test.
 type daemon struct {
-	t       *testing.T
+	t       testing.TB
 	base    string
 	socket  string
 	cmd     *exec.Cmd
@@ -74,7 +74,7 @@ type daemon struct {
 
 // startDaemon starts sandboxd with extra TOML config lines, waits until it
 // answers, and on cleanup stops it and checks nothing of it is left.
-func startDaemon(t *testing.T, config string) *daemon {
+func startDaemon(t testing.TB, config string) *daemon {
 	t.Helper()
 	// Under /tmp with a short name: a socket path must fit 107 bytes.
 	base, err := os.MkdirTemp("/tmp", "sbd-")
@@ -155,7 +155,7 @@ func (d *daemon) stop() {
 // assertNoSandboxesLeft checks no process, cgroup or runtime folder of the
 // given sessions (or of any sandbox of this daemon) is left; once the
 // daemon has stopped, not even its cgroup folder.
-func assertNoSandboxesLeft(t *testing.T, runDir string, ids []string, stopped bool) {
+func assertNoSandboxesLeft(t testing.TB, runDir string, ids []string, stopped bool) {
 	t.Helper()
 	if ents, _ := os.ReadDir(filepath.Join(runDir, "state", "sandboxes")); len(ents) > 0 {
 		t.Errorf("sandbox folders left in the run dir: %d", len(ents))
@@ -222,7 +222,7 @@ func runCtl(t *testing.T, socket string, cred *syscall.Credential, stdin string,
 }
 
 // session creates a session and deletes it at cleanup.
-func (d *daemon) session(t *testing.T, req *api.CreateSessionRequest) string {
+func (d *daemon) session(t testing.TB, req *api.CreateSessionRequest) string {
 	t.Helper()
 	if req == nil {
 		req = &api.CreateSessionRequest{}
@@ -236,7 +236,7 @@ func (d *daemon) session(t *testing.T, req *api.CreateSessionRequest) string {
 }
 
 // exec runs code and fails the test on a transport error.
-func (d *daemon) exec(t *testing.T, id, lang, code string, timeout float64) *api.Execution {
+func (d *daemon) exec(t testing.TB, id, lang, code string, timeout float64) *api.Execution {
 	t.Helper()
 	req := &api.ExecRequest{Language: lang, Code: code}
 	if timeout > 0 {

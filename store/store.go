@@ -147,48 +147,83 @@ func (s *Store) DeleteSession(id string) error {
 	})
 }
 
-// AddExecution appends an execution to its session's history and updates
-// the session record, atomically, keeping only the newest HistoryLimit.
-func (s *Store) AddExecution(r *Record, e *api.Execution) error {
-	rb, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	eb, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
+// Executed is one finished execution to record, with the session
+// counters it moved.
+type Executed struct {
+	SessionID  string
+	ExecCount  int64
+	LastUsedAt time.Time
+	Execution  *api.Execution
+}
+
+// AddExecutions appends executions to their sessions' histories, keeping
+// only the newest HistoryLimit, and updates the sessions' counters, all in
+// one transaction (one fsync for the lot). An execution of a session that
+// is no longer stored is dropped: a deleted session never comes back.
+func (s *Store) AddExecutions(items []Executed) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketSessions).Put([]byte(r.ID), rb); err != nil {
-			return err
-		}
-		h, err := tx.Bucket(bucketExecutions).CreateBucketIfNotExists([]byte(r.ID))
-		if err != nil {
-			return err
-		}
-		seq, err := h.NextSequence()
-		if err != nil {
-			return err
-		}
-		if err := h.Put(seqKey(seq), eb); err != nil {
-			return err
-		}
-		// Trim from the oldest end.
-		c := h.Cursor()
-		n := 0
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			n++
-		}
-		for ; n > s.historyLimit; n-- {
-			if k, _ := c.First(); k == nil {
-				break
+		sessions := tx.Bucket(bucketSessions)
+		for _, it := range items {
+			v := sessions.Get([]byte(it.SessionID))
+			if v == nil {
+				continue
 			}
-			if err := c.Delete(); err != nil {
+			var r Record
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if it.ExecCount > r.ExecCount {
+				r.ExecCount = it.ExecCount
+			}
+			if it.LastUsedAt.After(r.LastUsedAt) {
+				r.LastUsedAt = it.LastUsedAt
+			}
+			rb, err := json.Marshal(&r)
+			if err != nil {
+				return err
+			}
+			if err := sessions.Put([]byte(it.SessionID), rb); err != nil {
+				return err
+			}
+			if err := s.appendHistory(tx, it.SessionID, it.Execution); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+func (s *Store) appendHistory(tx *bolt.Tx, id string, e *api.Execution) error {
+	eb, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	h, err := tx.Bucket(bucketExecutions).CreateBucketIfNotExists([]byte(id))
+	if err != nil {
+		return err
+	}
+	seq, err := h.NextSequence()
+	if err != nil {
+		return err
+	}
+	if err := h.Put(seqKey(seq), eb); err != nil {
+		return err
+	}
+	// Trim from the oldest end.
+	c := h.Cursor()
+	n := 0
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	for ; n > s.historyLimit; n-- {
+		if k, _ := c.First(); k == nil {
+			break
+		}
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Executions lists a session's history, newest first, at most limit.

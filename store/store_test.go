@@ -39,7 +39,7 @@ func TestSessions(t *testing.T) {
 	if err != nil || len(all) != 1 {
 		t.Fatalf("list: %v %v", all, err)
 	}
-	if err := s.AddExecution(r, &api.Execution{ID: "e1"}); err != nil {
+	if err := s.AddExecutions([]Executed{{SessionID: "a", ExecCount: 1, Execution: &api.Execution{ID: "e1"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteSession("a"); err != nil {
@@ -48,6 +48,13 @@ func TestSessions(t *testing.T) {
 	if h, _ := s.Executions("a", 0); len(h) != 0 {
 		t.Fatal("history must go with the session")
 	}
+	// A late execution of a deleted session does not bring it back.
+	if err := s.AddExecutions([]Executed{{SessionID: "a", ExecCount: 2, Execution: &api.Execution{ID: "e2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSession("a"); !errdefs.IsNotFound(err) {
+		t.Fatalf("deleted session came back: %v", err)
+	}
 	if err := s.DeleteSession("a"); err != nil {
 		t.Fatalf("deleting twice: %v", err)
 	}
@@ -55,13 +62,22 @@ func TestSessions(t *testing.T) {
 
 func TestHistoryIsBounded(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "db"), Options{HistoryLimit: 3})
-	r := &Record{Session: api.Session{ID: "a"}}
+	r := &Record{Session: api.Session{ID: "a", Status: api.StatusRunning}}
+	if err := s.PutSession(r); err != nil {
+		t.Fatal(err)
+	}
+	var batch []Executed
 	for i := 0; i < 10; i++ {
-		r.ExecCount = int64(i + 1)
-		if err := s.AddExecution(r, &api.Execution{ID: string(rune('a' + i))}); err != nil {
-			t.Fatal(err)
+		batch = append(batch, Executed{SessionID: "a", ExecCount: int64(i + 1), LastUsedAt: time.Now(), Execution: &api.Execution{ID: string(rune('a' + i))}})
+		if i == 4 || i == 9 {
+			if err := s.AddExecutions(batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
 		}
 	}
+	// A status written since is kept: only the counters move.
+	r.Status = api.StatusStopped
 	h, err := s.Executions("a", 0)
 	if err != nil || len(h) != 3 || h[0].ID != "j" || h[2].ID != "h" {
 		t.Fatalf("history: %+v %v", h, err)
@@ -70,7 +86,7 @@ func TestHistoryIsBounded(t *testing.T) {
 		t.Fatalf("limit: %+v", h)
 	}
 	got, _ := s.GetSession("a")
-	if got.ExecCount != 10 {
+	if got.ExecCount != 10 || got.Status != api.StatusRunning {
 		t.Fatalf("the record is written with the execution: %+v", got)
 	}
 }
