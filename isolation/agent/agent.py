@@ -222,6 +222,7 @@ class Worker:
         if self.pid:
             kill_all()
             reap(self.pid)
+            reap_all()
         for fd in (self.out, self.err, self.ctrl_r, self.ctrl_w):
             if fd >= 0:
                 try:
@@ -256,6 +257,32 @@ def reap(pid):
         time.sleep(0.005)
     reap_zombies()
     return status
+
+
+def reap_all(limit=5.0):
+    """After kill(-1): waits (bounded) until no child is left, so the next
+    execution starts in a sandbox with nothing of the last one."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            p, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if p == 0:
+            time.sleep(0.002)
+
+
+def wait_group_gone(pgid, limit=2.0):
+    """After killpg: waits (bounded) until the group's processes are gone
+    and reaped, reaping the orphans that PID 1 inherits on the way."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        reap_zombies()
+        try:
+            os.killpg(pgid, 0)
+        except OSError:
+            return
+        time.sleep(0.002)
 
 
 def reap_zombies():
@@ -503,6 +530,7 @@ class Agent:
                 except OSError:
                     pass
                 p.wait()
+                wait_group_gone(p.pid)
                 break
             if not fds:
                 time.sleep(min(0.01, deadline - now))
