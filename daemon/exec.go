@@ -116,12 +116,8 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	e.Status = m.Status
 	e.ExitCode = m.ExitCode
 	e.Result = m.Result
-	if m.Error != nil {
-		e.Error = &api.ExecError{Name: m.Error.Name, Value: m.Error.Value, Traceback: m.Error.Traceback}
-	}
-	for _, o := range m.Outputs {
-		e.Outputs = append(e.Outputs, api.Output{MIME: o.MIME, Data: o.Data})
-	}
+	e.Error = m.Error
+	e.Outputs = m.Outputs
 	e.Truncated = m.Truncated || out.truncated
 	e.StateReset = m.StateReset
 	if m.DurationMS > 0 {

@@ -11,43 +11,37 @@ import (
 // StopSession ends the session's processes and frees its cgroup, keeping
 // its workspace. Stopping a stopped session is not an error.
 func (d *Daemon) StopSession(ctx context.Context, id string) (*api.Session, error) {
-	s, err := d.lookup(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.stopSession(ctx, s, "stopped by request"); err != nil {
-		return nil, err
-	}
-	out := s.snapshot()
-	return &out, nil
+	return d.lifecycle(ctx, id, func(s *session) error {
+		return d.stopSession(ctx, s, "stopped by request")
+	})
 }
 
 // StartSession gives a stopped (or failed) session a fresh interpreter over
 // the same workspace. Starting a running session changes nothing.
 func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, error) {
-	s, err := d.lookup(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	running := s.sb != nil
-	s.mu.Unlock()
-	if !running {
-		if err := d.restartSandbox(ctx, s); err != nil {
-			return nil, err
+	return d.lifecycle(ctx, id, func(s *session) error {
+		s.mu.Lock()
+		running := s.sb != nil
+		s.mu.Unlock()
+		if running {
+			return nil
 		}
-	}
-	out := s.snapshot()
-	return &out, nil
+		return d.restartSandbox(ctx, s)
+	})
 }
 
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
+	return d.lifecycle(ctx, id, func(s *session) error { return d.restartSandbox(ctx, s) })
+}
+
+// lifecycle finds the caller's session, applies op, and returns the result.
+func (d *Daemon) lifecycle(ctx context.Context, id string, op func(*session) error) (*api.Session, error) {
 	s, err := d.lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.restartSandbox(ctx, s); err != nil {
+	if err := op(s); err != nil {
 		return nil, err
 	}
 	out := s.snapshot()

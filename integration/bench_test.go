@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"sort"
 	"testing"
@@ -26,92 +27,83 @@ func report(b *testing.B, d []time.Duration) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
+// measure times op b.N times, with what happens between ops (cleanup)
+// off the clock.
+func measure(b *testing.B, op func() error, between func()) {
+	b.Helper()
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+		if between != nil {
+			b.StopTimer()
+			between()
+			b.StartTimer()
+		}
+	}
+	report(b, times)
+}
+
 func BenchmarkCreateSession(b *testing.B) {
 	d := startDaemon(b, "")
 	ctx := context.Background()
-	var times []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
+	var id string
+	measure(b, func() error {
 		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
-		if err != nil {
+		if err == nil {
+			id = s.ID
+		}
+		return err
+	}, func() {
+		if err := d.c.DeleteSession(ctx, id); err != nil {
 			b.Fatal(err)
 		}
-		times = append(times, time.Since(start))
-		b.StopTimer()
-		if err := d.c.DeleteSession(ctx, s.ID); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
-	report(b, times)
+	})
+}
+
+func benchExec(b *testing.B, req *api.ExecRequest) {
+	d := startDaemon(b, "")
+	id := d.session(b, nil)
+	measure(b, func() error {
+		_, err := d.c.Exec(context.Background(), id, req, nil)
+		return err
+	}, nil)
 }
 
 func BenchmarkExecRoundTrip(b *testing.B) {
-	d := startDaemon(b, "")
-	id := d.session(b, nil)
-	ctx := context.Background()
-	req := &api.ExecRequest{Language: "python", Code: "x = 1"}
-	var times []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if _, err := d.c.Exec(ctx, id, req, nil); err != nil {
-			b.Fatal(err)
-		}
-		times = append(times, time.Since(start))
-	}
-	report(b, times)
+	benchExec(b, &api.ExecRequest{Language: "python", Code: "x = 1"})
 }
 
 func BenchmarkExecShellRoundTrip(b *testing.B) {
-	d := startDaemon(b, "")
-	id := d.session(b, nil)
-	ctx := context.Background()
-	req := &api.ExecRequest{Language: "shell", Code: "true"}
-	var times []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if _, err := d.c.Exec(ctx, id, req, nil); err != nil {
-			b.Fatal(err)
-		}
-		times = append(times, time.Since(start))
-	}
-	report(b, times)
+	benchExec(b, &api.ExecRequest{Language: "shell", Code: "true"})
 }
 
 func BenchmarkRunOneShot(b *testing.B) {
 	d := startDaemon(b, "")
-	ctx := context.Background()
 	req := &api.RunRequest{Language: "python", Code: "print(1)"}
-	var times []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		e, err := d.c.Run(ctx, req, nil)
-		if err != nil || e.Stdout != "1\n" {
-			b.Fatal(e, err)
+	measure(b, func() error {
+		e, err := d.c.Run(context.Background(), req, nil)
+		if err == nil && e.Stdout != "1\n" {
+			err = fmt.Errorf("unexpected output %q", e.Stdout)
 		}
-		times = append(times, time.Since(start))
-	}
-	report(b, times)
+		return err
+	}, nil)
 }
 
 // Baselines: the same work with no daemon.
 
 func benchCommand(b *testing.B, name string, args ...string) {
-	var times []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
+	measure(b, func() error {
 		out, err := exec.Command(name, args...).Output()
-		if err != nil || string(out) != "1\n" {
-			b.Fatalf("%s: %q %v", name, out, err)
+		if err == nil && string(out) != "1\n" {
+			err = fmt.Errorf("%s: unexpected output %q", name, out)
 		}
-		times = append(times, time.Since(start))
-	}
-	report(b, times)
+		return err
+	}, nil)
 }
 
 func BenchmarkBaselinePlainPython(b *testing.B) {

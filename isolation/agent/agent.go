@@ -9,6 +9,8 @@ package agent
 
 import (
 	_ "embed"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // Script is the agent's source, run as `python3 -c Script` in the sandbox.
@@ -33,29 +35,16 @@ type Request struct {
 
 // Message is one line from the agent. Which fields are set depends on Type.
 type Message struct {
-	Type       string     `json:"type"`
-	Data       string     `json:"data,omitempty"`
-	Message    string     `json:"message,omitempty"`
-	PID        int        `json:"pid,omitempty"`
-	Status     string     `json:"status,omitempty"`
-	ExitCode   int        `json:"exit_code,omitempty"`
-	Result     *string    `json:"result,omitempty"`
-	Error      *ExecError `json:"error,omitempty"`
-	Outputs    []Output   `json:"outputs,omitempty"`
-	Truncated  bool       `json:"truncated,omitempty"`
-	StateReset bool       `json:"state_reset,omitempty"`
-	DurationMS float64    `json:"duration_ms,omitempty"`
-}
-
-// ExecError is a Python exception as the agent reports it.
-type ExecError struct {
-	Name      string `json:"name"`
-	Value     string `json:"value"`
-	Traceback string `json:"traceback"`
-}
-
-// Output is a rich output as the agent reports it.
-type Output struct {
-	MIME string `json:"mime"`
-	Data string `json:"data"`
+	Type       string         `json:"type"`
+	Data       string         `json:"data,omitempty"`
+	Message    string         `json:"message,omitempty"`
+	PID        int            `json:"pid,omitempty"`
+	Status     string         `json:"status,omitempty"`
+	ExitCode   int            `json:"exit_code,omitempty"`
+	Result     *string        `json:"result,omitempty"`
+	Error      *api.ExecError `json:"error,omitempty"`
+	Outputs    []api.Output   `json:"outputs,omitempty"`
+	Truncated  bool           `json:"truncated,omitempty"`
+	StateReset bool           `json:"state_reset,omitempty"`
+	DurationMS float64        `json:"duration_ms,omitempty"`
 }
