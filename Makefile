@@ -14,7 +14,7 @@ LOG       ?= /var/log/sandboxd.log
 # cgroup v2) for test-vm.
 VM        ?= ../shared/vm
 
-.PHONY: all deps build up down demo test test-unit test-vm bench fuzz clean
+.PHONY: all deps test-deps build up down demo test test-unit test-vm bench fuzz clean
 
 all: build
 
@@ -57,11 +57,18 @@ demo:
 down:
 	@pkill -TERM -f "^bin/sandboxd --socket $(SOCKET)" && echo "sandboxd stopped" || echo "sandboxd was not running"
 
+# test-deps: what the tests use beyond the build: matplotlib checks rich
+# outputs for real.
+test-deps: deps
+	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
+		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null))
+
 # test runs every test, as root: the sandbox tests need it and never skip.
 # This host's cgroups come first; then, where the VM harness of the
 # workspace is there (../shared/vm), the sandbox tests again on cgroup v2
 # under systemd.
-test: deps
+test: test-deps
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 30m ./...
 	@if [ -x $(VM)/run-in-vm ]; then $(MAKE) --no-print-directory test-vm; \
@@ -89,4 +96,4 @@ test-vm: deps
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/isolation.test ./isolation
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/integration.test ./integration
 	$(VM)/install-host-deps
-	VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh
+	VM_EXTRA_PACKAGES=python3-matplotlib VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh

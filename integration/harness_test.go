@@ -82,29 +82,38 @@ func startDaemon(t testing.TB, config string) *daemon {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(base, 0o755)
-	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log"), done: make(chan error, 1)}
-	cfgPath := filepath.Join(base, "config.toml")
-	if err := os.WriteFile(cfgPath, []byte("interrupt_grace_s = 1\n"+config), 0o644); err != nil {
+	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log")}
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte("interrupt_grace_s = 1\n"+config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logf, err := os.Create(d.logPath)
+	d.c = client.New(d.socket)
+	d.launch()
+	t.Cleanup(d.stop)
+	return d
+}
+
+// launch starts the daemon process on d's folders and waits until it
+// answers.
+func (d *daemon) launch() {
+	t := d.t
+	t.Helper()
+	logf, err := os.OpenFile(d.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.cmd = exec.Command(filepath.Join(bin, "sandboxd"), "--config", cfgPath, "--socket", d.socket,
-		"--data-dir", filepath.Join(base, "data"), "--run-dir", filepath.Join(base, "run"), "--log-level", "debug")
+	defer logf.Close()
+	d.cmd = exec.Command(filepath.Join(bin, "sandboxd"), "--config", filepath.Join(d.base, "config.toml"), "--socket", d.socket,
+		"--data-dir", filepath.Join(d.base, "data"), "--run-dir", filepath.Join(d.base, "run"), "--log-level", "debug")
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logf.Close()
-	go func() { d.done <- d.cmd.Wait() }()
-	t.Cleanup(d.stop)
-	d.c = client.New(d.socket)
+	d.done = make(chan error, 1)
+	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(d.cmd, d.done)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if err := d.c.Health(context.Background()); err == nil {
-			break
+			return
 		}
 		select {
 		case err := <-d.done:
@@ -116,7 +125,13 @@ func startDaemon(t testing.TB, config string) *daemon {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return d
+}
+
+// crash kills the daemon with SIGKILL, as a crash or the OOM killer would.
+func (d *daemon) crash() {
+	_ = d.cmd.Process.Kill()
+	<-d.done
+	d.c.Close()
 }
 
 func (d *daemon) log() string {

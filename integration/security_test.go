@@ -33,6 +33,8 @@ func TestSandboxIsolation(t *testing.T) {
 		{"no host processes", "python", "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) < 10)", "True"},
 		{"no /etc/shadow", "shell", "test -e /etc/shadow && echo present || echo absent", "absent"},
 		{"no host home", "shell", "test -e " + marker + " && echo present || echo absent", "absent"},
+		{"no private keys", "shell", "test -e /etc/ssl/private && echo present || echo absent", "absent"},
+		{"CA certificates", "shell", "test -d /etc/ssl/certs && echo present || echo absent", "present"},
 		{"only lo", "shell", "ls /sys/class/net | tr '\\n' ' '", "lo"},
 		{"no network egress", "python", "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.2', 9))\n    print('connected')\nexcept OSError as e:\n    print('refused' if e.errno in (111, 101) else e)", "refused"},
 		{"/usr read-only", "shell", "touch /usr/x 2>/dev/null && echo wrote || echo denied", "denied"},

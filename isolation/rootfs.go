@@ -78,58 +78,78 @@ func WriteEtc(dir string, uid, gid int) error {
 			return err
 		}
 	}
-	if err := copyFile("/etc/ld.so.cache", filepath.Join(dir, "ld.so.cache")); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "ld.so.conf.d"), 0o755); err != nil {
-		return err
-	}
-	// /etc/alternatives holds only symlinks into /usr (awk, editor, …).
-	if err := copySymlinks("/etc/alternatives", filepath.Join(dir, "alternatives")); err != nil {
-		return err
+	for _, name := range hostEtc {
+		if err := copyTree(filepath.Join("/etc", name), filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("copy /etc/%s: %w", name, err)
+		}
 	}
 	_ = os.Remove(filepath.Join(dir, "mtab"))
 	return os.Symlink("/proc/self/mounts", filepath.Join(dir, "mtab"))
 }
 
-func copySymlinks(src, dst string) error {
-	ents, err := os.ReadDir(src)
+// hostEtc are the parts of the host's /etc that programs in a sandbox
+// need and that hold no secrets: the dynamic linker's cache, the
+// alternatives symlinks, CA certificates (public), and the system-wide
+// configuration Python packages read (Debian's matplotlib refuses to
+// import without /etc/matplotlibrc).
+var hostEtc = []string{
+	"ld.so.cache", "ld.so.conf.d", "alternatives", "ssl/certs", "ssl/openssl.cnf", "ca-certificates.conf",
+	"matplotlibrc", "fonts", "mime.types", "protocols", "services", "localtime", "timezone",
+	"gai.conf", "host.conf", "magic", "inputrc", "bash.bashrc", "profile", "python3", "python3.11",
+}
+
+// copyTree copies a file, symlink or folder from the host. Only what every
+// user may read is copied, and nothing but files, folders and symlinks: a
+// secret that slipped into the list above would still be left out.
+func copyTree(src, dst string) error {
+	fi, err := os.Lstat(src)
 	if os.IsNotExist(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if e.Type()&os.ModeSymlink == 0 {
-			continue
-		}
-		t, err := os.Readlink(filepath.Join(src, e.Name()))
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, err := os.Readlink(src)
 		if err != nil {
-			continue
-		}
-		_ = os.Remove(filepath.Join(dst, e.Name()))
-		if err := os.Symlink(t, filepath.Join(dst, e.Name())); err != nil {
 			return err
 		}
+		_ = os.RemoveAll(dst)
+		return os.Symlink(t, dst)
+	case fi.IsDir():
+		if fi.Mode().Perm()&0o005 != 0o005 {
+			return nil
+		}
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	case fi.Mode().IsRegular() && fi.Mode().Perm()&0o004 != 0:
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		b, err := io.ReadAll(io.LimitReader(in, 64<<20))
+		if err != nil {
+			return err
+		}
+		return writeFileAtomic(dst, b, 0o644)
 	}
 	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	b, err := io.ReadAll(in)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(dst, b, 0o644)
 }
 
 // writeFileAtomic writes a file so that readers see the old or the new

@@ -1,0 +1,131 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestCrashThenStart kills the daemon with SIGKILL while sessions run: the
+// next daemon removes their leftover sandboxes, keeps their workspaces, and
+// marks them stopped with a reason; start brings them back.
+func TestCrashThenStart(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	id := d.session(t, nil)
+	d.py(t, id, "open('kept.txt', 'w').write('yes')")
+	d.crash()
+	d.launch()
+	s, err := d.c.GetSession(ctx, id)
+	if err != nil || s.Status != api.StatusStopped || !strings.Contains(s.Reason, "restarted") {
+		t.Fatalf("after a crash: %+v %v", s, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(d.base, "run", "state", "sandboxes")); len(ents) != 0 {
+		t.Fatalf("leftover sandboxes after start: %d", len(ents))
+	}
+	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), nil, false)
+	if _, err := d.c.StartSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if e := d.py(t, id, "open('kept.txt').read()"); result(e) != "'yes'" {
+		t.Fatalf("workspace after the crash: %+v", e)
+	}
+}
+
+// TestOneDaemonPerSocketAndDataDir checks a second daemon fails fast with a
+// clear message and leaves the first one serving.
+func TestOneDaemonPerSocketAndDataDir(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	run := func(args ...string) string {
+		cmd := exec.Command(filepath.Join(bin, "sandboxd"), args...)
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("a second sandboxd %v hung", args)
+		}
+		if err == nil {
+			t.Fatalf("a second sandboxd %v started", args)
+		}
+		return string(out)
+	}
+	if out := run("--socket", d.socket, "--data-dir", t.TempDir(), "--run-dir", t.TempDir()); !strings.Contains(out, "already serving") {
+		t.Fatalf("same socket: %s", out)
+	}
+	other := filepath.Join(t.TempDir(), "o.sock")
+	if out := run("--socket", other, "--data-dir", filepath.Join(d.base, "data"), "--run-dir", t.TempDir()); !strings.Contains(out, "another sandboxd") {
+		t.Fatalf("same data dir: %s", out)
+	}
+	if e := d.py(t, id, "'still serving'"); result(e) != "'still serving'" {
+		t.Fatalf("first daemon: %+v", e)
+	}
+}
+
+func TestIdleTimeoutStopsSessions(t *testing.T) {
+	d := startDaemon(t, "")
+	idle := 1
+	id := d.session(t, &api.CreateSessionRequest{IdleTimeoutS: &idle})
+	keep := d.session(t, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := d.c.GetSession(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Status == api.StatusStopped {
+			if !strings.Contains(s.Reason, "idle") {
+				t.Fatalf("reason %q", s.Reason)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an idle session was not stopped")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if s, _ := d.c.GetSession(context.Background(), keep); s.Status != api.StatusRunning {
+		t.Fatalf("a session with the default idle timeout was stopped: %+v", s)
+	}
+}
+
+func TestSocketPermissions(t *testing.T) {
+	// "daemon" is a system group every Debian host has (gid 1).
+	d := startDaemon(t, "socket_group = \"daemon\"\n")
+	fi, err := os.Stat(d.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().Perm() != 0o660 || st.Gid != 1 || st.Uid != 0 {
+		t.Fatalf("socket mode %v owner %d:%d", fi.Mode().Perm(), st.Uid, st.Gid)
+	}
+	// Outside the group, the socket is closed.
+	_, stderr, code := runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "ls")
+	if code == 0 || !strings.Contains(stderr, "permission denied") {
+		t.Fatalf("a stranger reached the socket: %d %q", code, stderr)
+	}
+}
+
+func TestRichOutputs(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	e := d.py(t, id, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.figure()\nplt.bar([1], [2])\nNone")
+	if e.Status != api.StatusOK || len(e.Outputs) != 2 || e.Outputs[0].MIME != "image/png" || !strings.HasPrefix(e.Outputs[0].Data, "iVBORw0KGgo") {
+		t.Fatalf("figures: status %s, %d outputs, error %+v", e.Status, len(e.Outputs), e.Error)
+	}
+	if e := d.py(t, id, "plt.get_fignums()"); result(e) != "[]" {
+		t.Fatalf("figures are closed once sent: %s", result(e))
+	}
+}
