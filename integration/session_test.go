@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +209,47 @@ func TestHistoryAndStats(t *testing.T) {
 	list, err := d.c.ListSessions(ctx, map[string]string{"agent": "a1"})
 	if err != nil || len(list) != 1 || list[0].ID != id {
 		t.Fatalf("label filter: %+v %v (other %s)", list, err, other)
+	}
+}
+
+// TestConcurrentSessions drives several sessions at once, each through its
+// whole life, while others execute in a shared one.
+func TestConcurrentSessions(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	shared := d.session(t, nil)
+	d.py(t, shared, "n = 0")
+	errs := make(chan error, 16)
+	for i := 0; i < 8; i++ {
+		go func(i int) {
+			s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			e, err := d.c.Exec(ctx, s.ID, &api.ExecRequest{Language: "python", Code: fmt.Sprintf("%d * 2", i)}, nil)
+			if err == nil && result(e) != fmt.Sprint(i*2) {
+				err = fmt.Errorf("session %d: result %s", i, result(e))
+			}
+			if err == nil {
+				err = d.c.DeleteSession(ctx, s.ID)
+			}
+			errs <- err
+		}(i)
+		go func() {
+			_, err := d.c.Exec(ctx, shared, &api.ExecRequest{Language: "python", Code: "n += 1"}, nil)
+			errs <- err
+		}()
+	}
+	for i := 0; i < 16; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if e := d.py(t, shared, "n"); result(e) != "8" {
+		t.Fatalf("executions in one session run one at a time: n = %s", result(e))
+	}
+	if list, _ := d.c.ListSessions(ctx, nil); len(list) != 1 {
+		t.Fatalf("sessions left: %d", len(list))
 	}
 }

@@ -21,5 +21,8 @@ done
 # Nothing of the tests may be left in the cgroup tree.
 left=$(find /sys/fs/cgroup -type d -path '*sbd-test*' -name '[0-9a-f]*' 2>/dev/null | grep -E '/[0-9a-f]{16}$' || true)
 if [ -n "$left" ]; then echo "leftover sandbox cgroups: $left"; rc=1; fi
+passed=$(cat ./*.log | grep -c -- '^--- PASS' || true)
+failed=$(cat ./*.log | grep -c -- '^--- FAIL' || true)
 echo "vm tests exit $rc"
+echo "vm: $passed passed, $failed failed"
 exit $rc
