@@ -81,8 +81,12 @@ bench: deps
 	@command -v bwrap >/dev/null || (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null))
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchtime 200x -count 1 ./integration/
 
+# fuzz runs each fuzz target for FUZZTIME.
+FUZZTIME ?= 30s
 fuzz: deps
-	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz FuzzSplit -fuzztime 30s ./daemon/sandboxfs/
+	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) ./daemon/sandboxfs/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./daemon/server/
+	$(GO) test -run '^$$' -fuzz FuzzAgentLines -fuzztime $(FUZZTIME) ./isolation/agent/
 
 clean:
 	rm -rf bin
