@@ -31,9 +31,11 @@ func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionReques
 }
 
 // newSession checks the request, reserves a place under the quotas, and
-// starts the sandbox. A persistent session is recorded and listed; a
-// one-shot one (POST /v1/run) is neither.
-func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool) (*session, error) {
+// starts the sandbox. A persistent session is recorded and listed, and
+// counts under the quotas as a running session from then on. A one-shot
+// one (POST /v1/run) is neither recorded nor listed: it keeps its
+// reservation, which the caller releases when it destroys the sandbox.
+func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool) (_ *session, retErr error) {
 	rec, err := d.checkCreate(ctx, req)
 	if err != nil {
 		return nil, err
@@ -42,7 +44,11 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if err := d.reserve(owner); err != nil {
 		return nil, err
 	}
-	defer d.release(owner)
+	defer func() {
+		if persist || retErr != nil {
+			d.release(owner)
+		}
+	}()
 
 	s := &session{rec: rec}
 	started := time.Now()

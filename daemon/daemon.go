@@ -182,9 +182,3 @@ func newID() string {
 }
 
 func now() time.Time { return time.Now().UTC() }
-
-// Logger is the daemon's logger.
-func (d *Daemon) Logger() *slog.Logger { return d.log }
-
-// Config is the configuration the daemon runs with.
-func (d *Daemon) Config() Config { return d.cfg }

@@ -51,7 +51,10 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = d.destroySession(s) }()
+	defer func() {
+		_ = d.destroySession(s)
+		d.release(s.rec.OwnerUID)
+	}()
 	fs := d.sessionFS(s)
 	for _, f := range files {
 		if _, err := fs.Write(f.root, f.rel, bytes.NewReader(f.data), d.cfg.MaxUploadBytes); err != nil {

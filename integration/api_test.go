@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -93,4 +94,35 @@ func TestOneShotRun(t *testing.T) {
 		t.Fatalf("one-shot runs must leave no session: %+v %v", list, err)
 	}
 	assertNoSandboxesLeft(t, d.base+"/run", nil, false)
+}
+
+// TestOneShotRunsCountUnderTheQuota checks a running one-shot run holds a
+// place under max_sessions until it ends.
+func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
+	d := startDaemon(t, "max_sessions = 1\n")
+	done := make(chan int, 1)
+	go func() {
+		status, _ := d.raw(t, "POST", "/v1/run", `{"language":"shell","code":"sleep 2"}`)
+		done <- status
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, body := d.raw(t, "POST", "/v1/sessions", "{}")
+		if status == 429 {
+			break
+		}
+		if status == 201 {
+			var s api.Session
+			json.Unmarshal(body, &s)
+			d.c.DeleteSession(t.Context(), s.ID)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a running one-shot run did not count under max_sessions")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if status := <-done; status != 200 {
+		t.Fatalf("run: %d", status)
+	}
+	d.session(t, nil) // the place is free again
 }

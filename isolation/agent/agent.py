@@ -466,6 +466,7 @@ class Agent:
                 done["exit_code"] = 1
             if interrupted:
                 done["status"] = "timeout"
+                done["exit_code"] = 124
             return done
         # The worker died, or ignored the interrupt: start over.
         status = None
