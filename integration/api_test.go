@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,29 +102,27 @@ func TestOneShotRun(t *testing.T) {
 // place under max_sessions until it ends.
 func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
 	d := startDaemon(t, "max_sessions = 1\n")
-	done := make(chan int, 1)
+	started := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
-		status, _ := d.raw(t, "POST", "/v1/run", `{"language":"shell","code":"sleep 2"}`)
-		done <- status
+		var once sync.Once
+		_, err := d.c.Run(context.Background(), &api.RunRequest{Language: "shell", Code: "echo started; sleep 3"}, func(api.Event) {
+			once.Do(func() { close(started) })
+		})
+		done <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		status, body := d.raw(t, "POST", "/v1/sessions", "{}")
-		if status == 429 {
-			break
-		}
-		if status == 201 {
-			var s api.Session
-			json.Unmarshal(body, &s)
-			d.c.DeleteSession(t.Context(), s.ID)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a running one-shot run did not count under max_sessions")
-		}
-		time.Sleep(50 * time.Millisecond)
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not start")
 	}
-	if status := <-done; status != 200 {
-		t.Fatalf("run: %d", status)
+	if status, body := d.raw(t, "POST", "/v1/sessions", "{}"); status != 429 {
+		t.Fatalf("a session was created while a one-shot run held the only place: %d %s", status, body)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	d.session(t, nil) // the place is free again
 }
