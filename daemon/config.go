@@ -24,12 +24,13 @@ type Config struct {
 	SandboxUID int `toml:"sandbox_uid"`
 	SandboxGID int `toml:"sandbox_gid"`
 
-	MaxSessions       int   `toml:"max_sessions"`
-	MaxSessionsPerUID int   `toml:"max_sessions_per_uid"`
-	MaxUploadBytes    int64 `toml:"max_upload_bytes"`
-	MaxOutputBytes    int64 `toml:"max_output_bytes"`
-	MaxRequestBytes   int64 `toml:"max_request_bytes"`
-	HistoryLimit      int   `toml:"history_limit"`
+	MaxSessions        int   `toml:"max_sessions"`
+	MaxSessionsPerUID  int   `toml:"max_sessions_per_uid"`
+	MaxConcurrentExecs int   `toml:"max_concurrent_execs"`
+	MaxUploadBytes     int64 `toml:"max_upload_bytes"`
+	MaxOutputBytes     int64 `toml:"max_output_bytes"`
+	MaxRequestBytes    int64 `toml:"max_request_bytes"`
+	HistoryLimit       int   `toml:"history_limit"`
 	// InterruptGraceS is how long interrupted Python gets to stop before
 	// the interpreter is killed and restarted.
 	InterruptGraceS float64 `toml:"interrupt_grace_s"`
@@ -56,22 +57,23 @@ func (l LimitsConfig) api() api.Limits {
 // DefaultConfig is the configuration with no file and no flags.
 func DefaultConfig() Config {
 	return Config{
-		Socket:            "/run/sandboxd/sandboxd.sock",
-		SocketGroup:       "sandboxd",
-		DataDir:           "/var/lib/sandboxd",
-		RunDir:            "/run/sandboxd",
-		LogLevel:          "info",
-		SandboxUID:        2000000,
-		SandboxGID:        2000000,
-		MaxSessions:       200,
-		MaxSessionsPerUID: 50,
-		MaxUploadBytes:    100 << 20,
-		MaxOutputBytes:    1 << 20,
-		MaxRequestBytes:   16 << 20,
-		HistoryLimit:      100,
-		InterruptGraceS:   2,
-		Defaults:          LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
-		Max:               LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+		Socket:             "/run/sandboxd/sandboxd.sock",
+		SocketGroup:        "sandboxd",
+		DataDir:            "/var/lib/sandboxd",
+		RunDir:             "/run/sandboxd",
+		LogLevel:           "info",
+		SandboxUID:         2000000,
+		SandboxGID:         2000000,
+		MaxSessions:        200,
+		MaxSessionsPerUID:  50,
+		MaxConcurrentExecs: 64,
+		MaxUploadBytes:     100 << 20,
+		MaxOutputBytes:     1 << 20,
+		MaxRequestBytes:    16 << 20,
+		HistoryLimit:       100,
+		InterruptGraceS:    2,
+		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
+		Max:                LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }
 
@@ -110,6 +112,7 @@ func (c *Config) Validate() error {
 	check(c.SandboxUID > 0 && c.SandboxGID > 0, "sandbox_uid and sandbox_gid must be above 0: sandboxed code never runs as root")
 	check(c.MaxSessions > 0, "max_sessions must be above 0")
 	check(c.MaxSessionsPerUID > 0, "max_sessions_per_uid must be above 0")
+	check(c.MaxConcurrentExecs > 0, "max_concurrent_execs must be above 0")
 	check(c.MaxUploadBytes > 0, "max_upload_bytes must be above 0")
 	check(c.MaxOutputBytes > 0, "max_output_bytes must be above 0")
 	check(c.MaxRequestBytes > 0, "max_request_bytes must be above 0")

@@ -35,7 +35,9 @@ type Daemon struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	pending  map[uint32]int // creations under way, by owner, for the quotas
-	closed   bool
+	// execSlots bounds executions running at once, host-wide.
+	execSlots chan struct{}
+	closed    bool
 
 	metrics  *metrics
 	recorder *recorder
@@ -89,13 +91,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		return nil, err
 	}
 	d := &Daemon{
-		cfg:      cfg,
-		log:      log,
-		store:    st,
-		rt:       rt,
-		tree:     tree,
-		sessions: map[string]*session{},
-		pending:  map[uint32]int{},
+		cfg:       cfg,
+		log:       log,
+		store:     st,
+		rt:        rt,
+		tree:      tree,
+		sessions:  map[string]*session{},
+		pending:   map[uint32]int{},
+		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
 	}
 	d.metrics = newMetrics(d)
 	d.recorder = newRecorder(st, log)

@@ -79,6 +79,12 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	if err != nil {
 		return nil, err
 	}
+	select {
+	case d.execSlots <- struct{}{}:
+		defer func() { <-d.execSlots }()
+	default:
+		return nil, api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d executions at once: try again shortly", cap(d.execSlots))
+	}
 	s.mu.Lock()
 	sb := s.sb
 	status := s.rec.Status

@@ -126,3 +126,32 @@ func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
 	}
 	d.session(t, nil) // the place is free again
 }
+
+func TestExecConcurrencyLimit(t *testing.T) {
+	d := startDaemon(t, "max_concurrent_execs = 1\n")
+	a, b := d.session(t, nil), d.session(t, nil)
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		_, err := d.c.Exec(context.Background(), a, &api.ExecRequest{Language: "shell", Code: "echo started; sleep 2"}, func(api.Event) {
+			once.Do(func() { close(started) })
+		})
+		done <- err
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("first execution: %v", err)
+	}
+	status, body := d.raw(t, "POST", "/v1/sessions/"+b+"/exec", `{"language":"python","code":"1"}`)
+	if status != 429 || !strings.Contains(string(body), "executions at once") {
+		t.Fatalf("second execution: %d %s", status, body)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if e := d.py(t, b, "1"); result(e) != "1" {
+		t.Fatalf("after the first ended: %+v", e)
+	}
+}

@@ -137,3 +137,20 @@ func TestCLI(t *testing.T) {
 		t.Fatal("bash completion")
 	}
 }
+
+func TestDoctor(t *testing.T) {
+	d := startDaemon(t, "")
+	out, stderr, code := d.ctl(t, "", "doctor", "--data-dir", d.base)
+	if code != 0 || !strings.Contains(out, "cgroups") || !strings.Contains(out, "seccomp") || !strings.Contains(out, "socket") {
+		t.Fatalf("doctor: exit %d\n%s%s", code, out, stderr)
+	}
+	var results []struct{ Name, Status, Detail string }
+	out, _, _ = d.ctl(t, "", "doctor", "--json", "--data-dir", d.base)
+	if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) < 8 {
+		t.Fatalf("doctor --json: %v %q", err, out)
+	}
+	_, _, code = runCtl(t, filepath.Join(t.TempDir(), "none.sock"), nil, "", "doctor")
+	if code != 1 {
+		t.Fatalf("doctor without a daemon must fail: %d", code)
+	}
+}

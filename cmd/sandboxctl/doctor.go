@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxd/sandboxd/client"
+	"github.com/sandboxd/sandboxd/internal/hostcheck"
+)
+
+func newDoctorCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check this host for what sandboxd needs and say what is missing",
+		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
+user namespaces, the python3 of the default template, gVisor, the daemon's
+socket and the disk where workspaces live. It exits 1 if anything fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			socket := client.New(a.socket).Socket()
+			results := hostcheck.Default(socket, dataDir).Run()
+			if asJSON {
+				if err := printJSON(os.Stdout, results); err != nil {
+					return err
+				}
+			} else {
+				t := newTable()
+				fmt.Fprintln(t, "CHECK\tSTATUS\tDETAIL")
+				for _, r := range results {
+					fmt.Fprintf(t, "%s\t%s\t%s\n", r.Name, r.Status, r.Detail)
+				}
+				if err := t.Flush(); err != nil {
+					return err
+				}
+			}
+			if hostcheck.Failed(results) {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "/var/lib/sandboxd", "the daemon's data dir, for the disk check")
+	return cmd
+}

@@ -1,0 +1,242 @@
+// Package hostcheck inspects a host for what sandboxd needs and says
+// plainly what is missing or weaker than expected (sandboxctl doctor).
+package hostcheck
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Status of one check.
+type Status string
+
+// Statuses, from good to bad.
+const (
+	OK   Status = "ok"
+	Info Status = "info" // worth knowing, changes nothing
+	Warn Status = "warn" // works, but weaker or closer to a limit than expected
+	Fail Status = "fail" // sandboxd cannot work like this
+)
+
+// Result is one check's finding.
+type Result struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// Host is what the checks look at. Its paths are fields so tests can point
+// them at a made-up host.
+type Host struct {
+	Proc    string // /proc
+	Cgroup  string // /sys/fs/cgroup
+	Socket  string // the daemon's socket
+	DataDir string // the daemon's data dir
+	Python  string // the default template's interpreter
+}
+
+// Default is this machine with the default paths.
+func Default(socket, dataDir string) Host {
+	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3"}
+}
+
+// Run runs every check.
+func (h Host) Run() []Result {
+	return []Result{
+		h.Kernel(), h.Cgroups(), h.Seccomp(), h.Openat2(), h.UserNamespaces(),
+		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(),
+	}
+}
+
+// Failed reports whether any result is a failure.
+func Failed(rs []Result) bool {
+	for _, r := range rs {
+		if r.Status == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+func (h Host) read(rel string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(h.Proc, rel))
+	return strings.TrimSpace(string(b)), err
+}
+
+// Kernel reports the running kernel.
+func (h Host) Kernel() Result {
+	rel, err := h.read("sys/kernel/osrelease")
+	if err != nil {
+		return Result{"kernel", Warn, "cannot read the kernel release: " + err.Error()}
+	}
+	return Result{"kernel", OK, "Linux " + rel}
+}
+
+// Cgroups checks the hierarchy and the controllers sandboxes need.
+func (h Host) Cgroups() Result {
+	want := []string{"cpu", "memory", "pids"}
+	var st unix.Statfs_t
+	if err := unix.Statfs(h.Cgroup, &st); err != nil {
+		return Result{"cgroups", Fail, fmt.Sprintf("%s is not mounted: %v", h.Cgroup, err)}
+	}
+	if st.Type == unix.CGROUP2_SUPER_MAGIC {
+		b, err := os.ReadFile(filepath.Join(h.Cgroup, "cgroup.controllers"))
+		if err != nil {
+			return Result{"cgroups", Fail, "v2, but cgroup.controllers cannot be read: " + err.Error()}
+		}
+		have := strings.Fields(string(b))
+		if missing := missingOf(want, have); len(missing) > 0 {
+			return Result{"cgroups", Fail, fmt.Sprintf("v2 without the %s controller(s)", strings.Join(missing, ", "))}
+		}
+		return Result{"cgroups", OK, "v2 (unified), controllers: " + strings.Join(have, " ")}
+	}
+	var missing []string
+	for _, c := range want {
+		var cst unix.Statfs_t
+		if unix.Statfs(filepath.Join(h.Cgroup, c), &cst) != nil || cst.Type != unix.CGROUP_SUPER_MAGIC {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return Result{"cgroups", Fail, fmt.Sprintf("v1 without the %s controller(s) mounted", strings.Join(missing, ", "))}
+	}
+	return Result{"cgroups", Warn, "v1 (legacy): works, but v2 is what sandboxd is built for; boot with systemd.unified_cgroup_hierarchy=1"}
+}
+
+func missingOf(want, have []string) []string {
+	var out []string
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h == w {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Seccomp checks the kernel filters system calls with the actions the
+// profile uses.
+func (h Host) Seccomp() Result {
+	acts, err := h.read("sys/kernel/seccomp/actions_avail")
+	if err != nil {
+		return Result{"seccomp", Fail, "the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER)"}
+	}
+	if missing := missingOf([]string{"errno", "allow"}, strings.Fields(acts)); len(missing) > 0 {
+		return Result{"seccomp", Fail, "the kernel lacks seccomp actions: " + strings.Join(missing, ", ")}
+	}
+	return Result{"seccomp", OK, "filter actions: " + acts}
+}
+
+// Openat2 checks the system call the file API resolves paths with (5.6+).
+func (h Host) Openat2() Result {
+	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH})
+	if err == unix.ENOSYS {
+		return Result{"openat2", Fail, "the kernel has no openat2 (needs Linux 5.6 or later): the file API cannot resolve paths safely"}
+	}
+	if err == nil {
+		unix.Close(fd)
+	}
+	return Result{"openat2", OK, "available"}
+}
+
+// UserNamespaces reports what the host allows; sandboxes get more isolation
+// where user namespaces are allowed.
+func (h Host) UserNamespaces() Result {
+	if v, err := h.read("sys/user/max_user_namespaces"); err == nil && v == "0" {
+		return Result{"user namespaces", Warn, "disabled (user.max_user_namespaces = 0)"}
+	}
+	if v, err := h.read("sys/kernel/unprivileged_userns_clone"); err == nil && v == "0" {
+		return Result{"user namespaces", Info, "unprivileged user namespaces are off (kernel.unprivileged_userns_clone = 0); sandboxd runs as root and is not affected"}
+	}
+	if v, err := h.read("sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && v == "1" {
+		return Result{"user namespaces", Info, "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1); sandboxd runs as root and is not affected"}
+	}
+	return Result{"user namespaces", OK, "available"}
+}
+
+// PythonTemplate checks the interpreter the default template runs.
+func (h Host) PythonTemplate() Result {
+	fi, err := os.Stat(h.Python)
+	if err != nil || fi.Mode()&0o111 == 0 {
+		return Result{"python template", Fail, h.Python + " is missing: install the python3 package"}
+	}
+	out, err := exec.Command(h.Python, "--version").CombinedOutput()
+	if err != nil {
+		return Result{"python template", Fail, fmt.Sprintf("%s does not run: %v", h.Python, err)}
+	}
+	return Result{"python template", OK, strings.TrimSpace(string(out))}
+}
+
+// Runsc reports whether gVisor is installed.
+func (h Host) Runsc() Result {
+	if p, err := exec.LookPath("runsc"); err == nil {
+		return Result{"gVisor (runsc)", OK, p}
+	}
+	return Result{"gVisor (runsc)", Info, "not installed: sandboxes use the native runtime (namespaces, cgroups, seccomp)"}
+}
+
+// SocketAccess checks the daemon's socket exists, who may use it, and that
+// this caller can.
+func (h Host) SocketAccess() Result {
+	fi, err := os.Stat(h.Socket)
+	if err != nil {
+		return Result{"socket", Fail, fmt.Sprintf("%s does not exist: is sandboxd running?", h.Socket)}
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	group := strconv.Itoa(int(st.Gid))
+	if g, err := user.LookupGroupId(group); err == nil {
+		group = g.Name
+	}
+	detail := fmt.Sprintf("%s mode %04o group %s", h.Socket, fi.Mode().Perm(), group)
+	c, err := net.DialTimeout("unix", h.Socket, 2*time.Second)
+	if err != nil {
+		if os.IsPermission(err) || strings.Contains(err.Error(), "permission denied") {
+			return Result{"socket", Fail, detail + ": permission denied: run as root or join the group"}
+		}
+		return Result{"socket", Fail, detail + ": cannot connect: is sandboxd running?"}
+	}
+	c.Close()
+	if fi.Mode().Perm()&0o006 != 0 {
+		return Result{"socket", Warn, detail + ": every user of this host may use sandboxd"}
+	}
+	return Result{"socket", OK, detail}
+}
+
+// Disk checks the space left where workspaces live.
+func (h Host) Disk() Result {
+	dir := h.DataDir
+	for {
+		if _, err := os.Stat(dir); err == nil || dir == "/" {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return Result{"disk", Warn, fmt.Sprintf("cannot read free space of %s: %v", dir, err)}
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	detail := fmt.Sprintf("%.1f GiB free for %s", float64(free)/(1<<30), h.DataDir)
+	switch {
+	case free < 1<<30:
+		return Result{"disk", Fail, detail + ": under 1 GiB, sessions will run out of space"}
+	case free < 10<<30:
+		return Result{"disk", Warn, detail + ": under 10 GiB"}
+	}
+	return Result{"disk", OK, detail}
+}

@@ -1,0 +1,68 @@
+package hostcheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeProc makes a /proc with the given files.
+func fakeProc(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content+"\n"), 0o644)
+	}
+	return dir
+}
+
+func TestProcChecks(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string
+		check func(Host) Result
+		want  Status
+		text  string
+	}{
+		{"seccomp present", map[string]string{"sys/kernel/seccomp/actions_avail": "kill_process kill_thread trap errno user_notif trace log allow"}, Host.Seccomp, OK, "errno"},
+		{"seccomp missing", nil, Host.Seccomp, Fail, "CONFIG_SECCOMP_FILTER"},
+		{"seccomp without errno", map[string]string{"sys/kernel/seccomp/actions_avail": "kill allow"}, Host.Seccomp, Fail, "errno"},
+		{"userns off", map[string]string{"sys/user/max_user_namespaces": "0"}, Host.UserNamespaces, Warn, "disabled"},
+		{"ubuntu apparmor", map[string]string{"sys/kernel/apparmor_restrict_unprivileged_userns": "1"}, Host.UserNamespaces, Info, "AppArmor"},
+		{"debian clone off", map[string]string{"sys/kernel/unprivileged_userns_clone": "0"}, Host.UserNamespaces, Info, "unprivileged_userns_clone"},
+		{"userns fine", map[string]string{"sys/user/max_user_namespaces": "1000"}, Host.UserNamespaces, OK, ""},
+		{"kernel", map[string]string{"sys/kernel/osrelease": "6.1.0-test"}, Host.Kernel, OK, "6.1.0-test"},
+	}
+	for _, c := range cases {
+		h := Host{Proc: fakeProc(t, c.files)}
+		r := c.check(h)
+		if r.Status != c.want || !strings.Contains(r.Detail, c.text) {
+			t.Errorf("%s: %+v, want %s with %q", c.name, r, c.want, c.text)
+		}
+	}
+}
+
+func TestFileChecks(t *testing.T) {
+	h := Host{Python: "/nonexistent/python3", Socket: filepath.Join(t.TempDir(), "none.sock"), DataDir: "/nonexistent/data"}
+	if r := h.PythonTemplate(); r.Status != Fail || !strings.Contains(r.Detail, "install the python3 package") {
+		t.Errorf("python: %+v", r)
+	}
+	if r := h.SocketAccess(); r.Status != Fail || !strings.Contains(r.Detail, "is sandboxd running") {
+		t.Errorf("socket: %+v", r)
+	}
+	if r := h.Disk(); r.Status == Fail && !strings.Contains(r.Detail, "free") {
+		t.Errorf("disk of a missing folder looks at its parent: %+v", r)
+	}
+	if r := (Host{Cgroup: t.TempDir()}).Cgroups(); r.Status != Fail {
+		t.Errorf("a plain folder is no cgroup hierarchy: %+v", r)
+	}
+	if r := Default("", "/").Cgroups(); r.Status == Fail {
+		t.Errorf("this host's cgroups: %+v", r)
+	}
+	if !Failed([]Result{{Status: OK}, {Status: Fail}}) || Failed([]Result{{Status: Warn}}) {
+		t.Error("Failed")
+	}
+}
