@@ -1,0 +1,70 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestNoLeaksAfterManyCycles creates, uses and deletes sessions a few
+// hundred times, then checks the daemon holds no more fds, children or
+// mounts than before, and no sandbox state is left anywhere.
+func TestNoLeaksAfterManyCycles(t *testing.T) {
+	cycles := 200
+	if testing.Short() {
+		cycles = 20
+	}
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	cycle := func() string {
+		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, err := d.c.Exec(ctx, s.ID, &api.ExecRequest{Language: "python", Code: "import os\nx = os.getpid()"}, nil); err != nil || e.Status != api.StatusOK {
+			t.Fatalf("exec: %+v %v", e, err)
+		}
+		if e, err := d.c.Exec(ctx, s.ID, &api.ExecRequest{Language: "shell", Code: "echo hi > /tmp/f; sleep 60 &"}, nil); err != nil || e.Status != api.StatusOK {
+			t.Fatalf("shell: %+v %v", e, err)
+		}
+		if _, err := d.c.PutFile(ctx, s.ID, "data.txt", strings.NewReader("payload")); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.c.DeleteSession(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		return s.ID
+	}
+	for i := 0; i < 5; i++ { // warm up pools and caches
+		cycle()
+	}
+	d.c.Close()
+	before, mountsBefore := statOf(t, d.cmd.Process.Pid), hostMounts(t)
+	var ids []string
+	for i := 0; i < cycles; i++ {
+		ids = append(ids, cycle())
+	}
+	d.c.Close()
+	after, mountsAfter := statOf(t, d.cmd.Process.Pid), hostMounts(t)
+	t.Logf("%d cycles: before %v; after %v; host mounts %d -> %d", cycles, before, after, mountsBefore, mountsAfter)
+	if after.fds > before.fds+2 {
+		t.Errorf("the daemon's fds grew from %d to %d", before.fds, after.fds)
+	}
+	if after.children != 0 {
+		t.Errorf("the daemon has %d children left", after.children)
+	}
+	if mountsAfter > mountsBefore {
+		t.Errorf("host mounts grew from %d to %d", mountsBefore, mountsAfter)
+	}
+	if after.rssKB > before.rssKB+64<<10 {
+		t.Errorf("the daemon's RSS grew by %d KiB", after.rssKB-before.rssKB)
+	}
+	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids, false)
+	if ents, _ := os.ReadDir(filepath.Join(d.base, "data", "sessions")); len(ents) != 0 {
+		t.Errorf("%d session folders left in the data dir", len(ents))
+	}
+}

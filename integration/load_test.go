@@ -1,0 +1,100 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestLoad drives 50 concurrent clients (10 with -short) that create sessions, execute in
+// them and delete them, for a bounded time: no request may fail, and the
+// daemon's memory must stay bounded.
+func TestLoad(t *testing.T) {
+	clients, duration := 50, 20*time.Second
+	if testing.Short() { // the emulated VM: less memory, far slower
+		clients, duration = 10, 5*time.Second
+	}
+	d := startDaemon(t, "max_sessions_per_uid = 100\nmax_concurrent_execs = 100\n[defaults]\nmemory_mb = 128\n")
+	ctx := context.Background()
+	before := statOf(t, d.cmd.Process.Pid)
+	var (
+		mu             sync.Mutex
+		creates, execs []time.Duration
+		errs           []error
+		ops            atomic.Int64
+		wg             sync.WaitGroup
+	)
+	stop := time.Now().Add(duration)
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for n := 0; time.Now().Before(stop); n++ {
+				t0 := time.Now()
+				s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{Labels: map[string]string{"client": fmt.Sprint(c)}})
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("client %d create: %w", c, err))
+					mu.Unlock()
+					return
+				}
+				ct := time.Since(t0)
+				var et []time.Duration
+				for i := 0; i < 3; i++ {
+					t1 := time.Now()
+					e, err := d.c.Exec(ctx, s.ID, &api.ExecRequest{Language: "python", Code: fmt.Sprintf("v = %d * %d\nv", c, i)}, nil)
+					if err == nil && result(e) != fmt.Sprint(c*i) {
+						err = fmt.Errorf("result %s", result(e))
+					}
+					if err != nil {
+						mu.Lock()
+						errs = append(errs, fmt.Errorf("client %d exec: %w", c, err))
+						mu.Unlock()
+					}
+					et = append(et, time.Since(t1))
+				}
+				if err := d.c.DeleteSession(ctx, s.ID); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("client %d delete: %w", c, err))
+					mu.Unlock()
+				}
+				ops.Add(5)
+				mu.Lock()
+				creates = append(creates, ct)
+				execs = append(execs, et...)
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	d.c.Close()
+	after := statOf(t, d.cmd.Process.Pid)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	pct := func(xs []time.Duration, p float64) time.Duration {
+		if len(xs) == 0 {
+			return 0
+		}
+		sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+		return xs[int(p*float64(len(xs)-1))].Round(time.Millisecond / 10)
+	}
+	t.Logf("%d clients for %v: %d requests (%.0f/s), %d sessions; create p50 %v p99 %v; exec p50 %v p99 %v; daemon before %v, after %v",
+		clients, duration, ops.Load(), float64(ops.Load())/duration.Seconds(), len(creates),
+		pct(creates, 0.5), pct(creates, 0.99), pct(execs, 0.5), pct(execs, 0.99), before, after)
+	if len(creates) < clients {
+		t.Errorf("only %d sessions in %v", len(creates), duration)
+	}
+	if after.rssKB > before.rssKB+256<<10 {
+		t.Errorf("the daemon's RSS grew from %d to %d KiB", before.rssKB, after.rssKB)
+	}
+	if list, _ := d.c.ListSessions(ctx, nil); len(list) != 0 {
+		t.Errorf("%d sessions left", len(list))
+	}
+}
