@@ -71,6 +71,7 @@ test-deps: deps
 test: test-deps
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 	@if [ -x $(VM)/run-in-vm ]; then $(MAKE) --no-print-directory test-vm; \
 	else echo "note: $(VM) not found: the cgroup v2 + systemd VM tests did not run (make test-vm VM=...)"; fi
 
@@ -81,7 +82,8 @@ bench: deps
 	@command -v bwrap >/dev/null || (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null))
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchtime 200x -count 1 ./integration/
 
-# fuzz runs each fuzz target for FUZZTIME.
+# fuzz runs each fuzz target for FUZZTIME (make test: a short, bounded
+# run). The corpora in */testdata/fuzz run as plain tests every time.
 FUZZTIME ?= 30s
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) ./daemon/sandboxfs/
