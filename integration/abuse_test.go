@@ -85,7 +85,7 @@ func TestAbuseBattery(t *testing.T) {
 		// Host secrets and other sessions.
 		{"read /etc/shadow", "shell", "cat /etc/shadow >/dev/null 2>&1 && echo ESCAPED || echo blocked"},
 		{"read the host's root home", "shell", "cat " + marker + " >/dev/null 2>&1 && echo ESCAPED || echo blocked"},
-		{"find another session's files", "shell", "find / \\( -path /proc -o -path /sys \\) -prune -o -name victim-secret-file.txt -print 2>/dev/null | grep -q . && echo ESCAPED || echo blocked"},
+		{"find another session's files", "shell", "find / \\( -path /proc -o -path /sys -o -path /usr \\) -prune -o -name victim-secret-file.txt -print 2>/dev/null | grep -q . && echo ESCAPED || echo blocked"},
 		{"read host processes' environment", "python", "import os\npids = [p for p in os.listdir('/proc') if p.isdigit()]\nprint('ESCAPED' if len(pids) > 10 else 'blocked')"},
 		{"learn the host cgroup path", "shell", "grep -q sandbox /proc/self/cgroup && echo ESCAPED || echo blocked"},
 		// Writing outside /workspace and /tmp.
