@@ -98,26 +98,34 @@ func TestOneShotRun(t *testing.T) {
 	assertNoSandboxesLeft(t, d.base+"/run", nil, false)
 }
 
-// TestOneShotRunsCountUnderTheQuota checks a running one-shot run holds a
-// place under max_sessions until it ends.
-func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
-	d := startDaemon(t, "max_sessions = 1\n")
+// whileRunning starts an execution that prints and then sleeps, waits until
+// its first output arrives, and returns a channel with its end.
+func whileRunning(t *testing.T, run func(on func(api.Event)) (*api.Execution, error)) <-chan error {
+	t.Helper()
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		var once sync.Once
-		_, err := d.c.Run(context.Background(), &api.RunRequest{Language: "shell", Code: "echo started; sleep 3"}, func(api.Event) {
-			once.Do(func() { close(started) })
-		})
+		_, err := run(func(api.Event) { once.Do(func() { close(started) }) })
 		done <- err
 	}()
 	select {
 	case <-started:
 	case err := <-done:
-		t.Fatalf("run: %v", err)
+		t.Fatalf("the execution ended before it printed: %v", err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not start")
+		t.Fatal("the execution did not start")
 	}
+	return done
+}
+
+// TestOneShotRunsCountUnderTheQuota checks a running one-shot run holds a
+// place under max_sessions until it ends.
+func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
+	d := startDaemon(t, "max_sessions = 1\n")
+	done := whileRunning(t, func(on func(api.Event)) (*api.Execution, error) {
+		return d.c.Run(context.Background(), &api.RunRequest{Language: "shell", Code: "echo started; sleep 3"}, on)
+	})
 	if status, body := d.raw(t, "POST", "/v1/sessions", "{}"); status != 429 {
 		t.Fatalf("a session was created while a one-shot run held the only place: %d %s", status, body)
 	}
@@ -130,20 +138,9 @@ func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
 func TestExecConcurrencyLimit(t *testing.T) {
 	d := startDaemon(t, "max_concurrent_execs = 1\n")
 	a, b := d.session(t, nil), d.session(t, nil)
-	started := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		var once sync.Once
-		_, err := d.c.Exec(context.Background(), a, &api.ExecRequest{Language: "shell", Code: "echo started; sleep 2"}, func(api.Event) {
-			once.Do(func() { close(started) })
-		})
-		done <- err
-	}()
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatalf("first execution: %v", err)
-	}
+	done := whileRunning(t, func(on func(api.Event)) (*api.Execution, error) {
+		return d.c.Exec(context.Background(), a, &api.ExecRequest{Language: "shell", Code: "echo started; sleep 2"}, on)
+	})
 	status, body := d.raw(t, "POST", "/v1/sessions/"+b+"/exec", `{"language":"python","code":"1"}`)
 	if status != 429 || !strings.Contains(string(body), "executions at once") {
 		t.Fatalf("second execution: %d %s", status, body)
