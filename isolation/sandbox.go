@@ -225,18 +225,23 @@ func (s *Sandbox) destroy() error {
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.ID)
 	}
-	var err error
-	// On v1 the cgroup can be busy for a moment after the last exit.
-	for i := 0; i < 50; i++ {
-		if err = s.c.Destroy(); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
+	if err := destroyContainer(s.c); err != nil {
 		return err
 	}
 	return os.RemoveAll(s.paths.dir)
+}
+
+// destroyContainer removes a stopped container's cgroup and state. On v1
+// the cgroup can be busy for a moment after the last exit: retry briefly.
+func destroyContainer(c *libcontainer.Container) error {
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = c.Destroy(); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
 }
 
 // Cleanup removes whatever is left of sandbox id after a daemon that did
@@ -253,14 +258,7 @@ func (r *Runtime) Cleanup(id string) error {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		var derr error
-		for i := 0; i < 50; i++ {
-			if derr = c.Destroy(); derr == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		errs = append(errs, derr)
+		errs = append(errs, destroyContainer(c))
 	}
 	errs = append(errs, os.RemoveAll(r.pathsOf(id).dir))
 	return errors.Join(errs...)
