@@ -217,6 +217,8 @@ type SeccompInfo struct {
 	Enabled        bool   `json:"enabled"`
 	LibraryVersion string `json:"library_version,omitempty"`
 	Syscalls       int    `json:"allowed_syscalls"`
+	// LogDenied is true when refused calls reach the daemon's log.
+	LogDenied bool `json:"log_denied"`
 }
 
 // SessionInfo counts sessions by status.

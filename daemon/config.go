@@ -73,6 +73,7 @@ func DefaultConfig() Config {
 		HistoryLimit:       100,
 		InterruptGraceS:    2,
 		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
+		Seccomp:            seccomp.Config{LogDenied: true},
 		Max:                LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }

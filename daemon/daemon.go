@@ -21,6 +21,7 @@ import (
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/seccomp"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -41,6 +42,9 @@ type Daemon struct {
 
 	metrics  *metrics
 	recorder *recorder
+	// monitor hears of refused system calls; nil when they are not logged.
+	monitor *seccomp.Monitor
+	denied  *deniedLog
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -80,27 +84,45 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: %w", err)
 	}
-	rt, err := isolation.NewRuntime(isolation.Options{
-		StateDir: filepath.Join(cfg.RunDir, "state"),
-		UID:      cfg.SandboxUID,
-		GID:      cfg.SandboxGID,
-		Seccomp:  cfg.Seccomp,
-		Cgroups:  tree,
-	})
-	if err != nil {
-		return nil, err
-	}
 	d := &Daemon{
 		cfg:       cfg,
 		log:       log,
 		store:     st,
-		rt:        rt,
 		tree:      tree,
 		sessions:  map[string]*session{},
 		pending:   map[uint32]int{},
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
 	}
 	d.metrics = newMetrics(d)
+	stateDir := filepath.Join(cfg.RunDir, "state")
+	if err := os.MkdirAll(stateDir, 0o711); err != nil {
+		return nil, err
+	}
+	if cfg.Seccomp.LogDenied {
+		if !seccomp.NotifySupported() {
+			log.Warn("seccomp user notification needs Linux 5.7 and libseccomp 2.5: refused system calls will not be logged")
+		} else {
+			d.denied = newDeniedLog(log, func(sc string) { d.metrics.denied.WithLabelValues(sc).Inc() })
+			if d.monitor, err = seccomp.Listen(filepath.Join(stateDir, "seccomp.sock"), d.denied.report); err != nil {
+				return nil, err
+			}
+			defer func() {
+				if retErr != nil {
+					d.monitor.Close()
+				}
+			}()
+		}
+	}
+	if d.rt, err = isolation.NewRuntime(isolation.Options{
+		StateDir: stateDir,
+		UID:      cfg.SandboxUID,
+		GID:      cfg.SandboxGID,
+		Seccomp:  cfg.Seccomp,
+		Cgroups:  tree,
+		Monitor:  d.monitor,
+	}); err != nil {
+		return nil, err
+	}
 	d.recorder = newRecorder(st, log)
 	if err := d.reconcile(ctx); err != nil {
 		return nil, err
@@ -137,6 +159,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 		}
 	}
 	d.recorder.close()
+	if d.monitor != nil {
+		errs = append(errs, d.monitor.Close())
+	}
 	errs = append(errs, d.tree.Remove(), d.store.Close())
 	return errors.Join(errs...)
 }

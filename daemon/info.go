@@ -21,6 +21,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 			Enabled:        true,
 			LibraryVersion: seccomp.LibraryVersion(),
 			Syscalls:       len(seccomp.Allowed(d.cfg.Seccomp)),
+			LogDenied:      d.monitor != nil,
 		},
 		Defaults:   d.cfg.Defaults.api(),
 		Max:        d.cfg.Max.api(),

@@ -18,6 +18,7 @@ type metrics struct {
 	execTime  *prometheus.HistogramVec
 	creates   *prometheus.CounterVec
 	createDur prometheus.Histogram
+	denied    *prometheus.CounterVec
 }
 
 func newMetrics(d *Daemon) *metrics {
@@ -37,9 +38,12 @@ func newMetrics(d *Daemon) *metrics {
 			Name: "sandboxd_session_create_duration_seconds", Help: "Time to create a session, ready to execute.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
+		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_seccomp_denied_total", Help: "System calls the seccomp filter refused, by name.",
+		}, []string{"syscall"}),
 	}
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
-	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur,
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
 			counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}

@@ -88,6 +88,9 @@ func (d *Daemon) destroySession(s *session) error {
 			return err
 		}
 	}
+	if d.denied != nil {
+		d.denied.forget(id)
+	}
 	return os.RemoveAll(filepath.Dir(d.workspaceOf(id)))
 }
 

@@ -164,3 +164,42 @@ func TestOtherUsersSeeNothing(t *testing.T) {
 		t.Fatal("alice deletes her own session")
 	}
 }
+
+// TestSeccompRefusalsAreLogged checks the daemon hears of every refused
+// system call, logs it with the session's id (rate-limited) and counts it,
+// while the caller still gets EPERM.
+func TestSeccompRefusalsAreLogged(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	code := "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nerrs = set()\n" +
+		"for _ in range(50):\n    libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)\n    errs.add(os.strerror(ctypes.get_errno()))\n" +
+		"libc.syscall(321, 0, 0, 0)\nerrs.add(os.strerror(ctypes.get_errno()))\nprint(sorted(errs))"
+	if e := d.py(t, id, code); strings.TrimSpace(e.Stdout) != "['Operation not permitted']" {
+		t.Fatalf("refused calls must fail with EPERM: %s", result(e))
+	}
+	var mounts, bpf int
+	for _, line := range strings.Split(d.log(), "\n") {
+		if !strings.Contains(line, `"session":"`+id+`"`) {
+			continue
+		}
+		switch {
+		case strings.Contains(line, `"seccomp refused a system call"`) && strings.Contains(line, `"syscall":"mount"`):
+			mounts++
+		case strings.Contains(line, `"seccomp refused a system call"`) && strings.Contains(line, `"syscall":"bpf"`):
+			bpf++
+		}
+	}
+	if mounts == 0 || mounts+bpf > 20 {
+		t.Fatalf("want between 1 and 20 logged refusals of mount, got %d (bpf %d):\n%s", mounts, bpf, d.log())
+	}
+	status, body := d.raw(t, "GET", "/metrics", "")
+	if status != 200 || !strings.Contains(string(body), `sandboxd_seccomp_denied_total{syscall="mount"} 50`) ||
+		!strings.Contains(string(body), `sandboxd_seccomp_denied_total{syscall="bpf"} 1`) {
+		t.Fatalf("metrics must count every refusal (%d):\n%s", status, body)
+	}
+	var info api.Info
+	_, b := d.raw(t, "GET", "/v1/info", "")
+	if err := json.Unmarshal(b, &info); err != nil || !info.Seccomp.LogDenied {
+		t.Fatalf("info must say refusals are logged: %s", b)
+	}
+}

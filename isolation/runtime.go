@@ -24,6 +24,8 @@ type Options struct {
 	Seccomp seccomp.Config
 	// Cgroups is where sandbox cgroups go.
 	Cgroups *cgroups.Tree
+	// Monitor, if set, is told of every call the filter refuses.
+	Monitor *seccomp.Monitor
 }
 
 // Runtime starts sandboxes.
@@ -33,6 +35,8 @@ type Runtime struct {
 	etcDir   string
 	uid, gid int
 	seccomp  *specs.LinuxSeccomp
+	monitor  *seccomp.Monitor
+	watched  []string
 	cgroups  *cgroups.Tree
 	python   string
 }
@@ -58,6 +62,8 @@ func NewRuntime(o Options) (*Runtime, error) {
 		uid:      o.UID,
 		gid:      o.GID,
 		seccomp:  profile,
+		monitor:  o.Monitor,
+		watched:  seccomp.Watched(o.Seccomp),
 		cgroups:  o.Cgroups,
 		python:   python,
 	}

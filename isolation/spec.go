@@ -47,5 +47,8 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
 	res.Devices = spec.Linux.Resources.Devices
 	spec.Linux.Resources = &res
 	spec.Linux.Seccomp = r.seccomp
+	if r.monitor != nil {
+		spec.Linux.Seccomp = r.monitor.Profile(r.seccomp, r.watched, s.ID)
+	}
 	return spec
 }

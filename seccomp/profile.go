@@ -24,6 +24,10 @@ type Config struct {
 	Allow []string `toml:"allow"`
 	// Deny removes syscalls from it (Deny wins over Allow).
 	Deny []string `toml:"deny"`
+	// LogDenied sends refused calls to the daemon, which logs them with the
+	// session's id (seccomp user notification), instead of refusing them
+	// silently in the kernel.
+	LogDenied bool `toml:"log_denied"`
 }
 
 // nsFlags are the clone flags that create namespaces: an unprivileged
@@ -80,6 +84,33 @@ func Allowed(cfg Config) []string {
 		}
 	}
 	out = slices.DeleteFunc(out, func(n string) bool { return slices.Contains(cfg.Deny, n) })
+	slices.Sort(out)
+	return out
+}
+
+// dangerous are refused calls worth telling the operator about: each is a
+// step of a known escape or a probe of the kernel's attack surface, and none
+// is used by ordinary programs.
+var dangerous = []string{
+	"acct", "add_key", "bpf", "chroot", "clock_settime", "delete_module", "finit_module",
+	"fsconfig", "fsmount", "fsopen", "fspick", "init_module", "iopl", "ioperm", "kcmp",
+	"kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie", "mount", "mount_setattr",
+	"move_mount", "open_by_handle_at", "open_tree", "perf_event_open", "pivot_root",
+	"process_vm_readv", "process_vm_writev", "ptrace", "quotactl", "reboot", "request_key",
+	"setns", "settimeofday", "swapoff", "swapon", "syslog", "umount2", "unshare", "userfaultfd",
+}
+
+// Watched are the refused calls the daemon hears of: the dangerous ones and
+// whatever the operator denied, less what the operator allowed.
+func Watched(cfg Config) []string {
+	allowed := Allowed(cfg)
+	var out []string
+	for _, n := range append(slices.Clone(dangerous), cfg.Deny...) {
+		if _, err := libseccomp.GetSyscallFromName(n); err != nil || slices.Contains(allowed, n) || slices.Contains(out, n) {
+			continue // not on this architecture, or allowed after all
+		}
+		out = append(out, n)
+	}
 	slices.Sort(out)
 	return out
 }

@@ -58,3 +58,29 @@ func TestOperatorChanges(t *testing.T) {
 		t.Fatal("libseccomp version")
 	}
 }
+
+func TestWatched(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cfg       Config
+		want, not []string
+	}{
+		{"default", Config{}, []string{"mount", "unshare", "bpf", "ptrace", "keyctl", "init_module"}, []string{"read", "clone3"}},
+		{"operator denies", Config{Deny: []string{"socket"}}, []string{"socket", "mount"}, nil},
+		{"operator allows", Config{Allow: []string{"ptrace"}}, []string{"mount"}, []string{"ptrace"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Watched(tc.cfg)
+			for _, n := range tc.want {
+				if !slices.Contains(got, n) {
+					t.Errorf("%s must be watched", n)
+				}
+			}
+			for _, n := range tc.not {
+				if slices.Contains(got, n) {
+					t.Errorf("%s must not be watched", n)
+				}
+			}
+		})
+	}
+}
