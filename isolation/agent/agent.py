@@ -10,6 +10,14 @@
 # (KeyboardInterrupt) and, if that does not stop it, kill every process in
 # the sandbox but PID 1 and fork a fresh worker (state_reset).
 #
+# The worker runs user code, so nothing it sends is trusted: each request
+# carries a sequence number and a random token that the reply must echo,
+# stray or malformed lines on the control pipe are dropped, and requests go
+# out without blocking. A forked copy of the worker that falls out of user
+# code exits instead of answering. Each cell starts with fds 1 and 2,
+# sys.stdout/stderr and the SIGINT handler as the agent set them, and a worker
+# that died between cells is replaced before the next one (state_reset).
+#
 # Daemon protocol: one JSON object per line each way.
 #   -> {"op":"ping"}                       <- {"type":"pong","pid":N}
 #   -> {"op":"exec","language":"python"|"shell","code":S,"timeout":F,
@@ -32,7 +40,7 @@ import time
 import traceback
 
 LISTEN_FD = 3
-CTRL_FD_BASE = 710  # high fds for the worker's control pipes
+CTRL_FD_BASE = 710  # high fds: the worker's control pipes, then copies of fds 1 and 2
 READ_CHUNK = 65536
 
 
@@ -70,10 +78,10 @@ def worker_main(ctrl_r, ctrl_w):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise_oom_score()
-    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
-    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    reset_std_streams()
     sys.stdin = open(0, "r", closefd=False)
-    sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+    sys.__stdin__ = sys.stdin
+    me = os.getpid()
     sys.argv = [""]
     if "" not in sys.path:
         sys.path.insert(0, "")
@@ -83,26 +91,58 @@ def worker_main(ctrl_r, ctrl_w):
     buf = b""
     while True:
         while b"\n" not in buf:
+            os.set_blocking(ctrl_r, True)  # user code may have changed it
             chunk = rf.read(READ_CHUNK)
             if not chunk:
                 os._exit(0)
             buf += chunk
         line, buf = buf.split(b"\n", 1)
-        req = json.loads(line)
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
         cell += 1
+        reset_std_streams()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         reply = run_cell(ns, req, cell)
+        if os.getpid() != me:
+            # A fork made by user code came back here: only the worker answers.
+            os._exit(0)
+        reply["seq"], reply["token"] = req.get("seq"), req.get("token")
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001 - user code may have broken it
                 pass
-        data = (json.dumps(reply) + "\n").encode()
+        # The leading newline ends whatever user code left half-written on
+        # the pipe, so that the reply starts a line of its own.
+        data = ("\n" + json.dumps(reply) + "\n").encode()
         try:
+            os.set_blocking(ctrl_w, True)
             while data:
                 n = os.write(ctrl_w, data)
                 data = data[n:]
         except OSError:
             os._exit(1)
+
+
+def reset_std_streams():
+    """Points fds 1 and 2 and sys.stdout/stderr back at the agent's pipes,
+    whatever the last cell did to them."""
+    for fd in (1, 2):
+        try:
+            os.dup2(CTRL_FD_BASE + 1 + fd, fd)
+        except OSError:
+            pass  # user code closed the copy: keep what there is
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        cur = STD_STREAMS.get(name)
+        if cur is None or cur.closed:
+            cur = STD_STREAMS[name] = open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+        setattr(sys, name, cur)
+        setattr(sys, "__%s__" % name, cur)
+
+
+STD_STREAMS = {}
 
 
 def run_cell(ns, req, cell):
@@ -186,6 +226,8 @@ class Worker:
         self.pid = 0
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
         self.ctrl_buf = b""
+        self.seq = 0
+        self.stray = 0
 
     def start(self):
         out_r, out_w = os.pipe()
@@ -202,20 +244,36 @@ class Worker:
                 os.dup2(err_w, 2)
                 os.dup2(req_r, CTRL_FD_BASE)
                 os.dup2(rep_w, CTRL_FD_BASE + 1)
+                os.dup2(out_w, CTRL_FD_BASE + 2)
+                os.dup2(err_w, CTRL_FD_BASE + 3)
                 os.closerange(3, CTRL_FD_BASE)
-                os.closerange(CTRL_FD_BASE + 2, 65536)
-                os.set_inheritable(CTRL_FD_BASE, False)
-                os.set_inheritable(CTRL_FD_BASE + 1, False)
+                os.closerange(CTRL_FD_BASE + 4, 65536)
+                for fd in range(CTRL_FD_BASE, CTRL_FD_BASE + 4):
+                    os.set_inheritable(fd, False)
                 worker_main(CTRL_FD_BASE, CTRL_FD_BASE + 1)
             except BaseException as e:  # noqa: BLE001
                 log("worker: %r" % e)
             os._exit(1)
         for fd in (out_w, err_w, req_r, rep_w):
             os.close(fd)
-        for fd in (out_r, err_r, rep_r):
+        for fd in (out_r, err_r, rep_r, req_w):
             os.set_blocking(fd, False)
         self.pid, self.out, self.err, self.ctrl_w, self.ctrl_r = pid, out_r, err_r, req_w, rep_r
         self.ctrl_buf = b""
+        EXITED.clear()
+        WATCHED[0] = pid
+
+    def exited(self):
+        """The worker's wait status if it has exited (reaping it), else None."""
+        if not self.pid:
+            return None
+        if self.pid in EXITED:
+            return EXITED[self.pid]
+        try:
+            p, st = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        return st if p == self.pid else None
 
     def stop(self):
         """Kills the worker and everything else in the sandbox but PID 1."""
@@ -242,11 +300,11 @@ def kill_all():
         pass
 
 
-def reap(pid):
+def reap(pid, limit=5.0):
     """Waits for pid (bounded) and reaps any other exited children."""
-    status = None
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
+    status = EXITED.get(pid)
+    deadline = time.monotonic() + limit
+    while status is None and time.monotonic() < deadline:
         try:
             p, st = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
@@ -285,14 +343,23 @@ def wait_group_gone(pgid, limit=2.0):
         time.sleep(0.002)
 
 
+# The worker's pid and, once reaped by a sweep, its wait status: the sweeps
+# reap every child, and the supervisor still wants to know how the worker
+# ended.
+WATCHED = [0]
+EXITED = {}
+
+
 def reap_zombies():
     while True:
         try:
-            p, _ = os.waitpid(-1, os.WNOHANG)
+            p, st = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if p == 0:
             return
+        if p == WATCHED[0]:
+            EXITED[p] = st
 
 
 class Capture:
@@ -401,16 +468,24 @@ class Agent:
         caps = {w.out: Capture("stdout", self.send, limit), w.err: Capture("stderr", self.send, limit)}
         done = {"status": "ok", "exit_code": 0, "result": None, "error": None,
                 "outputs": [], "truncated": False, "state_reset": False}
-        # Output left over from background processes of earlier cells
-        # belongs to nobody: drop it.
-        for fd in caps:
+        if w.exited() is not None:
+            # The last cell left no interpreter behind: start afresh.
+            w.pid = 0
+            w.stop()
+            w.start()
+            done["state_reset"] = True
+            caps = {w.out: Capture("stdout", self.send, limit), w.err: Capture("stderr", self.send, limit)}
+        # Output left over from background processes of earlier cells, and
+        # control lines nobody asked for, belong to nobody: drop them.
+        for fd in (w.out, w.err, w.ctrl_r):
             drain(fd, Capture("", lambda m: None, 0))
-        line = (json.dumps({"code": req.get("code", ""), "env": req.get("env") or {},
-                            "cwd": req.get("cwd") or "", "max_output": limit}) + "\n").encode()
-        try:
-            self.write_all(w.ctrl_w, line)
-        except OSError:
-            pass  # a dead worker shows as end of file below
+        w.ctrl_buf = b""
+        w.stray = 0
+        w.seq += 1
+        token = os.urandom(16).hex()
+        pending = (json.dumps({"code": req.get("code", ""), "env": req.get("env") or {},
+                               "cwd": req.get("cwd") or "", "max_output": limit,
+                               "seq": w.seq, "token": token}) + "\n").encode()
         deadline = time.monotonic() + timeout
         interrupted = False
         kill_at = None
@@ -430,9 +505,16 @@ class Agent:
                 break
             wait = (kill_at if kill_at is not None else deadline) - now
             try:
-                ready, _, _ = select.select(fds, [], [], max(wait, 0))
+                ready, writable, _ = select.select(fds, [w.ctrl_w] if pending else [], [], max(wait, 0))
             except InterruptedError:
                 continue
+            if writable:
+                try:
+                    pending = pending[os.write(w.ctrl_w, pending):]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    pending = b""  # a dead worker shows as end of file
             for fd in ready:
                 if fd == w.ctrl_r:
                     try:
@@ -445,12 +527,7 @@ class Agent:
                         dead = True
                         break
                     w.ctrl_buf += data
-                    if b"\n" in w.ctrl_buf:
-                        head, w.ctrl_buf = w.ctrl_buf.split(b"\n", 1)
-                        try:
-                            reply = json.loads(head)
-                        except ValueError:
-                            dead = True
+                    reply = self.take_reply(w, token)
                 elif not drain(fd, caps[fd]):
                     fds.remove(fd)
         for fd, cap in caps.items():
@@ -471,7 +548,9 @@ class Agent:
         # The worker died, or ignored the interrupt: start over.
         status = None
         if dead:
-            status = reap(w.pid)
+            # No one can answer any more; a worker that closed its end and
+            # runs on is killed below.
+            status = reap(w.pid, 1.0)
             w.pid = 0
         w.stop()
         w.start()
@@ -491,10 +570,25 @@ class Agent:
         return done
 
     @staticmethod
-    def write_all(fd, data):
-        while data:
-            n = os.write(fd, data)
-            data = data[n:]
+    def take_reply(w, token):
+        """The reply to the current request among the complete lines read,
+        if any. Anything else is user code writing to the control pipe."""
+        while b"\n" in w.ctrl_buf:
+            head, w.ctrl_buf = w.ctrl_buf.split(b"\n", 1)
+            try:
+                msg = json.loads(head)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and msg.get("seq") == w.seq and msg.get("token") == token:
+                return msg
+            if not head:
+                continue
+            if not w.stray:
+                log("dropped a stray line on the worker's control pipe")  # once a cell: the log is on the host
+            w.stray += 1
+        if len(w.ctrl_buf) > 256 << 20:
+            w.ctrl_buf = b""  # a line this long is not a reply
+        return None
 
     def exec_shell(self, req):
         limit = int(req.get("max_output", 1 << 20))
