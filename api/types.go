@@ -210,6 +210,17 @@ type Info struct {
 	Defaults      Limits      `json:"defaults"`
 	Max           Limits      `json:"max"`
 	SandboxUID    int         `json:"sandbox_uid"`
+	UserNS        UserNSInfo  `json:"userns"`
+}
+
+// UserNSInfo describes the user namespaces of sandboxes: whether they have
+// them, and the host ids the daemon gives out, a block per session.
+type UserNSInfo struct {
+	Enabled   bool   `json:"enabled"`
+	IDBase    uint32 `json:"id_base,omitempty"`
+	BlockSize int    `json:"block_size,omitempty"`
+	Blocks    int    `json:"blocks,omitempty"`
+	InUse     int    `json:"in_use,omitempty"`
 }
 
 // SeccompInfo says whether and how seccomp filters sandboxes.

@@ -8,6 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
 
@@ -38,7 +39,19 @@ type Config struct {
 	Defaults LimitsConfig   `toml:"defaults"`
 	Max      LimitsConfig   `toml:"max"`
 	Seccomp  seccomp.Config `toml:"seccomp"`
+	UserNS   UserNSConfig   `toml:"userns"`
 }
+
+// UserNSConfig is the user namespace every sandbox gets: a block of
+// idmap.BlockSize host ids per session, from the range Blocks blocks long
+// that starts at IDBase.
+type UserNSConfig struct {
+	Enabled bool   `toml:"enabled"`
+	IDBase  uint32 `toml:"id_base"`
+	Blocks  int    `toml:"blocks"`
+}
+
+func (u UserNSConfig) idRange() idmap.Range { return idmap.Range{Base: u.IDBase, Blocks: u.Blocks} }
 
 // LimitsConfig is a set of session limits in the config file.
 type LimitsConfig struct {
@@ -74,6 +87,8 @@ func DefaultConfig() Config {
 		InterruptGraceS:    2,
 		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:            seccomp.Config{LogDenied: true},
+		// Inside the range systemd leaves to containers (524288-1879048191).
+		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096},
 		Max:                LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }
@@ -126,6 +141,15 @@ func (c *Config) Validate() error {
 	check(d.DiskMB > 0 && d.DiskMB <= m.DiskMB, "defaults.disk_mb must be above 0 and at most max.disk_mb")
 	check(d.TimeoutS > 0 && d.TimeoutS <= m.TimeoutS, "defaults.timeout_s must be above 0 and at most max.timeout_s")
 	check(d.IdleTimeoutS >= 0 && d.IdleTimeoutS <= m.IdleTimeoutS, "defaults.idle_timeout_s must be between 0 and max.idle_timeout_s")
+	if c.UserNS.Enabled {
+		r := c.UserNS.idRange()
+		if err := r.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("userns: %w", err))
+		} else {
+			end := uint64(r.Base) + uint64(r.Blocks)*idmap.BlockSize
+			check(uint64(c.SandboxUID) < uint64(r.Base) || uint64(c.SandboxUID) >= end, "sandbox_uid must lie outside the userns id range")
+		}
+	}
 	if _, err := seccomp.Profile(c.Seccomp); err != nil {
 		errs = append(errs, err)
 	}

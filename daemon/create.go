@@ -54,6 +54,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	started := time.Now()
 	if err := d.startSandbox(ctx, s); err != nil {
 		d.metrics.creates.WithLabelValues("error").Inc()
+		d.releaseIDs(s)
 		_ = os.RemoveAll(filepath.Dir(d.workspaceOf(rec.ID)))
 		return nil, err
 	}
@@ -64,6 +65,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	}
 	if err := d.store.PutSession(rec); err != nil {
 		_ = s.sb.Destroy()
+		d.releaseIDs(s)
 		_ = os.RemoveAll(filepath.Dir(d.workspaceOf(rec.ID)))
 		return nil, err
 	}
@@ -160,6 +162,9 @@ func (d *Daemon) release(owner uint32) {
 // startSandbox starts the session's sandbox over its (possibly existing)
 // workspace. The caller holds no lock: starting takes tens of milliseconds.
 func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
+	if err := d.assignIDs(s); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	rec := *s.rec
 	s.mu.Unlock()
@@ -167,7 +172,9 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		return err
 	}
-	if err := os.Chmod(filepath.Dir(ws), 0o700); err != nil {
+	// 0711: a sandbox's root in its user namespace is a nobody on the host
+	// that must reach the workspace through here; no one may list it.
+	if err := os.Chmod(filepath.Dir(ws), 0o711); err != nil {
 		return err
 	}
 	sb, err := d.rt.Start(ctx, &isolation.Spec{
@@ -178,7 +185,8 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 			CPUs:        rec.Limits.CPUs,
 			Pids:        rec.Limits.Pids,
 		}),
-		Env: rec.Env,
+		Env:    rec.Env,
+		IDBase: rec.IDBase,
 	})
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
@@ -190,6 +198,37 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	s.mu.Unlock()
 	go d.watch(s, sb)
 	return nil
+}
+
+// assignIDs gives a session its block of user-namespace ids, if sandboxes
+// get user namespaces and it has none yet (it is new, or older than the
+// setting). The block stays the session's until it is deleted, so its files
+// keep their owner across stops and restarts.
+func (d *Daemon) assignIDs(s *session) error {
+	if d.ids == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec.IDBase != 0 {
+		return nil
+	}
+	base, err := d.ids.Allocate()
+	if err != nil {
+		return err
+	}
+	s.rec.IDBase = base
+	return nil
+}
+
+// releaseIDs gives a deleted session's id block back.
+func (d *Daemon) releaseIDs(s *session) {
+	s.mu.Lock()
+	base := s.rec.IDBase
+	s.mu.Unlock()
+	if d.ids != nil && base != 0 {
+		d.ids.Release(base)
+	}
 }
 
 // watch marks a session failed when its sandbox dies on its own (the agent

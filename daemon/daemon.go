@@ -20,7 +20,9 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/seccomp"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -45,6 +47,8 @@ type Daemon struct {
 	// monitor hears of refused system calls; nil when they are not logged.
 	monitor *seccomp.Monitor
 	denied  *deniedLog
+	// ids gives sessions their user-namespace id blocks; nil when off.
+	ids *idmap.Allocator
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -113,10 +117,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 			}()
 		}
 	}
+	if cfg.UserNS.Enabled {
+		if r := (hostcheck.Host{Proc: "/proc"}).UserNamespaces(); r.Status != hostcheck.OK && r.Status != hostcheck.Info {
+			return nil, fmt.Errorf("user namespaces: %s: enable them, or turn them off for sandboxes with [userns] enabled = false", r.Detail)
+		}
+		if d.ids, err = idmap.New(cfg.UserNS.idRange()); err != nil {
+			return nil, err
+		}
+	}
 	if d.rt, err = isolation.NewRuntime(isolation.Options{
 		StateDir: stateDir,
 		UID:      cfg.SandboxUID,
 		GID:      cfg.SandboxGID,
+		UserNS:   cfg.UserNS.Enabled,
 		Seccomp:  cfg.Seccomp,
 		Cgroups:  tree,
 		Monitor:  d.monitor,
@@ -132,7 +145,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	d.reaperDone = make(chan struct{})
 	go d.reapIdle(rctx)
 	log.Info("sandboxd ready", "cgroup_version", tree.Version, "cgroup_parent", tree.Parent,
-		"sandbox_uid", cfg.SandboxUID, "sessions", len(d.sessions))
+		"sandbox_uid", d.rt.UID(), "user_namespaces", cfg.UserNS.Enabled, "sessions", len(d.sessions))
 	return d, nil
 }
 

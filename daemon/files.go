@@ -22,7 +22,8 @@ func (d *Daemon) filesOf(ctx context.Context, id string) (*sandboxfs.FS, error) 
 func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fs := &sandboxfs.FS{Workspace: d.workspaceOf(s.rec.ID), UID: d.rt.UID(), GID: d.rt.GID()}
+	uid, gid := d.rt.HostOwner(s.rec.IDBase)
+	fs := &sandboxfs.FS{Workspace: d.workspaceOf(s.rec.ID), UID: uid, GID: gid}
 	if s.sb != nil {
 		fs.Tmp = s.sb.Tmp()
 	}

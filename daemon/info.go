@@ -6,6 +6,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/version"
+	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
 
@@ -25,7 +26,11 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		},
 		Defaults:   d.cfg.Defaults.api(),
 		Max:        d.cfg.Max.api(),
-		SandboxUID: d.cfg.SandboxUID,
+		SandboxUID: d.rt.UID(),
+	}
+	if d.ids != nil {
+		r := d.ids.Range()
+		info.UserNS = api.UserNSInfo{Enabled: true, IDBase: r.Base, BlockSize: idmap.BlockSize, Blocks: r.Blocks, InUse: d.ids.InUse()}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -27,6 +27,14 @@ func (d *Daemon) reconcile(_ context.Context) error {
 		}
 	}
 	for _, r := range recs {
+		if r.IDBase != 0 && (d.ids == nil || !d.ids.Reserve(r.IDBase)) {
+			// User namespaces were turned off, or the range moved: the
+			// session gets new ids (and its files their owner) at start.
+			r.IDBase = 0
+			if err := d.store.PutSession(r); err != nil {
+				return err
+			}
+		}
 		if r.Status == api.StatusRunning {
 			r.Status = api.StatusStopped
 			r.Reason = "the daemon restarted while the session was running; start it again"

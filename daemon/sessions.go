@@ -91,7 +91,12 @@ func (d *Daemon) destroySession(s *session) error {
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
-	return os.RemoveAll(filepath.Dir(d.workspaceOf(id)))
+	if err := os.RemoveAll(filepath.Dir(d.workspaceOf(id))); err != nil {
+		return err
+	}
+	// Only now: nothing owned by the block is left for its next session.
+	d.releaseIDs(s)
+	return nil
 }
 
 // Executions lists a session's recorded executions, newest first.

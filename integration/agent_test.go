@@ -46,14 +46,17 @@ func TestAgentSurvivesHostileCode(t *testing.T) {
 			t.Logf("attack: %s", describe(e))
 			want := fmt.Sprintf("cell-after-%d", i)
 			next := d.py(t, id, fmt.Sprintf("print(%q)\nprint(globals().get('canary', 'lost'))", want))
-			lines := strings.Split(strings.TrimSpace(next.Stdout), "\n")
-			if next.Status != "ok" || len(lines) != 2 || lines[0] != want {
+			// Output of processes the attack left running may show up
+			// too; the cell's own two lines must be there, in order.
+			_, own, found := strings.Cut(next.Stdout, want+"\n")
+			canary, _, _ := strings.Cut(own, "\n")
+			if next.Status != "ok" || !found {
 				t.Fatalf("the next execution is out of step: %s", describe(next))
 			}
-			if lines[1] != "alive" && !a.reset {
+			if canary != "alive" && !a.reset {
 				t.Fatalf("the interpreter's state was lost: %s", describe(next))
 			}
-			if lines[1] != "alive" && !e.StateReset && !next.StateReset {
+			if canary != "alive" && !e.StateReset && !next.StateReset {
 				t.Fatalf("state was lost without state_reset: attack %s, next %s", describe(e), describe(next))
 			}
 		})

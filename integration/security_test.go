@@ -26,7 +26,9 @@ func TestSandboxIsolation(t *testing.T) {
 	probes := []struct {
 		name, lang, code, want string
 	}{
-		{"runs as the sandbox uid", "shell", "id -u", "2000000"},
+		{"runs as the sandbox user", "shell", "id -un", "sandbox"},
+		{"in a user namespace", "shell", "id -u; awk '{print $1, $3}' /proc/self/uid_map", "1000\n0 65536"},
+		{"host root is nobody", "shell", "stat -c %U /usr/bin/python3", "nobody"},
 		{"no capabilities", "shell", "grep CapEff /proc/self/status | awk '{print $2}'", "0000000000000000"},
 		{"no_new_privs", "shell", "grep NoNewPrivs /proc/self/status | awk '{print $2}'", "1"},
 		{"seccomp filter on", "shell", "grep '^Seccomp:' /proc/self/status | awk '{print $2}'", "2"},

@@ -18,8 +18,12 @@ type Options struct {
 	// StateDir holds per-sandbox runtime state: libcontainer's state, each
 	// sandbox's root skeleton, /tmp and agent socket. Under --run-dir.
 	StateDir string
-	// UID and GID run sandboxed code; a dedicated id nobody on the host uses.
+	// UID and GID run sandboxed code when there is no user namespace: a
+	// dedicated id nobody on the host uses.
 	UID, GID int
+	// UserNS gives every sandbox a user namespace: code runs as InnerUID in
+	// it, which is the sandbox's own block of host ids (Spec.IDBase) outside.
+	UserNS bool
 	// Seccomp is the operator's change to the default filter.
 	Seccomp seccomp.Config
 	// Cgroups is where sandbox cgroups go.
@@ -34,6 +38,7 @@ type Runtime struct {
 	lcRoot   string
 	etcDir   string
 	uid, gid int
+	userns   bool
 	seccomp  *specs.LinuxSeccomp
 	monitor  *seccomp.Monitor
 	watched  []string
@@ -61,6 +66,7 @@ func NewRuntime(o Options) (*Runtime, error) {
 		etcDir:   filepath.Join(o.StateDir, "etc"),
 		uid:      o.UID,
 		gid:      o.GID,
+		userns:   o.UserNS,
 		seccomp:  profile,
 		monitor:  o.Monitor,
 		watched:  seccomp.Watched(o.Seccomp),
@@ -72,7 +78,7 @@ func NewRuntime(o Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	if err := WriteEtc(r.etcDir, r.uid, r.gid); err != nil {
+	if err := WriteEtc(r.etcDir, r.UID(), r.GID()); err != nil {
 		return nil, fmt.Errorf("write sandbox /etc: %w", err)
 	}
 	return r, nil
@@ -92,8 +98,36 @@ func findPython() (string, error) {
 	return "", errors.New("the python template needs python3 on the host: install the python3 package")
 }
 
-// UID is the uid sandboxed code runs as.
-func (r *Runtime) UID() int { return r.uid }
+// InnerUID and InnerGID run sandboxed code inside a user namespace.
+const (
+	InnerUID = 1000
+	InnerGID = 1000
+)
 
-// GID is the gid sandboxed code runs as.
-func (r *Runtime) GID() int { return r.gid }
+// UID is the uid sandboxed code runs as, as it sees itself.
+func (r *Runtime) UID() int {
+	if r.userns {
+		return InnerUID
+	}
+	return r.uid
+}
+
+// GID is the gid sandboxed code runs as, as it sees itself.
+func (r *Runtime) GID() int {
+	if r.userns {
+		return InnerGID
+	}
+	return r.gid
+}
+
+// UserNS says whether sandboxes get user namespaces.
+func (r *Runtime) UserNS() bool { return r.userns }
+
+// HostOwner is the host uid and gid that sandboxed code of a sandbox with
+// id block idBase runs as, and so owns its files.
+func (r *Runtime) HostOwner(idBase uint32) (uid, gid int) {
+	if r.userns {
+		return int(idBase) + InnerUID, int(idBase) + InnerGID
+	}
+	return r.uid, r.gid
+}

@@ -28,6 +28,9 @@ type Spec struct {
 	Resources specs.LinuxResources
 	// Env is added to the sandbox's environment.
 	Env []string
+	// IDBase is the first host id of the sandbox's user namespace block
+	// (see package idmap); needed when the runtime has user namespaces.
+	IDBase uint32
 }
 
 // paths are the host paths of one sandbox's runtime state.
@@ -71,8 +74,14 @@ var baseEnv = []string{
 
 // Start builds and starts a sandbox and waits until its agent answers.
 func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error) {
+	if r.userns && s.IDBase == 0 {
+		return nil, errors.New("a sandbox with a user namespace needs a block of host ids")
+	}
+	uid, gid := r.HostOwner(s.IDBase)
 	p := r.pathsOf(s.ID)
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+	// 0711: the sandbox's root inside a user namespace is a nobody on the
+	// host, and must still reach its root filesystem through this folder.
+	if err := os.MkdirAll(p.dir, 0o711); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -87,10 +96,10 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err := os.Mkdir(p.tmp, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Chown(p.tmp, r.uid, r.gid); err != nil {
+	if err := os.Chown(p.tmp, uid, gid); err != nil {
 		return nil, err
 	}
-	if err := os.Chown(s.Workspace, r.uid, r.gid); err != nil {
+	if err := ensureOwner(s.Workspace, uid, gid); err != nil {
 		return nil, err
 	}
 
@@ -125,8 +134,8 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	proc := &libcontainer.Process{
 		Args:       []string{r.python, "-c", agent.Script},
 		Env:        append(append([]string{}, baseEnv...), s.Env...),
-		UID:        r.uid,
-		GID:        r.gid,
+		UID:        r.UID(),
+		GID:        r.GID(),
 		Cwd:        "/workspace",
 		Stdout:     logf,
 		Stderr:     logf,

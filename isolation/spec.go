@@ -5,6 +5,8 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sandboxd/sandboxd/isolation/idmap"
 )
 
 // bindRO and bindRW are the options of host folders shown in a sandbox.
@@ -41,6 +43,11 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
 	// runc's example already has a cgroup namespace on v2 hosts.
 	if !slices.ContainsFunc(spec.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.CgroupNamespace }) {
 		spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+	}
+	if r.userns {
+		spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		m := []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.IDBase, Size: idmap.BlockSize}}
+		spec.Linux.UIDMappings, spec.Linux.GIDMappings = m, m
 	}
 	spec.Linux.CgroupsPath = r.cgroups.PathFor(s.ID)
 	res := s.Resources

@@ -44,6 +44,9 @@ var (
 type Record struct {
 	api.Session
 	Env []string `json:"env,omitempty"`
+	// IDBase is the session's block of host ids for its user namespace
+	// (0: none yet).
+	IDBase uint32 `json:"id_base,omitempty"`
 }
 
 // Store is the open database.

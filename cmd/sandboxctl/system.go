@@ -28,6 +28,12 @@ func newInfoCmd(a *app) *cobra.Command {
 			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
 			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
 			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
+			if u := info.UserNS; u.Enabled {
+				fmt.Printf("User namespaces: on (host ids %d-%d, a block of %d per session, %d of %d in use)\n",
+					u.IDBase, uint64(u.IDBase)+uint64(u.Blocks)*uint64(u.BlockSize)-1, u.BlockSize, u.InUse, u.Blocks)
+			} else {
+				fmt.Println("User namespaces: off (code runs as the sandbox uid on the host)")
+			}
 			fmt.Printf("Sessions:        %d (%d running, %d stopped, %d failed)\n", info.Sessions.Total, info.Sessions.Running, info.Sessions.Stopped, info.Sessions.Failed)
 			d, m := info.Defaults, info.Max
 			fmt.Printf("Default limits:  memory %dMB, cpus %g, pids %d, disk %dMB, timeout %ds, idle %ds\n", d.MemoryMB, d.CPUs, d.Pids, d.DiskMB, d.TimeoutS, d.IdleTimeoutS)

@@ -154,11 +154,11 @@ func (h Host) Openat2() Result {
 	return Result{"openat2", OK, "available"}
 }
 
-// UserNamespaces reports what the host allows; sandboxes get more isolation
-// where user namespaces are allowed.
+// UserNamespaces reports what the host allows: every sandbox gets a user
+// namespace unless the config turns them off.
 func (h Host) UserNamespaces() Result {
 	if v, err := h.read("sys/user/max_user_namespaces"); err == nil && v == "0" {
-		return Result{"user namespaces", Warn, "disabled (user.max_user_namespaces = 0)"}
+		return Result{"user namespaces", Warn, "disabled (user.max_user_namespaces = 0): sandboxd starts only with [userns] enabled = false, and sandboxes are then weaker"}
 	}
 	if v, err := h.read("sys/kernel/unprivileged_userns_clone"); err == nil && v == "0" {
 		return Result{"user namespaces", Info, "unprivileged user namespaces are off (kernel.unprivileged_userns_clone = 0); sandboxd runs as root and is not affected"}
