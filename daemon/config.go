@@ -89,7 +89,7 @@ func DefaultConfig() Config {
 		Seccomp:            seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096},
-		Max:                LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+		Max:    LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }
 
