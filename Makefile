@@ -18,12 +18,13 @@ VM        ?= ../shared/vm
 
 all: build
 
-# deps installs the C library the seccomp filter links with, and python3 for
-# the default template, when they are missing.
+# deps installs the C library the seccomp filter links with, python3 for
+# the default template and mkfs.ext4 for disk quotas, when they are missing.
 deps:
-	@if ! pkg-config --exists libseccomp 2>/dev/null || ! command -v python3 >/dev/null; then \
-		echo "installing libseccomp-dev pkg-config python3"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev pkg-config python3 >/dev/null; \
+	@if ! pkg-config --exists libseccomp 2>/dev/null || ! command -v python3 >/dev/null || \
+		! PATH="$$PATH:/sbin:/usr/sbin" command -v mkfs.ext4 >/dev/null; then \
+		echo "installing libseccomp-dev pkg-config python3 e2fsprogs"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev pkg-config python3 e2fsprogs >/dev/null; \
 	fi
 
 build: deps

@@ -176,6 +176,8 @@ type Stats struct {
 	MemoryLimitBytes uint64  `json:"memory_limit_bytes"`
 	Pids             uint64  `json:"pids"`
 	DiskBytes        int64   `json:"disk_bytes"`
+	// DiskLimitBytes is the size of the session's filesystem (0: no quota).
+	DiskLimitBytes int64 `json:"disk_limit_bytes,omitempty"`
 }
 
 // RunFile is a file written into a one-shot sandbox before the code runs.

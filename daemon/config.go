@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
 
@@ -20,6 +21,10 @@ type Config struct {
 	DataDir     string `toml:"data_dir"`
 	RunDir      string `toml:"run_dir"`
 	LogLevel    string `toml:"log_level"`
+
+	// DiskQuota is how disk_mb is enforced: "loop" (a filesystem of that
+	// size per session) or "none".
+	DiskQuota volume.Kind `toml:"disk_quota"`
 
 	// SandboxUID and SandboxGID run sandboxed code: ids no host user has.
 	SandboxUID int `toml:"sandbox_uid"`
@@ -75,6 +80,7 @@ func DefaultConfig() Config {
 		DataDir:            "/var/lib/sandboxd",
 		RunDir:             "/run/sandboxd",
 		LogLevel:           "info",
+		DiskQuota:          volume.Loop,
 		SandboxUID:         2000000,
 		SandboxGID:         2000000,
 		MaxSessions:        200,
@@ -125,6 +131,7 @@ func (c *Config) Validate() error {
 	check(c.Socket != "", "socket must be set")
 	check(c.DataDir != "", "data_dir must be set")
 	check(c.RunDir != "", "run_dir must be set")
+	check(c.DiskQuota == volume.Loop || c.DiskQuota == volume.Plain, "disk_quota must be %q or %q", volume.Loop, volume.Plain)
 	check(c.SandboxUID > 0 && c.SandboxGID > 0, "sandbox_uid and sandbox_gid must be above 0: sandboxed code never runs as root")
 	check(c.MaxSessions > 0, "max_sessions must be above 0")
 	check(c.MaxSessionsPerUID > 0, "max_sessions_per_uid must be above 0")
@@ -138,7 +145,7 @@ func (c *Config) Validate() error {
 	check(d.MemoryMB >= minMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", minMemoryMB)
 	check(d.CPUs > 0 && d.CPUs <= m.CPUs, "defaults.cpus must be above 0 and at most max.cpus")
 	check(d.Pids >= minPids && d.Pids <= m.Pids, "defaults.pids must be between %d and max.pids", minPids)
-	check(d.DiskMB > 0 && d.DiskMB <= m.DiskMB, "defaults.disk_mb must be above 0 and at most max.disk_mb")
+	check(d.DiskMB >= minDiskMB && d.DiskMB <= m.DiskMB, "defaults.disk_mb must be between %d and max.disk_mb", minDiskMB)
 	check(d.TimeoutS > 0 && d.TimeoutS <= m.TimeoutS, "defaults.timeout_s must be above 0 and at most max.timeout_s")
 	check(d.IdleTimeoutS >= 0 && d.IdleTimeoutS <= m.IdleTimeoutS, "defaults.idle_timeout_s must be between 0 and max.idle_timeout_s")
 	if c.UserNS.Enabled {

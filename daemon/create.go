@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -14,6 +13,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -54,8 +54,8 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	started := time.Now()
 	if err := d.startSandbox(ctx, s); err != nil {
 		d.metrics.creates.WithLabelValues("error").Inc()
+		_ = volume.Remove(d.sessionDir(rec.ID))
 		d.releaseIDs(s)
-		_ = os.RemoveAll(filepath.Dir(d.workspaceOf(rec.ID)))
 		return nil, err
 	}
 	d.metrics.creates.WithLabelValues("ok").Inc()
@@ -65,8 +65,8 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	}
 	if err := d.store.PutSession(rec); err != nil {
 		_ = s.sb.Destroy()
+		_ = volume.Remove(d.sessionDir(rec.ID))
 		d.releaseIDs(s)
-		_ = os.RemoveAll(filepath.Dir(d.workspaceOf(rec.ID)))
 		return nil, err
 	}
 	d.mu.Lock()
@@ -168,18 +168,22 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	s.mu.Lock()
 	rec := *s.rec
 	s.mu.Unlock()
-	ws := d.workspaceOf(rec.ID)
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return err
-	}
+	dir := d.sessionDir(rec.ID)
 	// 0711: a sandbox's root in its user namespace is a nobody on the host
 	// that must reach the workspace through here; no one may list it.
-	if err := os.Chmod(filepath.Dir(ws), 0o711); err != nil {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return err
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return err
+	}
+	if err := volume.Ensure(ctx, d.cfg.DiskQuota, dir, rec.Limits.DiskMB<<20); err != nil {
+		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
 	sb, err := d.rt.Start(ctx, &isolation.Spec{
 		ID:        rec.ID,
-		Workspace: ws,
+		Workspace: volume.Workspace(dir),
+		Tmp:       volume.Tmp(dir),
 		Resources: *cgroups.Resources(cgroups.Limits{
 			MemoryBytes: rec.Limits.MemoryMB << 20,
 			CPUs:        rec.Limits.CPUs,

@@ -23,6 +23,7 @@ import (
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/seccomp"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -212,9 +213,13 @@ func (s *session) snapshot() api.Session {
 	return out
 }
 
-func (d *Daemon) workspaceOf(id string) string {
-	return filepath.Join(d.cfg.DataDir, "sessions", id, "workspace")
+// sessionDir is the folder of everything a session keeps on disk (see
+// package volume for what is in it).
+func (d *Daemon) sessionDir(id string) string {
+	return filepath.Join(d.cfg.DataDir, "sessions", id)
 }
+
+func (d *Daemon) workspaceOf(id string) string { return volume.Workspace(d.sessionDir(id)) }
 
 func newID() string {
 	b := make([]byte, 8)

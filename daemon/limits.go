@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // Smallest limits a sandbox can run with: below them the interpreter does
@@ -15,6 +16,8 @@ import (
 const (
 	minMemoryMB = 32
 	minPids     = 16
+	// minDiskMB is the smallest filesystem with room for ext4's journal.
+	minDiskMB = volume.MinBytes >> 20
 )
 
 // resolveLimits merges a request over the defaults and checks every value
@@ -50,8 +53,8 @@ func (c *Config) resolveLimits(r *api.CreateSessionRequest) (api.Limits, error) 
 		return l, bad("cpus", l.CPUs, 0.01, m.CPUs)
 	case l.Pids < minPids || l.Pids > m.Pids:
 		return l, bad("pids", l.Pids, minPids, m.Pids)
-	case l.DiskMB < 1 || l.DiskMB > m.DiskMB:
-		return l, bad("disk_mb", l.DiskMB, 1, m.DiskMB)
+	case l.DiskMB < minDiskMB || l.DiskMB > m.DiskMB:
+		return l, bad("disk_mb", l.DiskMB, minDiskMB, m.DiskMB)
 	case l.TimeoutS < 1 || l.TimeoutS > m.TimeoutS:
 		return l, bad("timeout_s", l.TimeoutS, 1, m.TimeoutS)
 	case l.IdleTimeoutS < 0 || l.IdleTimeoutS > m.IdleTimeoutS:

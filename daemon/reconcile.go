@@ -2,15 +2,18 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // reconcile makes the database and the host agree at start. Sandboxes do
 // not yet survive the daemon, so every one found is removed, and a session
 // the database still calls running is marked stopped with the reason: its
 // workspace is kept and `start` brings it back.
-func (d *Daemon) reconcile(_ context.Context) error {
+func (d *Daemon) reconcile(ctx context.Context) error {
 	recs, err := d.store.Sessions()
 	if err != nil {
 		return err
@@ -43,6 +46,38 @@ func (d *Daemon) reconcile(_ context.Context) error {
 			}
 		}
 		d.sessions[r.ID] = &session{rec: r}
+	}
+	return d.reconcileDisks(ctx)
+}
+
+// reconcileDisks mounts each session's filesystem again (after a reboot,
+// files are served even while a session is stopped) and removes session
+// folders no record owns: what a daemon killed during a create or a delete
+// left behind.
+func (d *Daemon) reconcileDisks(ctx context.Context) error {
+	ents, err := os.ReadDir(filepath.Join(d.cfg.DataDir, "sessions"))
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if _, ok := d.sessions[e.Name()]; ok {
+			continue
+		}
+		if err := volume.Remove(d.sessionDir(e.Name())); err != nil {
+			d.log.Warn("remove orphan session folder", "session", e.Name(), "err", err)
+		} else {
+			d.log.Info("removed orphan session folder", "session", e.Name())
+		}
+	}
+	for id, s := range d.sessions {
+		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.sessionDir(id), s.rec.Limits.DiskMB<<20); err != nil {
+			d.log.Warn("session disk", "session", id, "err", err)
+			s.rec.Status = api.StatusFailed
+			s.rec.Reason = "its disk could not be mounted: " + err.Error()
+			if err := d.store.PutSession(s.rec); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

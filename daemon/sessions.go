@@ -2,13 +2,12 @@ package daemon
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // ListSessions lists the caller's sessions (every session for root) that
@@ -91,7 +90,7 @@ func (d *Daemon) destroySession(s *session) error {
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
-	if err := os.RemoveAll(filepath.Dir(d.workspaceOf(id))); err != nil {
+	if err := volume.Remove(d.sessionDir(id)); err != nil {
 		return err
 	}
 	// Only now: nothing owned by the block is left for its next session.

@@ -13,10 +13,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/client"
@@ -164,7 +168,25 @@ func (d *daemon) stop() {
 		t.Logf("daemon log:\n%s", d.log())
 	}
 	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids, true)
+	// Sessions outlive the daemon, and so do their mounted disks: the test
+	// unmounts what is left of them.
+	unmountUnder(t, d.base)
 	_ = os.RemoveAll(d.base)
+}
+
+// unmountUnder unmounts every mount below dir, deepest first.
+func unmountUnder(t testing.TB, dir string) {
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i].Mountpoint) > len(mounts[j].Mountpoint) })
+	for _, m := range mounts {
+		if err := unix.Unmount(m.Mountpoint, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", m.Mountpoint, err)
+		}
+	}
 }
 
 // assertNoSandboxesLeft checks no process, cgroup or runtime folder of the

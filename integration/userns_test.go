@@ -16,7 +16,7 @@ import (
 // hostOwner is the host uid and gid of a file in a session's workspace.
 func (d *daemon) hostOwner(t *testing.T, id, name string) (int, int) {
 	t.Helper()
-	fi, err := os.Lstat(filepath.Join(d.base, "data", "sessions", id, "workspace", name))
+	fi, err := os.Lstat(filepath.Join(d.base, "data", "sessions", id, "fs", "workspace", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,8 @@ type Spec struct {
 	ID string
 	// Workspace is the host folder shown read-write at /workspace.
 	Workspace string
+	// Tmp is the host folder shown read-write at /tmp, emptied at start.
+	Tmp string
 	// Resources are the cgroup limits.
 	Resources specs.LinuxResources
 	// Env is added to the sandbox's environment.
@@ -35,7 +37,7 @@ type Spec struct {
 
 // paths are the host paths of one sandbox's runtime state.
 type paths struct {
-	dir, rootfs, tmp, sock, log string
+	dir, rootfs, sock, log string
 }
 
 func (r *Runtime) pathsOf(id string) *paths {
@@ -43,7 +45,6 @@ func (r *Runtime) pathsOf(id string) *paths {
 	return &paths{
 		dir:    dir,
 		rootfs: filepath.Join(dir, "rootfs"),
-		tmp:    filepath.Join(dir, "tmp"),
 		sock:   filepath.Join(dir, "agent.sock"),
 		log:    filepath.Join(dir, "agent.log"),
 	}
@@ -53,6 +54,7 @@ func (r *Runtime) pathsOf(id string) *paths {
 type Sandbox struct {
 	ID      string
 	paths   *paths
+	tmp     string
 	c       *libcontainer.Container
 	started time.Time
 	exited  chan struct{}
@@ -93,10 +95,14 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
-	if err := os.Mkdir(p.tmp, 0o700); err != nil {
+	// Each start begins with an empty /tmp, as after a reboot.
+	if err := os.RemoveAll(s.Tmp); err != nil {
 		return nil, err
 	}
-	if err := os.Chown(p.tmp, uid, gid); err != nil {
+	if err := os.Mkdir(s.Tmp, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(s.Tmp, uid, gid); err != nil {
 		return nil, err
 	}
 	if err := ensureOwner(s.Workspace, uid, gid); err != nil {
@@ -130,7 +136,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	sb := &Sandbox{ID: s.ID, paths: p, c: c, exited: make(chan struct{})}
+	sb := &Sandbox{ID: s.ID, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{})}
 	proc := &libcontainer.Process{
 		Args:       []string{r.python, "-c", agent.Script},
 		Env:        append(append([]string{}, baseEnv...), s.Env...),
@@ -184,7 +190,7 @@ func (s *Sandbox) agentLog() string {
 }
 
 // Tmp is the host folder shown at /tmp.
-func (s *Sandbox) Tmp() string { return s.paths.tmp }
+func (s *Sandbox) Tmp() string { return s.tmp }
 
 // Started is when the sandbox started.
 func (s *Sandbox) Started() time.Time { return s.started }

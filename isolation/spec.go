@@ -37,7 +37,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
 	spec.Mounts = append(spec.Mounts,
 		specs.Mount{Destination: "/etc", Type: "bind", Source: r.etcDir, Options: bindRO},
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
-		specs.Mount{Destination: "/tmp", Type: "bind", Source: p.tmp, Options: bindRW},
+		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
 	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
 	// runc's example already has a cgroup namespace on v2 hosts.

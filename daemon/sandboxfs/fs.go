@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"strings"
 	"time"
 
@@ -181,13 +182,29 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 		return 0, classify(r, dirRel, err)
 	}
 	defer unix.Close(dir)
-	// O_NOFOLLOW: a symlink at the final name is refused, not written through.
-	fd, err := openBeneath(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW, 0o644)
+	// A symlink at the final name is refused, not written through or over.
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return 0, classify(r, rel, unix.ELOOP)
+	}
+	// The upload goes to a new file that replaces the old one only when
+	// complete: a failed or refused upload (quota, size) loses nothing.
+	tmp := fmt.Sprintf(".%s.upload-%d", name, uploadSeq.Add(1))
+	if len(tmp) > 255 {
+		tmp = fmt.Sprintf(".upload-%d", uploadSeq.Load())
+	}
+	fd, err := openBeneath(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return 0, classify(r, rel, err)
 	}
 	file := os.NewFile(uintptr(fd), rel)
 	defer file.Close()
+	done := false
+	defer func() {
+		if !done {
+			_ = unix.Unlinkat(dir, tmp, 0)
+		}
+	}()
 	if err := file.Chown(f.UID, f.GID); err != nil {
 		return 0, err
 	}
@@ -200,11 +217,17 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 		return n, classify(r, rel, err)
 	}
 	if n > limit {
-		_ = file.Truncate(0)
 		return n, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is larger than the limit of %d bytes", limit))
 	}
+	if err := unix.Renameat(dir, tmp, dir, name); err != nil {
+		return n, classify(r, rel, err)
+	}
+	done = true
 	return n, nil
 }
+
+// uploadSeq names uploads in progress apart.
+var uploadSeq atomic.Uint64
 
 // Remove deletes a file, a symlink (not its target) or a whole folder.
 func (f *FS) Remove(r Root, rel string) error {

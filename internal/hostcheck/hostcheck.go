@@ -43,18 +43,19 @@ type Host struct {
 	Socket  string // the daemon's socket
 	DataDir string // the daemon's data dir
 	Python  string // the default template's interpreter
+	Dev     string // /dev
 }
 
 // Default is this machine with the default paths.
 func Default(socket, dataDir string) Host {
-	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3"}
+	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3", Dev: "/dev"}
 }
 
 // Run runs every check.
 func (h Host) Run() []Result {
 	return []Result{
 		h.Kernel(), h.Cgroups(), h.Seccomp(), h.Openat2(), h.UserNamespaces(),
-		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(),
+		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(), h.DiskQuota(),
 	}
 }
 
@@ -239,4 +240,24 @@ func (h Host) Disk() Result {
 		return Result{"disk", Warn, detail + ": under 10 GiB"}
 	}
 	return Result{"disk", OK, detail}
+}
+
+// DiskQuota checks what disk_quota = "loop" needs: loop devices and
+// mkfs.ext4.
+func (h Host) DiskQuota() Result {
+	if _, err := os.Stat(filepath.Join(h.Dev, "loop-control")); err != nil {
+		return Result{"disk quota", Warn, "no loop devices (" + filepath.Join(h.Dev, "loop-control") + " is missing): load the loop module, or set disk_quota = \"none\" and disk_mb is not enforced"}
+	}
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		found := false
+		for _, p := range []string{"/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"} {
+			if _, err := os.Stat(p); err == nil {
+				found = true
+			}
+		}
+		if !found {
+			return Result{"disk quota", Warn, "mkfs.ext4 is missing: install e2fsprogs, or set disk_quota = \"none\" and disk_mb is not enforced"}
+		}
+	}
+	return Result{"disk quota", OK, "loop devices and mkfs.ext4: each session gets a filesystem of disk_mb"}
 }

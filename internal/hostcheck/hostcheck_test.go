@@ -62,6 +62,12 @@ func TestFileChecks(t *testing.T) {
 	if r := Default("", "/").Cgroups(); r.Status == Fail {
 		t.Errorf("this host's cgroups: %+v", r)
 	}
+	if r := (Host{Dev: t.TempDir()}).DiskQuota(); r.Status != Warn || !strings.Contains(r.Detail, "disk_quota") {
+		t.Errorf("no loop devices: %+v", r)
+	}
+	if r := Default("", "/").DiskQuota(); r.Status != OK {
+		t.Errorf("this host has loop devices and mkfs.ext4: %+v", r)
+	}
 	if !Failed([]Result{{Status: OK}, {Status: Fail}}) || Failed([]Result{{Status: Warn}}) {
 		t.Error("Failed")
 	}
