@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/errdefs"
