@@ -46,8 +46,8 @@ func TestAbuseBattery(t *testing.T) {
 	d := startDaemon(t, "")
 	victim := d.session(t, nil)
 	d.sh(t, victim, "echo other-session-secret > victim-secret-file.txt")
-	cpus := 0.5
-	id := d.session(t, &api.CreateSessionRequest{CPUs: &cpus})
+	cpus, disk := 0.5, int64(64)
+	id := d.session(t, &api.CreateSessionRequest{CPUs: &cpus, DiskMB: &disk})
 
 	// Host state the attacks aim at.
 	marker := "/root/sandboxd-abuse-marker"
@@ -143,7 +143,30 @@ func TestAbuseBattery(t *testing.T) {
 		{"kill a host process", "python", pyRefused(fmt.Sprintf("os.kill(%d, 9)", sleeper.Process.Pid), "ProcessLookupError", "PermissionError")},
 		{"kill the agent", "python", "import os\ntry:\n    os.kill(1, 9)\nexcept OSError:\n    pass\nprint('blocked')"},
 		{"kill every process", "python", "import os\ntry:\n    os.kill(-1, 9)\nexcept OSError:\n    pass\nprint('blocked')"},
+		// Identity: root, the agent, the user namespace.
+		{"become root", "python", pyRefused("os.setuid(0)")},
+		{"read the agent's environment", "shell", "cat /proc/1/environ >/dev/null 2>&1 && echo ESCAPED || echo blocked"},
+		{"read the agent's memory", "python", pyRefused("open('/proc/1/mem', 'rb').read(1)", "PermissionError", "OSError")},
+		{"rewrite the uid map", "shell", "echo '0 0 1' > /proc/self/uid_map 2>/dev/null && echo ESCAPED || echo blocked"},
+		{"io_uring_setup", "python", sc(425, "1", "0")},
 		// Exhaustion.
+		{"fork bomb", "python", `import os, time
+kids = []
+try:
+    for _ in range(100000):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+    print('ESCAPED')
+except OSError:
+    print('blocked')
+for k in kids:
+    os.kill(k, 9)
+    os.waitpid(k, 0)`},
+		{"memory bomb", "shell", "python3 -c 'b = b\"x\" * (2 << 30)' 2>/dev/null && echo ESCAPED || echo blocked"},
+		{"disk fill", "shell", "head -c 200000000 /dev/zero > /workspace/fill 2>/dev/null && echo ESCAPED || echo blocked; rm -f /workspace/fill"},
 		{"file descriptor exhaustion", "python", "import os\nfds = []\ntry:\n    while len(fds) < 100000:\n        fds.append(os.open('/dev/null', os.O_RDONLY))\n    print('ESCAPED')\nexcept OSError:\n    print('blocked')\nfor f in fds: os.close(f)"},
 		{"huge argv", "python", pyRefused("os.execv('/bin/true', ['true', 'x' * (64 << 20)])", "OSError")},
 		{"huge environment", "python", pyRefused("os.execve('/bin/true', ['true'], {'X': 'x' * (64 << 20)})", "OSError")},
@@ -162,7 +185,7 @@ for k in kids:
 used = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 print('blocked' if used < 1.5 else 'ESCAPED cpu=%.2f' % used)`},
 	}
-	if len(attacks) < 40 {
+	if len(attacks) < 50 {
 		t.Fatalf("the battery has %d attacks, fewer than 40", len(attacks))
 	}
 	for _, a := range attacks {
@@ -172,6 +195,13 @@ print('blocked' if used < 1.5 else 'ESCAPED cpu=%.2f' % used)`},
 		} else {
 			t.Logf("%-40s blocked", a.name)
 		}
+	}
+
+	// Infinite output: capped, cut off by the timeout, daemon unharmed.
+	if e := d.exec(t, id, "shell", "yes", 2); e.Status != "timeout" || !e.Truncated || len(e.Stdout) > 1<<20 {
+		t.Errorf("infinite output: status %s, truncated %v, %d bytes", e.Status, e.Truncated, len(e.Stdout))
+	} else {
+		t.Logf("%-40s blocked", "infinite output")
 	}
 
 	if e := d.py(t, id, "'alive'"); result(e) != "'alive'" {

@@ -68,6 +68,27 @@ func TestUserNamespaces(t *testing.T) {
 		t.Fatalf("two sessions share the id block %d", baseA)
 	}
 
+	// Seen from the host, every process of the sandbox runs as an id of
+	// the session's block: an escape lands as nobody the host knows.
+	d.sh(t, a, "sleep 30 >/dev/null 2>&1 &")
+	procs := sandboxProcs(t, a)
+	if len(procs) < 2 {
+		t.Fatalf("found %d processes of session %s on the host", len(procs), a)
+	}
+	for _, pid := range procs {
+		b, _ := os.ReadFile(filepath.Join("/proc", pid, "status"))
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, "Uid:") && !strings.HasPrefix(line, "Gid:") {
+				continue
+			}
+			for _, f := range strings.Fields(line)[1:] {
+				if n, _ := strconv.Atoi(f); n < baseA || n >= baseA+65536 {
+					t.Fatalf("process %s runs with host id %d, outside its block at %d: %s", pid, n, baseA, line)
+				}
+			}
+		}
+	}
+
 	d.sh(t, a, "echo made > /workspace/made.txt")
 	if uid, gid := d.hostOwner(t, a, "made.txt"); uid != baseA+1000 || gid != baseA+1000 {
 		t.Fatalf("a file made inside is owned by %d:%d on the host, want %d", uid, gid, baseA+1000)
@@ -146,4 +167,19 @@ func TestUserNamespacesOff(t *testing.T) {
 	if uid, _ := d.hostOwner(t, id, "dir/f"); uid != newBase+1000 {
 		t.Fatalf("back on: owned by %d, want %d (block was %d)", uid, newBase+1000, base)
 	}
+}
+
+// sandboxProcs lists the host pids of a session's processes, found by
+// their cgroup.
+func sandboxProcs(t *testing.T, id string) []string {
+	t.Helper()
+	var out []string
+	paths, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "/"+id+"\n") {
+			out = append(out, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return out
 }
