@@ -43,14 +43,18 @@ func TestNoLeaksAfterManyCycles(t *testing.T) {
 		cycle()
 	}
 	d.c.Close()
-	before, mountsBefore := statOf(t, d.cmd.Process.Pid), hostMounts(t)
+	before, mountsBefore, loopsBefore := statOf(t, d.cmd.Process.Pid), hostMounts(t), loopDevices()
 	var ids []string
 	for i := 0; i < cycles; i++ {
 		ids = append(ids, cycle())
 	}
 	d.c.Close()
-	after, mountsAfter := statOf(t, d.cmd.Process.Pid), hostMounts(t)
-	t.Logf("%d cycles: before %v; after %v; host mounts %d -> %d", cycles, before, after, mountsBefore, mountsAfter)
+	after, mountsAfter, loopsAfter := statOf(t, d.cmd.Process.Pid), hostMounts(t), loopDevices()
+	t.Logf("%d cycles: before %v; after %v; host mounts %d -> %d; loop devices in use %d -> %d",
+		cycles, before, after, mountsBefore, mountsAfter, loopsBefore, loopsAfter)
+	if loopsAfter > loopsBefore {
+		t.Errorf("loop devices in use grew from %d to %d", loopsBefore, loopsAfter)
+	}
 	if after.fds > before.fds+2 {
 		t.Errorf("the daemon's fds grew from %d to %d", before.fds, after.fds)
 	}
@@ -67,4 +71,10 @@ func TestNoLeaksAfterManyCycles(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(d.base, "data", "sessions")); len(ents) != 0 {
 		t.Errorf("%d session folders left in the data dir", len(ents))
 	}
+}
+
+// loopDevices counts the loop devices attached to a file.
+func loopDevices() int {
+	m, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	return len(m)
 }
