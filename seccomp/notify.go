@@ -79,6 +79,9 @@ func (m *Monitor) Path() string { return m.path }
 // under the filter before the monitor has its fd, so a notifying default
 // action is not allowed; the rest stay refused quietly by the kernel.)
 func (m *Monitor) Profile(p *specs.LinuxSeccomp, watched []string, id string) *specs.LinuxSeccomp {
+	if len(watched) == 0 {
+		return p
+	}
 	c := *p
 	c.Syscalls = append(slices.Clip(c.Syscalls), specs.LinuxSyscall{Names: watched, Action: specs.ActNotify})
 	c.ListenerPath = m.path

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // Status of one check.
@@ -248,16 +250,8 @@ func (h Host) DiskQuota() Result {
 	if _, err := os.Stat(filepath.Join(h.Dev, "loop-control")); err != nil {
 		return Result{"disk quota", Warn, "no loop devices (" + filepath.Join(h.Dev, "loop-control") + " is missing): load the loop module, or set disk_quota = \"none\" and disk_mb is not enforced"}
 	}
-	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
-		found := false
-		for _, p := range []string{"/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"} {
-			if _, err := os.Stat(p); err == nil {
-				found = true
-			}
-		}
-		if !found {
-			return Result{"disk quota", Warn, "mkfs.ext4 is missing: install e2fsprogs, or set disk_quota = \"none\" and disk_mb is not enforced"}
-		}
+	if _, err := volume.FindMkfs(); err != nil {
+		return Result{"disk quota", Warn, "mkfs.ext4 is missing: install e2fsprogs, or set disk_quota = \"none\" and disk_mb is not enforced"}
 	}
 	return Result{"disk quota", OK, "loop devices and mkfs.ext4: each session gets a filesystem of disk_mb"}
 }

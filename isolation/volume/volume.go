@@ -106,7 +106,7 @@ func mkfs(ctx context.Context, img string, size int64) (retErr error) {
 	if err != nil {
 		return err
 	}
-	bin, err := mkfsPath()
+	bin, err := FindMkfs()
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,9 @@ func mkfs(ctx context.Context, img string, size int64) (retErr error) {
 	return nil
 }
 
-func mkfsPath() (string, error) {
+// FindMkfs finds mkfs.ext4, also in the sbin folders a daemon's PATH may
+// lack.
+func FindMkfs() (string, error) {
 	if p, err := exec.LookPath("mkfs.ext4"); err == nil {
 		return p, nil
 	}
