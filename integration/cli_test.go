@@ -31,7 +31,7 @@ func TestCLI(t *testing.T) {
 	if out := ok("", "version"); !strings.Contains(out, "Client:") || !strings.Contains(out, "Server:") {
 		t.Fatalf("version: %q", out)
 	}
-	if out := ok("", "info"); !strings.Contains(out, "Cgroup version:") {
+	if out := ok("", "info"); !strings.Contains(out, "Cgroup version:") || !strings.Contains(out, "User namespaces: on (host ids 1073741824-") {
 		t.Fatalf("info: %q", out)
 	}
 	var info api.Info
@@ -103,7 +103,7 @@ func TestCLI(t *testing.T) {
 	fail(1, "bad path", "cp", id+":../../etc/passwd", "-")
 	fail(1, "exactly one side", "cp", "a", "b")
 
-	if out := ok("", "stats", id); !strings.Contains(out, "running") {
+	if out := ok("", "stats", id); !strings.Contains(out, "running") || !strings.Contains(out, "DISK / LIMIT") || strings.Contains(out, "/ -") {
 		t.Fatalf("stats: %q", out)
 	}
 	if out := ok("", "history", id, "-n", "2"); strings.Count(out, "\n") != 3 {

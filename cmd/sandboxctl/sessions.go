@@ -256,10 +256,14 @@ func newStatsCmd(a *app) *cobra.Command {
 				return printJSON(os.Stdout, all)
 			}
 			t := newTable()
-			fmt.Fprintln(t, "ID\tSTATUS\tCPU SECONDS\tMEMORY / LIMIT\tPIDS\tDISK\tEXECS\tUPTIME")
+			fmt.Fprintln(t, "ID\tSTATUS\tCPU SECONDS\tMEMORY / LIMIT\tPIDS\tDISK / LIMIT\tEXECS\tUPTIME")
 			for i, st := range all {
+				disk := humanBytes(uint64(st.DiskBytes)) + " / -"
+				if st.DiskLimitBytes > 0 {
+					disk = humanBytes(uint64(st.DiskBytes)) + " / " + humanBytes(uint64(st.DiskLimitBytes))
+				}
 				fmt.Fprintf(t, "%s\t%s\t%.2f\t%s / %s\t%d\t%s\t%d\t%.0fs\n", ids[i], st.Status, st.CPUSeconds,
-					humanBytes(st.MemoryBytes), humanBytes(st.MemoryLimitBytes), st.Pids, humanBytes(uint64(st.DiskBytes)), st.ExecCount, st.UptimeS)
+					humanBytes(st.MemoryBytes), humanBytes(st.MemoryLimitBytes), st.Pids, disk, st.ExecCount, st.UptimeS)
 			}
 			return t.Flush()
 		},
