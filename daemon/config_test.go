@@ -58,13 +58,14 @@ func TestResolveLimits(t *testing.T) {
 		ok   bool
 	}{
 		{"defaults", api.CreateSessionRequest{}, true},
-		{"all set", api.CreateSessionRequest{MemoryMB: i64(64), CPUs: f64(0.5), Pids: i64(32), DiskMB: i64(10), TimeoutS: in(5), IdleTimeoutS: in(0)}, true},
+		{"all set", api.CreateSessionRequest{MemoryMB: i64(64), CPUs: f64(0.5), Pids: i64(32), DiskMB: i64(16), TimeoutS: in(5), IdleTimeoutS: in(0)}, true},
 		{"memory too small", api.CreateSessionRequest{MemoryMB: i64(1)}, false},
 		{"memory too big", api.CreateSessionRequest{MemoryMB: i64(1 << 30)}, false},
 		{"cpus zero", api.CreateSessionRequest{CPUs: f64(0)}, false},
 		{"cpus over", api.CreateSessionRequest{CPUs: f64(1000)}, false},
 		{"pids too few", api.CreateSessionRequest{Pids: i64(2)}, false},
 		{"disk zero", api.CreateSessionRequest{DiskMB: i64(0)}, false},
+		{"disk below the minimum", api.CreateSessionRequest{DiskMB: i64(15)}, false},
 		{"timeout zero", api.CreateSessionRequest{TimeoutS: in(0)}, false},
 		{"idle negative", api.CreateSessionRequest{IdleTimeoutS: in(-1)}, false},
 	}

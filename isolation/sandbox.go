@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -128,7 +129,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer logf.Close()
 
-	cfg, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, binds)})
+	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, binds)})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox config: %w", err)
 	}
@@ -298,4 +299,24 @@ func (r *Runtime) Leftovers() ([]string, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// specconvMu serialises specconv.CreateLibcontainerConfig: its config's
+// device list points at the package's shared AllowedDevices, and with a
+// user namespace it writes each sandbox's root uid into them. Under the lock
+// the devices are copied, so no sandbox shares them afterwards.
+var specconvMu sync.Mutex
+
+func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
+	specconvMu.Lock()
+	defer specconvMu.Unlock()
+	cfg, err := specconv.CreateLibcontainerConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range cfg.Devices {
+		c := *d
+		cfg.Devices[i] = &c
+	}
+	return cfg, nil
 }

@@ -35,11 +35,12 @@ func newTestRuntime(t *testing.T) *Runtime {
 
 func startTestSandbox(t *testing.T, r *Runtime, id string) *Sandbox {
 	t.Helper()
-	ws := filepath.Join(t.TempDir(), "ws")
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := r.Start(context.Background(), &Spec{ID: id, Workspace: ws, Resources: *cgroups.Resources(cgroups.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128})})
+	sb, err := r.Start(context.Background(), &Spec{ID: id, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), Resources: *cgroups.Resources(cgroups.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128})})
 	if err != nil {
 		t.Fatal(err)
 	}
