@@ -26,6 +26,9 @@ const (
 	StatusError   = "error"
 	StatusTimeout = "timeout"
 	StatusKilled  = "killed"
+	// StatusLost is an execution the daemon did not see end: it restarted
+	// meanwhile. Its error says how it ended; its output is gone.
+	StatusLost = "lost"
 )
 
 // Languages an execution can be written in.

@@ -41,6 +41,13 @@ type Config struct {
 	// the interpreter is killed and restarted.
 	InterruptGraceS float64 `toml:"interrupt_grace_s"`
 
+	// ShutdownStopsSessions makes the daemon stop every session when it
+	// stops; by default sessions run on and the next daemon takes them back.
+	ShutdownStopsSessions bool `toml:"shutdown_stops_sessions"`
+	// RestartLostSessions starts afresh, at daemon start, sessions whose
+	// sandbox did not survive (instead of marking them failed).
+	RestartLostSessions bool `toml:"restart_lost_sessions"`
+
 	Defaults LimitsConfig   `toml:"defaults"`
 	Max      LimitsConfig   `toml:"max"`
 	Seccomp  seccomp.Config `toml:"seccomp"`

@@ -13,6 +13,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/agent"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -180,18 +181,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	if err := volume.Ensure(ctx, d.cfg.DiskQuota, dir, rec.Limits.DiskMB<<20); err != nil {
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
-	sb, err := d.rt.Start(ctx, &isolation.Spec{
-		ID:        rec.ID,
-		Workspace: volume.Workspace(dir),
-		Tmp:       volume.Tmp(dir),
-		Resources: *cgroups.Resources(cgroups.Limits{
-			MemoryBytes: rec.Limits.MemoryMB << 20,
-			CPUs:        rec.Limits.CPUs,
-			Pids:        rec.Limits.Pids,
-		}),
-		Env:    rec.Env,
-		IDBase: rec.IDBase,
-	})
+	sb, err := d.rt.Start(ctx, d.sandboxSpec(s, &rec))
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
 	}
@@ -202,6 +192,24 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	s.mu.Unlock()
 	go d.watch(s, sb)
 	return nil
+}
+
+// sandboxSpec is what the session's sandbox is, for a start or a restore.
+func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
+	dir := d.sessionDir(rec.ID)
+	return &isolation.Spec{
+		ID:        rec.ID,
+		Workspace: volume.Workspace(dir),
+		Tmp:       volume.Tmp(dir),
+		Resources: *cgroups.Resources(cgroups.Limits{
+			MemoryBytes: rec.Limits.MemoryMB << 20,
+			CPUs:        rec.Limits.CPUs,
+			Pids:        rec.Limits.Pids,
+		}),
+		Env:           rec.Env,
+		IDBase:        rec.IDBase,
+		OnUndelivered: func(m *agent.Message) { d.recordUndelivered(s, m) },
+	}
 }
 
 // assignIDs gives a session its block of user-namespace ids, if sandboxes

@@ -150,8 +150,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	return d, nil
 }
 
-// Close stops every running session (they cannot yet outlive the daemon),
-// keeping their workspaces, and closes the database.
+// Close lets go of every running session, which runs on for the next
+// daemon to restore (or, with shutdown_stops_sessions, stops them, keeping
+// their workspaces), and closes the database.
 func (d *Daemon) Close(ctx context.Context) error {
 	d.mu.Lock()
 	if d.closed {
@@ -167,10 +168,25 @@ func (d *Daemon) Close(ctx context.Context) error {
 	d.stopReaper()
 	<-d.reaperDone
 	var errs []error
+	left := 0
 	for _, s := range all {
-		if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
-			errs = append(errs, err)
+		if d.cfg.ShutdownStopsSessions {
+			if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
+				errs = append(errs, err)
+			}
+			continue
 		}
+		s.mu.Lock()
+		sb := s.sb
+		s.sb = nil // the watcher lets go too
+		s.mu.Unlock()
+		if sb != nil {
+			sb.Detach()
+			left++
+		}
+	}
+	if left > 0 {
+		d.log.Info("sessions left running for the next daemon", "sessions", left)
 	}
 	d.recorder.close()
 	if d.monitor != nil {

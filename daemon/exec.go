@@ -106,6 +106,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	grace := d.cfg.InterruptGraceS
 	started := time.Now()
 	m, err := sb.Exec(agent.Request{
+		ID:        e.ID,
 		Language:  req.Language,
 		Code:      req.Code,
 		Timeout:   timeout.Seconds(),

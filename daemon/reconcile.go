@@ -9,45 +9,50 @@ import (
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
-// reconcile makes the database and the host agree at start. Sandboxes do
-// not yet survive the daemon, so every one found is removed, and a session
-// the database still calls running is marked stopped with the reason: its
-// workspace is kept and `start` brings it back.
+// reconcile makes the database and the host agree at start: session
+// disks are mounted, sessions recorded as running get their sandboxes back
+// (live restore) or are marked failed, and sandboxes and folders that
+// belong to no session are removed. Nothing of a live session is touched.
 func (d *Daemon) reconcile(ctx context.Context) error {
 	recs, err := d.store.Sessions()
 	if err != nil {
 		return err
 	}
-	left, err := d.rt.Leftovers()
-	if err != nil {
-		return err
-	}
-	for _, id := range left {
-		if err := d.rt.Cleanup(id); err != nil {
-			d.log.Warn("remove leftover sandbox", "session", id, "err", err)
-		} else {
-			d.log.Info("removed leftover sandbox", "session", id)
-		}
-	}
 	for _, r := range recs {
-		if r.IDBase != 0 && (d.ids == nil || !d.ids.Reserve(r.IDBase)) {
-			// User namespaces were turned off, or the range moved: the
-			// session gets new ids (and its files their owner) at start.
+		// A running sandbox keeps the ids it runs with, whatever the
+		// config says now; the others get new ones (and their files a new
+		// owner) at start if user namespaces were turned off or the range
+		// moved.
+		if r.IDBase != 0 && (d.ids == nil || !d.ids.Reserve(r.IDBase)) && r.Status != api.StatusRunning {
 			r.IDBase = 0
-			if err := d.store.PutSession(r); err != nil {
-				return err
-			}
-		}
-		if r.Status == api.StatusRunning {
-			r.Status = api.StatusStopped
-			r.Reason = "the daemon restarted while the session was running; start it again"
 			if err := d.store.PutSession(r); err != nil {
 				return err
 			}
 		}
 		d.sessions[r.ID] = &session{rec: r}
 	}
-	return d.reconcileDisks(ctx)
+	if err := d.reconcileDisks(ctx); err != nil {
+		return err
+	}
+	restored, lost := d.restoreSessions(ctx)
+	left, err := d.rt.Leftovers()
+	if err != nil {
+		return err
+	}
+	for _, id := range left {
+		if restored[id] {
+			continue
+		}
+		if err := d.rt.Cleanup(id); err != nil {
+			d.log.Warn("remove leftover sandbox", "session", id, "err", err)
+		} else {
+			d.log.Info("removed leftover sandbox", "session", id)
+		}
+	}
+	if d.cfg.RestartLostSessions {
+		d.restartLost(ctx, lost)
+	}
+	return nil
 }
 
 // reconcileDisks mounts each session's filesystem again (after a reboot,

@@ -131,27 +131,10 @@ func (d *daemon) launch() {
 	}
 }
 
-// crash kills the daemon with SIGKILL, as a crash or the OOM killer would.
-func (d *daemon) crash() {
-	_ = d.cmd.Process.Kill()
-	<-d.done
-	d.c.Close()
-}
-
-func (d *daemon) log() string {
-	b, _ := os.ReadFile(d.logPath)
-	return string(b)
-}
-
-// stop ends the daemon with SIGTERM and checks it left nothing behind.
-func (d *daemon) stop() {
+// terminate ends the daemon with SIGTERM, as systemctl stop does, and
+// waits for it; its sessions run on.
+func (d *daemon) terminate() {
 	t := d.t
-	var ids []string
-	if list, err := d.c.ListSessions(context.Background(), nil); err == nil {
-		for _, s := range list {
-			ids = append(ids, s.ID)
-		}
-	}
 	d.c.Close()
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -164,12 +147,40 @@ func (d *daemon) stop() {
 		<-d.done
 		t.Errorf("sandboxd did not stop within 30s of SIGTERM\n%s", d.log())
 	}
+}
+
+// crash kills the daemon with SIGKILL, as a crash or the OOM killer would.
+func (d *daemon) crash() {
+	_ = d.cmd.Process.Kill()
+	<-d.done
+	d.c.Close()
+}
+
+func (d *daemon) log() string {
+	b, _ := os.ReadFile(d.logPath)
+	return string(b)
+}
+
+// stop deletes every session (they would outlive the daemon), ends the
+// daemon with SIGTERM and checks it left nothing behind.
+func (d *daemon) stop() {
+	t := d.t
+	var ids []string
+	if list, err := d.c.ListSessions(context.Background(), nil); err == nil {
+		for _, s := range list {
+			ids = append(ids, s.ID)
+			if err := d.c.DeleteSession(context.Background(), s.ID); err != nil {
+				t.Errorf("delete session %s: %v", s.ID, err)
+			}
+		}
+	}
+	d.terminate()
 	if t.Failed() {
 		t.Logf("daemon log:\n%s", d.log())
 	}
 	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids, true)
-	// Sessions outlive the daemon, and so do their mounted disks: the test
-	// unmounts what is left of them.
+	// Disks of sessions a failed test could not delete stay mounted: unmount
+	// them, so no test leaves a mount behind.
 	unmountUnder(t, d.base)
 	_ = os.RemoveAll(d.base)
 }

@@ -135,7 +135,12 @@ func TestUserNamespacesOff(t *testing.T) {
 	base := d.idBase(t, id)
 	d.sh(t, id, "mkdir -p /workspace/dir && echo x > /workspace/dir/f && ln -s /etc/passwd /workspace/link")
 
+	// A running session keeps its ids across daemon restarts; a stopped one
+	// gets the new setting at its next start.
 	setConfig := func(extra string) {
+		if _, err := d.c.StopSession(ctx, id); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(d.base, "config.toml"), []byte("interrupt_grace_s = 1\n"+extra), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,9 @@ type Spec struct {
 	// IDBase is the first host id of the sandbox's user namespace block
 	// (see package idmap); needed when the runtime has user namespaces.
 	IDBase uint32
+	// OnUndelivered, if set, is told how an execution ended whose answer
+	// no daemon received (the daemon was down meanwhile).
+	OnUndelivered func(*agent.Message)
 }
 
 // paths are the host paths of one sandbox's runtime state.
@@ -60,8 +63,14 @@ type Sandbox struct {
 	started time.Time
 	exited  chan struct{}
 
+	onUndelivered func(*agent.Message)
+
 	mu   sync.Mutex // serialises executions on conn
 	conn *agent.Conn
+	// closed is set once the daemon let go of the sandbox (stopped, or
+	// detached at shutdown); until then a nil conn means "not connected
+	// yet" (a restored sandbox whose agent was busy).
+	closed bool
 }
 
 // baseEnv is every sandbox's environment before the session's own.
@@ -137,7 +146,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	sb := &Sandbox{ID: s.ID, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{})}
+	sb := &Sandbox{ID: s.ID, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}), onUndelivered: s.OnUndelivered}
 	proc := &libcontainer.Process{
 		Args:       []string{r.python, "-c", agent.Script},
 		Env:        append(append([]string{}, baseEnv...), s.Env...),
@@ -166,16 +175,29 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}()
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	conn, err := agent.Dial(dctx, p.sock)
-	if err != nil {
-		return nil, err
-	}
-	if err := conn.Ping(dctx); err != nil {
-		conn.Close()
+	if err := sb.connect(dctx); err != nil {
 		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
 	}
-	sb.conn = conn
 	return sb, nil
+}
+
+// connect connects to the agent and checks it answers within ctx. The
+// caller holds s.mu or owns s alone.
+func (s *Sandbox) connect(ctx context.Context) error {
+	conn, err := agent.Dial(ctx, s.paths.sock)
+	if err != nil {
+		return err
+	}
+	pong, err := conn.Ping(ctx)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	if pong.Undelivered != nil && s.onUndelivered != nil {
+		s.onUndelivered(pong.Undelivered)
+	}
+	s.conn = conn
+	return nil
 }
 
 // agentLog is the tail of what the agent printed, for error messages.
@@ -204,10 +226,33 @@ func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind, data string)) (*agent.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn == nil {
+	if s.closed {
 		return nil, errors.New("sandbox is stopped")
 	}
+	if s.conn == nil {
+		// Restored after a daemon restart while its agent was busy with an
+		// execution from before: the agent answers once that ends, which
+		// its own timeout bounds.
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		err := s.connect(ctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)
+		}
+	}
 	return s.conn.Exec(req, wait, onOutput)
+}
+
+// Detach lets go of the sandbox and leaves it running, for the next daemon
+// to restore.
+func (s *Sandbox) Detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
 }
 
 // Usage reads the sandbox's cgroup.
@@ -223,6 +268,7 @@ func (s *Sandbox) Usage() (cgroups.Usage, error) {
 // runtime folder. The workspace is the caller's.
 func (s *Sandbox) Destroy() error {
 	s.mu.Lock()
+	s.closed = true
 	if s.conn != nil {
 		s.conn.Close()
 		s.conn = nil

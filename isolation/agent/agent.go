@@ -24,6 +24,7 @@ const ListenFD = 3
 // Request is one line from the daemon to the agent.
 type Request struct {
 	Op        string            `json:"op"`
+	ID        string            `json:"id,omitempty"`
 	Language  string            `json:"language,omitempty"`
 	Code      string            `json:"code,omitempty"`
 	Timeout   float64           `json:"timeout,omitempty"`
@@ -36,6 +37,8 @@ type Request struct {
 // Message is one line from the agent. Which fields are set depends on Type.
 type Message struct {
 	Type       string         `json:"type"`
+	ID         string         `json:"id,omitempty"`
+	Language   string         `json:"language,omitempty"`
 	Data       string         `json:"data,omitempty"`
 	Message    string         `json:"message,omitempty"`
 	PID        int            `json:"pid,omitempty"`
@@ -47,4 +50,7 @@ type Message struct {
 	Truncated  bool           `json:"truncated,omitempty"`
 	StateReset bool           `json:"state_reset,omitempty"`
 	DurationMS float64        `json:"duration_ms,omitempty"`
+	// Undelivered, in a pong, is how an execution ended whose answer the
+	// agent could not send: the daemon was gone.
+	Undelivered *Message `json:"undelivered,omitempty"`
 }

@@ -19,12 +19,16 @@
 # that died between cells is replaced before the next one (state_reset).
 #
 # Daemon protocol: one JSON object per line each way.
-#   -> {"op":"ping"}                       <- {"type":"pong","pid":N}
-#   -> {"op":"exec","language":"python"|"shell","code":S,"timeout":F,
+#   -> {"op":"ping"}                       <- {"type":"pong","pid":N,"undelivered":{done}?}
+#   -> {"op":"exec","id":S,"language":"python"|"shell","code":S,"timeout":F,
 #       "env":{},"cwd":S,"max_output":N,"grace":F}
 #   <- {"type":"stdout"|"stderr","data":S}*  then
-#   <- {"type":"done","status":S,"exit_code":N,"result":S|null,"error":{}|null,
-#       "outputs":[],"truncated":B,"state_reset":B,"duration_ms":F}
+#   <- {"type":"done","id":S,"language":S,"status":S,"exit_code":N,"result":S|null,
+#       "error":{}|null,"outputs":[],"truncated":B,"state_reset":B,"duration_ms":F}
+# The daemon may go away (restart, crash) and come back on a new connection;
+# the sandbox runs on meanwhile. An execution whose answer could not be sent
+# is kept (the last one only, without its output) and handed over in the
+# next pong, so the daemon can record how it ended.
 import ast
 import builtins
 import codecs
@@ -409,6 +413,7 @@ class Agent:
     def __init__(self):
         self.listener = socket.socket(fileno=LISTEN_FD)
         self.conn = None
+        self.undelivered = None
         self.worker = Worker()
         self.worker.start()
 
@@ -447,7 +452,12 @@ class Agent:
     def handle(self, req):
         op = req.get("op")
         if op == "ping":
-            self.send({"type": "pong", "pid": os.getpid()})
+            pong = {"type": "pong", "pid": os.getpid()}
+            if self.undelivered is not None:
+                pong["undelivered"] = self.undelivered
+            self.send(pong)
+            if self.conn is not None:
+                self.undelivered = None  # handed over
         elif op == "exec":
             start = time.monotonic()
             if req.get("language") == "shell":
@@ -455,8 +465,15 @@ class Agent:
             else:
                 done = self.exec_python(req)
             done["type"] = "done"
+            done["id"] = str(req.get("id") or "")
+            done["language"] = "shell" if req.get("language") == "shell" else "python"
             done["duration_ms"] = (time.monotonic() - start) * 1000.0
             self.send(done)
+            if self.conn is None:
+                # The daemon went away during the execution: keep how it
+                # ended for the next one, without the outputs it streamed.
+                done.pop("outputs", None)
+                self.undelivered = done
         else:
             self.send({"type": "error", "message": "unknown op %r" % op})
 

@@ -48,23 +48,24 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 // Close closes the connection; the agent waits for the next one.
 func (a *Conn) Close() error { return a.c.Close() }
 
-// Ping checks the agent answers, within the deadline of ctx.
-func (a *Conn) Ping(ctx context.Context) error {
+// Ping checks the agent answers, within the deadline of ctx, and returns
+// its pong.
+func (a *Conn) Ping(ctx context.Context) (*Message, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = a.c.SetDeadline(dl)
 		defer a.c.SetDeadline(time.Time{})
 	}
 	if err := a.send(Request{Op: "ping"}); err != nil {
-		return err
+		return nil, err
 	}
 	m, err := a.read()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if m.Type != "pong" {
-		return fmt.Errorf("agent answered %q to a ping", m.Type)
+		return nil, fmt.Errorf("agent answered %q to a ping", m.Type)
 	}
-	return nil
+	return m, nil
 }
 
 // Exec runs one request. onOutput gets each stdout/stderr chunk as it comes.

@@ -94,6 +94,13 @@ func (a *Allocator) Reserve(base uint32) bool {
 	return true
 }
 
+// Holds says whether base is a block given out (or reserved) here.
+func (a *Allocator) Holds(base uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.used[base]
+}
+
 // Release gives a block back.
 func (a *Allocator) Release(base uint32) {
 	a.mu.Lock()
