@@ -17,16 +17,16 @@ package cgroups
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 
-	"fmt"
 	ocgroups "github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
-	"os"
-	"path"
 
 	cgroupsv3 "github.com/containerd/cgroups/v3"
 	"github.com/containerd/cgroups/v3/cgroup2"
@@ -124,18 +124,31 @@ func (t *Tree) PathFor(id string) string { return path.Join(t.Parent, id) }
 // is one folder per hierarchy libcontainer used: every controller, the
 // named systemd hierarchy, and the unified one of a hybrid host.
 func (t *Tree) Remove() error {
-	if t.Version == 2 {
-		return ignoreBusy(os.Remove(path.Join(unifiedMount, t.Parent)))
-	}
-	own, err := ocgroups.ParseCgroupFile("/proc/self/cgroup")
-	if err != nil {
-		return err
-	}
-	mounts, err := ocgroups.GetCgroupMounts(true)
+	dirs, err := t.dirs()
 	if err != nil {
 		return err
 	}
 	var errs []error
+	for _, d := range dirs {
+		errs = append(errs, ignoreBusy(os.Remove(d)))
+	}
+	return errors.Join(errs...)
+}
+
+// dirs is the daemon's sandbox folder in every hierarchy it uses.
+func (t *Tree) dirs() ([]string, error) {
+	if t.Version == 2 {
+		return []string{path.Join(unifiedMount, t.Parent)}, nil
+	}
+	own, err := ocgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := ocgroups.GetCgroupMounts(true)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
 	for _, m := range mounts {
 		for _, sub := range m.Subsystems {
 			p, ok := own[sub]
@@ -149,13 +162,13 @@ func (t *Tree) Remove() error {
 			if err != nil || strings.HasPrefix(rel, "..") {
 				continue
 			}
-			errs = append(errs, ignoreBusy(os.Remove(filepath.Join(m.Mountpoint, rel, t.Parent))))
+			out = append(out, filepath.Join(m.Mountpoint, rel, t.Parent))
 		}
 	}
 	if p, ok := own[""]; ok && isCgroup2(hybridMount) {
-		errs = append(errs, ignoreBusy(os.Remove(filepath.Join(hybridMount, p, t.Parent))))
+		out = append(out, filepath.Join(hybridMount, p, t.Parent))
 	}
-	return errors.Join(errs...)
+	return out, nil
 }
 
 // hybridMount is where hybrid hosts mount the unified hierarchy.

@@ -37,6 +37,7 @@ type Config struct {
 	MaxOutputBytes     int64 `toml:"max_output_bytes"`
 	MaxRequestBytes    int64 `toml:"max_request_bytes"`
 	HistoryLimit       int   `toml:"history_limit"`
+	HistoryTotalLimit  int   `toml:"history_total_limit"`
 	// InterruptGraceS is how long interrupted Python gets to stop before
 	// the interpreter is killed and restarted.
 	InterruptGraceS float64 `toml:"interrupt_grace_s"`
@@ -44,6 +45,12 @@ type Config struct {
 	// ShutdownStopsSessions makes the daemon stop every session when it
 	// stops; by default sessions run on and the next daemon takes them back.
 	ShutdownStopsSessions bool `toml:"shutdown_stops_sessions"`
+	// MaxSessionLifetimeS stops a session this long after its creation and
+	// refuses to start it again (0: no limit).
+	MaxSessionLifetimeS int `toml:"max_session_lifetime_s"`
+	// ShutdownGraceS is how long a stopping daemon lets requests in flight
+	// finish.
+	ShutdownGraceS float64 `toml:"shutdown_grace_s"`
 	// RestartLostSessions starts afresh, at daemon start, sessions whose
 	// sandbox did not survive (instead of marking them failed).
 	RestartLostSessions bool `toml:"restart_lost_sessions"`
@@ -97,7 +104,9 @@ func DefaultConfig() Config {
 		MaxOutputBytes:     1 << 20,
 		MaxRequestBytes:    16 << 20,
 		HistoryLimit:       100,
+		HistoryTotalLimit:  100000,
 		InterruptGraceS:    2,
+		ShutdownGraceS:     30,
 		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:            seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
@@ -147,7 +156,10 @@ func (c *Config) Validate() error {
 	check(c.MaxOutputBytes > 0, "max_output_bytes must be above 0")
 	check(c.MaxRequestBytes > 0, "max_request_bytes must be above 0")
 	check(c.HistoryLimit > 0, "history_limit must be above 0")
+	check(c.HistoryTotalLimit > 0, "history_total_limit must be above 0")
 	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
+	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")
+	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
 	d, m := c.Defaults, c.Max
 	check(d.MemoryMB >= minMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", minMemoryMB)
 	check(d.CPUs > 0 && d.CPUs <= m.CPUs, "defaults.cpus must be above 0 and at most max.cpus")

@@ -3,9 +3,11 @@ package daemon
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -89,5 +91,21 @@ func TestCheckEnvAndLabels(t *testing.T) {
 	}
 	if checkLabels(map[string]string{"a": "b"}) != nil || checkLabels(map[string]string{"": "b"}) == nil || checkLabels(map[string]string{"a=b": ""}) == nil {
 		t.Fatal("label checks")
+	}
+}
+
+// TestShippedConfigIsTheDefaults checks contrib/config.toml sets every key
+// to its default: decoded over an empty Config it gives DefaultConfig (but
+// max.cpus, which is the host's CPU count).
+func TestShippedConfigIsTheDefaults(t *testing.T) {
+	var c Config
+	if _, err := toml.Decode(mustRead(t, "../contrib/config.toml"), &c); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.Max.CPUs = c.Max.CPUs
+	want.Seccomp.Allow, want.Seccomp.Deny = []string{}, []string{}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("contrib/config.toml differs from the defaults:\n got %+v\nwant %+v", c, want)
 	}
 }

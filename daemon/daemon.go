@@ -76,7 +76,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 			return nil, fmt.Errorf("make %s: %w", d, err)
 		}
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, "sandboxd.db"), store.Options{HistoryLimit: cfg.HistoryLimit})
+	st, err := store.Open(filepath.Join(cfg.DataDir, "sandboxd.db"), store.Options{HistoryLimit: cfg.HistoryLimit, HistoryTotalLimit: cfg.HistoryTotalLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/logging"
 )
@@ -26,13 +28,40 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 		if running {
 			return nil
 		}
+		if err := d.checkLifetime(s); err != nil {
+			return err
+		}
 		return d.restartSandbox(ctx, s)
 	})
 }
 
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
-	return d.lifecycle(ctx, id, func(s *session) error { return d.restartSandbox(ctx, s) })
+	return d.lifecycle(ctx, id, func(s *session) error {
+		if err := d.checkLifetime(s); err != nil {
+			return err
+		}
+		return d.restartSandbox(ctx, s)
+	})
+}
+
+// checkLifetime refuses to run a session older than max_session_lifetime_s:
+// its files stay readable until it is deleted.
+func (d *Daemon) checkLifetime(s *session) error {
+	if d.expired(s) {
+		return api.Errorf(errdefs.ErrConflict, "session %s has reached the maximum session lifetime of %d s: copy out what you need and delete it", s.snapshot().ID, d.cfg.MaxSessionLifetimeS)
+	}
+	return nil
+}
+
+// expired says whether a session is older than max_session_lifetime_s.
+func (d *Daemon) expired(s *session) bool {
+	if d.cfg.MaxSessionLifetimeS <= 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.rec.CreatedAt) > time.Duration(d.cfg.MaxSessionLifetimeS)*time.Second
 }
 
 // lifecycle finds the caller's session, applies op, and returns the result.
@@ -112,19 +141,30 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 		case <-t.C:
 		}
 		d.mu.Lock()
-		var idle []*session
+		var idle, old []*session
 		for _, s := range d.sessions {
 			s.mu.Lock()
 			lim := time.Duration(s.rec.Limits.IdleTimeoutS) * time.Second
-			if s.sb != nil && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && !s.busy {
+			running := s.sb != nil
+			if running && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && !s.busy {
 				idle = append(idle, s)
 			}
 			s.mu.Unlock()
+			// Past its lifetime a session stops even in the middle of an
+			// execution: the limit is the operator's.
+			if running && d.expired(s) {
+				old = append(old, s)
+			}
 		}
 		d.mu.Unlock()
 		for _, s := range idle {
 			if err := d.stopSession(ctx, s, "idle for longer than idle_timeout_s"); err != nil {
 				d.log.Warn("stop idle session", "session", s.snapshot().ID, "err", err)
+			}
+		}
+		for _, s := range old {
+			if err := d.stopSession(ctx, s, "reached the maximum session lifetime (max_session_lifetime_s)"); err != nil {
+				d.log.Warn("stop expired session", "session", s.snapshot().ID, "err", err)
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/sandboxd/sandboxd/api"
 )
 
@@ -90,6 +92,32 @@ func TestIdleTimeoutStopsSessions(t *testing.T) {
 	if s, _ := d.c.GetSession(context.Background(), keep); s.Status != api.StatusRunning {
 		t.Fatalf("a session with the default idle timeout was stopped: %+v", s)
 	}
+}
+
+// TestSessionLifetime checks max_session_lifetime_s: a session that old is
+// stopped, even mid-execution, and may not start again; its files stay
+// readable.
+func TestSessionLifetime(t *testing.T) {
+	d := startDaemon(t, "max_session_lifetime_s = 3\n")
+	ctx := context.Background()
+	id := d.session(t, nil)
+	d.py(t, id, "open('out.txt', 'w').write('result')")
+	e := d.exec(t, id, "python", "import time\ntime.sleep(20)", 30)
+	if e.Status == api.StatusOK {
+		t.Fatalf("an execution past the lifetime must be cut off: %s", describe(e))
+	}
+	waitFor(t, func() bool {
+		s, err := d.c.GetSession(ctx, id)
+		return err == nil && s.Status == api.StatusStopped && strings.Contains(s.Reason, "lifetime")
+	})
+	if _, err := d.c.StartSession(ctx, id); !errdefs.IsConflict(err) || !strings.Contains(err.Error(), "lifetime") {
+		t.Fatalf("start past the lifetime must be 409 saying why: %v", err)
+	}
+	r, _, err := d.c.GetFile(ctx, id, "/workspace/out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
 }
 
 func TestSocketPermissions(t *testing.T) {

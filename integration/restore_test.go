@@ -179,9 +179,15 @@ func TestOrphansAreRemoved(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(stray, "fs", "workspace"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// And a cgroup of a sandbox that never was, beside the live one's.
+	strayCgroup := filepath.Join(sandboxCgroupParent(t), "fedcba9876543210")
+	if err := os.Mkdir(strayCgroup, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(strayCgroup) })
 	d.launch()
 	waitFor(t, func() bool { return len(sandboxProcs(t, orphan)) == 0 })
-	for _, dir := range []string{stray, filepath.Join(d.base, "data", "sessions", orphan), filepath.Join(d.base, "run", "state", "sandboxes", orphan)} {
+	for _, dir := range []string{stray, strayCgroup, filepath.Join(d.base, "data", "sessions", orphan), filepath.Join(d.base, "run", "state", "sandboxes", orphan)} {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Fatalf("orphan folder %s left: %v", dir, err)
 		}
@@ -222,4 +228,218 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("timed out waiting")
+}
+
+// TestDeleteDuringExecution deletes a session while its code runs: the
+// delete does not wait for the code, and nothing of the session is left.
+func TestDeleteDuringExecution(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	id := d.session(t, nil)
+	started := make(chan struct{})
+	done := make(chan *api.Execution, 1)
+	go func() {
+		e, _ := d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "print('begun', flush=True)\nimport time\ntime.sleep(60)"},
+			func(api.Event) {
+				select {
+				case <-started:
+				default:
+					close(started)
+				}
+			})
+		done <- e
+	}()
+	<-started
+	if err := d.c.DeleteSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-done:
+		if e != nil && e.Status == api.StatusOK {
+			t.Fatalf("the execution cannot have finished: %s", describe(e))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the execution did not end with its session")
+	}
+	if n := len(sandboxProcs(t, id)); n != 0 {
+		t.Fatalf("%d processes left", n)
+	}
+}
+
+// TestCrashDuringCreateAndDelete kills the daemon at points during creates
+// and deletes: afterwards every session the daemon lists is whole (running,
+// with a sandbox that answers), and nothing exists that no session owns.
+func TestCrashDuringCreateAndDelete(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	rounds := 6
+	if testing.Short() {
+		rounds = 3
+	}
+	for i := 0; i < rounds; i++ {
+		delay := time.Duration(10+i*15) * time.Millisecond
+		victim := d.session(t, nil)
+		go func() { _ = d.c.DeleteSession(ctx, victim) }()
+		go func() { _, _ = d.c.CreateSession(ctx, &api.CreateSessionRequest{}) }()
+		time.Sleep(delay)
+		d.crash()
+		d.launch()
+		list, err := d.c.ListSessions(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		known := map[string]bool{}
+		for _, s := range list {
+			known[s.ID] = true
+			if s.Status == api.StatusRunning {
+				if e := d.py(t, s.ID, "1 + 1"); result(e) != "2" {
+					t.Fatalf("round %d: session %s is listed running but does not answer: %s", i, s.ID, describe(e))
+				}
+			}
+		}
+		for _, dir := range []string{filepath.Join(d.base, "data", "sessions"), filepath.Join(d.base, "run", "state", "sandboxes"), filepath.Join(d.base, "run", "state", "runc")} {
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if !known[e.Name()] {
+					t.Fatalf("round %d (crash after %v): %s/%s belongs to no session", i, delay, dir, e.Name())
+				}
+			}
+		}
+		for _, p := range allSandboxCgroupProcs(t) {
+			if !known[p] {
+				t.Fatalf("round %d: processes of unknown sandbox %s run", i, p)
+			}
+		}
+	}
+}
+
+// allSandboxCgroupProcs lists the sandbox ids that have processes, found
+// by their cgroup below the daemon's "sandboxd" (v1) or "sandboxes" (v2).
+func allSandboxCgroupProcs(t *testing.T) []string {
+	seen := map[string]bool{}
+	paths, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, parent := range []string{"/sandboxd/", "/sandboxes/"} {
+				if i := strings.LastIndex(line, parent); i >= 0 {
+					if id := line[i+len(parent):]; len(id) == 16 {
+						seen[id] = true
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for id := range seen {
+		out = append(out, id)
+	}
+	return out
+}
+
+// TestRestartWithManySessions measures restart-to-ready with 100 live
+// sessions (20 with -short) and checks each is back with its state.
+func TestRestartWithManySessions(t *testing.T) {
+	n := 100
+	if testing.Short() {
+		n = 20
+	}
+	d := startDaemon(t, "max_sessions_per_uid = 200\n")
+	ctx := context.Background()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = d.session(t, nil)
+		d.py(t, ids[i], fmt.Sprintf("v = %d", i))
+	}
+	d.terminate()
+	start := time.Now()
+	d.launch()
+	ready := time.Since(start)
+	list, err := d.c.ListSessions(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, s := range list {
+		if s.Status == api.StatusRunning {
+			running++
+		}
+	}
+	for i, id := range ids {
+		if e := d.py(t, id, "v"); result(e) != fmt.Sprint(i) {
+			t.Fatalf("session %d after the restart: %s", i, describe(e))
+		}
+	}
+	t.Logf("restart to ready with %d live sessions: %v (%d running after it)", n, ready.Round(time.Millisecond), running)
+	if running != n {
+		t.Fatalf("%d of %d sessions running after the restart", running, n)
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM during an execution: the daemon lets
+// it finish and answer (within shutdown_grace_s), then stops; the session
+// runs on.
+func TestGracefulShutdown(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	id := d.session(t, nil)
+	started := make(chan struct{})
+	done := make(chan *api.Execution, 1)
+	go func() {
+		e, err := d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "print('begun', flush=True)\nimport time\ntime.sleep(2)\nprint('finished')\nz = 3"},
+			func(api.Event) {
+				select {
+				case <-started:
+				default:
+					close(started)
+				}
+			})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- e
+	}()
+	<-started
+	d.terminate()
+	e := <-done
+	if e == nil || e.Status != api.StatusOK || !strings.Contains(e.Stdout, "finished") {
+		t.Fatalf("the execution in flight must finish and answer: %+v", e)
+	}
+	d.launch()
+	if e := d.py(t, id, "z"); result(e) != "3" {
+		t.Fatalf("after a graceful restart: %s", describe(e))
+	}
+}
+
+// sandboxCgroupParent is the folder the daemon puts sandbox cgroups in, in
+// one hierarchy: <own>/sandboxd in the pids hierarchy on v1, the sibling
+// "sandboxes" of the daemon's leaf on v2. The daemon runs in the test's
+// cgroup (v1) or moved the test into its leaf (v2).
+func sandboxCgroupParent(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[0] == "0" && f[1] == "" {
+			if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+				return filepath.Join("/sys/fs/cgroup", filepath.Dir(f[2]), "sandboxes")
+			}
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == "pids" {
+				return filepath.Join("/sys/fs/cgroup/pids", f[2], "sandboxd")
+			}
+		}
+	}
+	t.Fatal("no cgroup found for sandboxes")
+	return ""
 }

@@ -65,8 +65,12 @@ type Sandbox struct {
 
 	onUndelivered func(*agent.Message)
 
-	mu   sync.Mutex // serialises executions on conn
-	conn *agent.Conn
+	// execMu serialises executions. connMu guards conn and closed and is
+	// held only briefly, so that a stop never waits for an execution: it
+	// closes the connection under the execution's feet.
+	execMu sync.Mutex
+	connMu sync.Mutex
+	conn   *agent.Conn
 	// closed is set once the daemon let go of the sandbox (stopped, or
 	// detached at shutdown); until then a nil conn means "not connected
 	// yet" (a restored sandbox whose agent was busy).
@@ -182,7 +186,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 }
 
 // connect connects to the agent and checks it answers within ctx. The
-// caller holds s.mu or owns s alone.
+// caller holds s.execMu or owns s alone.
 func (s *Sandbox) connect(ctx context.Context) error {
 	conn, err := agent.Dial(ctx, s.paths.sock)
 	if err != nil {
@@ -195,6 +199,12 @@ func (s *Sandbox) connect(ctx context.Context) error {
 	}
 	if pong.Undelivered != nil && s.onUndelivered != nil {
 		s.onUndelivered(pong.Undelivered)
+	}
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.closed {
+		conn.Close()
+		return errors.New("sandbox is stopped")
 	}
 	s.conn = conn
 	return nil
@@ -224,12 +234,15 @@ func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 // Exec runs one request in the sandbox's agent. On an error the sandbox is
 // out of step with the daemon and must be restarted.
 func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind, data string)) (*agent.Message, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	s.connMu.Lock()
+	conn, closed := s.conn, s.closed
+	s.connMu.Unlock()
+	if closed {
 		return nil, errors.New("sandbox is stopped")
 	}
-	if s.conn == nil {
+	if conn == nil {
 		// Restored after a daemon restart while its agent was busy with an
 		// execution from before: the agent answers once that ends, which
 		// its own timeout bounds.
@@ -239,19 +252,28 @@ func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)
 		}
+		s.connMu.Lock()
+		conn = s.conn
+		s.connMu.Unlock()
 	}
-	return s.conn.Exec(req, wait, onOutput)
+	return conn.Exec(req, wait, onOutput)
 }
 
 // Detach lets go of the sandbox and leaves it running, for the next daemon
-// to restore.
-func (s *Sandbox) Detach() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// to restore. An execution in flight loses its connection; the agent keeps
+// how it ends for the next daemon.
+func (s *Sandbox) Detach() { s.close() }
+
+// close marks the sandbox let go and closes the connection, without
+// waiting for an execution that uses it.
+func (s *Sandbox) close() {
+	s.connMu.Lock()
+	conn := s.conn
+	s.conn = nil
 	s.closed = true
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
+	s.connMu.Unlock()
+	if conn != nil {
+		conn.Close()
 	}
 }
 
@@ -267,13 +289,7 @@ func (s *Sandbox) Usage() (cgroups.Usage, error) {
 // Destroy kills every process of the sandbox and removes its cgroup and
 // runtime folder. The workspace is the caller's.
 func (s *Sandbox) Destroy() error {
-	s.mu.Lock()
-	s.closed = true
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
-	}
-	s.mu.Unlock()
+	s.close()
 	return s.destroy()
 }
 
@@ -307,7 +323,8 @@ func destroyContainer(c *libcontainer.Container) error {
 }
 
 // Cleanup removes whatever is left of sandbox id after a daemon that did
-// not stop it: its processes, cgroup, libcontainer state and folder.
+// not stop it: its processes, cgroup, libcontainer state and folder — also
+// the half of a start cut short, which libcontainer cannot load.
 func (r *Runtime) Cleanup(id string) error {
 	var errs []error
 	if c, err := libcontainer.Load(r.lcRoot, id); err == nil {
@@ -322,13 +339,21 @@ func (r *Runtime) Cleanup(id string) error {
 		}
 		errs = append(errs, destroyContainer(c))
 	}
-	errs = append(errs, os.RemoveAll(r.pathsOf(id).dir))
+	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), os.RemoveAll(r.pathsOf(id).dir))
 	return errors.Join(errs...)
 }
 
-// Leftovers lists the sandboxes that have runtime state on this host.
+// Leftovers lists the sandboxes that have runtime state or a cgroup on this
+// host.
 func (r *Runtime) Leftovers() ([]string, error) {
 	seen := map[string]bool{}
+	cgs, err := r.cgroups.Sandboxes()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range cgs {
+		seen[id] = true
+	}
 	for _, dir := range []string{filepath.Join(r.stateDir, "sandboxes"), r.lcRoot} {
 		ents, err := os.ReadDir(dir)
 		if err != nil && !os.IsNotExist(err) {

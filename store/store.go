@@ -11,7 +11,8 @@
 //	        <seq, 8 bytes big-endian> -> JSON api.Execution
 //
 // Executions are kept newest-last under a per-session sequence, and cut to
-// the newest HistoryLimit on every append. Values are JSON so a newer
+// the newest HistoryLimit on every append; past HistoryTotalLimit over all
+// sessions, the oldest execution of the whole database goes first. Values are JSON so a newer
 // daemon can read an older one's records; migrations (ordered, in
 // migrations.go) run at open when the stored version is older.
 package store
@@ -24,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -53,12 +55,20 @@ type Record struct {
 type Store struct {
 	db           *bolt.DB
 	historyLimit int
+	totalLimit   int
+	// total counts the executions stored. One daemon owns the database, so
+	// a count made at open and kept in memory stays true. totalMu guards it
+	// across the writes that move it.
+	totalMu sync.Mutex
+	total   int
 }
 
 // Options configure Open.
 type Options struct {
 	// HistoryLimit bounds the executions kept per session (default 100).
 	HistoryLimit int
+	// HistoryTotalLimit bounds them over all sessions (default 100000).
+	HistoryTotalLimit int
 	// Timeout bounds the wait for the file lock another daemon holds.
 	Timeout time.Duration
 }
@@ -72,6 +82,9 @@ func Open(path string, o Options) (*Store, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
+	if o.HistoryTotalLimit <= 0 {
+		o.HistoryTotalLimit = 100000
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -82,8 +95,17 @@ func Open(path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, historyLimit: o.HistoryLimit}
+	s := &Store{db: db, historyLimit: o.HistoryLimit, totalLimit: o.HistoryTotalLimit}
 	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketExecutions).ForEachBucket(func(k []byte) error {
+			s.total += tx.Bucket(bucketExecutions).Bucket(k).Stats().KeyN
+			return nil
+		})
+	}); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -138,16 +160,24 @@ func (s *Store) Sessions() ([]*Record, error) {
 
 // DeleteSession removes a session and its history in one transaction.
 func (s *Store) DeleteSession(id string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	s.totalMu.Lock()
+	defer s.totalMu.Unlock()
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
 			return err
 		}
-		err := tx.Bucket(bucketExecutions).DeleteBucket([]byte(id))
-		if errors.Is(err, bolt.ErrBucketNotFound) {
+		h := tx.Bucket(bucketExecutions).Bucket([]byte(id))
+		if h == nil {
 			return nil
 		}
-		return err
+		n = h.Stats().KeyN
+		return tx.Bucket(bucketExecutions).DeleteBucket([]byte(id))
 	})
+	if err == nil {
+		s.total -= n
+	}
+	return err
 }
 
 // Executed is one finished execution to record, with the session
@@ -164,7 +194,11 @@ type Executed struct {
 // one transaction (one fsync for the lot). An execution of a session that
 // is no longer stored is dropped: a deleted session never comes back.
 func (s *Store) AddExecutions(items []Executed) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	s.totalMu.Lock()
+	defer s.totalMu.Unlock()
+	total := s.total
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		s.total = total // a retried or failed transaction counts afresh
 		sessions := tx.Bucket(bucketSessions)
 		for _, it := range items {
 			v := sessions.Get([]byte(it.SessionID))
@@ -192,8 +226,52 @@ func (s *Store) AddExecutions(items []Executed) error {
 				return err
 			}
 		}
+		for s.total > s.totalLimit {
+			if err := s.dropOldest(tx); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
+	if err != nil {
+		s.total = total
+	}
+	return err
+}
+
+// dropOldest deletes the oldest execution of the database: the oldest of
+// the first (oldest) executions of each session.
+func (s *Store) dropOldest(tx *bolt.Tx) error {
+	var oldest []byte
+	var when time.Time
+	all := tx.Bucket(bucketExecutions)
+	err := all.ForEachBucket(func(k []byte) error {
+		_, v := all.Bucket(k).Cursor().First()
+		if v == nil {
+			return nil
+		}
+		var e struct {
+			StartedAt time.Time `json:"started_at"`
+		}
+		if err := json.Unmarshal(v, &e); err != nil {
+			return err
+		}
+		if oldest == nil || e.StartedAt.Before(when) {
+			oldest, when = append([]byte(nil), k...), e.StartedAt
+		}
+		return nil
+	})
+	if err != nil || oldest == nil {
+		s.total = 0 // nothing left to drop: the count was off
+		return err
+	}
+	c := all.Bucket(oldest).Cursor()
+	c.First()
+	if err := c.Delete(); err != nil {
+		return err
+	}
+	s.total--
+	return nil
 }
 
 func (s *Store) appendHistory(tx *bolt.Tx, id string, e *api.Execution) error {
@@ -212,6 +290,7 @@ func (s *Store) appendHistory(tx *bolt.Tx, id string, e *api.Execution) error {
 	if err := h.Put(seqKey(seq), eb); err != nil {
 		return err
 	}
+	s.total++
 	// Trim from the oldest end.
 	c := h.Cursor()
 	n := 0
@@ -225,6 +304,7 @@ func (s *Store) appendHistory(tx *bolt.Tx, id string, e *api.Execution) error {
 		if err := c.Delete(); err != nil {
 			return err
 		}
+		s.total--
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,5 +145,43 @@ func TestMigrationZeroToOne(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHistoryIsBoundedInTotal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s := open(t, path, Options{HistoryLimit: 10, HistoryTotalLimit: 5})
+	base := time.Now()
+	for _, id := range []string{"a", "b"} {
+		if err := s.PutSession(&Record{Session: api.Session{ID: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a gets the older executions: they go first.
+	var batch []Executed
+	for i := 0; i < 4; i++ {
+		batch = append(batch,
+			Executed{SessionID: "a", Execution: &api.Execution{ID: fmt.Sprintf("a%d", i), StartedAt: base.Add(time.Duration(i) * time.Second)}},
+			Executed{SessionID: "b", Execution: &api.Execution{ID: fmt.Sprintf("b%d", i), StartedAt: base.Add(time.Duration(10+i) * time.Second)}})
+	}
+	if err := s.AddExecutions(batch); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Executions("a", 0)
+	b, _ := s.Executions("b", 0)
+	if len(a)+len(b) != 5 || len(b) != 4 || a[0].ID != "a3" {
+		t.Fatalf("a %+v b %+v", a, b)
+	}
+	if err := s.DeleteSession("b"); err != nil {
+		t.Fatal(err)
+	}
+	// The count survives a reopen: 1 left, room for 4 more.
+	s.Close()
+	s = open(t, path, Options{HistoryLimit: 10, HistoryTotalLimit: 5})
+	if err := s.AddExecutions([]Executed{{SessionID: "a", Execution: &api.Execution{ID: "new", StartedAt: base.Add(time.Hour)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := s.Executions("a", 0); len(a) != 2 {
+		t.Fatalf("after reopen: %+v", a)
 	}
 }

@@ -130,7 +130,7 @@ func run(cfg daemon.Config) error {
 		log.Info("shutting down")
 	case serveErr = <-errc:
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceS*float64(time.Second)))
 	defer cancel()
 	errs := []error{serveErr, srv.Shutdown(sctx), d.Close(sctx)}
 	_ = os.Remove(cfg.Socket)
