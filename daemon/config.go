@@ -42,6 +42,9 @@ type Config struct {
 	// the interpreter is killed and restarted.
 	InterruptGraceS float64 `toml:"interrupt_grace_s"`
 
+	// PoolSize is how many sandboxes of the default template the daemon
+	// keeps started ahead of demand (0: none).
+	PoolSize int `toml:"pool_size"`
 	// ShutdownStopsSessions makes the daemon stop every session when it
 	// stops; by default sessions run on and the next daemon takes them back.
 	ShutdownStopsSessions bool `toml:"shutdown_stops_sessions"`
@@ -107,6 +110,7 @@ func DefaultConfig() Config {
 		HistoryTotalLimit:  100000,
 		InterruptGraceS:    2,
 		ShutdownGraceS:     30,
+		PoolSize:           2,
 		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:            seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
@@ -158,6 +162,7 @@ func (c *Config) Validate() error {
 	check(c.HistoryLimit > 0, "history_limit must be above 0")
 	check(c.HistoryTotalLimit > 0, "history_total_limit must be above 0")
 	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
+	check(c.PoolSize >= 0 && c.PoolSize <= c.MaxSessions, "pool_size must be between 0 and max_sessions")
 	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
 	d, m := c.Defaults, c.Max

@@ -51,15 +51,26 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		}
 	}()
 
-	s := &session{rec: rec}
 	started := time.Now()
-	if err := d.startSandbox(ctx, s); err != nil {
-		d.metrics.creates.WithLabelValues("error").Inc()
-		_ = volume.Remove(d.sessionDir(rec.ID))
-		d.releaseIDs(s)
-		return nil, err
+	var s *session
+	if d.pool != nil {
+		s = d.pool.claim(ctx, rec)
+	}
+	source := "pool"
+	if s == nil {
+		source = "cold"
+		s = &session{rec: rec}
+		if err := d.startSandbox(ctx, s); err != nil {
+			d.metrics.creates.WithLabelValues("error").Inc()
+			_ = volume.Remove(d.sessionDir(rec.ID))
+			d.releaseIDs(s)
+			return nil, err
+		}
 	}
 	d.metrics.creates.WithLabelValues("ok").Inc()
+	if source == "pool" {
+		d.metrics.poolClaims.Inc()
+	}
 	d.metrics.createDur.Observe(time.Since(started).Seconds())
 	if !persist {
 		return s, nil
@@ -73,7 +84,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	d.mu.Lock()
 	d.sessions[rec.ID] = s
 	d.mu.Unlock()
-	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner)
+	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner, "from", source)
 	return s, nil
 }
 

@@ -50,6 +50,12 @@ type Daemon struct {
 	denied  *deniedLog
 	// ids gives sessions their user-namespace id blocks; nil when off.
 	ids *idmap.Allocator
+	// pool keeps sandboxes ready (nil: pool_size = 0); idle, under mu, are
+	// its sandboxes not yet claimed.
+	pool *pool
+	idle []*session
+	// background counts work left running after a request answered.
+	background sync.WaitGroup
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -145,6 +151,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	d.stopReaper = cancel
 	d.reaperDone = make(chan struct{})
 	go d.reapIdle(rctx)
+	if cfg.PoolSize > 0 {
+		d.pool = newPool(d, cfg.PoolSize)
+	}
 	log.Info("sandboxd ready", "cgroup_version", tree.Version, "cgroup_parent", tree.Parent,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", cfg.UserNS.Enabled, "sessions", len(d.sessions))
 	return d, nil
@@ -167,6 +176,10 @@ func (d *Daemon) Close(ctx context.Context) error {
 	d.mu.Unlock()
 	d.stopReaper()
 	<-d.reaperDone
+	if d.pool != nil {
+		d.pool.close()
+	}
+	d.background.Wait()
 	var errs []error
 	left := 0
 	for _, s := range all {

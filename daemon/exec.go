@@ -74,6 +74,7 @@ func (d *Daemon) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration
 func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error) {
 	s.mu.Lock()
 	defTimeout := s.rec.Limits.TimeoutS
+	sessionEnv := s.rec.Env
 	s.mu.Unlock()
 	timeout, err := d.checkExec(req, defTimeout)
 	if err != nil {
@@ -111,7 +112,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 		Code:      req.Code,
 		Timeout:   timeout.Seconds(),
 		Grace:     grace,
-		Env:       req.Env,
+		Env:       mergeEnv(sessionEnv, req.Env),
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
 	}, timeout+time.Duration(grace*float64(time.Second))+10*time.Second, out.add)
@@ -165,6 +166,24 @@ func (d *Daemon) recoverExec(ctx context.Context, s *session, sb *isolation.Sand
 		log.Error("restart sandbox", "session", e.SessionID, "err", err)
 	}
 	return e, nil
+}
+
+// mergeEnv is the environment of one execution: the session's, which a
+// sandbox from the warm pool did not start with, then the request's.
+func mergeEnv(session []string, req map[string]string) map[string]string {
+	if len(session) == 0 {
+		return req
+	}
+	out := make(map[string]string, len(session)+len(req))
+	for _, kv := range session {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	for k, v := range req {
+		out[k] = v
+	}
+	return out
 }
 
 // capture keeps an execution's output up to the cap and forwards it.

@@ -27,6 +27,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		Defaults:   d.cfg.Defaults.api(),
 		Max:        d.cfg.Max.api(),
 		SandboxUID: d.rt.UID(),
+		Pool:       api.PoolInfo{Size: d.cfg.PoolSize},
 	}
 	if d.ids != nil {
 		r := d.ids.Range()
@@ -34,6 +35,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	info.Pool.Idle = len(d.idle)
 	for _, s := range d.sessions {
 		s.mu.Lock()
 		st, owner := s.rec.Status, s.rec.OwnerUID

@@ -19,6 +19,8 @@ type metrics struct {
 	creates   *prometheus.CounterVec
 	createDur prometheus.Histogram
 	denied    *prometheus.CounterVec
+	// poolClaims counts creations served from the warm pool.
+	poolClaims prometheus.Counter
 }
 
 func newMetrics(d *Daemon) *metrics {
@@ -38,12 +40,15 @@ func newMetrics(d *Daemon) *metrics {
 			Name: "sandboxd_session_create_duration_seconds", Help: "Time to create a session, ready to execute.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
+		poolClaims: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sandboxd_pool_claims_total", Help: "Session creations served from the warm pool.",
+		}),
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_seccomp_denied_total", Help: "System calls the seccomp filter refused, by name.",
 		}, []string{"syscall"}),
 	}
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
-	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied,
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
 			counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}

@@ -51,9 +51,18 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 	if err != nil {
 		return nil, err
 	}
+	// The sandbox goes after the answer, off the caller's clock (Close
+	// waits for it); its place under the quotas is free at once, as it is
+	// dying.
+	d.background.Add(1)
 	defer func() {
-		_ = d.destroySession(s)
 		d.release(s.rec.OwnerUID)
+		go func() {
+			defer d.background.Done()
+			if err := d.destroySession(s); err != nil {
+				d.log.Warn("remove one-shot sandbox", "session", s.rec.ID, "err", err)
+			}
+		}()
 	}()
 	fs := d.sessionFS(s)
 	for _, f := range files {

@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -95,6 +97,11 @@ func TestOneShotRun(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Fatalf("one-shot runs must leave no session: %+v %v", list, err)
 	}
+	// The sandbox goes right after the answer.
+	waitFor(t, func() bool {
+		ents, _ := os.ReadDir(filepath.Join(d.base, "run", "state", "sandboxes"))
+		return len(ents) == 0
+	})
 	assertNoSandboxesLeft(t, d.base+"/run", nil, false)
 }
 

@@ -65,6 +65,52 @@ func BenchmarkCreateSession(b *testing.B) {
 	})
 }
 
+// BenchmarkCreateSessionPooled claims from a warm pool of 2; between
+// creates (off the clock) the session goes and the pool refills.
+func BenchmarkCreateSessionPooled(b *testing.B) {
+	d := startDaemon(b, "pool_size = 2\n")
+	ctx := context.Background()
+	var id string
+	d.waitPool(b)
+	measure(b, func() error {
+		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+		if err == nil {
+			id = s.ID
+		}
+		return err
+	}, func() {
+		if err := d.c.DeleteSession(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		d.waitPool(b)
+	})
+}
+
+func BenchmarkRunOneShotPooled(b *testing.B) {
+	d := startDaemon(b, "pool_size = 2\n")
+	req := &api.RunRequest{Language: "python", Code: "print(1)"}
+	d.waitPool(b)
+	measure(b, func() error {
+		e, err := d.c.Run(context.Background(), req, nil)
+		if err == nil && e.Stdout != "1\n" {
+			err = fmt.Errorf("unexpected output %q", e.Stdout)
+		}
+		return err
+	}, func() { d.waitPool(b) })
+}
+
+// waitPool waits until the warm pool is full.
+func (d *daemon) waitPool(b *testing.B) {
+	for i := 0; i < 1000; i++ {
+		info, err := d.c.Info(context.Background())
+		if err == nil && info.Pool.Idle == info.Pool.Size {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.Fatal("the warm pool did not fill")
+}
+
 func benchExec(b *testing.B, req *api.ExecRequest) {
 	d := startDaemon(b, "")
 	id := d.session(b, nil)

@@ -87,7 +87,7 @@ func startDaemon(t testing.TB, config string) *daemon {
 	}
 	_ = os.Chmod(base, 0o755)
 	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log")}
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte("interrupt_grace_s = 1\n"+config), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(testConfig(config)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d.c = client.New(d.socket)
@@ -333,4 +333,16 @@ func result(e *api.Execution) string {
 		return "<none>"
 	}
 	return *e.Result
+}
+
+// testConfig is the daemon config of a test: a short interrupt grace, and
+// no warm pool unless the test asks for one (pooled sandboxes have no
+// session, which would confuse the tests that count what is left), then
+// the test's own lines.
+func testConfig(extra string) string {
+	c := "interrupt_grace_s = 1\n"
+	if !strings.Contains(extra, "pool_size") {
+		c += "pool_size = 0\n"
+	}
+	return c + extra
 }

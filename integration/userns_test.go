@@ -141,7 +141,7 @@ func TestUserNamespacesOff(t *testing.T) {
 		if _, err := d.c.StopSession(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d.base, "config.toml"), []byte("interrupt_grace_s = 1\n"+extra), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d.base, "config.toml"), []byte(testConfig(extra)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		d.crash()

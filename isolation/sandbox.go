@@ -391,3 +391,34 @@ func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
 	}
 	return cfg, nil
 }
+
+// SetLimits changes the sandbox's cgroup limits while it runs: a sandbox
+// from the warm pool takes the limits of the session that claims it.
+func (s *Sandbox) SetLimits(res *specs.LinuxResources) error {
+	cfg := s.c.Config()
+	r := *cfg.Cgroups.Resources
+	if m := res.Memory; m != nil {
+		if m.Limit != nil {
+			r.Memory = *m.Limit
+		}
+		if m.Swap != nil {
+			r.MemorySwap = *m.Swap
+		}
+	}
+	if c := res.CPU; c != nil {
+		if c.Quota != nil {
+			r.CpuQuota = *c.Quota
+		}
+		if c.Period != nil {
+			r.CpuPeriod = *c.Period
+		}
+	}
+	if p := res.Pids; p != nil && p.Limit != nil {
+		limit := *p.Limit
+		r.PidsLimit = &limit
+	}
+	cg := *cfg.Cgroups
+	cg.Resources = &r
+	cfg.Cgroups = &cg
+	return s.c.Set(cfg)
+}
