@@ -28,6 +28,7 @@ func newInfoCmd(a *app) *cobra.Command {
 			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
 			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
 			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
+			fmt.Printf("Warm pool:       %d of %d ready\n", info.Pool.Idle, info.Pool.Size)
 			if u := info.UserNS; u.Enabled {
 				fmt.Printf("User namespaces: on (host ids %d-%d, a block of %d per session, %d of %d in use)\n",
 					u.IDBase, uint64(u.IDBase)+uint64(u.Blocks)*uint64(u.BlockSize)-1, u.BlockSize, u.InUse, u.Blocks)
