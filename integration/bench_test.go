@@ -48,27 +48,12 @@ func measure(b *testing.B, op func() error, between func()) {
 	report(b, times)
 }
 
-func BenchmarkCreateSession(b *testing.B) {
-	d := startDaemon(b, "")
-	ctx := context.Background()
-	var id string
-	measure(b, func() error {
-		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
-		if err == nil {
-			id = s.ID
-		}
-		return err
-	}, func() {
-		if err := d.c.DeleteSession(ctx, id); err != nil {
-			b.Fatal(err)
-		}
-	})
-}
+func BenchmarkCreateSession(b *testing.B) { benchCreate(b, 0) }
 
-// BenchmarkCreateSessionPooled claims from a warm pool of 2; between
-// creates (off the clock) the session goes and the pool refills.
-func BenchmarkCreateSessionPooled(b *testing.B) {
-	d := startDaemon(b, "pool_size = 2\n")
+// benchCreate times creates with a warm pool of poolSize; between creates
+// (off the clock) the session goes and the pool refills.
+func benchCreate(b *testing.B, poolSize int) {
+	d := startDaemon(b, fmt.Sprintf("pool_size = %d\n", poolSize))
 	ctx := context.Background()
 	var id string
 	d.waitPool(b)
@@ -85,6 +70,9 @@ func BenchmarkCreateSessionPooled(b *testing.B) {
 		d.waitPool(b)
 	})
 }
+
+// BenchmarkCreateSessionPooled claims from a warm pool of 2.
+func BenchmarkCreateSessionPooled(b *testing.B) { benchCreate(b, 2) }
 
 func BenchmarkRunOneShotPooled(b *testing.B) {
 	d := startDaemon(b, "pool_size = 2\n")

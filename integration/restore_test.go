@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,22 +82,7 @@ func TestExecutionInFlightAtACrash(t *testing.T) {
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
-	started := make(chan struct{})
-	go func() {
-		_, _ = d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "print('begun', flush=True)\nimport time\ntime.sleep(3)\ny = 7"},
-			func(api.Event) {
-				select {
-				case <-started:
-				default:
-					close(started)
-				}
-			})
-	}()
-	select {
-	case <-started:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the execution did not start")
-	}
+	d.execInBackground(t, id, "print('begun', flush=True)\nimport time\ntime.sleep(3)\ny = 7")
 	d.crash()
 	d.launch()
 	if e := d.py(t, id, "y"); result(e) != "7" || e.StateReset {
@@ -236,20 +222,7 @@ func TestDeleteDuringExecution(t *testing.T) {
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
-	started := make(chan struct{})
-	done := make(chan *api.Execution, 1)
-	go func() {
-		e, _ := d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "print('begun', flush=True)\nimport time\ntime.sleep(60)"},
-			func(api.Event) {
-				select {
-				case <-started:
-				default:
-					close(started)
-				}
-			})
-		done <- e
-	}()
-	<-started
+	done := d.execInBackground(t, id, "print('begun', flush=True)\nimport time\ntime.sleep(60)")
 	if err := d.c.DeleteSession(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -384,25 +357,8 @@ func TestRestartWithManySessions(t *testing.T) {
 // runs on.
 func TestGracefulShutdown(t *testing.T) {
 	d := startDaemon(t, "")
-	ctx := context.Background()
 	id := d.session(t, nil)
-	started := make(chan struct{})
-	done := make(chan *api.Execution, 1)
-	go func() {
-		e, err := d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "print('begun', flush=True)\nimport time\ntime.sleep(2)\nprint('finished')\nz = 3"},
-			func(api.Event) {
-				select {
-				case <-started:
-				default:
-					close(started)
-				}
-			})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- e
-	}()
-	<-started
+	done := d.execInBackground(t, id, "print('begun', flush=True)\nimport time\ntime.sleep(2)\nprint('finished')\nz = 3")
 	d.terminate()
 	e := <-done
 	if e == nil || e.Status != api.StatusOK || !strings.Contains(e.Stdout, "finished") {
@@ -442,4 +398,25 @@ func sandboxCgroupParent(t *testing.T) string {
 	}
 	t.Fatal("no cgroup found for sandboxes")
 	return ""
+}
+
+// execInBackground starts Python code that prints first, and returns once
+// its first output arrived; the execution's answer (nil on an error) comes
+// on the channel.
+func (d *daemon) execInBackground(t *testing.T, id, code string) <-chan *api.Execution {
+	t.Helper()
+	started := make(chan struct{})
+	done := make(chan *api.Execution, 1)
+	go func() {
+		var once sync.Once
+		e, _ := d.c.Exec(context.Background(), id, &api.ExecRequest{Language: "python", Code: code},
+			func(api.Event) { once.Do(func() { close(started) }) })
+		done <- e
+	}()
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the execution did not start")
+	}
+	return done
 }
