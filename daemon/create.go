@@ -3,10 +3,10 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/containerd/errdefs"
+	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
@@ -62,8 +62,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		s = &session{rec: rec}
 		if err := d.startSandbox(ctx, s); err != nil {
 			d.metrics.creates.WithLabelValues("error").Inc()
-			_ = volume.Remove(d.sessionDir(rec.ID))
-			d.releaseIDs(s)
+			_ = d.destroySession(s)
 			return nil, err
 		}
 	}
@@ -76,9 +75,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		return s, nil
 	}
 	if err := d.store.PutSession(rec); err != nil {
-		_ = s.sb.Destroy()
-		_ = volume.Remove(d.sessionDir(rec.ID))
-		d.releaseIDs(s)
+		_ = d.destroySession(s)
 		return nil, err
 	}
 	d.mu.Lock()
@@ -180,16 +177,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	s.mu.Lock()
 	rec := *s.rec
 	s.mu.Unlock()
-	dir := d.sessionDir(rec.ID)
-	// 0711: a sandbox's root in its user namespace is a nobody on the host
-	// that must reach the workspace through here; no one may list it.
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return err
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return err
-	}
-	if err := volume.Ensure(ctx, d.cfg.DiskQuota, dir, rec.Limits.DiskMB<<20); err != nil {
+	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
 	sb, err := d.rt.Start(ctx, d.sandboxSpec(s, &rec))
@@ -209,18 +197,19 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
 	dir := d.sessionDir(rec.ID)
 	return &isolation.Spec{
-		ID:        rec.ID,
-		Workspace: volume.Workspace(dir),
-		Tmp:       volume.Tmp(dir),
-		Resources: *cgroups.Resources(cgroups.Limits{
-			MemoryBytes: rec.Limits.MemoryMB << 20,
-			CPUs:        rec.Limits.CPUs,
-			Pids:        rec.Limits.Pids,
-		}),
+		ID:            rec.ID,
+		Workspace:     volume.Workspace(dir),
+		Tmp:           volume.Tmp(dir),
+		Resources:     *resourcesOf(rec.Limits),
 		Env:           rec.Env,
 		IDBase:        rec.IDBase,
 		OnUndelivered: func(m *agent.Message) { d.recordUndelivered(s, m) },
 	}
+}
+
+// resourcesOf is the cgroup side of a session's limits.
+func resourcesOf(l api.Limits) *specs.LinuxResources {
+	return cgroups.Resources(cgroups.Limits{MemoryBytes: l.MemoryMB << 20, CPUs: l.CPUs, Pids: l.Pids})
 }
 
 // assignIDs gives a session its block of user-namespace ids, if sandboxes

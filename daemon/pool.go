@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -79,8 +78,7 @@ func (p *pool) add(ctx context.Context) error {
 		CreatedAt: t, LastUsedAt: t, Limits: p.d.cfg.Defaults.api(), Network: api.NetworkNone,
 	}}}
 	if err := p.d.startSandbox(ctx, s); err != nil {
-		_ = volume.Remove(p.d.sessionDir(s.rec.ID))
-		p.d.releaseIDs(s)
+		_ = p.d.destroySession(s)
 		return err
 	}
 	p.d.mu.Lock()
@@ -125,8 +123,7 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 		default:
 		}
 		if rec.Limits != p.d.cfg.Defaults.api() {
-			res := p.d.sandboxSpec(s, rec).Resources
-			if err := sb.SetLimits(&res); err != nil {
+			if err := sb.SetLimits(resourcesOf(rec.Limits)); err != nil {
 				p.d.log.Warn("warm pool: apply limits", "err", err)
 				_ = p.d.destroySession(s)
 				return nil

@@ -120,9 +120,6 @@ func (r *Runtime) GID() int {
 	return r.gid
 }
 
-// UserNS says whether sandboxes get user namespaces.
-func (r *Runtime) UserNS() bool { return r.userns }
-
 // HostOwner is the host uid and gid that sandboxed code of a sandbox with
 // id block idBase runs as, and so owns its files.
 func (r *Runtime) HostOwner(idBase uint32) (uid, gid int) {

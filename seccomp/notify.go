@@ -71,9 +71,6 @@ func Listen(path string, report func(Violation)) (*Monitor, error) {
 	return m, nil
 }
 
-// Path is the socket libcontainer sends notification fds to.
-func (m *Monitor) Path() string { return m.path }
-
 // Profile returns p made to send the calls named in watched to this
 // monitor, for sandbox id. (Not every refused call: libcontainer's init runs
 // under the filter before the monitor has its fd, so a notifying default

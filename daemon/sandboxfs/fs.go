@@ -189,9 +189,10 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 	}
 	// The upload goes to a new file that replaces the old one only when
 	// complete: a failed or refused upload (quota, size) loses nothing.
-	tmp := fmt.Sprintf(".%s.upload-%d", name, uploadSeq.Add(1))
+	seq := uploadSeq.Add(1)
+	tmp := fmt.Sprintf(".%s.upload-%d", name, seq)
 	if len(tmp) > 255 {
-		tmp = fmt.Sprintf(".upload-%d", uploadSeq.Load())
+		tmp = fmt.Sprintf(".upload-%d", seq)
 	}
 	fd, err := openBeneath(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {

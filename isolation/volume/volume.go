@@ -57,8 +57,15 @@ func Tmp(dir string) string { return filepath.Join(dir, "fs", "tmp") }
 
 // Ensure makes the session folder dir ready: made (of size bytes) if new,
 // mounted if not (after a reboot), with a workspace. It is idempotent.
+//
+// dir and its filesystem are 0711: a sandbox's root in its user namespace
+// is a nobody on the host that must reach the workspace through them; no
+// one may list them.
 func Ensure(ctx context.Context, kind Kind, dir string, size int64) error {
 	if err := os.MkdirAll(Root(dir), 0o711); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
 		return err
 	}
 	if kind == Loop {
