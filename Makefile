@@ -79,8 +79,14 @@ test: test-deps
 test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $$($(GO) list ./... | grep -v /integration)
 
-bench: deps
+# bench prints one table of sandboxd against its baselines (python3,
+# bwrap, a pipe to a local REPL), measured in the same run, and writes
+# bench.json; then the Go benchmarks. BENCH_SCALE=0.1 for a quick look.
+BENCH_SCALE ?= 1
+bench: build
 	@command -v bwrap >/dev/null || (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null))
+	$(GO) build $(GOFLAGS_B) -o bin/sandboxd-bench ./cmd/sandboxd-bench
+	bin/sandboxd-bench --sandboxd bin/sandboxd --json bench.json --scale $(BENCH_SCALE)
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchtime 200x -count 1 ./integration/
 
 # fuzz runs each fuzz target for FUZZTIME (make test: a short, bounded
@@ -90,6 +96,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) ./daemon/sandboxfs/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./daemon/server/
 	$(GO) test -run '^$$' -fuzz FuzzAgentLines -fuzztime $(FUZZTIME) ./isolation/agent/
+	$(GO) test -run '^$$' -fuzz FuzzTar -fuzztime $(FUZZTIME) ./isolation/unpack/
 
 clean:
 	rm -rf bin

@@ -21,9 +21,12 @@ type ErrorDetail struct {
 
 // Error codes of the contract.
 const (
-	CodeInvalidArgument   = "invalid_argument"
-	CodeNotFound          = "not_found"
-	CodeConflict          = "conflict"
+	CodeInvalidArgument = "invalid_argument"
+	CodeNotFound        = "not_found"
+	CodeConflict        = "conflict"
+	// CodePermissionDenied extends the contract: the caller may see the
+	// resource but not change it (a template another user added).
+	CodePermissionDenied  = "permission_denied"
 	CodePayloadTooLarge   = "payload_too_large"
 	CodeResourceExhausted = "resource_exhausted"
 	CodeInternal          = "internal"
@@ -63,6 +66,7 @@ var codes = []struct {
 	{errdefs.IsInvalidArgument, errdefs.ErrInvalidArgument, CodeInvalidArgument, http.StatusBadRequest},
 	{errdefs.IsNotFound, errdefs.ErrNotFound, CodeNotFound, http.StatusNotFound},
 	{errdefs.IsConflict, errdefs.ErrConflict, CodeConflict, http.StatusConflict},
+	{errdefs.IsPermissionDenied, errdefs.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
 	{IsPayloadTooLarge, ErrPayloadTooLarge, CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
 	{errdefs.IsResourceExhausted, errdefs.ErrResourceExhausted, CodeResourceExhausted, http.StatusTooManyRequests},
 	{errdefs.IsUnavailable, errdefs.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},

@@ -245,8 +245,72 @@ type SessionInfo struct {
 	Failed  int `json:"failed"`
 }
 
-// PoolInfo describes the warm pool.
+// PoolInfo describes the warm pools: Size and Idle are their totals,
+// Templates each template's own.
 type PoolInfo struct {
+	Size      int                 `json:"size"`
+	Idle      int                 `json:"idle"`
+	Templates map[string]PoolFill `json:"templates,omitempty"`
+}
+
+// PoolFill is one template's warm pool: how many sandboxes it keeps
+// started, and how many are ready now.
+type PoolFill struct {
 	Size int `json:"size"`
 	Idle int `json:"idle"`
+}
+
+// RootfsHost is the root filesystem of the host's system folders,
+// read-only: the python template's.
+const RootfsHost = "host"
+
+// LimitDefaults are a template's default limits for its sessions. Absent
+// fields take the daemon's defaults; a session's request overrides them.
+// In answers every field is set to the value sessions get.
+type LimitDefaults struct {
+	MemoryMB     *int64   `json:"memory_mb,omitempty"`
+	CPUs         *float64 `json:"cpus,omitempty"`
+	Pids         *int64   `json:"pids,omitempty"`
+	DiskMB       *int64   `json:"disk_mb,omitempty"`
+	TimeoutS     *int     `json:"timeout_s,omitempty"`
+	IdleTimeoutS *int     `json:"idle_timeout_s,omitempty"`
+}
+
+// Template is what sessions start from: a root filesystem, environment,
+// Python run when the interpreter starts, default limits, and a warm pool.
+type Template struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Rootfs is RootfsHost or an absolute path to a directory the daemon
+	// owns (an imported root filesystem, or one root set up).
+	Rootfs   string            `json:"rootfs"`
+	Env      map[string]string `json:"env,omitempty"`
+	Preload  string            `json:"preload,omitempty"`
+	Limits   *LimitDefaults    `json:"limits,omitempty"`
+	PoolSize *int              `json:"pool_size,omitempty"`
+
+	// Set by the daemon.
+	Builtin   bool      `json:"builtin,omitempty"`
+	OwnerUID  uint32    `json:"owner_uid"`
+	CreatedAt time.Time `json:"created_at"`
+	PoolIdle  int       `json:"pool_idle"`
+	// Error says why the last sandbox of this template failed to start,
+	// while its pool cannot fill.
+	Error string `json:"error,omitempty"`
+}
+
+// TemplateList is the answer of GET /v1/templates.
+type TemplateList struct {
+	Templates []Template `json:"templates"`
+}
+
+// RootfsImported is the answer of PUT /v1/templates/{name}/rootfs: where
+// the tarball was unpacked, and what it held.
+type RootfsImported struct {
+	Name   string `json:"name"`
+	Rootfs string `json:"rootfs"`
+	Files  int    `json:"files"`
+	Bytes  int64  `json:"bytes"`
+	// Skipped counts entries left out: device nodes, fifos, sockets.
+	Skipped int `json:"skipped"`
 }

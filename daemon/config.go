@@ -45,6 +45,11 @@ type Config struct {
 	// PoolSize is how many sandboxes of the default template the daemon
 	// keeps started ahead of demand (0: none).
 	PoolSize int `toml:"pool_size"`
+	// PoolMaxTotal bounds the sandboxes all warm pools together keep
+	// (the python template's pool_size and every added template's).
+	PoolMaxTotal int `toml:"pool_max_total"`
+	// MaxTemplateMB bounds the files of one imported root filesystem.
+	MaxTemplateMB int64 `toml:"max_template_mb"`
 	// ShutdownStopsSessions makes the daemon stop every session when it
 	// stops; by default sessions run on and the next daemon takes them back.
 	ShutdownStopsSessions bool `toml:"shutdown_stops_sessions"`
@@ -111,6 +116,8 @@ func DefaultConfig() Config {
 		InterruptGraceS:    2,
 		ShutdownGraceS:     30,
 		PoolSize:           2,
+		PoolMaxTotal:       32,
+		MaxTemplateMB:      8192,
 		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:            seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
@@ -162,7 +169,9 @@ func (c *Config) Validate() error {
 	check(c.HistoryLimit > 0, "history_limit must be above 0")
 	check(c.HistoryTotalLimit > 0, "history_total_limit must be above 0")
 	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
-	check(c.PoolSize >= 0 && c.PoolSize <= c.MaxSessions, "pool_size must be between 0 and max_sessions")
+	check(c.PoolMaxTotal >= 0, "pool_max_total must be 0 or more")
+	check(c.PoolSize >= 0 && c.PoolSize <= c.PoolMaxTotal, "pool_size must be between 0 and pool_max_total")
+	check(c.MaxTemplateMB > 0, "max_template_mb must be above 0")
 	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
 	d, m := c.Defaults, c.Max

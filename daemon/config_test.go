@@ -72,7 +72,7 @@ func TestResolveLimits(t *testing.T) {
 		{"idle negative", api.CreateSessionRequest{IdleTimeoutS: in(-1)}, false},
 	}
 	for _, tc := range cases {
-		l, err := c.resolveLimits(&tc.req)
+		l, err := c.resolveLimits(c.Defaults.api(), requestLimits(&tc.req))
 		if tc.ok != (err == nil) {
 			t.Errorf("%s: %+v %v", tc.name, l, err)
 		}
@@ -80,7 +80,7 @@ func TestResolveLimits(t *testing.T) {
 			t.Errorf("%s: wrong class %v", tc.name, err)
 		}
 	}
-	if l, _ := c.resolveLimits(&api.CreateSessionRequest{}); l != c.Defaults.api() {
+	if l, _ := c.resolveLimits(c.Defaults.api(), nil); l != c.Defaults.api() {
 		t.Fatalf("defaults: %+v", l)
 	}
 }

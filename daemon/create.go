@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -17,9 +18,6 @@ import (
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
-
-// DefaultTemplate is the template every host has.
-const DefaultTemplate = "python"
 
 // CreateSession starts a new session, ready to execute, owned by the caller.
 func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error) {
@@ -37,7 +35,7 @@ func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionReques
 // one (POST /v1/run) is neither recorded nor listed: it keeps its
 // reservation, which the caller releases when it destroys the sandbox.
 func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool) (_ *session, retErr error) {
-	rec, err := d.checkCreate(ctx, req)
+	rec, t, err := d.checkCreate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +51,11 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 
 	started := time.Now()
 	var s *session
-	if d.pool != nil {
-		s = d.pool.claim(ctx, rec)
+	d.mu.Lock()
+	p := t.pool
+	d.mu.Unlock()
+	if p != nil {
+		s = p.claim(ctx, rec)
 	}
 	source := "pool"
 	if s == nil {
@@ -86,46 +87,55 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 }
 
 // checkCreate turns a request into a new record, or says what is wrong.
-func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest) (*store.Record, error) {
-	tmpl := req.Template
-	if tmpl == "" {
-		tmpl = DefaultTemplate
+func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest) (*store.Record, *template, error) {
+	name := req.Template
+	if name == "" {
+		name = DefaultTemplate
 	}
-	if tmpl != DefaultTemplate {
-		return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s (this host has %q)", tmpl, DefaultTemplate)
+	d.mu.Lock()
+	t, err := d.templateLocked(name, false)
+	d.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
 	}
 	network := req.Network
 	if network == "" {
 		network = api.NetworkNone
 	}
 	if network != api.NetworkNone {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "network %q is not supported: use \"none\"", network)
+		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "network %q is not supported: use \"none\"", network)
 	}
-	limits, err := d.cfg.resolveLimits(req)
+	limits, err := d.cfg.resolveLimits(t.limits(&d.cfg), requestLimits(req))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkEnv(req.Env); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkLabels(req.Labels); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t := now()
+	// The template's environment, then the session's over it.
+	env := maps.Clone(t.def.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, req.Env)
+	at := now()
 	return &store.Record{
 		Session: api.Session{
 			ID:         newID(),
 			OwnerUID:   identity.From(ctx).UID,
-			Template:   tmpl,
+			Template:   name,
 			Status:     api.StatusRunning,
-			CreatedAt:  t,
-			LastUsedAt: t,
+			CreatedAt:  at,
+			LastUsedAt: at,
 			Limits:     limits,
 			Network:    network,
 			Labels:     req.Labels,
 		},
-		Env: envList(req.Env),
-	}, nil
+		Env: envList(env),
+	}, t, nil
 }
 
 // reserve counts a creation against the quotas before it starts, so that
@@ -177,10 +187,16 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	s.mu.Lock()
 	rec := *s.rec
 	s.mu.Unlock()
+	t, err := d.templateFor(rec.Template)
+	if err != nil {
+		return err
+	}
 	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
-	sb, err := d.rt.Start(ctx, d.sandboxSpec(s, &rec))
+	spec := d.sandboxSpec(s, &rec)
+	spec.Image, spec.Preload = t.image, t.def.Preload
+	sb, err := d.rt.Start(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
 	}

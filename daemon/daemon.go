@@ -50,10 +50,12 @@ type Daemon struct {
 	denied  *deniedLog
 	// ids gives sessions their user-namespace id blocks; nil when off.
 	ids *idmap.Allocator
-	// pool keeps sandboxes ready (nil: pool_size = 0); idle, under mu, are
-	// its sandboxes not yet claimed.
-	pool *pool
-	idle []*session
+	// templates, under mu, are the templates by name, each with its warm
+	// pool. tmplMu serialises adding, importing and removing them.
+	templates map[string]*template
+	tmplMu    sync.Mutex
+	// fillSlot is the one refill all warm pools take turns at.
+	fillSlot chan struct{}
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
 
@@ -103,6 +105,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		sessions:  map[string]*session{},
 		pending:   map[uint32]int{},
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
+		fillSlot:  make(chan struct{}, 1),
 	}
 	d.metrics = newMetrics(d)
 	stateDir := filepath.Join(cfg.RunDir, "state")
@@ -144,6 +147,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		return nil, err
 	}
 	d.recorder = newRecorder(st, log)
+	if err := d.loadTemplates(); err != nil {
+		return nil, err
+	}
 	if err := d.reconcile(ctx); err != nil {
 		return nil, err
 	}
@@ -151,9 +157,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	d.stopReaper = cancel
 	d.reaperDone = make(chan struct{})
 	go d.reapIdle(rctx)
-	if cfg.PoolSize > 0 {
-		d.pool = newPool(d, cfg.PoolSize)
-	}
+	d.startPools()
 	log.Info("sandboxd ready", "cgroup_version", tree.Version, "cgroup_parent", tree.Parent,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", cfg.UserNS.Enabled, "sessions", len(d.sessions))
 	return d, nil
@@ -176,9 +180,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 	d.mu.Unlock()
 	d.stopReaper()
 	<-d.reaperDone
-	if d.pool != nil {
-		d.pool.close()
-	}
+	d.closePools()
 	d.background.Wait()
 	var errs []error
 	left := 0
@@ -207,6 +209,22 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	errs = append(errs, d.tree.Remove(), d.store.Close())
 	return errors.Join(errs...)
+}
+
+// closePools empties every warm pool, for good.
+func (d *Daemon) closePools() {
+	d.mu.Lock()
+	var pools []*pool
+	for _, t := range d.templates {
+		if t.pool != nil {
+			pools = append(pools, t.pool)
+			t.pool = nil
+		}
+	}
+	d.mu.Unlock()
+	for _, p := range pools {
+		p.close()
+	}
 }
 
 // lookup finds a session the caller may see. Another user's session is

@@ -27,7 +27,6 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		Defaults:   d.cfg.Defaults.api(),
 		Max:        d.cfg.Max.api(),
 		SandboxUID: d.rt.UID(),
-		Pool:       api.PoolInfo{Size: d.cfg.PoolSize},
 	}
 	if d.ids != nil {
 		r := d.ids.Range()
@@ -35,7 +34,19 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	info.Pool.Idle = len(d.idle)
+	info.Pool.Templates = map[string]api.PoolFill{}
+	for name, t := range d.templates {
+		if t.adding {
+			continue
+		}
+		f := api.PoolFill{Size: t.poolSize()}
+		if t.pool != nil {
+			f.Idle = len(t.pool.idle)
+		}
+		info.Pool.Size += f.Size
+		info.Pool.Idle += f.Idle
+		info.Pool.Templates[name] = f
+	}
 	for _, s := range d.sessions {
 		s.mu.Lock()
 		st, owner := s.rec.Status, s.rec.OwnerUID

@@ -20,29 +20,42 @@ const (
 	minDiskMB = volume.MinBytes >> 20
 )
 
-// resolveLimits merges a request over the defaults and checks every value
-// against the configured maxima.
-func (c *Config) resolveLimits(r *api.CreateSessionRequest) (api.Limits, error) {
-	l := c.Defaults.api()
+// requestLimits are the limits a create request sets.
+func requestLimits(r *api.CreateSessionRequest) *api.LimitDefaults {
+	return &api.LimitDefaults{MemoryMB: r.MemoryMB, CPUs: r.CPUs, Pids: r.Pids, DiskMB: r.DiskMB, TimeoutS: r.TimeoutS, IdleTimeoutS: r.IdleTimeoutS}
+}
+
+// overlay is l with what o sets.
+func overlay(l api.Limits, o *api.LimitDefaults) api.Limits {
+	if o == nil {
+		return l
+	}
+	if o.MemoryMB != nil {
+		l.MemoryMB = *o.MemoryMB
+	}
+	if o.CPUs != nil {
+		l.CPUs = *o.CPUs
+	}
+	if o.Pids != nil {
+		l.Pids = *o.Pids
+	}
+	if o.DiskMB != nil {
+		l.DiskMB = *o.DiskMB
+	}
+	if o.TimeoutS != nil {
+		l.TimeoutS = *o.TimeoutS
+	}
+	if o.IdleTimeoutS != nil {
+		l.IdleTimeoutS = *o.IdleTimeoutS
+	}
+	return l
+}
+
+// resolveLimits merges o over base (the template's defaults) and checks
+// every value against the configured maxima.
+func (c *Config) resolveLimits(base api.Limits, o *api.LimitDefaults) (api.Limits, error) {
+	l := overlay(base, o)
 	m := c.Max
-	if r.MemoryMB != nil {
-		l.MemoryMB = *r.MemoryMB
-	}
-	if r.CPUs != nil {
-		l.CPUs = *r.CPUs
-	}
-	if r.Pids != nil {
-		l.Pids = *r.Pids
-	}
-	if r.DiskMB != nil {
-		l.DiskMB = *r.DiskMB
-	}
-	if r.TimeoutS != nil {
-		l.TimeoutS = *r.TimeoutS
-	}
-	if r.IdleTimeoutS != nil {
-		l.IdleTimeoutS = *r.IdleTimeoutS
-	}
 	bad := func(field string, v any, lo, hi any) error {
 		return api.Errorf(errdefs.ErrInvalidArgument, "%s is %v: it must be between %v and %v", field, v, lo, hi)
 	}

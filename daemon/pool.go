@@ -8,27 +8,32 @@ import (
 	"github.com/sandboxd/sandboxd/store"
 )
 
-// pool keeps sandboxes of the default template started ahead of demand,
-// interpreter up: a create claims one and answers in milliseconds, and the
-// pool refills behind it, one sandbox at a time so that refills never
-// crowd out live requests. A pooled sandbox is started exactly as a fresh
-// session's (its id becomes the session's), with the default limits and
-// no environment; the claim applies the request's limits, and the
-// session's environment goes with every execution. Nothing runs in it
-// before the claim but the agent's own start: /workspace and /tmp are
-// empty. Pooled sandboxes have no record: after a daemon restart they are
-// orphans, removed by reconcile.
+// pool keeps sandboxes of one template started ahead of demand,
+// interpreter up and preload done: a create claims one and answers in
+// milliseconds, and the pool refills behind it. All pools share one
+// refill slot (Daemon.fillSlot), so refills start one sandbox at a time
+// host-wide and never crowd out live requests. A pooled sandbox is
+// started exactly as a fresh session's (its id becomes the session's),
+// with the template's limits and environment; the claim applies the
+// request's limits, and the session's own environment goes with every
+// execution. Nothing runs in it before the claim but the agent's start
+// and the template's preload: /workspace and /tmp are as a fresh
+// session's. Pooled sandboxes have no record: after a daemon restart they
+// are orphans, removed by reconcile.
 type pool struct {
-	d    *Daemon
-	size int
+	d *Daemon
+	t *template
+	// idle, under Daemon.mu, are the sandboxes not yet claimed.
+	idle []*session
 
 	kick chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
 }
 
-func newPool(d *Daemon, size int) *pool {
-	p := &pool{d: d, size: size, kick: make(chan struct{}, 1), done: make(chan struct{})}
+// newPool starts filling a pool for t. The caller holds d.mu.
+func newPool(d *Daemon, t *template) *pool {
+	p := &pool{d: d, t: t, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stop = cancel
 	go p.fill(ctx)
@@ -40,12 +45,14 @@ func (p *pool) fill(ctx context.Context) {
 	defer close(p.done)
 	backoff := time.Second
 	for {
-		for p.idle() < p.size && ctx.Err() == nil {
-			if err := p.add(ctx); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				p.d.log.Warn("warm pool: start a sandbox", "err", err)
+		for p.short() && ctx.Err() == nil {
+			err := p.add(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			p.d.setPoolError(p.t, err)
+			if err != nil {
+				p.d.log.Warn("warm pool: start a sandbox", "template", p.t.def.Name, "err", err)
 				select {
 				case <-ctx.Done():
 					return
@@ -64,50 +71,58 @@ func (p *pool) fill(ctx context.Context) {
 	}
 }
 
-func (p *pool) idle() int {
+// short reports whether the pool holds fewer sandboxes than its size.
+func (p *pool) short() bool {
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
-	return len(p.d.idle)
+	return len(p.idle) < p.t.poolSize()
 }
 
-// add starts one sandbox for the pool.
+// add starts one sandbox for the pool, in the refill slot.
 func (p *pool) add(ctx context.Context) error {
+	select {
+	case p.d.fillSlot <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-p.d.fillSlot }()
 	t := now()
 	s := &session{rec: &store.Record{Session: api.Session{
-		ID: newID(), Template: DefaultTemplate, Status: api.StatusRunning,
-		CreatedAt: t, LastUsedAt: t, Limits: p.d.cfg.Defaults.api(), Network: api.NetworkNone,
-	}}}
+		ID: newID(), Template: p.t.def.Name, Status: api.StatusRunning,
+		CreatedAt: t, LastUsedAt: t, Limits: p.t.limits(&p.d.cfg), Network: api.NetworkNone,
+	}, Env: envList(p.t.def.Env)}}
 	if err := p.d.startSandbox(ctx, s); err != nil {
 		_ = p.d.destroySession(s)
 		return err
 	}
 	p.d.mu.Lock()
-	closed := p.d.closed
-	if !closed {
-		p.d.idle = append(p.d.idle, s)
+	keep := !p.d.closed && ctx.Err() == nil
+	if keep {
+		p.idle = append(p.idle, s)
 	}
 	p.d.mu.Unlock()
-	if closed {
+	if !keep {
 		return p.d.destroySession(s)
 	}
 	return nil
 }
 
 // claim takes a pooled sandbox for rec, if there is one that fits: the
-// default template, the default disk size (a filesystem cannot shrink).
-// The sandbox takes rec's limits; rec takes the sandbox's id and ids.
+// template's disk size (a filesystem cannot shrink). The sandbox takes
+// rec's limits; rec takes the sandbox's id and ids.
 func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
-	if rec.Template != DefaultTemplate || rec.Limits.DiskMB != p.d.cfg.Defaults.DiskMB {
+	def := p.t.limits(&p.d.cfg)
+	if rec.Limits.DiskMB != def.DiskMB {
 		return nil
 	}
 	for {
 		p.d.mu.Lock()
-		if len(p.d.idle) == 0 {
+		if len(p.idle) == 0 {
 			p.d.mu.Unlock()
 			return nil
 		}
-		s := p.d.idle[0]
-		p.d.idle = p.d.idle[1:]
+		s := p.idle[0]
+		p.idle = p.idle[1:]
 		p.d.mu.Unlock()
 		select {
 		case p.kick <- struct{}{}:
@@ -122,9 +137,9 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 			continue
 		default:
 		}
-		if rec.Limits != p.d.cfg.Defaults.api() {
+		if rec.Limits != def {
 			if err := sb.SetLimits(resourcesOf(rec.Limits)); err != nil {
-				p.d.log.Warn("warm pool: apply limits", "err", err)
+				p.d.log.Warn("warm pool: apply limits", "template", p.t.def.Name, "err", err)
 				_ = p.d.destroySession(s)
 				return nil
 			}
@@ -142,12 +157,12 @@ func (p *pool) close() {
 	p.stop()
 	<-p.done
 	p.d.mu.Lock()
-	idle := p.d.idle
-	p.d.idle = nil
+	idle := p.idle
+	p.idle = nil
 	p.d.mu.Unlock()
 	for _, s := range idle {
 		if err := p.d.destroySession(s); err != nil {
-			p.d.log.Warn("warm pool: remove a sandbox", "err", err)
+			p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)
 		}
 	}
 }

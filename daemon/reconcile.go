@@ -34,6 +34,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 	if err := d.reconcileDisks(ctx); err != nil {
 		return err
 	}
+	d.reconcileImports()
 	restored, lost := d.restoreSessions(ctx)
 	left, err := d.rt.Leftovers()
 	if err != nil {

@@ -16,51 +16,56 @@ var systemDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr
 var mountpoints = []string{"proc", "dev", "sys", "etc", "workspace", "tmp"}
 
 // makeSkeleton makes an empty root for one sandbox: only mountpoints and
-// symlinks. Every sandbox gets its own, so libcontainer never has to create
-// a mountpoint in a root another sandbox shares.
-func makeSkeleton(root string) ([]string, error) {
+// the image's symlinks. Every sandbox gets its own, so libcontainer never
+// has to create a mountpoint in a root another sandbox shares.
+func makeSkeleton(root string, img *Image) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	for _, d := range mountpoints {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !os.IsExist(err) {
-			return nil, err
+			return err
 		}
 	}
-	var binds []string
-	for _, d := range systemDirs {
-		host := "/" + d
-		fi, err := os.Lstat(host)
-		if err != nil {
-			continue
-		}
-		dst := filepath.Join(root, d)
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(host)
-			if err != nil {
-				return nil, err
-			}
-			if err := os.Symlink(target, dst); err != nil && !os.IsExist(err) {
-				return nil, err
-			}
-		case fi.IsDir():
-			if err := os.Mkdir(dst, 0o755); err != nil && !os.IsExist(err) {
-				return nil, err
-			}
-			binds = append(binds, host)
+	for _, b := range img.binds {
+		if err := os.Mkdir(filepath.Join(root, b.dst), 0o755); err != nil && !os.IsExist(err) {
+			return err
 		}
 	}
-	return binds, nil
+	for name, target := range img.links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil && !os.IsExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteEtc writes the synthetic /etc every sandbox sees: users and groups
 // of the sandbox alone, name resolution with no servers, and the dynamic
 // linker's cache (without which binaries from multiarch folders do not
-// load). Nothing of the host's own configuration or secrets is copied.
-func WriteEtc(dir string, uid, gid int) error {
+// load). From the host's /etc (src "") only the harmless parts in hostEtc
+// are copied; from an image's (src its /etc), everything every user may
+// read, then the synthetic files over it.
+func WriteEtc(dir, src string, uid, gid int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if src == "" {
+		for _, name := range hostEtc {
+			if err := copyTree(filepath.Join("/etc", name), filepath.Join(dir, name)); err != nil {
+				return fmt.Errorf("copy /etc/%s: %w", name, err)
+			}
+		}
+	} else {
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("copy /etc/%s: %w", e.Name(), err)
+			}
+		}
 	}
 	files := map[string]string{
 		"passwd": fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"+
@@ -74,16 +79,14 @@ func WriteEtc(dir string, uid, gid int) error {
 		"ld.so.conf":    "include /etc/ld.so.conf.d/*.conf\n",
 	}
 	for name, content := range files {
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && fi.IsDir() {
+			_ = os.RemoveAll(filepath.Join(dir, name)) // an image's odd /etc
+		}
 		if err := writeFileAtomic(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
-	for _, name := range hostEtc {
-		if err := copyTree(filepath.Join("/etc", name), filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("copy /etc/%s: %w", name, err)
-		}
-	}
-	_ = os.Remove(filepath.Join(dir, "mtab"))
+	_ = os.RemoveAll(filepath.Join(dir, "mtab"))
 	return os.Symlink("/proc/self/mounts", filepath.Join(dir, "mtab"))
 }
 

@@ -43,7 +43,7 @@ type Runtime struct {
 	monitor  *seccomp.Monitor
 	watched  []string
 	cgroups  *cgroups.Tree
-	python   string
+	host     *Image
 }
 
 // NewRuntime checks the host has what sandboxes need and prepares the
@@ -53,10 +53,6 @@ func NewRuntime(o Options) (*Runtime, error) {
 		return nil, errors.New("sandboxed code must not run as root: set a sandbox uid and gid above 0")
 	}
 	profile, err := seccomp.Profile(o.Seccomp)
-	if err != nil {
-		return nil, err
-	}
-	python, err := findPython()
 	if err != nil {
 		return nil, err
 	}
@@ -71,15 +67,14 @@ func NewRuntime(o Options) (*Runtime, error) {
 		monitor:  o.Monitor,
 		watched:  seccomp.Watched(o.Seccomp),
 		cgroups:  o.Cgroups,
-		python:   python,
 	}
 	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return nil, err
 		}
 	}
-	if err := WriteEtc(r.etcDir, r.UID(), r.GID()); err != nil {
-		return nil, fmt.Errorf("write sandbox /etc: %w", err)
+	if r.host, err = r.hostImage(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
@@ -34,6 +36,11 @@ type Spec struct {
 	// IDBase is the first host id of the sandbox's user namespace block
 	// (see package idmap); needed when the runtime has user namespaces.
 	IDBase uint32
+	// Image is the root filesystem (nil: the host's system folders).
+	Image *Image
+	// Preload is Python the interpreter runs when it starts, before any
+	// execution (the template's).
+	Preload string
 	// OnUndelivered, if set, is told how an execution ended whose answer
 	// no daemon received (the daemon was down meanwhile).
 	OnUndelivered func(*agent.Message)
@@ -105,8 +112,11 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 			_ = os.RemoveAll(p.dir)
 		}
 	}()
-	binds, err := makeSkeleton(p.rootfs)
-	if err != nil {
+	img := s.Image
+	if img == nil {
+		img = r.host
+	}
+	if err := makeSkeleton(p.rootfs, img); err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
 	// Each start begins with an empty /tmp, as after a reboot.
@@ -142,7 +152,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer logf.Close()
 
-	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, binds)})
+	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, img)})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox config: %w", err)
 	}
@@ -152,7 +162,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	sb := &Sandbox{ID: s.ID, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}), onUndelivered: s.OnUndelivered}
 	proc := &libcontainer.Process{
-		Args:       []string{r.python, "-c", agent.Script},
+		Args:       agentArgs(img.python, s.Preload),
 		Env:        append(append([]string{}, baseEnv...), s.Env...),
 		UID:        r.UID(),
 		GID:        r.GID(),
@@ -177,25 +187,63 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 			_ = sb.destroy()
 		}
 	}()
-	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	// The agent answers once the preload code has run (the agent gives it
+	// up to two minutes).
+	wait := 15 * time.Second
+	if s.Preload != "" {
+		wait += 2 * time.Minute
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := sb.connect(dctx); err != nil {
+	pong, err := sb.connect(dctx)
+	if err != nil {
 		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
+	}
+	if e := pong.PreloadError; e != nil {
+		return nil, &PreloadError{*e}
 	}
 	return sb, nil
 }
 
+// PreloadError is a template's preload code failing in a new sandbox.
+type PreloadError struct{ api.ExecError }
+
+func (e *PreloadError) Error() string {
+	return fmt.Sprintf("the preload code failed: %s: %s%s", e.Name, e.Value, tracebackTail(e.Traceback))
+}
+
+// agentArgs starts the agent, with the template's preload code if any.
+func agentArgs(python, preload string) []string {
+	args := []string{python, "-c", agent.Script}
+	if preload != "" {
+		args = append(args, preload)
+	}
+	return args
+}
+
+// tracebackTail is the end of a traceback, for an error message.
+func tracebackTail(tb string) string {
+	tb = strings.TrimSpace(tb)
+	if tb == "" {
+		return ""
+	}
+	if len(tb) > 1500 {
+		tb = "…" + tb[len(tb)-1500:]
+	}
+	return "\n" + tb
+}
+
 // connect connects to the agent and checks it answers within ctx. The
 // caller holds s.execMu or owns s alone.
-func (s *Sandbox) connect(ctx context.Context) error {
+func (s *Sandbox) connect(ctx context.Context) (*agent.Message, error) {
 	conn, err := agent.Dial(ctx, s.paths.sock)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pong, err := conn.Ping(ctx)
 	if err != nil {
 		conn.Close()
-		return err
+		return nil, err
 	}
 	if pong.Undelivered != nil && s.onUndelivered != nil {
 		s.onUndelivered(pong.Undelivered)
@@ -204,10 +252,10 @@ func (s *Sandbox) connect(ctx context.Context) error {
 	defer s.connMu.Unlock()
 	if s.closed {
 		conn.Close()
-		return errors.New("sandbox is stopped")
+		return nil, errors.New("sandbox is stopped")
 	}
 	s.conn = conn
-	return nil
+	return pong, nil
 }
 
 // agentLog is the tail of what the agent printed, for error messages.
@@ -247,7 +295,7 @@ func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind
 		// execution from before: the agent answers once that ends, which
 		// its own timeout bounds.
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		err := s.connect(ctx)
+		_, err := s.connect(ctx)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)

@@ -18,7 +18,7 @@ var (
 // ociSpec is the OCI spec of one sandbox. It starts from runc's own example
 // (its /proc, /dev, /sys mounts and masked and read-only paths), then takes
 // away every capability and adds the sandbox's folders, limits and filter.
-func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
+func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 	spec := specconv.Example()
 	spec.Root = &specs.Root{Path: p.rootfs, Readonly: true}
 	spec.Hostname = "sandbox"
@@ -31,11 +31,11 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, binds []string) *specs.Spec {
 	}
 	// The sandbox gets no view of cgroups at all.
 	spec.Mounts = slices.DeleteFunc(spec.Mounts, func(m specs.Mount) bool { return m.Destination == "/sys/fs/cgroup" })
-	for _, b := range binds {
-		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: b, Type: "bind", Source: b, Options: bindRO})
+	for _, b := range img.binds {
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: b.dst, Type: "bind", Source: b.src, Options: bindRO})
 	}
 	spec.Mounts = append(spec.Mounts,
-		specs.Mount{Destination: "/etc", Type: "bind", Source: r.etcDir, Options: bindRO},
+		specs.Mount{Destination: "/etc", Type: "bind", Source: img.etc, Options: bindRO},
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)

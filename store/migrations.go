@@ -23,6 +23,11 @@ var migrations = []migration{
 		}
 		return nil
 	},
+	// 1 -> 2: templates.
+	func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketTemplates)
+		return err
+	},
 }
 
 // SchemaVersion is the version this daemon writes.

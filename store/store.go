@@ -1,11 +1,13 @@
 // Package store keeps the daemon's durable state in one bbolt database.
 //
-// Schema (version 1):
+// Schema (version 2):
 //
 //	meta/
-//	    version            -> "1"
+//	    version            -> "2"
 //	sessions/
 //	    <session id>       -> JSON Record
+//	templates/                                  (since version 2)
+//	    <name>             -> JSON api.Template (as added; not the built-in one)
 //	executions/
 //	    <session id>/      (bucket, one per session)
 //	        <seq, 8 bytes big-endian> -> JSON api.Execution
@@ -38,6 +40,7 @@ var (
 	bucketMeta       = []byte("meta")
 	bucketSessions   = []byte("sessions")
 	bucketExecutions = []byte("executions")
+	bucketTemplates  = []byte("templates")
 	keyVersion       = []byte("version")
 )
 

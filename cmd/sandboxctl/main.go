@@ -62,7 +62,7 @@ func newRoot() *cobra.Command {
 		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
 		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
-		newHistoryCmd(a), newDoctorCmd(a),
+		newHistoryCmd(a), newDoctorCmd(a), newTemplateCmd(a),
 	)
 	return root
 }

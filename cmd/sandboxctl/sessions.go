@@ -15,24 +15,60 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// sessionFlags are the flags that shape a new sandbox, shared by create and
-// run.
-type sessionFlags struct {
-	template, memory, disk, network string
-	cpus                            float64
-	pids                            int64
-	timeout, idleTimeout            int
-	labels, env                     []string
+// limitFlags are the flags that set a sandbox's limits, shared by create,
+// run and template add.
+type limitFlags struct {
+	memory, disk         string
+	cpus                 float64
+	pids                 int64
+	timeout, idleTimeout int
 }
 
-func (f *sessionFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.template, "template", "", "template (default python)")
+func (f *limitFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.memory, "memory", "m", "", "memory limit, e.g. 512M or 1G")
 	fs.Float64Var(&f.cpus, "cpus", 0, "CPU limit in CPUs, e.g. 0.5")
 	fs.Int64Var(&f.pids, "pids", 0, "limit on processes and threads")
 	fs.StringVar(&f.disk, "disk", "", "disk limit, e.g. 1G")
 	fs.IntVar(&f.timeout, "timeout", 0, "default execution timeout in seconds")
 	fs.IntVar(&f.idleTimeout, "idle-timeout", -1, "stop the session after this many idle seconds (0: never)")
+}
+
+// limits are the limits the flags set; the rest stay absent.
+func (f *limitFlags) limits(fs *pflag.FlagSet) (*api.LimitDefaults, error) {
+	l := &api.LimitDefaults{}
+	var err error
+	if l.MemoryMB, err = megabytes("memory", f.memory); err != nil {
+		return nil, err
+	}
+	if l.DiskMB, err = megabytes("disk", f.disk); err != nil {
+		return nil, err
+	}
+	if fs.Changed("cpus") {
+		l.CPUs = &f.cpus
+	}
+	if fs.Changed("pids") {
+		l.Pids = &f.pids
+	}
+	if fs.Changed("timeout") {
+		l.TimeoutS = &f.timeout
+	}
+	if fs.Changed("idle-timeout") {
+		l.IdleTimeoutS = &f.idleTimeout
+	}
+	return l, nil
+}
+
+// sessionFlags are the flags that shape a new sandbox, shared by create and
+// run.
+type sessionFlags struct {
+	limitFlags
+	template, network string
+	labels, env       []string
+}
+
+func (f *sessionFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.template, "template", "", "template (default python; see sandboxctl template ls)")
+	f.limitFlags.register(fs)
 	fs.StringVar(&f.network, "network", "", `network mode (only "none")`)
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
@@ -66,25 +102,13 @@ func megabytes(flag, v string) (*int64, error) {
 }
 
 func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, error) {
-	r := &api.CreateSessionRequest{Template: f.template, Network: f.network}
-	var err error
-	if r.MemoryMB, err = megabytes("memory", f.memory); err != nil {
+	l, err := f.limits(fs)
+	if err != nil {
 		return nil, err
 	}
-	if r.DiskMB, err = megabytes("disk", f.disk); err != nil {
-		return nil, err
-	}
-	if fs.Changed("cpus") {
-		r.CPUs = &f.cpus
-	}
-	if fs.Changed("pids") {
-		r.Pids = &f.pids
-	}
-	if fs.Changed("timeout") {
-		r.TimeoutS = &f.timeout
-	}
-	if fs.Changed("idle-timeout") {
-		r.IdleTimeoutS = &f.idleTimeout
+	r := &api.CreateSessionRequest{
+		Template: f.template, Network: f.network,
+		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {
 		return nil, err
@@ -119,6 +143,7 @@ func newCreateCmd(a *app) *cobra.Command {
 		},
 	}
 	f.register(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
 	return cmd
 }

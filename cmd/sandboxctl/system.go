@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/version"
 )
 
@@ -28,7 +31,7 @@ func newInfoCmd(a *app) *cobra.Command {
 			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
 			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
 			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
-			fmt.Printf("Warm pool:       %d of %d ready\n", info.Pool.Idle, info.Pool.Size)
+			fmt.Printf("Warm pools:      %d of %d ready%s\n", info.Pool.Idle, info.Pool.Size, poolDetail(info.Pool))
 			if u := info.UserNS; u.Enabled {
 				fmt.Printf("User namespaces: on (host ids %d-%d, a block of %d per session, %d of %d in use)\n",
 					u.IDBase, uint64(u.IDBase)+uint64(u.Blocks)*uint64(u.BlockSize)-1, u.BlockSize, u.InUse, u.Blocks)
@@ -75,4 +78,23 @@ func newVersionCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// poolDetail is each template's pool fill, in name order, if any has one.
+func poolDetail(p api.PoolInfo) string {
+	names := make([]string, 0, len(p.Templates))
+	for name, f := range p.Templates {
+		if f.Size > 0 {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %d/%d", name, p.Templates[name].Idle, p.Templates[name].Size)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -28,4 +28,9 @@ type Backend interface {
 	DeleteFile(ctx context.Context, id, path string) error
 	Stats(ctx context.Context, id string) (*api.Stats, error)
 	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
+	Templates(ctx context.Context) ([]api.Template, error)
+	Template(ctx context.Context, name string) (*api.Template, error)
+	AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error)
+	DeleteTemplate(ctx context.Context, name string) error
+	ImportRootfs(ctx context.Context, name string, body io.Reader) (*api.RootfsImported, error)
 }

@@ -23,6 +23,11 @@ func (s *Server) routes() http.Handler {
 	h("DELETE /v1/sessions/{id}/files", s.deleteFile)
 	h("GET /v1/sessions/{id}/stats", s.stats)
 	h("POST /v1/run", s.run)
+	h("GET /v1/templates", s.listTemplates)
+	h("POST /v1/templates", s.addTemplate)
+	h("GET /v1/templates/{name}", s.getTemplate)
+	h("DELETE /v1/templates/{name}", s.deleteTemplate)
+	h("PUT /v1/templates/{name}/rootfs", s.importRootfs)
 	if s.o.Metrics != nil {
 		mux.Handle("GET /metrics", s.o.Metrics)
 	}

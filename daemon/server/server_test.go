@@ -79,6 +79,25 @@ func (f *fakeBackend) Run(ctx context.Context, r *api.RunRequest, on func(api.Ev
 	return f.Exec(ctx, "run", &api.ExecRequest{Code: r.Code}, on)
 }
 
+func (f *fakeBackend) Templates(context.Context) ([]api.Template, error) {
+	return []api.Template{{Name: "python", Rootfs: api.RootfsHost}}, nil
+}
+
+func (f *fakeBackend) Template(_ context.Context, name string) (*api.Template, error) {
+	return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s", name)
+}
+
+func (f *fakeBackend) AddTemplate(_ context.Context, t *api.Template) (*api.Template, error) {
+	return t, nil
+}
+
+func (f *fakeBackend) DeleteTemplate(context.Context, string) error { return nil }
+
+func (f *fakeBackend) ImportRootfs(_ context.Context, name string, body io.Reader) (*api.RootfsImported, error) {
+	n, err := io.Copy(io.Discard, body)
+	return &api.RootfsImported{Name: name, Bytes: n}, err
+}
+
 var _ Backend = (*fakeBackend)(nil)
 
 func serve(t *testing.T) (*fakeBackend, *client.Client, string) {

@@ -53,4 +53,6 @@ type Message struct {
 	// Undelivered, in a pong, is how an execution ended whose answer the
 	// agent could not send: the daemon was gone.
 	Undelivered *Message `json:"undelivered,omitempty"`
+	// PreloadError, in a pong, is how the template's preload code failed.
+	PreloadError *api.ExecError `json:"preload_error,omitempty"`
 }

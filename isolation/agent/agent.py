@@ -19,7 +19,7 @@
 # that died between cells is replaced before the next one (state_reset).
 #
 # Daemon protocol: one JSON object per line each way.
-#   -> {"op":"ping"}                       <- {"type":"pong","pid":N,"undelivered":{done}?}
+#   -> {"op":"ping"}   <- {"type":"pong","pid":N,"undelivered":{done}?,"preload_error":{}?}
 #   -> {"op":"exec","id":S,"language":"python"|"shell","code":S,"timeout":F,
 #       "env":{},"cwd":S,"max_output":N,"grace":F}
 #   <- {"type":"stdout"|"stderr","data":S}*  then
@@ -29,6 +29,12 @@
 # the sandbox runs on meanwhile. An execution whose answer could not be sent
 # is kept (the last one only, without its output) and handed over in the
 # next pong, so the daemon can record how it ended.
+#
+# The template's preload code (argv[1], if any) runs in every new worker
+# before its first cell, as a cell of its own whose output is dropped: user
+# code finds what it imported already there, after a state reset too. The
+# first worker's preload runs before the daemon is answered, and the pong
+# says if it failed.
 import ast
 import builtins
 import codecs
@@ -46,6 +52,8 @@ import traceback
 LISTEN_FD = 3
 CTRL_FD_BASE = 710  # high fds: the worker's control pipes, then copies of fds 1 and 2
 READ_CHUNK = 65536
+PRELOAD = sys.argv[1] if len(sys.argv) > 1 else ""
+PRELOAD_TIMEOUT = 120.0
 
 
 def log(msg):
@@ -414,8 +422,27 @@ class Agent:
         self.listener = socket.socket(fileno=LISTEN_FD)
         self.conn = None
         self.undelivered = None
+        self.preload_error = None
+        self.preloading = False
         self.worker = Worker()
         self.worker.start()
+        self.preload()
+
+    def preload(self):
+        """Runs the template's preload code in a new worker, quietly."""
+        if not PRELOAD or self.preloading:
+            return
+        self.preloading = True
+        try:
+            done = self.exec_python({"code": PRELOAD, "timeout": PRELOAD_TIMEOUT, "max_output": 65536},
+                                    send=lambda m: None)
+        finally:
+            self.preloading = False
+        if done["status"] != "ok":
+            self.preload_error = done.get("error") or {
+                "name": done["status"], "value": "the preload code did not finish (status %s)" % done["status"],
+                "traceback": ""}
+            log("preload failed: %s: %s" % (self.preload_error.get("name"), self.preload_error.get("value")))
 
     def send(self, msg):
         if self.conn is None:
@@ -455,6 +482,8 @@ class Agent:
             pong = {"type": "pong", "pid": os.getpid()}
             if self.undelivered is not None:
                 pong["undelivered"] = self.undelivered
+            if self.preload_error is not None:
+                pong["preload_error"] = self.preload_error
             self.send(pong)
             if self.conn is not None:
                 self.undelivered = None  # handed over
@@ -477,12 +506,13 @@ class Agent:
         else:
             self.send({"type": "error", "message": "unknown op %r" % op})
 
-    def exec_python(self, req):
+    def exec_python(self, req, send=None):
+        send = send or self.send
         limit = int(req.get("max_output", 1 << 20))
         timeout = float(req.get("timeout", 30))
         grace = float(req.get("grace", 1.0))
         w = self.worker
-        caps = {w.out: Capture("stdout", self.send, limit), w.err: Capture("stderr", self.send, limit)}
+        caps = {w.out: Capture("stdout", send, limit), w.err: Capture("stderr", send, limit)}
         done = {"status": "ok", "exit_code": 0, "result": None, "error": None,
                 "outputs": [], "truncated": False, "state_reset": False}
         if w.exited() is not None:
@@ -490,8 +520,9 @@ class Agent:
             w.pid = 0
             w.stop()
             w.start()
+            self.preload()
             done["state_reset"] = True
-            caps = {w.out: Capture("stdout", self.send, limit), w.err: Capture("stderr", self.send, limit)}
+            caps = {w.out: Capture("stdout", send, limit), w.err: Capture("stderr", send, limit)}
         # Output left over from background processes of earlier cells, and
         # control lines nobody asked for, belong to nobody: drop them.
         for fd in (w.out, w.err, w.ctrl_r):
@@ -571,6 +602,7 @@ class Agent:
             w.pid = 0
         w.stop()
         w.start()
+        self.preload()
         done["state_reset"] = True
         if interrupted:
             done["status"] = "timeout"

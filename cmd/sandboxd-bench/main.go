@@ -1,0 +1,187 @@
+// Command sandboxd-bench measures sandboxd against baselines on the same
+// host, in one run: it starts its own daemons (from --sandboxd), times the
+// paths agents pay for, prints one table, and writes the results as JSON.
+//
+//	make bench            # builds, then runs this and the Go benchmarks
+//	sandboxd-bench --sandboxd bin/sandboxd --json bench.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+func main() {
+	bin := flag.String("sandboxd", "bin/sandboxd", "the sandboxd binary to measure")
+	jsonPath := flag.String("json", "bench.json", "write the results here as JSON (empty: do not)")
+	scale := flag.Float64("scale", 1, "multiply every iteration count and duration by this (0.1 for a quick look)")
+	sessions := flag.Int("idle-sessions", 500, "idle sessions the daemon holds for the memory figures")
+	flag.Parse()
+	if os.Geteuid() != 0 {
+		fail("sandboxd-bench must run as root: it starts sandboxd")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := run(ctx, *bin, *scale, *sessions)
+	if err != nil {
+		fail(err.Error())
+	}
+	r.print(os.Stdout)
+	if *jsonPath != "" {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+			fail(err.Error())
+		}
+		fmt.Printf("\nresults written to %s\n", *jsonPath)
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "sandboxd-bench:", msg)
+	os.Exit(1)
+}
+
+// run measures everything, baselines first.
+func run(ctx context.Context, bin string, scale float64, idle int) (*report, error) {
+	n := func(base int) int { return max(5, int(float64(base)*scale)) }
+	r := newReport()
+	step := func(what string) { fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), what) }
+
+	step("baselines")
+	py, err := command(ctx, n(200), "1\n", pythonBin, "-c", "print(1)")
+	if err != nil {
+		return nil, err
+	}
+	r.latency("python3 -c 'print(1)'", py, "", 0, noGoal)
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		return nil, fmt.Errorf("bwrap is not installed: apt-get install bubblewrap (make bench does)")
+	}
+	bwPass, err := command(ctx, n(200), "", "bwrap", bwrapArgs(pythonBin, "-c", "pass")...)
+	if err != nil {
+		return nil, err
+	}
+	r.latency("bwrap python3 -c 'pass'", bwPass, "", 0, noGoal)
+	bwPrint, err := command(ctx, n(200), "1\n", "bwrap", bwrapArgs(pythonBin, "-c", "print(1)")...)
+	if err != nil {
+		return nil, err
+	}
+	r.latency("bwrap python3 -c 'print(1)'", bwPrint, "", 0, noGoal)
+	pipe, err := pipeREPL(ctx, n(2000))
+	if err != nil {
+		return nil, err
+	}
+	r.latency("pipe round trip to a python3 REPL", pipe, "", 0, noGoal)
+
+	// Every daemon runs the shipped defaults but for the pool and, so that
+	// the memory figures can be taken, the session quotas.
+	quota := fmt.Sprintf("max_sessions = %d\nmax_sessions_per_uid = %d\n", idle+50, idle+50)
+
+	step("sandboxd with a warm pool (pool_size = 2)")
+	d, err := startDaemon(ctx, bin, "pool_size = 2\n"+quota)
+	if err != nil {
+		return nil, err
+	}
+	err = func() error {
+		defer d.stop()
+		l, err := creates(ctx, d, n(200))
+		if err != nil {
+			return err
+		}
+		r.latency("create → ready, from the pool", l, "python3 -c 'print(1)'", py.P50, goalP50(5))
+		if l, err = runs(ctx, d, n(200)); err != nil {
+			return err
+		}
+		r.latency("/v1/run print(1), from the pool", l, "python3 -c 'print(1)'", py.P50, goalP50(10))
+		if l, err = execs(ctx, d, n(2000)); err != nil {
+			return err
+		}
+		r.latency("exec x = 1 on a live session", l, "pipe round trip to a python3 REPL", pipe.P50, goalExec())
+		for _, clients := range []int{1, 4, 16} {
+			step(fmt.Sprintf("create + exec + delete, %d clients", clients))
+			if err := d.waitPool(ctx); err != nil {
+				return err
+			}
+			perS, cycles, err := rate(ctx, clients, time.Duration(float64(8*time.Second)*scale), cycle(d))
+			if err != nil {
+				return err
+			}
+			goal := noGoal
+			if clients == 4 {
+				goal = goalRate(30)
+			}
+			r.value(fmt.Sprintf("create+exec+delete cycles/s, %d clients", clients), perS, "cycles/s", cycles, goal)
+		}
+		return nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+
+	step("sandboxd without a pool (cold starts)")
+	d, err = startDaemon(ctx, bin, "pool_size = 0\n"+quota)
+	if err != nil {
+		return nil, err
+	}
+	err = func() error {
+		defer d.stop()
+		l, err := creates(ctx, d, n(100))
+		if err != nil {
+			return err
+		}
+		r.latency("create → ready, cold", l, "bwrap python3 -c 'pass'", bwPass.P50, goalRatio(1.5))
+		if l, err = runs(ctx, d, n(100)); err != nil {
+			return err
+		}
+		r.latency("/v1/run print(1), cold", l, "bwrap python3 -c 'print(1)'", bwPrint.P50, noGoal)
+		step(fmt.Sprintf("idle memory: up to %d idle sessions", idle))
+		counts := []int{min(100, idle)}
+		if idle > 100 {
+			counts = append(counts, idle)
+		}
+		m, err := idleMemory(ctx, d, counts, 20)
+		if err != nil {
+			return err
+		}
+		r.memory(fmt.Sprintf("idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, goalMemory(10))
+		for _, c := range counts {
+			goal := noGoal
+			if c == 500 {
+				goal = goalMemory(150)
+			}
+			r.memory(fmt.Sprintf("daemon RSS, %d idle sessions", c), m.DaemonRSS[c], c, goal)
+		}
+		return nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+	r.Host = hostInfo()
+	r.Scale = scale
+	return r, nil
+}
+
+// hostInfo says where the numbers come from.
+func hostInfo() string {
+	var u syscall.Utsname
+	_ = syscall.Uname(&u)
+	rel := make([]byte, 0, len(u.Release))
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	cg := "v1"
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		cg = "v2"
+	}
+	return fmt.Sprintf("%d CPUs, Linux %s, cgroup %s, %s", runtime.NumCPU(), rel, cg, runtime.Version())
+}

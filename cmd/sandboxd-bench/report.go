@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// report is one run's results.
+type report struct {
+	Time    time.Time `json:"time"`
+	Host    string    `json:"host"`
+	Scale   float64   `json:"scale"`
+	Results []row     `json:"results"`
+}
+
+// row is one figure: a latency (milliseconds), a rate or a size, with
+// its baseline and goal if it has them.
+type row struct {
+	Name    string   `json:"name"`
+	N       int      `json:"n"`
+	Latency *latency `json:"latency_ms,omitempty"`
+	Value   float64  `json:"value,omitempty"`
+	Unit    string   `json:"unit"`
+	// Baseline names the row this one is compared with, by p50.
+	Baseline    string  `json:"baseline,omitempty"`
+	BaselineP50 float64 `json:"baseline_p50_ms,omitempty"`
+	Ratio       float64 `json:"ratio,omitempty"`
+	Goal        string  `json:"goal,omitempty"`
+	Met         *bool   `json:"met,omitempty"`
+}
+
+// goal is what a figure should reach on the reference machine.
+type goal struct {
+	text string
+	met  func(row) bool
+}
+
+var noGoal = goal{}
+
+func goalP50(ms float64) goal {
+	return goal{fmt.Sprintf("p50 ≤ %g ms", ms), func(r row) bool { return r.Latency.P50 <= ms }}
+}
+
+func goalExec() goal {
+	return goal{"p50 ≤ 0.5 ms, p99 ≤ 2 ms", func(r row) bool { return r.Latency.P50 <= 0.5 && r.Latency.P99 <= 2 }}
+}
+
+func goalRatio(x float64) goal {
+	return goal{fmt.Sprintf("p50 ≤ %g× baseline", x), func(r row) bool { return r.Ratio <= x }}
+}
+
+func goalRate(perS float64) goal {
+	return goal{fmt.Sprintf("≥ %g/s", perS), func(r row) bool { return r.Value >= perS }}
+}
+
+func goalMemory(mb float64) goal {
+	return goal{fmt.Sprintf("≤ %g MB", mb), func(r row) bool { return r.Value <= mb }}
+}
+
+func newReport() *report { return &report{Time: time.Now().UTC()} }
+
+func (r *report) add(x row, g goal) {
+	if g.met != nil {
+		ok := g.met(x)
+		x.Goal, x.Met = g.text, &ok
+	}
+	r.Results = append(r.Results, x)
+}
+
+func (r *report) latency(name string, l latency, baseline string, baseP50 float64, g goal) {
+	x := row{Name: name, N: l.N, Latency: &l, Unit: "ms", Baseline: baseline, BaselineP50: baseP50}
+	if baseP50 > 0 {
+		x.Ratio = l.P50 / baseP50
+	}
+	r.add(x, g)
+}
+
+func (r *report) value(name string, v float64, unit string, n int, g goal) {
+	r.add(row{Name: name, N: n, Value: v, Unit: unit}, g)
+}
+
+// memory records a size in MB (10^6 bytes, as the goals are written).
+func (r *report) memory(name string, bytes int64, n int, g goal) {
+	r.add(row{Name: name, N: n, Value: float64(bytes) / 1e6, Unit: "MB"}, g)
+}
+
+// print writes the table.
+func (r *report) print(out io.Writer) {
+	fmt.Fprintf(out, "\nsandboxd bench, %s, %s (one run, same host)\n\n", r.Time.Format(time.RFC3339), r.Host)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "measurement\tn\tp50\tp90\tp99\t\tvs baseline (p50)\tratio\tgoal\t")
+	for _, x := range r.Results {
+		var p50, p90, p99 string
+		if x.Latency != nil {
+			p50, p90, p99 = ms(x.Latency.P50), ms(x.Latency.P90), ms(x.Latency.P99)
+		} else {
+			p50 = fmt.Sprintf("%.1f %s", x.Value, x.Unit)
+		}
+		base, ratio := "", ""
+		if x.Baseline != "" {
+			base = fmt.Sprintf("%s (%s)", x.Baseline, ms(x.BaselineP50))
+			ratio = fmt.Sprintf("%.2f×", x.Ratio)
+		}
+		g := x.Goal
+		if x.Met != nil {
+			if *x.Met {
+				g += ": met"
+			} else {
+				g += ": NOT MET"
+			}
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t\t%s\t%s\t%s\t\n", x.Name, x.N, p50, p90, p99, base, ratio, g)
+	}
+	w.Flush()
+}
+
+func ms(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.2f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}

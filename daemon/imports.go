@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/isolation/unpack"
+)
+
+// maxImportEntries bounds the entries of one root filesystem tarball.
+const maxImportEntries = 2 << 20
+
+// importsDir holds root filesystems unpacked from tarballs, one folder per
+// template name: <data-dir>/templates/<name>/rootfs.
+func (d *Daemon) importsDir() string { return filepath.Join(d.cfg.DataDir, "templates") }
+
+func (d *Daemon) importDir(name string) string { return filepath.Join(d.importsDir(), name) }
+
+func (d *Daemon) importRootfs(name string) string {
+	return filepath.Join(d.importDir(name), "rootfs")
+}
+
+// ImportRootfs unpacks a root filesystem tarball (plain or gzip) for the
+// template name, which must not exist yet: the next step is AddTemplate
+// with the answer's rootfs. Only root may import. An earlier import for
+// the same name that no template took is replaced.
+func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) (*api.RootfsImported, error) {
+	if !identity.From(ctx).IsRoot() {
+		return nil, api.Errorf(errdefs.ErrPermissionDenied, "only root may import a root filesystem")
+	}
+	if !templateName.MatchString(name) {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "bad template name %q: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	d.tmplMu.Lock()
+	defer d.tmplMu.Unlock()
+	d.mu.Lock()
+	_, exists := d.templates[name]
+	d.mu.Unlock()
+	if exists {
+		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", name)
+	}
+	if err := os.MkdirAll(d.importsDir(), 0o711); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(d.importsDir(), "."+name+".import-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return nil, err
+	}
+	root := filepath.Join(tmp, "rootfs")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return nil, err
+	}
+	res, err := unpack.Tar(ctx, body, root, unpack.Options{MaxBytes: d.cfg.MaxTemplateMB << 20, MaxEntries: maxImportEntries})
+	if err != nil {
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			return nil, api.Errorf(errdefs.ErrResourceExhausted, "the disk of %s is full: free space and import again", d.cfg.DataDir)
+		}
+		return nil, err
+	}
+	if err := os.RemoveAll(d.importDir(name)); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, d.importDir(name)); err != nil {
+		return nil, err
+	}
+	d.log.Info("root filesystem imported", "template", name, "entries", res.Entries, "bytes", res.Bytes, "skipped", res.Skipped)
+	return &api.RootfsImported{Name: name, Rootfs: d.importRootfs(name), Files: res.Entries, Bytes: res.Bytes, Skipped: res.Skipped}, nil
+}
+
+// reconcileImports removes unpacked root filesystems no template uses:
+// imports never added, and ones a daemon killed mid-import left.
+func (d *Daemon) reconcileImports() {
+	ents, err := os.ReadDir(d.importsDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if t, ok := d.templates[e.Name()]; ok && t.def.Rootfs == d.importRootfs(e.Name()) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(d.importsDir(), e.Name())); err != nil {
+			d.log.Warn("remove an unused root filesystem", "folder", e.Name(), "err", err)
+		}
+	}
+}
+
+// ownerOf is the uid owning a file, if the system says.
+func ownerOf(fi os.FileInfo) (uint32, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Uid, true
+}

@@ -1,0 +1,394 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/store"
+)
+
+// DefaultTemplate is the template every host has.
+const DefaultTemplate = "python"
+
+// maxPreloadBytes bounds a template's preload code (it travels as an
+// argument of the sandbox's first process).
+const maxPreloadBytes = 64 << 10
+
+var templateName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// template is one template the daemon knows: its definition as added, the
+// root filesystem prepared for sandboxes, and its warm pool.
+type template struct {
+	def   api.Template
+	image *isolation.Image // nil: the host's system folders
+	pool  *pool            // nil: no pool
+	// broken, if set, says why no sandbox of it can start (its root
+	// filesystem could not be opened at daemon start).
+	broken string
+	// adding is set while the template's first sandbox is tried: it is
+	// not listed or usable yet.
+	adding bool
+	// lastErr, under Daemon.mu, is why the last pooled start failed.
+	lastErr string
+}
+
+// limits are the limits sessions of the template get unless they ask for
+// others.
+func (t *template) limits(c *Config) api.Limits { return overlay(c.Defaults.api(), t.def.Limits) }
+
+// poolSize is how many sandboxes its pool keeps.
+func (t *template) poolSize() int {
+	if t.def.PoolSize == nil {
+		return 0
+	}
+	return *t.def.PoolSize
+}
+
+// builtinTemplate is the python template: the host's Python, read-only.
+func builtinTemplate(c *Config) *template {
+	n := c.PoolSize
+	return &template{def: api.Template{
+		Name:        DefaultTemplate,
+		Description: "the host's python3, its system folders read-only",
+		Rootfs:      api.RootfsHost,
+		PoolSize:    &n,
+		Builtin:     true,
+	}}
+}
+
+// loadTemplates registers the python template and every template added
+// before. A template whose root filesystem cannot be opened is kept, and
+// says why when used.
+func (d *Daemon) loadTemplates() error {
+	d.templates = map[string]*template{DefaultTemplate: builtinTemplate(&d.cfg)}
+	defs, err := d.store.Templates()
+	if err != nil {
+		return err
+	}
+	for _, def := range defs {
+		t := &template{def: *def}
+		if def.Rootfs != api.RootfsHost {
+			if t.image, err = d.rt.OpenImage(def.Name, def.Rootfs); err != nil {
+				t.broken = err.Error()
+				d.log.Warn("template cannot start", "template", def.Name, "err", err)
+			}
+		}
+		d.templates[def.Name] = t
+	}
+	return nil
+}
+
+// startPools starts the warm pool of every template that has one.
+func (d *Daemon) startPools() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range d.templates {
+		if t.poolSize() > 0 && t.broken == "" && !t.adding {
+			t.pool = newPool(d, t)
+		}
+	}
+}
+
+// templateFor finds the template a new session or sandbox starts from.
+func (d *Daemon) templateFor(name string) (*template, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.templateLocked(name, true)
+}
+
+func (d *Daemon) templateLocked(name string, forStart bool) (*template, error) {
+	t, ok := d.templates[name]
+	if !ok || (t.adding && !forStart) {
+		return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", name)
+	}
+	if t.broken != "" {
+		return nil, api.Errorf(errdefs.ErrConflict, "template %s cannot start: %s; remove it and add it again", name, t.broken)
+	}
+	return t, nil
+}
+
+// view is the template as the API shows it: every limit set to what
+// sessions get, and its pool's fill.
+func (d *Daemon) view(t *template) api.Template {
+	out := t.def
+	l := t.limits(&d.cfg)
+	out.Limits = &api.LimitDefaults{MemoryMB: &l.MemoryMB, CPUs: &l.CPUs, Pids: &l.Pids, DiskMB: &l.DiskMB, TimeoutS: &l.TimeoutS, IdleTimeoutS: &l.IdleTimeoutS}
+	n := t.poolSize()
+	out.PoolSize = &n
+	if t.pool != nil {
+		out.PoolIdle = len(t.pool.idle)
+	}
+	out.Error = t.broken
+	if out.Error == "" {
+		out.Error = t.lastErr
+	}
+	return out
+}
+
+// Templates lists the templates, by name.
+func (d *Daemon) Templates(ctx context.Context) ([]api.Template, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]api.Template, 0, len(d.templates))
+	for _, t := range d.templates {
+		if !t.adding {
+			out = append(out, d.view(t))
+		}
+	}
+	slices.SortFunc(out, func(a, b api.Template) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Template describes one template.
+func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.templates[name]
+	if !ok || t.adding {
+		return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", name)
+	}
+	out := d.view(t)
+	return &out, nil
+}
+
+// AddTemplate checks a template, starts one sandbox of it to prove it
+// starts (its preload code included), records it and fills its pool.
+func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
+	d.tmplMu.Lock()
+	defer d.tmplMu.Unlock()
+	caller := identity.From(ctx)
+	def, err := d.checkTemplate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	t := &template{def: *def, adding: true}
+	if def.Rootfs != api.RootfsHost {
+		if t.image, err = d.rt.OpenImage(def.Name, def.Rootfs); err != nil {
+			return nil, api.Errorf(errdefs.ErrInvalidArgument, "template %s: %v", def.Name, err)
+		}
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down")
+	}
+	d.templates[def.Name] = t
+	d.mu.Unlock()
+	forget := func() {
+		d.mu.Lock()
+		delete(d.templates, def.Name)
+		d.mu.Unlock()
+		_ = d.rt.RemoveImage(def.Name)
+	}
+	if err := d.tryTemplate(ctx, t); err != nil {
+		forget()
+		return nil, err
+	}
+	if err := d.store.PutTemplate(def); err != nil {
+		forget()
+		return nil, err
+	}
+	d.mu.Lock()
+	t.adding = false
+	if t.poolSize() > 0 && !d.closed {
+		t.pool = newPool(d, t)
+	}
+	out := d.view(t)
+	d.mu.Unlock()
+	d.log.Info("template added", "template", def.Name, "rootfs", def.Rootfs, "owner", caller.UID)
+	return &out, nil
+}
+
+// checkTemplate turns a request into a template definition, or says what
+// is wrong with it.
+func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
+	caller := identity.From(ctx)
+	if !templateName.MatchString(req.Name) {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "bad template name %q: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", req.Name)
+	}
+	d.mu.Lock()
+	_, exists := d.templates[req.Name]
+	total := 0
+	for _, t := range d.templates {
+		total += t.poolSize()
+	}
+	d.mu.Unlock()
+	if exists {
+		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", req.Name)
+	}
+	def := &api.Template{
+		Name: req.Name, Description: req.Description, Rootfs: req.Rootfs,
+		Env: req.Env, Preload: req.Preload, Limits: req.Limits, PoolSize: req.PoolSize,
+		OwnerUID: caller.UID, CreatedAt: now(),
+	}
+	if def.Rootfs == "" {
+		def.Rootfs = api.RootfsHost
+	}
+	if def.Rootfs != api.RootfsHost {
+		if !caller.IsRoot() {
+			return nil, api.Errorf(errdefs.ErrPermissionDenied, "only root may make a template of a folder: use rootfs %q, or ask the operator to import the root filesystem", api.RootfsHost)
+		}
+		if err := d.checkRootfs(def.Rootfs); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkEnv(def.Env); err != nil {
+		return nil, err
+	}
+	if len(def.Preload) > maxPreloadBytes || strings.ContainsRune(def.Preload, 0) {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "preload must be at most %d bytes of text", maxPreloadBytes)
+	}
+	if _, err := d.cfg.resolveLimits(d.cfg.Defaults.api(), def.Limits); err != nil {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "template limits: %v", err)
+	}
+	if n := def.PoolSize; n != nil {
+		if *n < 0 {
+			return nil, api.Errorf(errdefs.ErrInvalidArgument, "pool_size is %d: it must be 0 or more", *n)
+		}
+		if total+*n > d.cfg.PoolMaxTotal {
+			return nil, api.Errorf(errdefs.ErrResourceExhausted, "the warm pools would keep %d sandboxes, over pool_max_total (%d): ask for a smaller pool_size", total+*n, d.cfg.PoolMaxTotal)
+		}
+	}
+	return def, nil
+}
+
+// checkRootfs refuses a root filesystem folder that someone but root could
+// change, or that would show sandboxes the daemon's own state.
+func (d *Daemon) checkRootfs(dir string) error {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
+		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %q must be %q or a clean absolute path", dir, api.RootfsHost)
+	}
+	if dir == "/" {
+		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs / would show sandboxes the whole host: use %q for the host's system folders", api.RootfsHost)
+	}
+	imports := d.importsDir()
+	for _, own := range []string{d.cfg.DataDir, d.cfg.RunDir} {
+		if within(own, dir) && !within(imports, dir) || within(dir, own) {
+			return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %s overlaps sandboxd's state folder %s", dir, own)
+		}
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return api.Errorf(errdefs.ErrInvalidArgument, "rootfs: %v", err)
+		}
+		if p == dir && !fi.IsDir() {
+			return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %s is not a folder", dir)
+		}
+		if owner, ok := ownerOf(fi); fi.Mode()&os.ModeSymlink == 0 && (!ok || owner != 0 || fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0) {
+			return api.Errorf(errdefs.ErrInvalidArgument, "rootfs: %s must belong to root and be writable by root alone", p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// within reports whether path is dir or inside it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// tryTemplate starts one sandbox of a template being added, and removes it:
+// a template that cannot start is refused with the reason.
+func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
+	s := &session{rec: &store.Record{Session: api.Session{
+		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
+		CreatedAt: now(), Limits: t.limits(&d.cfg), Network: api.NetworkNone,
+	}, Env: envList(t.def.Env)}}
+	err := d.startSandbox(ctx, s)
+	if derr := d.destroySession(s); err == nil && derr != nil {
+		d.log.Warn("remove a template's trial sandbox", "template", t.def.Name, "err", derr)
+	}
+	if err != nil {
+		var pe *isolation.PreloadError
+		if errors.As(err, &pe) {
+			err = pe // the session id of a trial means nothing to the caller
+		}
+		return api.Errorf(errdefs.ErrInvalidArgument, "template %s cannot start: %v", t.def.Name, err)
+	}
+	return nil
+}
+
+// DeleteTemplate removes a template no session uses, with its pool, and
+// its root filesystem if the daemon unpacked it.
+func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
+	d.tmplMu.Lock()
+	defer d.tmplMu.Unlock()
+	caller := identity.From(ctx)
+	d.mu.Lock()
+	t, ok := d.templates[name]
+	if !ok || t.adding {
+		d.mu.Unlock()
+		// An import whose template was never added leaves a folder; the
+		// same call removes it.
+		if caller.IsRoot() && templateName.MatchString(name) {
+			if _, err := os.Stat(d.importDir(name)); err == nil {
+				return os.RemoveAll(d.importDir(name))
+			}
+		}
+		return api.Errorf(errdefs.ErrNotFound, "no such template: %s", name)
+	}
+	if t.def.Builtin {
+		d.mu.Unlock()
+		return api.Errorf(errdefs.ErrConflict, "the %s template is built in and cannot be removed: set pool_size in the config to change its pool", name)
+	}
+	if !caller.IsRoot() && caller.UID != t.def.OwnerUID {
+		d.mu.Unlock()
+		return api.Errorf(errdefs.ErrPermissionDenied, "template %s belongs to uid %d: only it or root may remove it", name, t.def.OwnerUID)
+	}
+	users := 0
+	for _, s := range d.sessions {
+		s.mu.Lock()
+		if s.rec.Template == name {
+			users++
+		}
+		s.mu.Unlock()
+	}
+	if users > 0 {
+		d.mu.Unlock()
+		return api.Errorf(errdefs.ErrConflict, "template %s is used by %d session(s): delete them first", name, users)
+	}
+	delete(d.templates, name)
+	p := t.pool
+	t.pool = nil
+	d.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
+	if err := d.store.DeleteTemplate(name); err != nil {
+		return err
+	}
+	_ = d.rt.RemoveImage(name)
+	if t.def.Rootfs == d.importRootfs(name) {
+		if err := os.RemoveAll(d.importDir(name)); err != nil {
+			return err
+		}
+	}
+	d.log.Info("template removed", "template", name)
+	return nil
+}
+
+// setPoolError records why the template's pool last failed to start a
+// sandbox (nil: it started one).
+func (d *Daemon) setPoolError(t *template, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		t.lastErr = ""
+	} else {
+		t.lastErr = fmt.Sprintf("the warm pool cannot start a sandbox: %v", err)
+	}
+}
