@@ -61,7 +61,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if s == nil {
 		source = "cold"
 		s = &session{rec: rec}
-		if err := d.startSandbox(ctx, s); err != nil {
+		if err := d.startSandbox(ctx, s, false); err != nil {
 			d.metrics.creates.WithLabelValues("error").Inc()
 			_ = d.destroySession(s)
 			return nil, err
@@ -82,7 +82,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	d.mu.Lock()
 	d.sessions[rec.ID] = s
 	d.mu.Unlock()
-	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner, "from", source)
+	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner, "from", source, "took", time.Since(started))
 	return s, nil
 }
 
@@ -179,8 +179,9 @@ func (d *Daemon) release(owner uint32) {
 }
 
 // startSandbox starts the session's sandbox over its (possibly existing)
-// workspace. The caller holds no lock: starting takes tens of milliseconds.
-func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
+// workspace; warm waits until its interpreter has fully started (for the
+// pools). The caller holds no lock: starting takes tens of milliseconds.
+func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error {
 	if err := d.assignIDs(s); err != nil {
 		return err
 	}
@@ -191,15 +192,19 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+	t0 := time.Now()
+	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
+	disk := time.Since(t0)
 	spec := d.sandboxSpec(s, &rec)
-	spec.Image, spec.Preload = t.image, t.def.Preload
+	spec.Image, spec.Preload, spec.Warm = t.image, t.def.Preload, warm
 	sb, err := d.rt.Start(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
 	}
+	d.log.Debug("sandbox started", "session", rec.ID, "template", rec.Template, "disk", disk,
+		"prepare", sb.Timings.Prepare, "container", sb.Timings.Container, "agent", sb.Timings.Agent)
 	s.mu.Lock()
 	s.sb = sb
 	s.rec.Status = api.StatusRunning

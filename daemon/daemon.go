@@ -56,6 +56,8 @@ type Daemon struct {
 	tmplMu    sync.Mutex
 	// fillSlot is the one refill all warm pools take turns at.
 	fillSlot chan struct{}
+	// pristine makes session disks as copies of a pristine image.
+	pristine *volume.Pristine
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
 
@@ -106,6 +108,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		pending:   map[uint32]int{},
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
 		fillSlot:  make(chan struct{}, 1),
+		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
 	}
 	d.metrics = newMetrics(d)
 	stateDir := filepath.Join(cfg.RunDir, "state")

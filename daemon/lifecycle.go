@@ -113,7 +113,7 @@ func (d *Daemon) restartSandbox(ctx context.Context, s *session) error {
 		return err
 	}
 	defer d.release(owner)
-	err := d.startSandbox(ctx, s)
+	err := d.startSandbox(ctx, s, false)
 	s.mu.Lock()
 	if err != nil {
 		s.rec.Status = api.StatusFailed

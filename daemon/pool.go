@@ -91,7 +91,7 @@ func (p *pool) add(ctx context.Context) error {
 		ID: newID(), Template: p.t.def.Name, Status: api.StatusRunning,
 		CreatedAt: t, LastUsedAt: t, Limits: p.t.limits(&p.d.cfg), Network: api.NetworkNone,
 	}, Env: envList(p.t.def.Env)}}
-	if err := p.d.startSandbox(ctx, s); err != nil {
+	if err := p.d.startSandbox(ctx, s, true); err != nil {
 		_ = p.d.destroySession(s)
 		return err
 	}

@@ -76,7 +76,7 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 		}
 	}
 	for id, s := range d.sessions {
-		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.sessionDir(id), s.rec.Limits.DiskMB<<20); err != nil {
+		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.sessionDir(id), s.rec.Limits.DiskMB<<20); err != nil {
 			d.log.Warn("session disk", "session", id, "err", err)
 			s.rec.Status = api.StatusFailed
 			s.rec.Reason = "its disk could not be mounted: " + err.Error()

@@ -308,7 +308,7 @@ func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
 		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
 		CreatedAt: now(), Limits: t.limits(&d.cfg), Network: api.NetworkNone,
 	}, Env: envList(t.def.Env)}}
-	err := d.startSandbox(ctx, s)
+	err := d.startSandbox(ctx, s, false)
 	if derr := d.destroySession(s); err == nil && derr != nil {
 		d.log.Warn("remove a template's trial sandbox", "template", t.def.Name, "err", derr)
 	}

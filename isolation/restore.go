@@ -49,7 +49,7 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	// An agent that accepts but does not answer yet is busy: keep it.
-	if _, err := sb.connect(cctx); err != nil && !errors.Is(err, agent.ErrUnresponsive) {
+	if _, err := sb.connect(cctx, false); err != nil && !errors.Is(err, agent.ErrUnresponsive) {
 		_ = sb.destroy()
 		return nil, fmt.Errorf("sandbox agent: %w", err)
 	}

@@ -41,6 +41,10 @@ type Spec struct {
 	// Preload is Python the interpreter runs when it starts, before any
 	// execution (the template's).
 	Preload string
+	// Warm makes Start return only once the interpreter has fully started
+	// (its site-packages and imports, which it otherwise finishes while
+	// the first request is on its way): for sandboxes kept in a pool.
+	Warm bool
 	// OnUndelivered, if set, is told how an execution ended whose answer
 	// no daemon received (the daemon was down meanwhile).
 	OnUndelivered func(*agent.Message)
@@ -69,6 +73,8 @@ type Sandbox struct {
 	c       *libcontainer.Container
 	started time.Time
 	exited  chan struct{}
+	// Timings are how long the steps of Start took, for the logs.
+	Timings struct{ Prepare, Container, Agent time.Duration }
 
 	onUndelivered func(*agent.Message)
 
@@ -102,6 +108,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	uid, gid := r.HostOwner(s.IDBase)
 	p := r.pathsOf(s.ID)
+	t0 := time.Now()
 	// 0711: the sandbox's root inside a user namespace is a nobody on the
 	// host, and must still reach its root filesystem through this folder.
 	if err := os.MkdirAll(p.dir, 0o711); err != nil {
@@ -161,6 +168,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
 	sb := &Sandbox{ID: s.ID, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}), onUndelivered: s.OnUndelivered}
+	sb.Timings.Prepare = time.Since(t0)
 	proc := &libcontainer.Process{
 		Args:       agentArgs(img.python, s.Preload),
 		Env:        append(append([]string{}, baseEnv...), s.Env...),
@@ -177,6 +185,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	sb.started = time.Now()
+	sb.Timings.Container = sb.started.Sub(t0) - sb.Timings.Prepare
 	go func() {
 		// libcontainer's parent must reap init, even after Destroy.
 		_, _ = proc.Wait()
@@ -195,13 +204,14 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	pong, err := sb.connect(dctx)
+	pong, err := sb.connect(dctx, s.Warm)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
 	}
 	if e := pong.PreloadError; e != nil {
 		return nil, &PreloadError{*e}
 	}
+	sb.Timings.Agent = time.Since(sb.started)
 	return sb, nil
 }
 
@@ -214,7 +224,9 @@ func (e *PreloadError) Error() string {
 
 // agentArgs starts the agent, with the template's preload code if any.
 func agentArgs(python, preload string) []string {
-	args := []string{python, "-c", agent.Script}
+	// -S: the agent's worker sets up site-packages after its fork, off
+	// the start's clock (see agent.py).
+	args := []string{python, "-S", "-c", agent.Script}
 	if preload != "" {
 		args = append(args, preload)
 	}
@@ -235,12 +247,12 @@ func tracebackTail(tb string) string {
 
 // connect connects to the agent and checks it answers within ctx. The
 // caller holds s.execMu or owns s alone.
-func (s *Sandbox) connect(ctx context.Context) (*agent.Message, error) {
+func (s *Sandbox) connect(ctx context.Context, ready bool) (*agent.Message, error) {
 	conn, err := agent.Dial(ctx, s.paths.sock)
 	if err != nil {
 		return nil, err
 	}
-	pong, err := conn.Ping(ctx)
+	pong, err := conn.Ping(ctx, ready)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -295,7 +307,7 @@ func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind
 		// execution from before: the agent answers once that ends, which
 		// its own timeout bounds.
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		_, err := s.connect(ctx)
+		_, err := s.connect(ctx, false)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)

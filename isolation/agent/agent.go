@@ -32,6 +32,9 @@ type Request struct {
 	Env       map[string]string `json:"env,omitempty"`
 	Cwd       string            `json:"cwd,omitempty"`
 	MaxOutput int64             `json:"max_output,omitempty"`
+	// Ready, in a ping, asks for the pong once the interpreter has
+	// finished starting, not as soon as the agent can answer.
+	Ready bool `json:"ready,omitempty"`
 }
 
 // Message is one line from the agent. Which fields are set depends on Type.

@@ -19,7 +19,7 @@
 # that died between cells is replaced before the next one (state_reset).
 #
 # Daemon protocol: one JSON object per line each way.
-#   -> {"op":"ping"}   <- {"type":"pong","pid":N,"undelivered":{done}?,"preload_error":{}?}
+#   -> {"op":"ping","ready":B?}   <- {"type":"pong","pid":N,"undelivered":{done}?,"preload_error":{}?}
 #   -> {"op":"exec","id":S,"language":"python"|"shell","code":S,"timeout":F,
 #       "env":{},"cwd":S,"max_output":N,"grace":F}
 #   <- {"type":"stdout"|"stderr","data":S}*  then
@@ -35,19 +35,57 @@
 # code finds what it imported already there, after a state reset too. The
 # first worker's preload runs before the daemon is answered, and the pong
 # says if it failed.
-import ast
+#
+# Start-up time is on every cold create's clock: the agent runs with -S (no
+# site), and the supervisor imports only what it needs to answer; the worker
+# sets up site-packages and imports the rest after the fork, while the
+# supervisor already answers the daemon.
+# For the same reason it uses the C halves of socket, signal and json
+# (the Python halves import enum and re: ~10 ms).
+import _signal as signal
+import _socket
 import builtins
 import codecs
 import errno
-import json
 import os
 import select
-import signal
-import socket
-import subprocess
 import sys
 import time
-import traceback
+
+try:
+    import _json
+
+    class _JSONContext:
+        strict = True
+        object_hook = object_pairs_hook = None
+        parse_float, parse_int, parse_constant = float, int, float
+        memo = {}
+
+    def _unserialisable(o):
+        raise TypeError("%s is not JSON serialisable" % type(o).__name__)
+
+    _scan = _json.make_scanner(_JSONContext())
+    _encode = _json.make_encoder(None, _unserialisable, _json.encode_basestring_ascii, None, ":", ",", False, False, True)
+
+    def json_loads(s):
+        if isinstance(s, (bytes, bytearray)):
+            s = s.decode("utf-8")
+        s = s.strip()
+        try:
+            obj, end = _scan(s, 0)
+        except (StopIteration, SystemError):
+            # SystemError: the scanner reports a syntax error with the
+            # exception class of the json package, which is not loaded.
+            raise ValueError("not JSON") from None
+        if end != len(s):
+            raise ValueError("extra data after the JSON value")
+        return obj
+
+    def json_dumps(obj):
+        return "".join(_encode(obj, 0))
+except (ImportError, AttributeError, TypeError):  # another Python: the slow path
+    import json
+    json_loads, json_dumps = json.loads, json.dumps
 
 LISTEN_FD = 3
 CTRL_FD_BASE = 710  # high fds: the worker's control pipes, then copies of fds 1 and 2
@@ -91,6 +129,9 @@ def worker_main(ctrl_r, ctrl_w):
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise_oom_score()
     reset_std_streams()
+    import site
+    if sys.flags.no_site:
+        site.main()  # site-packages, .pth files, exit() and help()
     sys.stdin = open(0, "r", closefd=False)
     sys.__stdin__ = sys.stdin
     me = os.getpid()
@@ -110,13 +151,16 @@ def worker_main(ctrl_r, ctrl_w):
             buf += chunk
         line, buf = buf.split(b"\n", 1)
         try:
-            req = json.loads(line)
+            req = json_loads(line)
         except ValueError:
             continue
-        cell += 1
-        reset_std_streams()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        reply = run_cell(ns, req, cell)
+        if req.get("noop"):
+            reply = {}  # the supervisor asks whether the worker is up
+        else:
+            cell += 1
+            reset_std_streams()
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            reply = run_cell(ns, req, cell)
         if os.getpid() != me:
             # A fork made by user code came back here: only the worker answers.
             os._exit(0)
@@ -128,7 +172,7 @@ def worker_main(ctrl_r, ctrl_w):
                 pass
         # The leading newline ends whatever user code left half-written on
         # the pipe, so that the reply starts a line of its own.
-        data = ("\n" + json.dumps(reply) + "\n").encode()
+        data = ("\n" + json_dumps(reply) + "\n").encode()
         try:
             os.set_blocking(ctrl_w, True)
             while data:
@@ -158,6 +202,9 @@ STD_STREAMS = {}
 
 
 def run_cell(ns, req, cell):
+    # _ast, not ast: the C half has all a cell needs, and an idle worker
+    # keeps megabytes less (traceback, too, is imported at the first error).
+    import _ast
     code = req.get("code", "")
     limit = int(req.get("max_output", 1 << 20))
     env = req.get("env") or {}
@@ -174,10 +221,10 @@ def run_cell(ns, req, cell):
         if cwd:
             saved_cwd = os.getcwd()
             os.chdir(cwd)
-        tree = ast.parse(code, name, "exec")
+        tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(tree.body[-1], _ast.Expr):
+            last = _ast.Expression(tree.body.pop().value)
         exec(compile(tree, name, "exec"), ns)
         if last is not None:
             value = eval(compile(last, name, "eval"), ns)
@@ -192,6 +239,7 @@ def run_cell(ns, req, cell):
         # Drop the agent's own frames: the user's traceback starts in the cell.
         while tb is not None and tb.tb_frame.f_code.co_filename != name:
             tb = tb.tb_next
+        import traceback
         text = "".join(traceback.format_exception(type(e), e, tb))
         print(text, end="", file=sys.stderr)
         reply["error"] = {"name": type(e).__name__, "value": str(e), "traceback": text}
@@ -417,16 +465,46 @@ def drain(fd, cap):
         cap.feed(data)
 
 
+def read_lines(conn):
+    """The lines the daemon sends, without their newline, until it hangs up."""
+    buf = bytearray()
+    start = 0
+    while True:
+        i = buf.find(b"\n", start)
+        if i >= 0:
+            line = bytes(buf[:i])
+            del buf[:i + 1]
+            start = 0
+            yield line
+            continue
+        start = len(buf)
+        chunk = conn.recv(READ_CHUNK)
+        if not chunk:
+            return
+        buf += chunk
+
+
 class Agent:
     def __init__(self):
-        self.listener = socket.socket(fileno=LISTEN_FD)
+        self.listener = _socket.socket(fileno=LISTEN_FD)
         self.conn = None
         self.undelivered = None
         self.preload_error = None
         self.preloading = False
+        # The supervisor turns non-dumpable before code not its own runs:
+        # the preload code, or else the first execution (after the first
+        # pong, off the start's clock: ctypes takes milliseconds to import).
+        self.hardened = False
+        if PRELOAD:
+            self.harden()
         self.worker = Worker()
         self.worker.start()
         self.preload()
+
+    def harden(self):
+        if not self.hardened:
+            set_not_dumpable()
+            self.hardened = True
 
     def preload(self):
         """Runs the template's preload code in a new worker, quietly."""
@@ -448,19 +526,19 @@ class Agent:
         if self.conn is None:
             return
         try:
-            self.conn.sendall((json.dumps(msg) + "\n").encode())
+            self.conn.sendall((json_dumps(msg) + "\n").encode())
         except OSError:
             # The daemon went away; finish the work, answer the next one.
             self.conn = None
 
     def serve(self):
         while True:
-            self.conn, _ = self.listener.accept()
-            f = self.conn.makefile("rb")
+            fd, _ = self.listener._accept()
+            self.conn = _socket.socket(fileno=fd)
             try:
-                for line in f:
+                for line in read_lines(self.conn):
                     try:
-                        req = json.loads(line)
+                        req = json_loads(line)
                     except ValueError:
                         self.send({"type": "error", "message": "bad request line"})
                         continue
@@ -470,7 +548,6 @@ class Agent:
             except OSError:
                 pass
             finally:
-                f.close()
                 if self.conn is not None:
                     self.conn.close()
                 self.conn = None
@@ -479,6 +556,10 @@ class Agent:
     def handle(self, req):
         op = req.get("op")
         if op == "ping":
+            if req.get("ready"):
+                # Answer once the worker has finished starting (site,
+                # imports): a pooled sandbox is then fully warm.
+                self.exec_python({"code": "", "noop": True, "timeout": 60}, send=lambda m: None)
             pong = {"type": "pong", "pid": os.getpid()}
             if self.undelivered is not None:
                 pong["undelivered"] = self.undelivered
@@ -487,6 +568,7 @@ class Agent:
             self.send(pong)
             if self.conn is not None:
                 self.undelivered = None  # handed over
+            self.harden()
         elif op == "exec":
             start = time.monotonic()
             if req.get("language") == "shell":
@@ -531,8 +613,8 @@ class Agent:
         w.stray = 0
         w.seq += 1
         token = os.urandom(16).hex()
-        pending = (json.dumps({"code": req.get("code", ""), "env": req.get("env") or {},
-                               "cwd": req.get("cwd") or "", "max_output": limit,
+        pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
+                               "cwd": req.get("cwd") or "", "max_output": limit, "noop": bool(req.get("noop")),
                                "seq": w.seq, "token": token}) + "\n").encode()
         deadline = time.monotonic() + timeout
         interrupted = False
@@ -625,7 +707,7 @@ class Agent:
         while b"\n" in w.ctrl_buf:
             head, w.ctrl_buf = w.ctrl_buf.split(b"\n", 1)
             try:
-                msg = json.loads(head)
+                msg = json_loads(head)
             except ValueError:
                 msg = None
             if isinstance(msg, dict) and msg.get("seq") == w.seq and msg.get("token") == token:
@@ -646,6 +728,7 @@ class Agent:
         env.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
         done = {"status": "ok", "exit_code": 0, "result": None, "error": None,
                 "outputs": [], "truncated": False, "state_reset": False}
+        import subprocess
         try:
             p = subprocess.Popen(["/bin/sh", "-c", req.get("code", "")],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -709,7 +792,6 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    set_not_dumpable()
     try:
         os.chdir("/workspace")
     except OSError:

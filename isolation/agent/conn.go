@@ -49,13 +49,13 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 func (a *Conn) Close() error { return a.c.Close() }
 
 // Ping checks the agent answers, within the deadline of ctx, and returns
-// its pong.
-func (a *Conn) Ping(ctx context.Context) (*Message, error) {
+// its pong; with ready, once its interpreter has finished starting.
+func (a *Conn) Ping(ctx context.Context, ready bool) (*Message, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = a.c.SetDeadline(dl)
 		defer a.c.SetDeadline(time.Time{})
 	}
-	if err := a.send(Request{Op: "ping"}); err != nil {
+	if err := a.send(Request{Op: "ping", Ready: ready}); err != nil {
 		return nil, err
 	}
 	m, err := a.read()

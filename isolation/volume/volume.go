@@ -56,12 +56,13 @@ func Workspace(dir string) string { return filepath.Join(dir, "fs", "workspace")
 func Tmp(dir string) string { return filepath.Join(dir, "fs", "tmp") }
 
 // Ensure makes the session folder dir ready: made (of size bytes) if new,
-// mounted if not (after a reboot), with a workspace. It is idempotent.
+// mounted if not (after a reboot), with a workspace. It is idempotent. A
+// new image is copied from pristine's, or made by mkfs.ext4 if it is nil.
 //
 // dir and its filesystem are 0711: a sandbox's root in its user namespace
 // is a nobody on the host that must reach the workspace through them; no
 // one may list them.
-func Ensure(ctx context.Context, kind Kind, dir string, size int64) error {
+func Ensure(ctx context.Context, kind Kind, pristine *Pristine, dir string, size int64) error {
 	if err := os.MkdirAll(Root(dir), 0o711); err != nil {
 		return err
 	}
@@ -75,7 +76,12 @@ func Ensure(ctx context.Context, kind Kind, dir string, size int64) error {
 		}
 		if !mounted {
 			if _, err := os.Stat(image(dir)); errors.Is(err, os.ErrNotExist) {
-				if err := mkfs(ctx, image(dir), size); err != nil {
+				if pristine != nil {
+					err = pristine.make(ctx, image(dir), max(size, MinBytes))
+				} else {
+					err = mkfs(ctx, image(dir), size)
+				}
+				if err != nil {
 					return err
 				}
 			}

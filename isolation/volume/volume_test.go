@@ -15,7 +15,7 @@ func TestLoopVolume(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "s1")
 	t.Cleanup(func() { _ = Remove(dir) })
-	if err := Ensure(ctx, Loop, dir, MinBytes); err != nil {
+	if err := Ensure(ctx, Loop, nil, dir, MinBytes); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := mountinfo.Mounted(Root(dir)); !ok {
@@ -39,7 +39,7 @@ func TestLoopVolume(t *testing.T) {
 		t.Fatalf("usage %d of %d: %v", used, size, err)
 	}
 	// Idempotent, and a remount (as after a reboot) keeps the files.
-	if err := Ensure(ctx, Loop, dir, MinBytes); err != nil {
+	if err := Ensure(ctx, Loop, nil, dir, MinBytes); err != nil {
 		t.Fatal(err)
 	}
 	if err := Unmount(dir); err != nil {
@@ -48,7 +48,7 @@ func TestLoopVolume(t *testing.T) {
 	if ok, _ := mountinfo.Mounted(Root(dir)); ok {
 		t.Fatal("still mounted")
 	}
-	if err := Ensure(ctx, Loop, dir, MinBytes); err != nil {
+	if err := Ensure(ctx, Loop, nil, dir, MinBytes); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(Workspace(dir), "fill")); err != nil {
@@ -67,7 +67,7 @@ func TestLoopVolume(t *testing.T) {
 
 func TestPlainVolume(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s2")
-	if err := Ensure(context.Background(), Plain, dir, MinBytes); err != nil {
+	if err := Ensure(context.Background(), Plain, nil, dir, MinBytes); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(Workspace(dir), "f"), make([]byte, 100000), 0o600); err != nil {

@@ -55,5 +55,36 @@ class CaptureCap(unittest.TestCase):
         self.assertTrue(c.truncated)
 
 
+class Protocol(unittest.TestCase):
+    def test_json_round_trip(self):
+        msg = {"type": "done", "data": "héllo \u2028 \x00\n\"", "n": 1, "f": 1.5, "ok": True,
+               "none": None, "list": [1, {"a": []}]}
+        line = agent.json_dumps(msg)
+        self.assertNotIn("\n", line)
+        self.assertEqual(agent.json_loads(line.encode()), msg)
+        import json
+        self.assertEqual(json.loads(line), msg)
+        self.assertEqual(agent.json_loads(json.dumps(msg)), msg)
+
+    def test_bad_json_is_a_value_error(self):
+        for bad in [b"", b"{", b"{} x", b"\xff", b"nul"]:
+            with self.assertRaises(ValueError, msg=bad):
+                agent.json_loads(bad)
+
+    def test_read_lines(self):
+        class Conn:
+            def __init__(self, chunks):
+                self.chunks = list(chunks)
+
+            def recv(self, n):
+                return self.chunks.pop(0) if self.chunks else b""
+
+        got = list(agent.read_lines(Conn([b"a\nb", b"c\n", b"", b"d"])))
+        self.assertEqual(got, [b"a", b"bc"])
+        big = b"x" * 300000
+        got = list(agent.read_lines(Conn([big[:100000], big[100000:], b"\nz\n"])))
+        self.assertEqual(got, [big, b"z"])
+
+
 if __name__ == "__main__":
     unittest.main()
