@@ -253,3 +253,22 @@ func TestConcurrentSessions(t *testing.T) {
 		t.Fatalf("sessions left: %d", len(list))
 	}
 }
+
+// TestCellsAreMain checks the cells' namespace is the __main__ module, as
+// in a notebook: functions defined in a cell pickle by reference, so
+// multiprocessing works, and a user module named like the agent imports.
+func TestCellsAreMain(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	d.py(t, id, "def double(x):\n    return 2 * x")
+	e := d.py(t, id, "import pickle, sys\nfrom multiprocessing import Pool\nwith Pool(2) as p:\n    r = p.map(double, [1, 2, 3])\n(r, pickle.loads(pickle.dumps(double))(4), sys.modules['__main__'].double is double)")
+	if result(e) != "([2, 4, 6], 8, True)" {
+		t.Fatalf("cells as __main__: %+v", e)
+	}
+	if _, err := d.c.PutFile(context.Background(), id, "_sandboxd_agent.py", strings.NewReader("MINE = 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if e := d.py(t, id, "import _sandboxd_agent\n_sandboxd_agent.MINE"); result(e) != "1" {
+		t.Fatalf("a user module with the agent's name: %+v", e)
+	}
+}

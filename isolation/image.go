@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+
+	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
 // Image is a root filesystem sandboxes start from, prepared once: the
@@ -44,6 +48,9 @@ func (r *Runtime) hostImage() (*Image, error) {
 	}
 	if err := WriteEtc(img.etc, "", r.UID(), r.GID()); err != nil {
 		return nil, fmt.Errorf("write sandbox /etc: %w", err)
+	}
+	if err := writeAgent(img.etc, python); err != nil {
+		return nil, err
 	}
 	return img, nil
 }
@@ -111,6 +118,11 @@ func (r *Runtime) OpenImage(name, rootfs string) (*Image, error) {
 	if err := WriteEtc(img.etc, src, r.UID(), r.GID()); err != nil {
 		return nil, fmt.Errorf("write the image's /etc: %w", err)
 	}
+	// The image's python may not run on the host: its agent is compiled
+	// in the sandbox, at every start.
+	if err := writeAgent(img.etc, ""); err != nil {
+		return nil, err
+	}
 	return img, nil
 }
 
@@ -136,4 +148,23 @@ func findPythonIn(rootfs string) (string, error) {
 		}
 	}
 	return "", errors.New("the root filesystem has no python3 in /usr/local/bin, /usr/bin or /bin: install python3 in it")
+}
+
+// writeAgent puts the agent into an image's /etc (see agent.Bootstrap),
+// compiled by python if given: a host interpreter that is the sandbox's
+// own. Compiling is only a saving; if it fails, sandboxes compile the
+// source themselves.
+func writeAgent(etc, python string) error {
+	dir := filepath.Join(etc, strings.TrimPrefix(agent.Dir, "/etc/"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	src := filepath.Join(dir, agent.Module+".py")
+	if err := writeFileAtomic(src, []byte(agent.Script), 0o644); err != nil {
+		return fmt.Errorf("write the agent: %w", err)
+	}
+	if python != "" {
+		_ = exec.Command(python, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True)", src).Run()
+	}
+	return nil
 }

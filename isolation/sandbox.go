@@ -226,7 +226,7 @@ func (e *PreloadError) Error() string {
 func agentArgs(python, preload string) []string {
 	// -S: the agent's worker sets up site-packages after its fork, off
 	// the start's clock (see agent.py).
-	args := []string{python, "-S", "-c", agent.Script}
+	args := []string{python, "-S", "-c", agent.Bootstrap}
 	if preload != "" {
 		args = append(args, preload)
 	}

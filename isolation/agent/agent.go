@@ -13,10 +13,22 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// Script is the agent's source, run as `python3 -c Script` in the sandbox.
+// Script is the agent's source. The runtime writes it into the sandbox's
+// /etc as Dir/Module.py, compiled where it can, and starts it with
+// `python3 -S -c Bootstrap`: importing a compiled module saves compiling
+// the source at every start.
 //
 //go:embed agent.py
 var Script string
+
+// Where the agent lives inside a sandbox, and how it starts. The
+// bootstrap puts Dir first on the path in place of the working folder
+// (/workspace, where user files could shadow the module).
+const (
+	Dir       = "/etc/sandboxd"
+	Module    = "_sandboxd_agent"
+	Bootstrap = "import sys; sys.path[0] = '" + Dir + "'; import " + Module + "; " + Module + ".main()"
+)
 
 // ListenFD is the descriptor number the agent expects its listener on.
 const ListenFD = 3

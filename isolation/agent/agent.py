@@ -91,6 +91,8 @@ LISTEN_FD = 3
 CTRL_FD_BASE = 710  # high fds: the worker's control pipes, then copies of fds 1 and 2
 READ_CHUNK = 65536
 PRELOAD = sys.argv[1] if len(sys.argv) > 1 else ""
+# Where the daemon puts this file (and its compiled form) in the sandbox.
+AGENT_DIR = "/etc/sandboxd"
 PRELOAD_TIMEOUT = 120.0
 
 
@@ -136,9 +138,19 @@ def worker_main(ctrl_r, ctrl_w):
     sys.__stdin__ = sys.stdin
     me = os.getpid()
     sys.argv = [""]
+    # User code sees neither the agent's folder nor its module: an
+    # agent.py of its own imports as it would anywhere.
+    while AGENT_DIR in sys.path:
+        sys.path.remove(AGENT_DIR)
+    sys.modules.pop(__name__, None)
     if "" not in sys.path:
         sys.path.insert(0, "")
-    ns = {"__name__": "__main__", "__builtins__": builtins}
+    # The cells' namespace is the __main__ module, as in a notebook: what
+    # pickle (and multiprocessing) look up there is what the cells define.
+    main = type(sys)("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    ns = main.__dict__
     rf = os.fdopen(ctrl_r, "rb", buffering=0)
     cell = 0
     buf = b""
