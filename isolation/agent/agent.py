@@ -131,6 +131,7 @@ def worker_main(ctrl_r, ctrl_w):
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise_oom_score()
     reset_std_streams()
+    import linecache  # noqa: F401 - every cell registers its source there
     import site
     if sys.flags.no_site:
         site.main()  # site-packages, .pth files, exit() and help()
@@ -570,8 +571,10 @@ class Agent:
         if op == "ping":
             if req.get("ready"):
                 # Answer once the worker has finished starting (site,
-                # imports): a pooled sandbox is then fully warm.
+                # imports) and the supervisor is hardened: a pooled
+                # sandbox is then fully warm.
                 self.exec_python({"code": "", "noop": True, "timeout": 60}, send=lambda m: None)
+                self.harden()
             pong = {"type": "pong", "pid": os.getpid()}
             if self.undelivered is not None:
                 pong["undelivered"] = self.undelivered
