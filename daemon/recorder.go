@@ -2,13 +2,16 @@ package daemon
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/sandboxd/sandboxd/store"
 )
 
 // recorder writes finished executions to the store in the background, so
 // an execution's answer never waits for a disk sync: under load, the writes
-// that queue up meanwhile go out in one transaction. An execution not yet
+// that queue up meanwhile go out in one transaction. A write waits up to
+// coalesce for more to join it (not when someone waits for it), so that a
+// busy session does not pay a disk sync per execution. An execution not yet
 // written when the host crashes is lost from the history; nothing else is.
 type recorder struct {
 	st   *store.Store
@@ -22,8 +25,12 @@ type recordJob struct {
 	flush chan struct{} // closed once everything before it is written
 }
 
-// maxBatch bounds one transaction.
-const maxBatch = 256
+// maxBatch bounds one transaction; coalesce is the longest a write waits
+// for others to join it.
+const (
+	maxBatch = 256
+	coalesce = 10 * time.Millisecond
+)
 
 func newRecorder(st *store.Store, log *slog.Logger) *recorder {
 	r := &recorder{st: st, log: log, jobs: make(chan recordJob, 1024), done: make(chan struct{})}
@@ -50,20 +57,24 @@ func (r *recorder) close() {
 
 func (r *recorder) run() {
 	defer close(r.done)
+	timer := time.NewTimer(coalesce)
+	timer.Stop()
 	for job := range r.jobs {
 		batch := []recordJob{job}
+		timer.Reset(coalesce)
 	more:
-		for len(batch) < maxBatch {
+		for len(batch) < maxBatch && batch[len(batch)-1].flush == nil {
 			select {
 			case j, ok := <-r.jobs:
 				if !ok {
 					break more
 				}
 				batch = append(batch, j)
-			default:
+			case <-timer.C:
 				break more
 			}
 		}
+		timer.Stop()
 		var items []store.Executed
 		for _, j := range batch {
 			if j.item != nil {

@@ -152,13 +152,15 @@ def worker_main(ctrl_r, ctrl_w):
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     ns = main.__dict__
-    rf = os.fdopen(ctrl_r, "rb", buffering=0)
     cell = 0
     buf = b""
     while True:
         while b"\n" not in buf:
-            os.set_blocking(ctrl_r, True)  # user code may have changed it
-            chunk = rf.read(READ_CHUNK)
+            try:
+                chunk = os.read(ctrl_r, READ_CHUNK)
+            except BlockingIOError:
+                os.set_blocking(ctrl_r, True)  # user code changed it
+                continue
             if not chunk:
                 os._exit(0)
             buf += chunk
@@ -187,9 +189,12 @@ def worker_main(ctrl_r, ctrl_w):
         # the pipe, so that the reply starts a line of its own.
         data = ("\n" + json_dumps(reply) + "\n").encode()
         try:
-            os.set_blocking(ctrl_w, True)
             while data:
-                n = os.write(ctrl_w, data)
+                try:
+                    n = os.write(ctrl_w, data)
+                except BlockingIOError:
+                    os.set_blocking(ctrl_w, True)  # user code changed it
+                    continue
                 data = data[n:]
         except OSError:
             os._exit(1)
@@ -631,6 +636,13 @@ class Agent:
         pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
                                "cwd": req.get("cwd") or "", "max_output": limit, "noop": bool(req.get("noop")),
                                "seq": w.seq, "token": token}) + "\n").encode()
+        try:
+            # Most requests fit the pipe: no select needed to send them.
+            pending = pending[os.write(w.ctrl_w, pending):]
+        except BlockingIOError:
+            pass
+        except OSError:
+            pending = b""  # a dead worker shows as end of file
         deadline = time.monotonic() + timeout
         interrupted = False
         kill_at = None
