@@ -11,8 +11,10 @@ import (
 
 // latency is a set of timings.
 type latency struct {
-	N             int     `json:"n"`
-	P50, P90, P99 float64 // milliseconds
+	N   int     `json:"-"`
+	P50 float64 `json:"p50"` // milliseconds
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
 }
 
 // times runs op n times and returns its timings; between runs off the
