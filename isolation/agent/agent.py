@@ -483,6 +483,16 @@ def drain(fd, cap):
         cap.feed(data)
 
 
+def write_some(fd, data):
+    """Writes what the non-blocking fd takes of data; returns the rest."""
+    try:
+        return data[os.write(fd, data):]
+    except BlockingIOError:
+        return data
+    except OSError:
+        return b""  # a dead worker shows as end of file
+
+
 def read_lines(conn):
     """The lines the daemon sends, without their newline, until it hangs up."""
     buf = bytearray()
@@ -636,13 +646,8 @@ class Agent:
         pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
                                "cwd": req.get("cwd") or "", "max_output": limit, "noop": bool(req.get("noop")),
                                "seq": w.seq, "token": token}) + "\n").encode()
-        try:
-            # Most requests fit the pipe: no select needed to send them.
-            pending = pending[os.write(w.ctrl_w, pending):]
-        except BlockingIOError:
-            pass
-        except OSError:
-            pending = b""  # a dead worker shows as end of file
+        # Most requests fit the pipe: no select needed to send them.
+        pending = write_some(w.ctrl_w, pending)
         deadline = time.monotonic() + timeout
         interrupted = False
         kill_at = None
@@ -666,12 +671,7 @@ class Agent:
             except InterruptedError:
                 continue
             if writable:
-                try:
-                    pending = pending[os.write(w.ctrl_w, pending):]
-                except BlockingIOError:
-                    pass
-                except OSError:
-                    pending = b""  # a dead worker shows as end of file
+                pending = write_some(w.ctrl_w, pending)
             for fd in ready:
                 if fd == w.ctrl_r:
                     try:
