@@ -180,7 +180,10 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		ExtraFiles: []*os.File{lf},
 		Init:       true,
 	}
-	if err := c.Run(proc); err != nil {
+	release := limitsGate()
+	err = c.Run(proc)
+	release(err == nil)
+	if err != nil {
 		_ = c.Destroy()
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
@@ -480,5 +483,8 @@ func (s *Sandbox) SetLimits(res *specs.LinuxResources) error {
 	cg := *cfg.Cgroups
 	cg.Resources = &r
 	cfg.Cgroups = &cg
-	return s.c.Set(cfg)
+	release := limitsGate()
+	err := s.c.Set(cfg)
+	release(err == nil)
+	return err
 }
