@@ -103,7 +103,9 @@ clean:
 
 test-vm: deps
 	rm -rf dist/vm && mkdir -p dist/vm/bin
-	cp integration/vm/run-tests.sh dist/vm/
+	cp integration/vm/run-tests.sh integration/vm/systemd-test.sh dist/vm/
+	mkdir -p dist/vm/systemd && cp contrib/systemd/sandboxd.service contrib/systemd/sandboxd.socket dist/vm/systemd/
+	cp contrib/config.toml dist/vm/config.toml
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxctl ./cmd/sandboxctl
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups

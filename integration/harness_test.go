@@ -74,11 +74,16 @@ type daemon struct {
 	logPath string
 	c       *client.Client
 	done    chan error
+	// env is added to the daemon's environment; listener, if set, is
+	// passed as a systemd socket-activated socket (fd 3, LISTEN_*).
+	env      []string
+	listener *os.File
 }
 
 // startDaemon starts sandboxd with extra TOML config lines, waits until it
-// answers, and on cleanup stops it and checks nothing of it is left.
-func startDaemon(t testing.TB, config string) *daemon {
+// answers, and on cleanup stops it and checks nothing of it is left. opts
+// change the daemon before it starts (environment, activation socket).
+func startDaemon(t testing.TB, config string, opts ...func(*daemon)) *daemon {
 	t.Helper()
 	// Under /tmp with a short name: a socket path must fit 107 bytes.
 	base, err := os.MkdirTemp("/tmp", "sbd-")
@@ -91,6 +96,9 @@ func startDaemon(t testing.TB, config string) *daemon {
 		t.Fatal(err)
 	}
 	d.c = client.New(d.socket)
+	for _, o := range opts {
+		o(d)
+	}
 	d.launch()
 	t.Cleanup(d.stop)
 	return d
@@ -106,8 +114,22 @@ func (d *daemon) launch() {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	d.cmd = exec.Command(filepath.Join(bin, "sandboxd"), "--config", filepath.Join(d.base, "config.toml"), "--socket", d.socket,
-		"--data-dir", filepath.Join(d.base, "data"), "--run-dir", filepath.Join(d.base, "run"), "--log-level", "debug")
+	args := []string{"--config", filepath.Join(d.base, "config.toml"), "--socket", d.socket,
+		"--data-dir", filepath.Join(d.base, "data"), "--run-dir", filepath.Join(d.base, "run"), "--log-level", "debug"}
+	d.cmd = exec.Command(filepath.Join(bin, "sandboxd"), args...)
+	if d.listener != nil {
+		// LISTEN_PID must be the daemon's pid: a shell sets it to its own
+		// and becomes the daemon.
+		d.cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, filepath.Join(bin, "sandboxd")}, args...)...)
+		d.cmd.ExtraFiles = []*os.File{d.listener}
+		d.cmd.Env = append(os.Environ(), "LISTEN_FDS=1", "LISTEN_FDNAMES=sandboxd.socket")
+	}
+	if d.env != nil {
+		if d.cmd.Env == nil {
+			d.cmd.Env = os.Environ()
+		}
+		d.cmd.Env = append(d.cmd.Env, d.env...)
+	}
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxd/sandboxd/daemon"
+	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/daemon/server"
 	"github.com/sandboxd/sandboxd/internal/version"
 	// Linking isolation makes this binary its own container init: its
@@ -86,12 +88,40 @@ cgroups and seccomp, and serves its API on a Unix socket (see sandboxctl).`,
 	return cmd
 }
 
+// newLogger logs JSON lines to standard error, or, under systemd, to
+// journald with each attribute a field of its own.
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("bad log level %q: use debug, info, warn or error", level)
 	}
+	if systemd.JournalAvailable() {
+		return slog.New(systemd.NewJournalHandler(l)), nil
+	}
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// listen is the API socket: the one systemd passed (socket activation),
+// else one made at cfg.Socket.
+func listen(cfg daemon.Config, log *slog.Logger) (l net.Listener, activated bool, err error) {
+	if l, err = systemd.Listener(); err != nil || l != nil {
+		if l != nil && l.Addr().String() != cfg.Socket {
+			log.Warn("the socket systemd passed is not the configured one", "passed", l.Addr().String(), "socket", cfg.Socket)
+		}
+		return l, l != nil, err
+	}
+	l, err = server.Listen(cfg.Socket, cfg.SocketGroup)
+	return l, false, err
+}
+
+// status is the unit's status line.
+func status(ctx context.Context, d *daemon.Daemon) string {
+	info, err := d.Info(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d sessions running, %d stopped, %d failed; warm pools %d of %d ready",
+		info.Sessions.Running, info.Sessions.Stopped, info.Sessions.Failed, info.Pool.Idle, info.Pool.Size)
 }
 
 func run(cfg daemon.Config) error {
@@ -106,7 +136,7 @@ func run(cfg daemon.Config) error {
 	defer stop()
 
 	// The socket first: a second daemon fails here before touching state.
-	l, err := server.Listen(cfg.Socket, cfg.SocketGroup)
+	l, activated, err := listen(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -122,7 +152,11 @@ func run(cfg daemon.Config) error {
 	}, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
-	log.Info("serving", "socket", cfg.Socket)
+	log.Info("serving", "socket", l.Addr().String(), "socket_activated", activated)
+	systemd.Ready(status(ctx, d))
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go systemd.Watch(wctx, func() string { return status(wctx, d) })
 
 	var serveErr error
 	select {
@@ -130,9 +164,13 @@ func run(cfg daemon.Config) error {
 		log.Info("shutting down")
 	case serveErr = <-errc:
 	}
+	stopWatch()
+	systemd.Stopping()
 	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceS*float64(time.Second)))
 	defer cancel()
 	errs := []error{serveErr, srv.Shutdown(sctx), d.Close(sctx)}
-	_ = os.Remove(cfg.Socket)
+	if !activated {
+		_ = os.Remove(cfg.Socket) // systemd's socket stays for the next start
+	}
 	return errors.Join(errs...)
 }
