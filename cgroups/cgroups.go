@@ -132,7 +132,29 @@ func (t *Tree) Remove() error {
 	for _, d := range dirs {
 		errs = append(errs, ignoreBusy(os.Remove(d)))
 	}
+	if t.Version == 2 {
+		errs = append(errs, t.releaseControllers(dirs[0]))
+	}
 	return errors.Join(errs...)
+}
+
+// releaseControllers turns the controllers Setup enabled in the daemon's
+// own cgroup off again once no sandbox is left: under systemd, a restart
+// puts the next daemon into the unit's cgroup, which the kernel refuses
+// while its subtree_control is set (status=219/CGROUP). With sandboxes
+// still running they must stay on.
+func (t *Tree) releaseControllers(sandboxes string) error {
+	if _, err := os.Stat(sandboxes); err == nil {
+		return nil // sandboxes run on
+	}
+	// Only the daemon's own subtree_control (cgroup2's ToggleControllers
+	// writes the ancestors').
+	off := make([]string, len(controllers))
+	for i, c := range controllers {
+		off[i] = "-" + c
+	}
+	f := filepath.Join(unifiedMount, path.Dir(t.Parent), "cgroup.subtree_control")
+	return ignoreBusy(os.WriteFile(f, []byte(strings.Join(off, " ")), 0))
 }
 
 // dirs is the daemon's sandbox folder in every hierarchy it uses.

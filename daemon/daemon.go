@@ -187,8 +187,17 @@ func (d *Daemon) Close(ctx context.Context) error {
 	d.background.Wait()
 	var errs []error
 	left := 0
+	stopAll := d.cfg.ShutdownStopsSessions
+	if !stopAll && d.tree.Version == 2 && os.Getenv("INVOCATION_ID") != "" && len(all) > 0 {
+		// A systemd service on cgroup v2: while sandboxes hold the unit's
+		// cgroup (its controllers enabled for them), systemd before 254
+		// cannot place the next daemon in it (status=219/CGROUP), so the
+		// service could not start again. Sessions stop, files kept.
+		d.log.Info("stopping sessions: under systemd the unit's cgroup must be free for the next start")
+		stopAll = true
+	}
 	for _, s := range all {
-		if d.cfg.ShutdownStopsSessions {
+		if stopAll {
 			if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
 				errs = append(errs, err)
 			}

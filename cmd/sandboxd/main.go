@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxd/sandboxd/daemon"
-	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/daemon/server"
+	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"
 	// Linking isolation makes this binary its own container init: its
 	// package init runs before main, as libcontainer requires.
