@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -188,7 +189,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	left := 0
 	stopAll := d.cfg.ShutdownStopsSessions
-	if !stopAll && d.tree.Version == 2 && os.Getenv("INVOCATION_ID") != "" && len(all) > 0 {
+	if !stopAll && d.tree.Version == 2 && systemdMainProcess() && len(all) > 0 {
 		// A systemd service on cgroup v2: while sandboxes hold the unit's
 		// cgroup (its controllers enabled for them), systemd before 254
 		// cannot place the next daemon in it (status=219/CGROUP), so the
@@ -221,6 +222,13 @@ func (d *Daemon) Close(ctx context.Context) error {
 	}
 	errs = append(errs, d.tree.Remove(), d.store.Close())
 	return errors.Join(errs...)
+}
+
+// systemdMainProcess reports whether this process is what a systemd unit
+// started (not a child of it, such as a test's daemon): systemd (248+)
+// names that process in SYSTEMD_EXEC_PID, which children inherit.
+func systemdMainProcess() bool {
+	return os.Getenv("SYSTEMD_EXEC_PID") == strconv.Itoa(os.Getpid())
 }
 
 // closePools empties every warm pool, for good.
