@@ -36,8 +36,8 @@ func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) 
 	if !identity.From(ctx).IsRoot() {
 		return nil, api.Errorf(errdefs.ErrPermissionDenied, "only root may import a root filesystem")
 	}
-	if !templateName.MatchString(name) {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "bad template name %q: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+	if err := checkTemplateName(name); err != nil {
+		return nil, err
 	}
 	d.tmplMu.Lock()
 	defer d.tmplMu.Unlock()
@@ -94,13 +94,4 @@ func (d *Daemon) reconcileImports() {
 			d.log.Warn("remove an unused root filesystem", "folder", e.Name(), "err", err)
 		}
 	}
-}
-
-// ownerOf is the uid owning a file, if the system says.
-func ownerOf(fi os.FileInfo) (uint32, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Uid, true
 }

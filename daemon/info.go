@@ -39,10 +39,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		if t.adding {
 			continue
 		}
-		f := api.PoolFill{Size: t.poolSize()}
-		if t.pool != nil {
-			f.Idle = len(t.pool.idle)
-		}
+		f := t.fill()
 		info.Pool.Size += f.Size
 		info.Pool.Idle += f.Idle
 		info.Pool.Templates[name] = f

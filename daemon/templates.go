@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/containerd/errdefs"
 
@@ -26,6 +27,20 @@ const DefaultTemplate = "python"
 const maxPreloadBytes = 64 << 10
 
 var templateName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// checkTemplateName refuses a name that could not be a template's (nor a
+// folder's under the imports).
+func checkTemplateName(name string) error {
+	if !templateName.MatchString(name) {
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad template name %q: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// errNoTemplate is the answer for a template the caller cannot use.
+func errNoTemplate(name string) error {
+	return api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", name)
+}
 
 // template is one template the daemon knows: its definition as added, the
 // root filesystem prepared for sandboxes, and its warm pool.
@@ -46,6 +61,16 @@ type template struct {
 // limits are the limits sessions of the template get unless they ask for
 // others.
 func (t *template) limits(c *Config) api.Limits { return overlay(c.Defaults.api(), t.def.Limits) }
+
+// fill is its pool's size and how many of its sandboxes are ready. The
+// caller holds Daemon.mu.
+func (t *template) fill() api.PoolFill {
+	f := api.PoolFill{Size: t.poolSize()}
+	if t.pool != nil {
+		f.Idle = len(t.pool.idle)
+	}
+	return f
+}
 
 // poolSize is how many sandboxes its pool keeps.
 func (t *template) poolSize() int {
@@ -110,7 +135,7 @@ func (d *Daemon) templateFor(name string) (*template, error) {
 func (d *Daemon) templateLocked(name string, forStart bool) (*template, error) {
 	t, ok := d.templates[name]
 	if !ok || (t.adding && !forStart) {
-		return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", name)
+		return nil, errNoTemplate(name)
 	}
 	if t.broken != "" {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s cannot start: %s; remove it and add it again", name, t.broken)
@@ -124,11 +149,8 @@ func (d *Daemon) view(t *template) api.Template {
 	out := t.def
 	l := t.limits(&d.cfg)
 	out.Limits = &api.LimitDefaults{MemoryMB: &l.MemoryMB, CPUs: &l.CPUs, Pids: &l.Pids, DiskMB: &l.DiskMB, TimeoutS: &l.TimeoutS, IdleTimeoutS: &l.IdleTimeoutS}
-	n := t.poolSize()
-	out.PoolSize = &n
-	if t.pool != nil {
-		out.PoolIdle = len(t.pool.idle)
-	}
+	f := t.fill()
+	out.PoolSize, out.PoolIdle = &f.Size, f.Idle
 	out.Error = t.broken
 	if out.Error == "" {
 		out.Error = t.lastErr
@@ -156,7 +178,7 @@ func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, erro
 	defer d.mu.Unlock()
 	t, ok := d.templates[name]
 	if !ok || t.adding {
-		return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", name)
+		return nil, errNoTemplate(name)
 	}
 	out := d.view(t)
 	return &out, nil
@@ -214,8 +236,8 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 // is wrong with it.
 func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
 	caller := identity.From(ctx)
-	if !templateName.MatchString(req.Name) {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "bad template name %q: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", req.Name)
+	if err := checkTemplateName(req.Name); err != nil {
+		return nil, err
 	}
 	d.mu.Lock()
 	_, exists := d.templates[req.Name]
@@ -295,6 +317,15 @@ func (d *Daemon) checkRootfs(dir string) error {
 	}
 }
 
+// ownerOf is the uid owning a file, if the system says.
+func ownerOf(fi os.FileInfo) (uint32, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Uid, true
+}
+
 // within reports whether path is dir or inside it.
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
@@ -334,12 +365,12 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		d.mu.Unlock()
 		// An import whose template was never added leaves a folder; the
 		// same call removes it.
-		if caller.IsRoot() && templateName.MatchString(name) {
+		if caller.IsRoot() && checkTemplateName(name) == nil {
 			if _, err := os.Stat(d.importDir(name)); err == nil {
 				return os.RemoveAll(d.importDir(name))
 			}
 		}
-		return api.Errorf(errdefs.ErrNotFound, "no such template: %s", name)
+		return errNoTemplate(name)
 	}
 	if t.def.Builtin {
 		d.mu.Unlock()

@@ -7,6 +7,7 @@ package systemd
 import (
 	"context"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -36,6 +37,9 @@ const StatusInterval = 10 * time.Second
 // only after status returned, so a daemon stuck on its own locks gets
 // restarted instead of looking alive.
 func Watch(ctx context.Context, status func() string) {
+	if os.Getenv("NOTIFY_SOCKET") == "" {
+		return // not a Type=notify service: no one to tell
+	}
 	every := StatusInterval
 	wd, err := daemon.SdWatchdogEnabled(false)
 	if err != nil {
