@@ -14,7 +14,7 @@ LOG       ?= /var/log/sandboxd.log
 # cgroup v2) for test-vm.
 VM        ?= ../shared/vm
 
-.PHONY: all deps test-deps build up down demo test test-unit test-vm bench fuzz clean
+.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages clean
 
 all: build
 
@@ -64,20 +64,46 @@ test-deps: deps
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
 		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null))
+	@command -v rpm >/dev/null || (apt-get install -y -qq --no-install-recommends rpm >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rpm >/dev/null))
 
 # test runs every test, as root: the sandbox tests need it and never skip.
-# This host's cgroups come first; then, where the VM harness of the
-# workspace is there (../shared/vm), the sandbox tests again on cgroup v2
-# under systemd.
+# This host's cgroups come first, then the packages' contents, then the VM
+# harness (../shared/vm): the sandbox tests again on cgroup v2 under
+# systemd, and the .deb's life. Without the harness the run fails.
 test: test-deps
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
-	@if [ -x $(VM)/run-in-vm ]; then $(MAKE) --no-print-directory test-vm; \
-	else echo "note: $(VM) not found: the cgroup v2 + systemd VM tests did not run (make test-vm VM=...)"; fi
+	$(MAKE) --no-print-directory test-packages
+	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (make test VM=path/to/shared/vm)"; exit 1; }
+	$(MAKE) --no-print-directory test-vm
+
+# test-packages checks what make packages builds.
+test-packages: test-deps packages
+	integration/packages-test.sh dist/sandboxd_$(PKG_VERSION)-1_$(PKG_ARCH).deb dist/sandboxd-$(PKG_VERSION)-1.*.rpm
 
 test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $$($(GO) list ./... | grep -v /integration)
+
+# packages builds dist/sandboxd_*.deb and dist/sandboxd-*.rpm with nfpm
+# (packaging/nfpm.yaml), fetched from the Go module proxy at a fixed
+# version. PKG_VERSION sorts below a release (0.1.0~git…).
+NFPM        ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
+PKG_VERSION ?= 0.1.0~git$(shell git rev-list --count HEAD 2>/dev/null || echo 0).$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+PKG_ARCH    ?= $(shell $(GO) env GOARCH)
+packages:
+	$(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)
+	rm -rf dist/pkg && mkdir -p dist/pkg/man dist/pkg/man8 dist/pkg/completions
+	bin/sandboxctl man dist/pkg/man
+	bin/sandboxd man dist/pkg/man8
+	gzip -9n dist/pkg/man/*.1 dist/pkg/man8/*.8
+	bin/sandboxctl completion bash >dist/pkg/completions/sandboxctl.bash
+	bin/sandboxctl completion zsh >dist/pkg/completions/_sandboxctl
+	bin/sandboxctl completion fish >dist/pkg/completions/sandboxctl.fish
+	rm -f dist/sandboxd_*.deb dist/sandboxd-*.rpm
+	for p in deb rpm; do PKG_VERSION='$(PKG_VERSION)' PKG_ARCH=$(PKG_ARCH) $(NFPM) package --config packaging/nfpm.yaml --packager $$p --target dist/ || exit 1; done
+	@ls -l dist/*.deb dist/*.rpm
 
 # bench prints one table of sandboxd against its baselines (python3,
 # bwrap, a pipe to a local REPL), measured in the same run, and writes
@@ -102,10 +128,12 @@ clean:
 	rm -rf bin
 
 test-vm: deps
-	rm -rf dist/vm && mkdir -p dist/vm/bin
-	cp integration/vm/run-tests.sh integration/vm/systemd-test.sh dist/vm/
-	mkdir -p dist/vm/systemd && cp contrib/systemd/sandboxd.service contrib/systemd/sandboxd.socket dist/vm/systemd/
-	cp contrib/config.toml dist/vm/config.toml
+	rm -rf dist/vm && mkdir -p dist/vm/bin dist/vm/pkg
+	cp integration/vm/run-tests.sh integration/vm/package-test.sh dist/vm/
+	$(MAKE) --no-print-directory packages PKG_VERSION=0.1.0~vmtest1
+	mv dist/sandboxd_0.1.0~vmtest1-1_$(PKG_ARCH).deb dist/vm/pkg/old.deb
+	$(MAKE) --no-print-directory packages PKG_VERSION=0.1.0~vmtest2
+	mv dist/sandboxd_0.1.0~vmtest2-1_$(PKG_ARCH).deb dist/vm/pkg/new.deb
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxctl ./cmd/sandboxctl
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups

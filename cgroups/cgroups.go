@@ -1,10 +1,13 @@
 // Package cgroups owns where sandbox cgroups live and what limits they get.
 //
 // Who owns what:
-//   - containerd/cgroups/v3 (this package) detects the hierarchy and, on v2,
-//     prepares the daemon's own delegated subtree: it moves the daemon into a
-//     leaf ("daemon") and enables controllers for a sibling "sandboxes", so no
-//     cgroup has both processes and children (the v2 no-internal-process rule).
+//   - this package detects the hierarchy (containerd/cgroups/v3) and, on v2,
+//     prepares a delegated subtree: a systemd scope beside the service when
+//     the daemon is a systemd service (scope.go), else the daemon's own
+//     cgroup, where it moves the daemon into a leaf ("daemon"). Either way
+//     it enables controllers for a folder "sandboxes", so no cgroup has both
+//     processes and children (the v2 no-internal-process rule), and writes
+//     nothing outside the subtree.
 //   - libcontainer, through opencontainers/cgroups, creates, limits, reads and
 //     removes each sandbox's own cgroup; this package only hands it the path
 //     and the resources (Resources) and reads its stats back (Usage).
@@ -16,9 +19,11 @@
 package cgroups
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -50,14 +55,19 @@ type Tree struct {
 	// Parent is the folder sandbox cgroups go in: an absolute cgroup path on
 	// v2, a path relative to the daemon's own cgroup on v1.
 	Parent string
+	// Scope is the systemd scope holding Parent, when there is one (see
+	// scope.go).
+	Scope string
 }
 
 // controllers the sandboxes need on v2.
 var controllers = []string{"cpu", "memory", "pids"}
 
-// Setup finds (and on v2 prepares) the daemon's cgroup subtree. name is the
-// folder for sandboxes on v1, e.g. "sandboxd".
-func Setup(name string) (*Tree, error) {
+// Setup finds (and on v2 prepares) where sandbox cgroups go. name is the
+// folder for sandboxes on v1, e.g. "sandboxd". service says the daemon is
+// a systemd service's main process: on v2 sandboxes then go in a delegated
+// scope beside it (scope.go), else in the daemon's own subtree.
+func Setup(ctx context.Context, name string, service bool, log *slog.Logger) (*Tree, error) {
 	if Detect() == 1 {
 		return &Tree{Version: 1, Parent: name}, nil
 	}
@@ -65,53 +75,25 @@ func Setup(name string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find own cgroup: %w", err)
 	}
+	if service {
+		t, err := setupScope(ctx, own)
+		if err == nil {
+			return t, nil
+		}
+		// Without systemd's API sandboxes still run, in the unit's own
+		// cgroup (Delegate=yes); they are stopped when it stops.
+		log.Warn("cannot put sandboxes in a systemd scope: they go in the service's own cgroup and stop with it", "error", err)
+	}
 	// A restarted daemon finds itself already in the leaf.
 	if path.Base(own) == "daemon" {
 		own = path.Dir(own)
-	}
-	root, err := cgroup2.Load(own)
-	if err != nil {
-		return nil, fmt.Errorf("load own cgroup %s: %w", own, err)
-	}
-	leaf, err := root.NewChild("daemon", nil)
-	if err != nil {
-		return nil, fmt.Errorf("create daemon leaf cgroup below %s: %w", own, err)
 	}
 	// Every process of our own cgroup moves into the leaf: usually that is
 	// the daemon alone (a systemd unit with Delegate=yes), but a daemon
 	// started by hand or by a test shares its cgroup with its parent. They
 	// stay inside our own subtree.
-	procs, err := root.Procs(false)
-	if err != nil {
+	if err := prepare(own, "daemon"); err != nil {
 		return nil, err
-	}
-	procs = append(procs, uint64(os.Getpid()))
-	for _, pid := range procs {
-		if err := leaf.AddProc(pid); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return nil, fmt.Errorf("move process %d into %s/daemon: %w", pid, own, err)
-		}
-	}
-	avail, err := root.Controllers()
-	if err != nil {
-		return nil, err
-	}
-	var want []string
-	for _, c := range controllers {
-		for _, a := range avail {
-			if a == c {
-				want = append(want, c)
-			}
-		}
-	}
-	if err := root.ToggleControllers(want, cgroup2.Enable); err != nil {
-		return nil, fmt.Errorf("enable %v in %s (is the unit Delegate=yes?): %w", want, own, err)
-	}
-	sb, err := root.NewChild("sandboxes", nil)
-	if err != nil {
-		return nil, fmt.Errorf("create %s/sandboxes: %w", own, err)
-	}
-	if err := sb.ToggleControllers(want, cgroup2.Enable); err != nil {
-		return nil, fmt.Errorf("enable %v in %s/sandboxes: %w", want, own, err)
 	}
 	return &Tree{Version: 2, Parent: path.Join(own, "sandboxes")}, nil
 }
@@ -133,28 +115,24 @@ func (t *Tree) Remove() error {
 		errs = append(errs, ignoreBusy(os.Remove(d)))
 	}
 	if t.Version == 2 {
-		errs = append(errs, t.releaseControllers(dirs[0]))
+		if _, err := os.Stat(dirs[0]); err == nil {
+			return errors.Join(errs...) // sandboxes run on
+		}
+		if t.Scope != "" {
+			errs = append(errs, stopScope(t.Scope))
+		} else {
+			errs = append(errs, t.releaseControllers())
+		}
 	}
 	return errors.Join(errs...)
 }
 
 // releaseControllers turns the controllers Setup enabled in the daemon's
-// own cgroup off again once no sandbox is left: under systemd, a restart
-// puts the next daemon into the unit's cgroup, which the kernel refuses
-// while its subtree_control is set (status=219/CGROUP). With sandboxes
-// still running they must stay on.
-func (t *Tree) releaseControllers(sandboxes string) error {
-	if _, err := os.Stat(sandboxes); err == nil {
-		return nil // sandboxes run on
-	}
-	// Only the daemon's own subtree_control (cgroup2's ToggleControllers
-	// writes the ancestors').
-	off := make([]string, len(controllers))
-	for i, c := range controllers {
-		off[i] = "-" + c
-	}
-	f := filepath.Join(unifiedMount, path.Dir(t.Parent), "cgroup.subtree_control")
-	return ignoreBusy(os.WriteFile(f, []byte(strings.Join(off, " ")), 0))
+// own cgroup off again once no sandbox is left: under systemd without a
+// scope, a restart puts the next daemon into the unit's cgroup, which the
+// kernel refuses while its subtree_control is set (status=219/CGROUP).
+func (t *Tree) releaseControllers() error {
+	return ignoreBusy(toggle(filepath.Join(unifiedMount, path.Dir(t.Parent)), controllers, "-"))
 }
 
 // dirs is the daemon's sandbox folder in every hierarchy it uses.

@@ -1,6 +1,8 @@
 package cgroups
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"testing"
 )
@@ -29,7 +31,7 @@ func TestDetectAndTree(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("needs root")
 	}
-	tree, err := Setup("sandboxd-unit")
+	tree, err := Setup(context.Background(), "sandboxd-unit", false, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,5 +40,21 @@ func TestDetectAndTree(t *testing.T) {
 	}
 	if err := tree.Remove(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestScopeFor(t *testing.T) {
+	for _, tc := range []struct{ own, scope, slice string }{
+		{"/system.slice/sandboxd.service", "sandboxd-sandboxes.scope", "system.slice"},
+		{"/machine.slice/sub.slice/sandboxd-b.service", "sandboxd-b-sandboxes.scope", "sub.slice"},
+		{"/system.slice/system-sandboxd.slice/sandboxd@x.service", "sandboxd-x-sandboxes.scope", "system-sandboxd.slice"},
+		{"/sandboxd.service", "sandboxd-sandboxes.scope", "-.slice"},
+		{"/user.slice/user-0.slice/session-1.scope", "", ""},
+		{"/", "", ""},
+	} {
+		scope, slice, err := ScopeFor(tc.own)
+		if scope != tc.scope || slice != tc.slice || (err != nil) != (tc.scope == "") {
+			t.Errorf("ScopeFor(%q) = %q, %q, %v; want %q, %q", tc.own, scope, slice, err, tc.scope, tc.slice)
+		}
 	}
 }

@@ -19,11 +19,15 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{"empty", "", ""},
 		{"the shipped example", mustRead(t, "../contrib/config.toml"), ""},
-		{"unknown key", "max_sesions = 3\n", `unknown key "max_sesions"`},
-		{"syntax error with its line", "socket = \"/x\"\nmax_sessions = = 3\n", ":2:"},
-		{"wrong type", "max_sessions = \"many\"\n", "max_sessions"},
-		{"root sandbox", "sandbox_uid = 0\n", "sandbox_uid"},
-		{"defaults over max", "[defaults]\nmemory_mb = 100000\n", "defaults.memory_mb"},
+		{"unknown key", "# c\nmax_sesions = 3\n", `c.toml:2: unknown key "max_sesions"`},
+		{"unknown key in a table", "socket = \"/x\"\n\n[seccomp]\nbogus = 1\n", `c.toml:4: unknown key "seccomp.bogus"`},
+		{"syntax error with its line", "socket = \"/x\"\nmax_sessions = = 3\n", "c.toml:2:"},
+		{"wrong type", "\nmax_sessions = \"many\"\n", "c.toml:2: max_sessions: incompatible types"},
+		{"root sandbox", "sandbox_uid = 0\n", "c.toml:1: sandbox_uid"},
+		{"bad value", "history_limit = 3\nmax_sessions = -5\n", "c.toml:2: max_sessions must be above 0"},
+		{"defaults over max", "[defaults]\nmemory_mb = 100000\n", "c.toml:2: defaults.memory_mb"},
+		{"two problems, two lines", "max_sessions = 0\nhistory_limit = 0\n", "c.toml:2: history_limit"},
+		{"a problem of a value not set", "[max]\nmemory_mb = 64\n", "c.toml: defaults.memory_mb"},
 		{"unknown syscall", "[seccomp]\nallow = [\"nope\"]\n", "unknown system call"},
 	}
 	for _, c := range cases {

@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 			st.Close()
 		}
 	}()
-	tree, err := cgroups.Setup("sandboxd")
+	tree, err := cgroups.Setup(ctx, "sandboxd", systemdMainProcess(), log)
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: %w", err)
 	}
@@ -189,19 +189,22 @@ func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	left := 0
 	stopAll := d.cfg.ShutdownStopsSessions
-	if !stopAll && d.tree.Version == 2 && systemdMainProcess() && len(all) > 0 {
-		// A systemd service on cgroup v2: while sandboxes hold the unit's
-		// cgroup (its controllers enabled for them), systemd before 254
-		// cannot place the next daemon in it (status=219/CGROUP), so the
-		// service could not start again. Sessions stop, files kept.
+	if !stopAll && d.tree.Version == 2 && systemdMainProcess() && d.tree.Scope == "" && len(all) > 0 {
+		// A systemd service on cgroup v2 without its scope (no systemd
+		// API): while sandboxes hold the unit's cgroup (its controllers
+		// enabled for them), systemd before 254 cannot place the next
+		// daemon in it (status=219/CGROUP), so the service could not start
+		// again. Sessions stop, files kept.
 		d.log.Info("stopping sessions: under systemd the unit's cgroup must be free for the next start")
 		stopAll = true
 	}
+	var unmount []string
 	for _, s := range all {
 		if stopAll {
 			if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
 				errs = append(errs, err)
 			}
+			unmount = append(unmount, s.rec.ID)
 			continue
 		}
 		s.mu.Lock()
@@ -211,6 +214,15 @@ func (d *Daemon) Close(ctx context.Context) error {
 		if sb != nil {
 			sb.Detach()
 			left++
+			continue
+		}
+		unmount = append(unmount, s.rec.ID)
+	}
+	// Disks of sessions that do not run are mounted only while a daemon
+	// serves their files; the next one mounts them again (reconcileDisks).
+	for _, id := range unmount {
+		if err := volume.Unmount(d.sessionDir(id)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if left > 0 {

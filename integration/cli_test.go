@@ -113,6 +113,21 @@ func TestCLI(t *testing.T) {
 	fail(1, "start it first", "exec", id, "-c", "1")
 	ok("", "start", id)
 	ok("", "restart", id)
+	// --all: every running (for stop) or stopped (for start) session.
+	id2 := strings.TrimSpace(ok("", "create"))
+	t.Cleanup(func() { d.ctl(t, "", "rm", "-f", id2) })
+	if out := ok("", "stop", "--all"); out != id+"\n"+id2+"\n" && out != id2+"\n"+id+"\n" {
+		t.Fatalf("stop --all: %q", out)
+	}
+	if out := ok("", "stop", "--all"); out != "" {
+		t.Fatalf("stop --all with nothing running: %q", out)
+	}
+	fail(1, "start it first", "exec", id2, "-c", "1")
+	if out := ok("", "start", "-a"); strings.Count(out, "\n") != 2 {
+		t.Fatalf("start -a: %q", out)
+	}
+	fail(1, "ids or --all, not both", "stop", "--all", id)
+	fail(1, "at least one session id (or --all)", "stop")
 
 	if out := ok("", "run", "-c", "print(sum(range(10)))"); out != "45\n" {
 		t.Fatalf("run: %q", out)

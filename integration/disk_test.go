@@ -76,6 +76,18 @@ func TestDiskQuota(t *testing.T) {
 	if n != 4<<20 {
 		t.Fatalf("download from a stopped session: %d bytes", n)
 	}
+	// A daemon that stops unmounts the disks of sessions that do not run
+	// (nothing of it stays mounted, as when its package is removed); the
+	// next one mounts them again to serve their files.
+	d.terminate()
+	if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(d.base)); len(m) != 0 {
+		t.Fatalf("a stopped session's disk stays mounted after the daemon stopped: %+v", m[0])
+	}
+	d.launch()
+	if r, _, err = d.c.GetFile(ctx, id, "/workspace/keep.txt"); err != nil {
+		t.Fatalf("download from a stopped session after a restart: %v", err)
+	}
+	r.Close()
 	dir := filepath.Join(d.base, "data", "sessions", id)
 	if err := d.c.DeleteSession(ctx, id); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package isolation
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 func newTestRuntime(t *testing.T) *Runtime {
 	t.Helper()
 	testutil.RequiresRoot(t)
-	tree, err := cgroups.Setup("sandboxd-test")
+	tree, err := cgroups.Setup(context.Background(), "sandboxd-test", false, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

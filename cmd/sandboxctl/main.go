@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxd/sandboxd/client"
+	"github.com/sandboxd/sandboxd/internal/manpage"
 	"github.com/sandboxd/sandboxd/internal/version"
 )
 
@@ -64,5 +65,6 @@ func newRoot() *cobra.Command {
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
 		newHistoryCmd(a), newDoctorCmd(a), newTemplateCmd(a),
 	)
+	root.AddCommand(manpage.Command(root, "1"))
 	return root
 }

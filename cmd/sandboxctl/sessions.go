@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/client"
 )
 
 // limitFlags are the flags that set a sandbox's limits, shared by create,
@@ -245,21 +246,56 @@ func newRmCmd(a *app) *cobra.Command {
 }
 
 func newLifecycleCmd(a *app, op, short string) *cobra.Command {
-	return &cobra.Command{
+	var all bool
+	cmd := &cobra.Command{
 		Use:   op + " ID...",
 		Short: short,
-		Args:  cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, ids []string) error {
+			switch {
+			case all && len(ids) > 0:
+				return errors.New("give session ids or --all, not both")
+			case !all && len(ids) == 0:
+				return fmt.Errorf("%s needs at least one session id (or --all)", op)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			c := a.client()
 			fn := map[string]func(context.Context, string) (*api.Session, error){
 				"stop": c.StopSession, "start": c.StartSession, "restart": c.RestartSession,
 			}[op]
+			if all {
+				var err error
+				if ids, err = allIDs(cmd.Context(), c, lifecycleFrom[op]); err != nil {
+					return err
+				}
+			}
 			return eachID(cmd.Context(), ids, func(ctx context.Context, id string) error {
 				_, err := fn(ctx, id)
 				return err
 			})
 		},
 	}
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "every session you may see that is "+lifecycleFrom[op])
+	return cmd
+}
+
+// lifecycleFrom is the status --all picks for each operation.
+var lifecycleFrom = map[string]string{"stop": api.StatusRunning, "start": api.StatusStopped, "restart": api.StatusRunning}
+
+// allIDs is the ids of the caller's sessions with the given status.
+func allIDs(ctx context.Context, c *client.Client, status string) ([]string, error) {
+	list, err := c.ListSessions(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, s := range list {
+		if s.Status == status {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids, nil
 }
 
 func newStatsCmd(a *app) *cobra.Command {

@@ -15,8 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon"
 	"github.com/sandboxd/sandboxd/daemon/server"
+	"github.com/sandboxd/sandboxd/internal/manpage"
 	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"
 	// Linking isolation makes this binary its own container init: its
@@ -27,6 +29,9 @@ import (
 var _ server.Backend = (*daemon.Daemon)(nil)
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == cgroups.KeeperArg {
+		cgroups.Keep() // holds the sandboxes' systemd scope
+	}
 	if err := newCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxd:", err)
 		os.Exit(1)
@@ -85,6 +90,8 @@ cgroups and seccomp, and serves its API on a Unix socket (see sandboxctl).`,
 	fl.StringVar(&f.runDir, "run-dir", "/run/sandboxd", "runtime state")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.BoolVar(&f.validate, "validate", false, "check the configuration and exit")
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.AddCommand(manpage.Command(cmd, "8"))
 	return cmd
 }
 

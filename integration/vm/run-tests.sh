@@ -18,9 +18,9 @@ for t in cgroups isolation integration; do
 	grep -B2 -A20 -- '--- FAIL' "$t.log" | head -80 || true
 	[ $r -ne 0 ] && rc=1
 done
-echo "=== systemd (sandboxd.service and sandboxd.socket installed, used as group sandboxd)"
-./systemd-test.sh > systemd.log 2>&1 || rc=1
-cat systemd.log
+echo "=== package (the .deb installed, used as group sandboxd, restarted, upgraded, removed, purged)"
+./package-test.sh > package.log 2>&1 || rc=1
+cat package.log
 # Nothing of the tests may be left in the cgroup tree.
 left=$(find /sys/fs/cgroup -type d -path '*sbd-test*' -name '[0-9a-f]*' 2>/dev/null | grep -E '/[0-9a-f]{16}$' || true)
 if [ -n "$left" ]; then echo "leftover sandbox cgroups: $left"; rc=1; fi
