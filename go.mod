@@ -57,3 +57,5 @@ require (
 	golang.org/x/net v0.59.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/opencontainers/cgroups => ./third_party/opencontainers-cgroups

@@ -58,6 +58,13 @@ out=$(as_alice sandboxctl exec "$id" -c 'b = bytearray(256 << 20); b[::4096] = b
 if [ $rc -eq 137 ]; then pass "memory limit kills"; else fail "memory limit kills" "rc=$rc $out"; fi
 out=$(as_alice sandboxctl exec "$id" --shell -c 'for i in $(seq 60); do sleep 5 & done; wait' 2>&1); rc=$?
 if echo "$out" | grep -qi "resource temporarily unavailable\|fork\|retry"; then pass "pids limit refuses forks"; else fail "pids limit refuses forks" "rc=$rc $out"; fi
+# Above its scope only systemd writes cgroup.subtree_control, and systemd
+# 252 never enables hugetlb, rdma or misc: finding one there means sandboxd
+# (libcontainer's CreateCgroupPath, before the patch in
+# third_party/opencontainers-cgroups) wrote outside its subtree. In it,
+# sandboxes get what their limits need.
+check "nothing written above the scope" bash -c "! grep -HE 'hugetlb|rdma|misc' /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/system.slice/cgroup.subtree_control"
+check "in the scope: cpu memory pids" bash -c "for d in $scope $scope/sandboxes; do [ \"\$(cat \$d/cgroup.subtree_control)\" = 'cpu memory pids' ] || { echo \$d: \$(cat \$d/cgroup.subtree_control); exit 1; }; done"
 check "no systemd variables in the sandbox" bash -c "! as_alice sandboxctl exec $id --shell -c env | grep -E 'NOTIFY_SOCKET|LISTEN_|WATCHDOG_|INVOCATION_ID|JOURNAL_STREAM|SYSTEMD_EXEC_PID'"
 check "structured journal fields" bash -c "journalctl -u sandboxd -o json --no-pager | grep -q '\"SESSION\":\"$id\"'"
 as_alice sandboxctl exec "$id" -c 'x = 41' >/dev/null
