@@ -32,5 +32,6 @@ check "rpm: files" has_all "$rpmfiles" $files /usr/share/zsh/site-functions/_san
 check "rpm: config is noreplace" bash -c "rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' '$rpm' 2>/dev/null | grep -qx '/etc/sandboxd/config.toml cn'"
 check "rpm: requires" bash -c "rpm -qpR '$rpm' 2>/dev/null | tr '\n' ' ' | grep -F 'libseccomp >= 2.5' | grep -F python3 | grep -qF e2fsprogs"
 check "rpm: scriptlets" bash -c "s=\$(rpm -qp --scripts '$rpm' 2>/dev/null) && for w in preinstall postinstall preuninstall postuninstall; do grep -q \"^\$w scriptlet\" <<<\"\$s\" || { echo no \$w; exit 1; }; done && grep -q 'groupadd -r sandboxd' <<<\"\$s\""
+check "rpm: scriptlets are valid sh" bash -c "d=\$(mktemp -d) && rpm -qp --scripts '$rpm' 2>/dev/null | awk -v d=\$d '/^[a-z]+ scriptlet/ { f = d \"/\" \$1; next } { print > f }' && for s in \$d/*; do sh -n \$s || exit 1; done; n=\$(ls \$d | wc -l); rm -rf \$d; [ \$n = 4 ]"
 echo "packages tests: $fails failed"
 [ $fails -eq 0 ]

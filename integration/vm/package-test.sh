@@ -50,6 +50,7 @@ pid=$(systemctl show -p MainPID --value sandboxd)
 check "daemon alone in the service's cgroup" bash -c "grep -qx '0::/system.slice/sandboxd.service' /proc/$pid/cgroup && [ \"\$(cat /sys/fs/cgroup/system.slice/sandboxd.service/cgroup.subtree_control)\" = '' ]"
 check "sandboxes in a delegated scope" bash -c 'systemctl show -p ActiveState -p Delegate sandboxd-sandboxes.scope | sort | tr "\n" " " | grep -x "ActiveState=active Delegate=yes " && [ -n "$(cat '$scope'/keeper/cgroup.procs)" ]'
 
+echo "    scope keeper: $(ps -o rss= -p "$(head -1 $scope/keeper/cgroup.procs)") KiB resident"
 id=$(as_alice sandboxctl create --memory 64M --pids 32 2>&1) || fail "create as a group member" "$id"
 check "session owned by alice" bash -c "as_alice sandboxctl inspect $id | grep -q '\"owner_uid\": $(id -u alice)'"
 check "memory.max is 64M" bash -c "[ \"\$(cat $scope/sandboxes/$id/memory.max)\" = $((64 << 20)) ]"
