@@ -75,8 +75,14 @@ func setupScope(ctx context.Context, own string) (*Tree, error) {
 		return nil, err
 	}
 	if cg == "" {
-		if cg, err = startScope(ctx, conn, scope, slice, service); err != nil {
+		if err := startScope(ctx, conn, scope, slice, service); err != nil {
 			return nil, err
+		}
+		if cg, err = activeScope(ctx, conn, scope); err != nil {
+			return nil, err
+		}
+		if cg == "" {
+			return nil, fmt.Errorf("%s stopped as soon as it started", scope)
 		}
 	}
 	if err := prepare(cg, "keeper"); err != nil {
@@ -113,20 +119,25 @@ func activeScope(ctx context.Context, conn *sddbus.Conn, scope string) (string, 
 // before the service: at shutdown the daemon stops first (its sessions
 // recorded as running), then the scope's sandboxes, and the next boot's
 // daemon finds them gone.
-func startScope(ctx context.Context, conn *sddbus.Conn, scope, slice, service string) (string, error) {
+func startScope(ctx context.Context, conn *sddbus.Conn, scope, slice, service string) (retErr error) {
 	self, err := os.Executable()
 	if err != nil {
-		return "", err
+		return err
 	}
 	keeper := exec.Command(self, KeeperArg)
 	keeper.Env = []string{}
 	keeper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := keeper.Start(); err != nil {
-		return "", fmt.Errorf("start the scope keeper: %w", err)
+		return fmt.Errorf("start the scope keeper: %w", err)
 	}
 	// Reaped when systemd stops the scope while this daemon runs; after
 	// a restart its parent is init.
 	go func() { _ = keeper.Wait() }()
+	defer func() {
+		if retErr != nil {
+			_ = keeper.Process.Kill()
+		}
+	}()
 	done := make(chan string, 1)
 	props := []sddbus.Property{
 		sddbus.PropDescription("sandboxd sandboxes"),
@@ -136,28 +147,17 @@ func startScope(ctx context.Context, conn *sddbus.Conn, scope, slice, service st
 		{Name: "Delegate", Value: dbus.MakeVariant(true)},
 	}
 	if _, err := conn.StartTransientUnitContext(ctx, scope, "fail", props, done); err != nil {
-		_ = keeper.Process.Kill()
-		return "", fmt.Errorf("start %s: %w", scope, err)
+		return fmt.Errorf("start %s: %w", scope, err)
 	}
 	select {
 	case r := <-done:
 		if r != "done" {
-			_ = keeper.Process.Kill()
-			return "", fmt.Errorf("start %s: job %s", scope, r)
+			return fmt.Errorf("start %s: job %s", scope, r)
 		}
+		return nil
 	case <-ctx.Done():
-		_ = keeper.Process.Kill()
-		return "", ctx.Err()
+		return ctx.Err()
 	}
-	props2, err := conn.GetUnitTypePropertiesContext(ctx, scope, "Scope")
-	if err != nil {
-		return "", err
-	}
-	cg, _ := props2["ControlGroup"].(string)
-	if cg == "" {
-		return "", fmt.Errorf("%s has no cgroup", scope)
-	}
-	return cg, nil
 }
 
 // stopScope ends the scope once no sandbox is left in it: the keeper goes

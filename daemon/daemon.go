@@ -198,30 +198,26 @@ func (d *Daemon) Close(ctx context.Context) error {
 		d.log.Info("stopping sessions: under systemd the unit's cgroup must be free for the next start")
 		stopAll = true
 	}
-	var unmount []string
 	for _, s := range all {
 		if stopAll {
 			if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
 				errs = append(errs, err)
 			}
-			unmount = append(unmount, s.rec.ID)
-			continue
+		} else {
+			s.mu.Lock()
+			sb := s.sb
+			s.sb = nil // the watcher lets go too
+			s.mu.Unlock()
+			if sb != nil {
+				sb.Detach()
+				left++
+				continue
+			}
 		}
-		s.mu.Lock()
-		sb := s.sb
-		s.sb = nil // the watcher lets go too
-		s.mu.Unlock()
-		if sb != nil {
-			sb.Detach()
-			left++
-			continue
-		}
-		unmount = append(unmount, s.rec.ID)
-	}
-	// Disks of sessions that do not run are mounted only while a daemon
-	// serves their files; the next one mounts them again (reconcileDisks).
-	for _, id := range unmount {
-		if err := volume.Unmount(d.sessionDir(id)); err != nil {
+		// The disk of a session that does not run is mounted only while a
+		// daemon serves its files; the next one mounts it again
+		// (reconcileDisks).
+		if err := volume.Unmount(d.sessionDir(s.rec.ID)); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -119,13 +119,16 @@ func Open(path string, o Options) (*Store, error) {
 func (s *Store) Close() error { return s.db.Close() }
 
 // PutSession writes a session record.
-func (s *Store) PutSession(r *Record) error {
-	b, err := json.Marshal(r)
+func (s *Store) PutSession(r *Record) error { return s.put(bucketSessions, r.ID, r) }
+
+// put writes v as JSON under key in a top-level bucket.
+func (s *Store) put(bucket []byte, key string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSessions).Put([]byte(r.ID), b)
+		return tx.Bucket(bucket).Put([]byte(key), b)
 	})
 }
 
@@ -146,15 +149,18 @@ func (s *Store) GetSession(id string) (*Record, error) {
 }
 
 // Sessions lists every session record.
-func (s *Store) Sessions() ([]*Record, error) {
-	var out []*Record
+func (s *Store) Sessions() ([]*Record, error) { return list[Record](s, bucketSessions) }
+
+// list reads every JSON value of a top-level bucket, in key order.
+func list[T any](s *Store, bucket []byte) ([]*T, error) {
+	var out []*T
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSessions).ForEach(func(_, v []byte) error {
-			var r Record
-			if err := json.Unmarshal(v, &r); err != nil {
+		return tx.Bucket(bucket).ForEach(func(_, v []byte) error {
+			var t T
+			if err := json.Unmarshal(v, &t); err != nil {
 				return err
 			}
-			out = append(out, &r)
+			out = append(out, &t)
 			return nil
 		})
 	})
