@@ -11,10 +11,11 @@ DATA_DIR  ?= /var/lib/sandboxd
 RUN_DIR   ?= /run/sandboxd
 LOG       ?= /var/log/sandboxd.log
 # VM is the harness that boots a throw-away Debian 12 VM (systemd, pure
-# cgroup v2) for test-vm.
-VM        ?= ../shared/vm
+# cgroup v2) for test-vm: integration/vm/harness, part of the repository
+# (its README says what it needs and where it caches the VM image).
+VM        ?= integration/vm/harness
 
-.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages clean
+.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages old-release clean
 
 all: build
 
@@ -69,22 +70,28 @@ test-deps: deps
 
 # test runs every test, as root: the sandbox tests need it and never skip.
 # This host's cgroups come first, then the packages' contents, then the VM
-# harness (../shared/vm): the sandbox tests again on cgroup v2 under
-# systemd, and the .deb's life. Without the harness the run fails.
+# harness (integration/vm/harness): the sandbox tests again on cgroup v2
+# under systemd, and the .deb's life. Without the harness the run fails.
 test: test-deps
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 	$(MAKE) --no-print-directory test-packages
-	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (make test VM=path/to/shared/vm)"; exit 1; }
+	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (the harness is integration/vm/harness; make test VM=path/to/harness)"; exit 1; }
 	$(MAKE) --no-print-directory test-vm
 
 # test-packages checks what make packages builds.
 test-packages: test-deps packages
 	integration/packages-test.sh dist/sandboxd_$(PKG_VERSION)-1_$(PKG_ARCH).deb dist/sandboxd-$(PKG_VERSION)-1.*.rpm
 
+# test-unit is the fast tier: no root, no sandboxes, seconds. The daemon's
+# core runs against a fake runtime (daemon/fake_runtime_test.go); the
+# packages below need no privilege (isolation, cgroups, volume and unpack
+# build real sandboxes, mounts and owners, and run in make test).
+UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./store/... ./seccomp/...
 test-unit: deps
-	$(GO) test -tags '$(TAGS)' -count=1 $$($(GO) list ./... | grep -v /integration)
+	$(GO) test -tags '$(TAGS)' -count=1 $(UNIT_PKGS)
+	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestPatched' ./cgroups/
 
 # packages builds dist/sandboxd_*.deb and dist/sandboxd-*.rpm with nfpm
 # (packaging/nfpm.yaml), fetched from the Go module proxy at a fixed
@@ -124,6 +131,17 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzAgentLines -fuzztime $(FUZZTIME) ./isolation/agent/
 	$(GO) test -run '^$$' -fuzz FuzzTar -fuzztime $(FUZZTIME) ./isolation/unpack/
 
+# old-release builds sandboxd of OLD_REV (the release the upgrade test
+# starts from) into OLD_BIN, from this repository's history; the host's
+# integration tests build it themselves, the VM's take it from here.
+OLD_REV ?= 4f81208
+OLD_BIN ?= dist/old-bin
+old-release:
+	rm -rf dist/old-src && mkdir -p dist/old-src $(OLD_BIN)
+	git archive $(OLD_REV) | tar -x -C dist/old-src
+	cd dist/old-src && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxd ./cmd/sandboxd && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxctl ./cmd/sandboxctl
+	rm -rf dist/old-src
+
 clean:
 	rm -rf bin
 
@@ -139,5 +157,6 @@ test-vm: deps
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/isolation.test ./isolation
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/integration.test ./integration
+	$(MAKE) --no-print-directory old-release OLD_BIN=dist/vm/old-bin
 	$(VM)/install-host-deps
 	VM_EXTRA_PACKAGES=python3-matplotlib VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh

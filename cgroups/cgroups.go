@@ -5,7 +5,8 @@
 //     prepares a delegated subtree: a systemd scope beside the service when
 //     the daemon is a systemd service (scope.go), else the daemon's own
 //     cgroup, where it moves the daemon into a leaf ("daemon"). Either way
-//     it enables controllers for a folder "sandboxes", so no cgroup has both
+//     it enables controllers for the daemon's sandbox folder ("sandboxes"
+//     in a scope, the daemon's own name else), so no cgroup has both
 //     processes and children (the v2 no-internal-process rule), and writes
 //     nothing outside the subtree.
 //   - libcontainer, through opencontainers/cgroups, creates, limits, reads and
@@ -64,7 +65,9 @@ type Tree struct {
 var controllers = []string{"cpu", "memory", "pids"}
 
 // Setup finds (and on v2 prepares) where sandbox cgroups go. name is the
-// folder for sandboxes on v1, e.g. "sandboxd". service says the daemon is
+// daemon's own folder for sandboxes below its cgroup (on v1 in every
+// hierarchy), e.g. "sandboxd-<instance>": each daemon on a host has its
+// own, so none ever sees (or sweeps) another's sandboxes. service says the daemon is
 // a systemd service's main process: on v2 sandboxes then go in a delegated
 // scope beside it (scope.go), else in the daemon's own subtree.
 func Setup(ctx context.Context, name string, service bool, log *slog.Logger) (*Tree, error) {
@@ -92,10 +95,10 @@ func Setup(ctx context.Context, name string, service bool, log *slog.Logger) (*T
 	// the daemon alone (a systemd unit with Delegate=yes), but a daemon
 	// started by hand or by a test shares its cgroup with its parent. They
 	// stay inside our own subtree.
-	if err := prepare(own, "daemon"); err != nil {
+	if err := prepare(own, "daemon", name); err != nil {
 		return nil, err
 	}
-	return &Tree{Version: 2, Parent: path.Join(own, "sandboxes")}, nil
+	return &Tree{Version: 2, Parent: path.Join(own, name)}, nil
 }
 
 // PathFor is the cgroup path libcontainer is given for a sandbox.

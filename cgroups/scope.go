@@ -85,7 +85,7 @@ func setupScope(ctx context.Context, own string) (*Tree, error) {
 			return nil, fmt.Errorf("%s stopped as soon as it started", scope)
 		}
 	}
-	if err := prepare(cg, "keeper"); err != nil {
+	if err := prepare(cg, "keeper", "sandboxes"); err != nil {
 		return nil, err
 	}
 	return &Tree{Version: 2, Parent: path.Join(cg, "sandboxes"), Scope: scope}, nil
@@ -175,8 +175,8 @@ func stopScope(scope string) error {
 
 // prepare makes the delegated cgroup cg ready for sandboxes: its processes
 // move into the child leaf, and the controllers sandboxes need are enabled
-// for cg's children and for those of cg/sandboxes, where they go.
-func prepare(cg, leaf string) error {
+// for cg's children and for those of cg/folder, where they go.
+func prepare(cg, leaf, folder string) error {
 	root := filepath.Join(unifiedMount, cg)
 	if err := leafAll(root, leaf); err != nil {
 		return err
@@ -188,12 +188,12 @@ func prepare(cg, leaf string) error {
 	if err := enable(root, want); err != nil {
 		return fmt.Errorf("enable %v in %s (is it delegated?): %w", want, cg, err)
 	}
-	sb := filepath.Join(root, "sandboxes")
+	sb := filepath.Join(root, folder)
 	if err := os.Mkdir(sb, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("create %s/sandboxes: %w", cg, err)
+		return fmt.Errorf("create %s/%s: %w", cg, folder, err)
 	}
 	if err := enable(sb, want); err != nil {
-		return fmt.Errorf("enable %v in %s/sandboxes: %w", want, cg, err)
+		return fmt.Errorf("enable %v in %s/%s: %w", want, cg, folder, err)
 	}
 	return nil
 }

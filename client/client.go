@@ -75,7 +75,7 @@ type request struct {
 }
 
 // send makes a call and returns the answer if it is 2xx; otherwise the
-// error body, in its class.
+// error body, in its class, with the answer's request id and retry hint.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	body := r.body
 	if r.json != nil {
@@ -98,6 +98,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if r.accept != "" {
 		req.Header.Set("Accept", r.accept)
 	}
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
+		req.Header.Set(api.RequestIDHeader, id)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, c.connError(err)
@@ -111,7 +114,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if json.Unmarshal(b, &eb) != nil {
 		eb.Error.Message = string(bytes.TrimSpace(b))
 	}
-	return nil, api.ToError(resp.StatusCode, eb)
+	return nil, errorOf(resp, eb)
 }
 
 // call makes a call and decodes a JSON answer into out (if not nil).

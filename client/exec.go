@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -48,11 +47,8 @@ func (c *Client) execution(ctx context.Context, r request, onEvent func(api.Even
 				return nil, errors.New("sandboxd ended the stream without an execution")
 			}
 			return ev.Execution, nil
-		case "error":
-			if ev.Error != nil {
-				return nil, api.ToError(http.StatusInternalServerError, api.ErrorBody{Error: *ev.Error})
-			}
-			return nil, errors.New("sandboxd ended the stream with an error")
+		case api.EventError:
+			return nil, streamError(resp, ev.Error)
 		default:
 			onEvent(ev)
 		}

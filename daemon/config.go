@@ -79,6 +79,14 @@ type UserNSConfig struct {
 	Enabled bool   `toml:"enabled"`
 	IDBase  uint32 `toml:"id_base"`
 	Blocks  int    `toml:"blocks"`
+	// LeaseDir is the folder, shared by every sandboxd of the host, where
+	// each leases its id range (package idmap), so no two daemons' sandboxes
+	// share host ids. When the range overlaps another daemon's, a daemon
+	// whose config does not set id_base moves to the next free one; one
+	// that sets it refuses to start.
+	LeaseDir string `toml:"lease_dir"`
+	// explicit says the config file set id_base.
+	explicit bool
 }
 
 func (u UserNSConfig) idRange() idmap.Range { return idmap.Range{Base: u.IDBase, Blocks: u.Blocks} }
@@ -124,7 +132,7 @@ func DefaultConfig() Config {
 		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:            seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
-		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096},
+		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Max:    LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }
@@ -152,6 +160,7 @@ func LoadConfig(path string) (Config, error) {
 		}
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
+	c.UserNS.explicit = md.IsDefined("userns", "id_base")
 	lines := keyLines(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, fmt.Errorf("%s:%d: unknown key %q", path, lines[und[0].String()], und[0].String())

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -108,6 +109,12 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 	}
 	want := DefaultConfig()
 	want.Max.CPUs = c.Max.CPUs
+	// id_base stands commented out, with its default: set, it pins the
+	// range (see the file).
+	if !strings.Contains(mustRead(t, "../contrib/config.toml"), fmt.Sprintf("# id_base = %d\n", want.UserNS.IDBase)) {
+		t.Fatal("contrib/config.toml does not show id_base's default commented out")
+	}
+	c.UserNS.IDBase = want.UserNS.IDBase
 	want.Seccomp.Allow, want.Seccomp.Deny = []string{}, []string{}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("contrib/config.toml differs from the defaults:\n got %+v\nwant %+v", c, want)

@@ -7,14 +7,10 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
-	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/cgroups"
-	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
-	"github.com/sandboxd/sandboxd/isolation/agent"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -35,32 +31,32 @@ func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionReques
 // one (POST /v1/run) is neither recorded nor listed: it keeps its
 // reservation, which the caller releases when it destroys the sandbox.
 func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool) (_ *session, retErr error) {
+	if err := callerFrom(ctx).requireKnown(); err != nil {
+		return nil, err
+	}
 	rec, t, err := d.checkCreate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	owner := rec.OwnerUID
-	if err := d.reserve(owner); err != nil {
+	if err := d.sessions.reserve(owner, d.cfg.MaxSessions, d.cfg.MaxSessionsPerUID); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if persist || retErr != nil {
-			d.release(owner)
+			d.sessions.release(owner)
 		}
 	}()
 
 	started := time.Now()
 	var s *session
-	d.mu.Lock()
-	p := t.pool
-	d.mu.Unlock()
-	if p != nil {
+	if p := d.tmpl.poolOf(t); p != nil {
 		s = p.claim(ctx, rec)
 	}
 	source := "pool"
 	if s == nil {
 		source = "cold"
-		s = &session{rec: rec}
+		s = newSession(rec)
 		if err := d.startSandbox(ctx, s, false); err != nil {
 			d.metrics.creates.WithLabelValues("error").Inc()
 			_ = d.destroySession(s)
@@ -73,15 +69,18 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	}
 	d.metrics.createDur.Observe(time.Since(started).Seconds())
 	if !persist {
+		go d.watch(s, s.sandbox())
 		return s, nil
 	}
+	// The record is durable before the answer: a crash after it finds the
+	// session, one before it an orphan sandbox that reconcile removes.
 	if err := d.store.PutSession(rec); err != nil {
 		_ = d.destroySession(s)
-		return nil, err
+		return nil, fmt.Errorf("record session %s: %w", rec.ID, err)
 	}
-	d.mu.Lock()
-	d.sessions[rec.ID] = s
-	d.mu.Unlock()
+	d.sessions.add(s)
+	go d.watch(s, s.sandbox())
+	d.publish(s, api.ActionCreated, "")
 	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner, "from", source, "took", time.Since(started))
 	return s, nil
 }
@@ -92,9 +91,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if name == "" {
 		name = DefaultTemplate
 	}
-	d.mu.Lock()
-	t, err := d.templateLocked(name, false)
-	d.mu.Unlock()
+	t, err := d.tmpl.forUse(callerFrom(ctx), name, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,72 +120,30 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	maps.Copy(env, req.Env)
 	at := now()
 	return &store.Record{
-		Session: api.Session{
-			ID:         newID(),
-			OwnerUID:   identity.From(ctx).UID,
-			Template:   name,
-			Status:     api.StatusRunning,
-			CreatedAt:  at,
-			LastUsedAt: at,
-			Limits:     limits,
-			Network:    network,
-			Labels:     req.Labels,
-		},
-		Env: envList(env),
+		ID:         newID(),
+		OwnerUID:   callerFrom(ctx).UID,
+		Template:   name,
+		Status:     api.StatusRunning,
+		CreatedAt:  at,
+		LastUsedAt: at,
+		Limits:     storeLimits(limits),
+		Network:    network,
+		Labels:     req.Labels,
+		Env:        envList(env),
 	}, t, nil
-}
-
-// reserve counts a creation against the quotas before it starts, so that
-// concurrent creations cannot overshoot them.
-func (d *Daemon) reserve(owner uint32) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down")
-	}
-	total, mine := 0, d.pending[owner]
-	for _, n := range d.pending {
-		total += n
-	}
-	for _, s := range d.sessions {
-		s.mu.Lock()
-		if s.rec.Status == api.StatusRunning {
-			total++
-			if s.rec.OwnerUID == owner {
-				mine++
-			}
-		}
-		s.mu.Unlock()
-	}
-	if total >= d.cfg.MaxSessions {
-		return api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d sessions: delete or stop one first", d.cfg.MaxSessions)
-	}
-	if mine >= d.cfg.MaxSessionsPerUID {
-		return api.Errorf(errdefs.ErrResourceExhausted, "you run your maximum of %d sessions: delete or stop one first", d.cfg.MaxSessionsPerUID)
-	}
-	d.pending[owner]++
-	return nil
-}
-
-func (d *Daemon) release(owner uint32) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.pending[owner]--; d.pending[owner] <= 0 {
-		delete(d.pending, owner)
-	}
 }
 
 // startSandbox starts the session's sandbox over its (possibly existing)
 // workspace; warm waits until its interpreter has fully started (for the
 // pools). The caller holds no lock: starting takes tens of milliseconds.
+// It does not watch the sandbox: the session's owner (the table, or a
+// pool) does.
 func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error {
 	if err := d.assignIDs(s); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	rec := *s.rec
-	s.mu.Unlock()
-	t, err := d.templateFor(rec.Template)
+	rec := s.record()
+	t, err := d.tmpl.forStart(rec.Template)
 	if err != nil {
 		return err
 	}
@@ -203,14 +158,8 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
 	}
-	d.log.Debug("sandbox started", "session", rec.ID, "template", rec.Template, "disk", disk,
-		"prepare", sb.Timings.Prepare, "container", sb.Timings.Container, "agent", sb.Timings.Agent)
-	s.mu.Lock()
-	s.sb = sb
-	s.rec.Status = api.StatusRunning
-	s.rec.Reason = ""
-	s.mu.Unlock()
-	go d.watch(s, sb)
+	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "disk", disk, "took", time.Since(t0))
+	s.setRunning(sb)
 	return nil
 }
 
@@ -221,16 +170,16 @@ func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
 		ID:            rec.ID,
 		Workspace:     volume.Workspace(dir),
 		Tmp:           volume.Tmp(dir),
-		Resources:     *resourcesOf(rec.Limits),
+		Limits:        limitsOf(rec.Limits),
 		Env:           rec.Env,
 		IDBase:        rec.IDBase,
-		OnUndelivered: func(m *agent.Message) { d.recordUndelivered(s, m) },
+		OnUndelivered: func(r *isolation.ExecResult) { d.recordUndelivered(s, r) },
 	}
 }
 
-// resourcesOf is the cgroup side of a session's limits.
-func resourcesOf(l api.Limits) *specs.LinuxResources {
-	return cgroups.Resources(cgroups.Limits{MemoryBytes: l.MemoryMB << 20, CPUs: l.CPUs, Pids: l.Pids})
+// limitsOf is the runtime side of a session's limits.
+func limitsOf(l store.Limits) isolation.Limits {
+	return isolation.Limits{MemoryBytes: l.MemoryMB << 20, CPUs: l.CPUs, Pids: l.Pids}
 }
 
 // assignIDs gives a session its block of user-namespace ids, if sandboxes
@@ -258,36 +207,31 @@ func (d *Daemon) assignIDs(s *session) error {
 func (d *Daemon) releaseIDs(s *session) {
 	s.mu.Lock()
 	base := s.rec.IDBase
+	s.rec.IDBase = 0
 	s.mu.Unlock()
 	if d.ids != nil && base != 0 {
 		d.ids.Release(base)
 	}
 }
 
-// watch marks a session failed when its sandbox dies on its own (the agent
-// was killed, or the host ran out of memory).
-func (d *Daemon) watch(s *session, sb *isolation.Sandbox) {
+// watch notices at once when a session's sandbox dies on its own (its
+// agent was killed, the host ran out of memory): the session fails, with
+// how the sandbox ended as the reason.
+func (d *Daemon) watch(s *session, sb Sandbox) {
+	if sb == nil {
+		return
+	}
 	<-sb.Exited()
-	s.mu.Lock()
-	if s.sb != sb {
-		s.mu.Unlock()
+	reason := sb.Exit().String()
+	if !s.setExited(sb, reason) {
 		return // stopped or replaced on purpose
 	}
-	s.sb = nil
-	s.rec.Status = api.StatusFailed
-	s.rec.Reason = "the sandbox exited unexpectedly; restart the session"
-	rec := *s.rec
-	s.mu.Unlock()
-	_ = sb.Destroy()
-	if d.isPersistent(rec.ID) {
-		_ = d.store.PutSession(&rec)
+	_ = sb.Stop()
+	ctx := d.daemonCtx()
+	if sb.Exit().OOM {
+		d.publish(s, api.ActionOOM, reason)
 	}
-	d.log.Warn("sandbox exited unexpectedly", "session", rec.ID)
-}
-
-func (d *Daemon) isPersistent(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, ok := d.sessions[id]
-	return ok
+	if err := d.commit(ctx, s, api.ActionFailed, reason); err != nil {
+		d.log.Error("record failed session", "session", s.rec.ID, "err", err)
+	}
 }

@@ -1,6 +1,17 @@
 // Package daemon is sandboxd's core: it owns the sessions, each a sandbox
-// from package isolation with its record in package store, and implements
-// the operations the API serves, one operation per file.
+// from a Runtime with its record in package store, and implements the
+// operations the API serves, one operation per file.
+//
+// How it is put together:
+//
+//	server (HTTP) ─► Daemon ─► table of sessions (table.go), each with its
+//	                 │          state (state.go: the one owner of status)
+//	                 ├─► templates (templates.go), each with its warm pool
+//	                 ├─► authorization (authz.go), events (events.go)
+//	                 └─► Runtime / Sandbox (runtime.go) ─► isolation
+//
+// Locks: the table's, then a session's; templates and each pool have
+// their own; none is held across a sandbox start or an execution.
 package daemon
 
 import (
@@ -22,6 +33,7 @@ import (
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
+	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/isolation/volume"
@@ -34,15 +46,14 @@ type Daemon struct {
 	cfg   Config
 	log   *slog.Logger
 	store *store.Store
-	rt    *isolation.Runtime
-	tree  *cgroups.Tree
+	rt    Runtime
+	inst  instance
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	pending  map[uint32]int // creations under way, by owner, for the quotas
+	sessions *table
+	tmpl     *templates
+	events   *events
 	// execSlots bounds executions running at once, host-wide.
 	execSlots chan struct{}
-	closed    bool
 
 	metrics  *metrics
 	recorder *recorder
@@ -51,12 +62,6 @@ type Daemon struct {
 	denied  *deniedLog
 	// ids gives sessions their user-namespace id blocks; nil when off.
 	ids *idmap.Allocator
-	// templates, under mu, are the templates by name, each with its warm
-	// pool. tmplMu serialises adding, importing and removing them.
-	templates map[string]*template
-	tmplMu    sync.Mutex
-	// fillSlot is the one refill all warm pools take turns at.
-	fillSlot chan struct{}
 	// pristine makes session disks as copies of a pristine image.
 	pristine *volume.Pristine
 	// background counts work left running after a request answered.
@@ -64,16 +69,20 @@ type Daemon struct {
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
 }
 
-// session is one session in memory. mu guards rec and sb; it is held only
-// for short state changes, never across an execution.
-type session struct {
-	mu  sync.Mutex
-	rec *store.Record
-	sb  *isolation.Sandbox // nil unless running
-	// busy is set while an execution runs, so the idle reaper spares it.
-	busy bool
+// deps are what New builds for the daemon's core and a test hands it
+// directly: the store, the runtime and, when sandboxes get user
+// namespaces, the id allocator.
+type deps struct {
+	store   *store.Store
+	rt      Runtime
+	ids     *idmap.Allocator
+	monitor *seccomp.Monitor
+	denied  *deniedLog
+	inst    instance
 }
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
@@ -82,79 +91,130 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{cfg.DataDir, cfg.RunDir, filepath.Join(cfg.DataDir, "sessions")} {
-		if err := os.MkdirAll(d, 0o711); err != nil {
-			return nil, fmt.Errorf("make %s: %w", d, err)
-		}
+	if err := makeDirs(cfg); err != nil {
+		return nil, err
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, "sandboxd.db"), store.Options{HistoryLimit: cfg.HistoryLimit, HistoryTotalLimit: cfg.HistoryTotalLimit})
+	inst, err := loadInstance(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	st, err := openStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var cleanups []func()
 	defer func() {
 		if retErr != nil {
+			for i := len(cleanups) - 1; i >= 0; i-- {
+				cleanups[i]()
+			}
 			st.Close()
 		}
 	}()
-	tree, err := cgroups.Setup(ctx, "sandboxd", systemdMainProcess(), log)
+	tree, err := cgroups.Setup(ctx, inst.cgroupName(cgroups.Detect()), systemdMainProcess(), log)
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: %w", err)
 	}
-	d := &Daemon{
-		cfg:       cfg,
-		log:       log,
-		store:     st,
-		tree:      tree,
-		sessions:  map[string]*session{},
-		pending:   map[uint32]int{},
-		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
-		fillSlot:  make(chan struct{}, 1),
-		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
-	}
-	d.metrics = newMetrics(d)
-	stateDir := filepath.Join(cfg.RunDir, "state")
+	cleanups = append(cleanups, func() { _ = tree.Remove() })
+	stateDir := inst.stateDir(cfg.RunDir)
 	if err := os.MkdirAll(stateDir, 0o711); err != nil {
 		return nil, err
 	}
+	dp := deps{store: st, inst: inst}
+	m := newMetrics()
 	if cfg.Seccomp.LogDenied {
 		if !seccomp.NotifySupported() {
 			log.Warn("seccomp user notification needs Linux 5.7 and libseccomp 2.5: refused system calls will not be logged")
 		} else {
-			d.denied = newDeniedLog(log, func(sc string) { d.metrics.denied.WithLabelValues(sc).Inc() })
-			if d.monitor, err = seccomp.Listen(filepath.Join(stateDir, "seccomp.sock"), d.denied.report); err != nil {
+			dp.denied = newDeniedLog(log, func(sc string) { m.denied.WithLabelValues(sc).Inc() })
+			if dp.monitor, err = seccomp.Listen(filepath.Join(stateDir, "seccomp.sock"), dp.denied.report); err != nil {
 				return nil, err
 			}
-			defer func() {
-				if retErr != nil {
-					d.monitor.Close()
-				}
-			}()
+			cleanups = append(cleanups, func() { dp.monitor.Close() })
 		}
 	}
 	if cfg.UserNS.Enabled {
 		if r := (hostcheck.Host{Proc: "/proc"}).UserNamespaces(); r.Status != hostcheck.OK && r.Status != hostcheck.Info {
 			return nil, fmt.Errorf("user namespaces: %s: enable them, or turn them off for sandboxes with [userns] enabled = false", r.Detail)
 		}
-		if d.ids, err = idmap.New(cfg.UserNS.idRange()); err != nil {
+		rng, err := idmap.Lease(idmap.LeaseRequest{
+			Dir: cfg.UserNS.LeaseDir, Instance: inst.id, DataDir: cfg.DataDir,
+			Want: cfg.UserNS.idRange(), Move: !cfg.UserNS.explicit,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if rng != cfg.UserNS.idRange() {
+			log.Info("another sandboxd holds the configured user-namespace id range: this one uses the next free one", "id_base", rng.Base, "blocks", rng.Blocks)
+		}
+		if dp.ids, err = idmap.New(rng); err != nil {
 			return nil, err
 		}
 	}
-	if d.rt, err = isolation.NewRuntime(isolation.Options{
+	rt, err := isolation.NewRuntime(isolation.Options{
 		StateDir: stateDir,
 		UID:      cfg.SandboxUID,
 		GID:      cfg.SandboxGID,
 		UserNS:   cfg.UserNS.Enabled,
 		Seccomp:  cfg.Seccomp,
 		Cgroups:  tree,
-		Monitor:  d.monitor,
-	}); err != nil {
+		Monitor:  dp.monitor,
+	})
+	if err != nil {
 		return nil, err
 	}
-	d.recorder = newRecorder(st, log)
+	dp.rt = libcontainerRuntime{rt}
+	return newDaemon(ctx, cfg, log, m, dp)
+}
+
+// makeDirs makes the daemon's folders.
+func makeDirs(cfg Config) error {
+	for _, d := range []string{cfg.DataDir, cfg.RunDir, filepath.Join(cfg.DataDir, "sessions")} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return fmt.Errorf("make %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// openStore opens the daemon's database.
+func openStore(cfg Config) (*store.Store, error) {
+	return store.Open(filepath.Join(cfg.DataDir, "sandboxd.db"), store.Options{HistoryLimit: cfg.HistoryLimit, HistoryTotalLimit: cfg.HistoryTotalLimit})
+}
+
+// newDaemon is the daemon's core over its dependencies: New's real ones,
+// or a test's fakes. It loads templates, reconciles, and starts the
+// reaper and the pools.
+func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp deps) (*Daemon, error) {
+	if err := makeDirs(cfg); err != nil {
+		return nil, err
+	}
+	d := &Daemon{
+		cfg:       cfg,
+		log:       log,
+		store:     dp.store,
+		rt:        dp.rt,
+		inst:      dp.inst,
+		ids:       dp.ids,
+		monitor:   dp.monitor,
+		denied:    dp.denied,
+		sessions:  newTable(),
+		tmpl:      newTemplates(),
+		events:    newEvents(),
+		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
+		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
+		metrics:   m,
+	}
+	m.sessions = d.countByStatus
+	// Start-up work is the daemon's own, logged as such.
+	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
+	d.recorder = newRecorder(d.store, log)
 	if err := d.loadTemplates(); err != nil {
+		d.recorder.close()
 		return nil, err
 	}
 	if err := d.reconcile(ctx); err != nil {
+		d.recorder.close()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
@@ -162,8 +222,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	d.reaperDone = make(chan struct{})
 	go d.reapIdle(rctx)
 	d.startPools()
-	log.Info("sandboxd ready", "cgroup_version", tree.Version, "cgroup_parent", tree.Parent,
-		"sandbox_uid", d.rt.UID(), "user_namespaces", cfg.UserNS.Enabled, "sessions", len(d.sessions))
+	info := d.rt.Info()
+	log.Info("sandboxd ready", "instance", d.inst.id, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
+		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "sessions", len(d.sessions.all()))
 	return d, nil
 }
 
@@ -171,17 +232,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 // daemon to restore (or, with shutdown_stops_sessions, stops them, keeping
 // their workspaces), and closes the database.
 func (d *Daemon) Close(ctx context.Context) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
-	}
-	d.closed = true
-	all := make([]*session, 0, len(d.sessions))
-	for _, s := range d.sessions {
-		all = append(all, s)
-	}
-	d.mu.Unlock()
+	d.closeOnce.Do(func() { d.closeErr = d.close(ctx) })
+	return d.closeErr
+}
+
+func (d *Daemon) close(ctx context.Context) error {
+	all, _ := d.sessions.close()
 	d.stopReaper()
 	<-d.reaperDone
 	d.closePools()
@@ -189,7 +245,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	left := 0
 	stopAll := d.cfg.ShutdownStopsSessions
-	if !stopAll && d.tree.Version == 2 && systemdMainProcess() && d.tree.Scope == "" && len(all) > 0 {
+	if info := d.rt.Info(); !stopAll && info.CgroupVersion == 2 && systemdMainProcess() && !info.InScope && len(all) > 0 {
 		// A systemd service on cgroup v2 without its scope (no systemd
 		// API): while sandboxes hold the unit's cgroup (its controllers
 		// enabled for them), systemd before 254 cannot place the next
@@ -203,16 +259,10 @@ func (d *Daemon) Close(ctx context.Context) error {
 			if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
 				errs = append(errs, err)
 			}
-		} else {
-			s.mu.Lock()
-			sb := s.sb
-			s.sb = nil // the watcher lets go too
-			s.mu.Unlock()
-			if sb != nil {
-				sb.Detach()
-				left++
-				continue
-			}
+		} else if sb := s.takeSandbox(); sb != nil {
+			sb.Detach()
+			left++
+			continue
 		}
 		// The disk of a session that does not run is mounted only while a
 		// daemon serves its files; the next one mounts it again
@@ -228,7 +278,12 @@ func (d *Daemon) Close(ctx context.Context) error {
 	if d.monitor != nil {
 		errs = append(errs, d.monitor.Close())
 	}
-	errs = append(errs, d.tree.Remove(), d.store.Close())
+	// A daemon with no session left holds no host ids: its range is free
+	// for other daemons.
+	if d.ids != nil && len(all) == 0 {
+		errs = append(errs, idmap.ReleaseLease(d.cfg.UserNS.LeaseDir, d.inst.id))
+	}
+	errs = append(errs, d.rt.Close(), d.store.Close())
 	return errors.Join(errs...)
 }
 
@@ -239,53 +294,22 @@ func systemdMainProcess() bool {
 	return os.Getenv("SYSTEMD_EXEC_PID") == strconv.Itoa(os.Getpid())
 }
 
-// closePools empties every warm pool, for good.
-func (d *Daemon) closePools() {
-	d.mu.Lock()
-	var pools []*pool
-	for _, t := range d.templates {
-		if t.pool != nil {
-			pools = append(pools, t.pool)
-			t.pool = nil
-		}
-	}
-	d.mu.Unlock()
-	for _, p := range pools {
-		p.close()
-	}
-}
-
 // lookup finds a session the caller may see. Another user's session is
 // "not found", exactly like a missing one.
 func (d *Daemon) lookup(ctx context.Context, id string) (*session, error) {
-	caller := identity.From(ctx)
-	d.mu.Lock()
-	s, ok := d.sessions[id]
-	d.mu.Unlock()
-	if ok {
-		s.mu.Lock()
-		owner := s.rec.OwnerUID
-		s.mu.Unlock()
-		if caller.IsRoot() || owner == caller.UID {
+	if s, ok := d.sessions.get(id); ok {
+		if _, owner := s.status(); callerFrom(ctx).mayUse(owner) {
 			return s, nil
 		}
 	}
 	return nil, api.Errorf(errdefs.ErrNotFound, "no such session: %s", id)
 }
 
-// snapshot is a copy of the session's public record.
+// snapshot is the session as the API shows it.
 func (s *session) snapshot() api.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := s.rec.Session
-	if out.Labels != nil {
-		l := make(map[string]string, len(out.Labels))
-		for k, v := range out.Labels {
-			l[k] = v
-		}
-		out.Labels = l
-	}
-	return out
+	return sessionView(s.rec)
 }
 
 // sessionDir is the folder of everything a session keeps on disk (see

@@ -12,7 +12,6 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
-	"github.com/sandboxd/sandboxd/isolation/agent"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -34,9 +33,9 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	s.mu.Lock()
 	s.rec.ExecCount++
 	s.rec.LastUsedAt = now()
-	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: e}
+	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e)}
 	s.mu.Unlock()
-	if d.isPersistent(item.SessionID) {
+	if d.sessions.has(s) {
 		d.recorder.add(item)
 	}
 	return e, nil
@@ -86,83 +85,101 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	default:
 		return nil, api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d executions at once: try again shortly", cap(d.execSlots))
 	}
-	s.mu.Lock()
-	sb := s.sb
-	status := s.rec.Status
-	if sb != nil {
-		s.busy = true
+	sb, reset, err := s.claimExec(ctx)
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Unlock()
-	if sb == nil {
-		return nil, api.Errorf(errdefs.ErrConflict, "session %s is %s: start it first", s.snapshot().ID, status)
-	}
-	defer func() {
-		s.mu.Lock()
-		s.busy = false
-		s.mu.Unlock()
-	}()
+	defer s.releaseExec()
 
-	e := &api.Execution{ID: newID(), SessionID: sb.ID, Language: req.Language, StartedAt: now()}
+	e := &api.Execution{ID: newID(), SessionID: sb.ID(), Language: req.Language, StartedAt: now()}
 	out := &capture{limit: d.cfg.MaxOutputBytes, onEvent: onEvent}
-	grace := d.cfg.InterruptGraceS
 	started := time.Now()
-	m, err := sb.Exec(agent.Request{
+	r, err := sb.Exec(ctx, &isolation.ExecOptions{
 		ID:        e.ID,
 		Language:  req.Language,
 		Code:      req.Code,
-		Timeout:   timeout.Seconds(),
-		Grace:     grace,
+		Timeout:   timeout,
+		Grace:     time.Duration(d.cfg.InterruptGraceS * float64(time.Second)),
 		Env:       mergeEnv(sessionEnv, req.Env),
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
-	}, timeout+time.Duration(grace*float64(time.Second))+10*time.Second, out.add)
+	}, out.add)
 	e.Stdout, e.Stderr = out.stdout.String(), out.stderr.String()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	if err != nil {
 		return d.recoverExec(ctx, s, sb, e, err)
 	}
-	e.Status = m.Status
-	e.ExitCode = m.ExitCode
-	e.Result = m.Result
-	e.Error = m.Error
-	e.Outputs = m.Outputs
-	e.Truncated = m.Truncated || out.truncated
-	e.StateReset = m.StateReset
-	if m.DurationMS > 0 {
-		e.DurationMS = m.DurationMS
+	e.Status = r.Status
+	e.ExitCode = r.ExitCode
+	e.Result = r.Result
+	e.Error = r.Error
+	e.Outputs = r.Outputs
+	e.Truncated = r.Truncated || out.truncated
+	e.StateReset = r.StateReset || reset
+	if r.Duration > 0 {
+		e.DurationMS = float64(r.Duration.Microseconds()) / 1000
+	}
+	if e.Status == api.StatusKilled {
+		d.noticeOOM(s, sb)
 	}
 	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
 	return e, nil
 }
 
+// noticeOOM publishes an oom event when the sandbox's count of
+// out-of-memory kills went up since last looked at.
+func (d *Daemon) noticeOOM(s *session, sb Sandbox) {
+	st, err := sb.Stats()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	seen := s.oomKills
+	s.oomKills = max(seen, st.OOMKills)
+	s.mu.Unlock()
+	if st.OOMKills > seen {
+		d.publish(s, api.ActionOOM, "out of memory: the kernel killed a process of the session")
+	}
+}
+
 // recoverExec handles an execution whose sandbox stopped answering or died
 // under it: the sandbox is replaced (state_reset), and the execution says
-// what happened.
-func (d *Daemon) recoverExec(ctx context.Context, s *session, sb *isolation.Sandbox, e *api.Execution, cause error) (*api.Execution, error) {
+// what happened. The replacement does not depend on the request: a
+// client that hangs up does not leave the session broken.
+func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api.Execution, cause error) (*api.Execution, error) {
 	log := logging.From(ctx)
 	e.StateReset = true
 	e.ExitCode = 137
 	switch {
-	case errors.Is(cause, agent.ErrUnresponsive):
+	case errors.Is(cause, isolation.ErrUnresponsive):
 		e.Status = api.StatusTimeout
 		e.Error = &api.ExecError{Name: "Timeout", Value: "the sandbox stopped answering; it was restarted"}
 	default:
 		e.Status = api.StatusKilled
 		e.Error = &api.ExecError{Name: "Killed", Value: "the sandbox was killed (out of memory or another limit); it was restarted"}
 	}
+	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
+	// The watcher may have seen the sandbox die first and failed the
+	// session; else the sandbox is still the session's and goes now.
 	s.mu.Lock()
-	// The watcher may have seen the sandbox die first and marked it failed.
-	stillOurs := s.sb == sb || (s.sb == nil && s.rec.Status == api.StatusFailed)
+	stillOurs := s.sb == sb || (s.sb == nil && s.rec.Status == api.StatusFailed && s.op == "")
 	s.mu.Unlock()
-	if !stillOurs {
-		// Stopped or deleted while running: nothing to bring back.
+	if !stillOurs || !d.sessions.has(s) {
+		// Stopped, restarted or deleted while running: nothing to bring
+		// back.
 		e.Error.Value = "the session was stopped while the code ran"
 		return e, nil
 	}
-	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
+	if !s.tryBegin(opStart) {
+		return e, nil // someone else is restarting or stopping it
+	}
+	defer s.end()
 	log.Warn("sandbox lost during an execution; restarting it", "session", e.SessionID, "err", cause)
-	if err := d.restartSandbox(ctx, s); err != nil {
+	if s.setExited(sb, "the sandbox stopped answering during an execution") {
+		_ = sb.Stop()
+	}
+	if err := d.restartSandbox(repairCtx(ctx), s, api.ActionRestarted, "the sandbox was lost during an execution"); err != nil {
 		log.Error("restart sandbox", "session", e.SessionID, "err", err)
 	}
 	return e, nil

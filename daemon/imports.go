@@ -11,7 +11,6 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/isolation/unpack"
 )
 
@@ -33,17 +32,17 @@ func (d *Daemon) importRootfs(name string) string {
 // with the answer's rootfs. Only root may import. An earlier import for
 // the same name that no template took is replaced.
 func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) (*api.RootfsImported, error) {
-	if !identity.From(ctx).IsRoot() {
-		return nil, api.Errorf(errdefs.ErrPermissionDenied, "only root may import a root filesystem")
+	if err := callerFrom(ctx).requireRoot("import a root filesystem"); err != nil {
+		return nil, err
 	}
 	if err := checkTemplateName(name); err != nil {
 		return nil, err
 	}
-	d.tmplMu.Lock()
-	defer d.tmplMu.Unlock()
-	d.mu.Lock()
-	_, exists := d.templates[name]
-	d.mu.Unlock()
+	d.tmpl.ops.Lock()
+	defer d.tmpl.ops.Unlock()
+	d.tmpl.mu.Lock()
+	_, exists := d.tmpl.byName[name]
+	d.tmpl.mu.Unlock()
 	if exists {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", name)
 	}
@@ -87,7 +86,7 @@ func (d *Daemon) reconcileImports() {
 		return
 	}
 	for _, e := range ents {
-		if t, ok := d.templates[e.Name()]; ok && t.def.Rootfs == d.importRootfs(e.Name()) {
+		if t, ok := d.tmpl.byName[e.Name()]; ok && t.def.Rootfs == d.importRootfs(e.Name()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(d.importsDir(), e.Name())); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/version"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/seccomp"
@@ -12,12 +11,13 @@ import (
 
 // Info describes the daemon and the host as the caller may see them.
 func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
-	caller := identity.From(ctx)
+	caller := callerFrom(ctx)
+	rt := d.rt.Info()
 	info := &api.Info{
 		Version:       version.Version,
 		APIVersion:    api.Version,
-		Runtime:       "libcontainer",
-		CgroupVersion: int(d.tree.Version),
+		Runtime:       rt.Name,
+		CgroupVersion: rt.CgroupVersion,
 		Seccomp: api.SeccompInfo{
 			Enabled:        true,
 			LibraryVersion: seccomp.LibraryVersion(),
@@ -32,11 +32,10 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		r := d.ids.Range()
 		info.UserNS = api.UserNSInfo{Enabled: true, IDBase: r.Base, BlockSize: idmap.BlockSize, Blocks: r.Blocks, InUse: d.ids.InUse()}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.tmpl.mu.Lock()
 	info.Pool.Templates = map[string]api.PoolFill{}
-	for name, t := range d.templates {
-		if t.adding {
+	for name, t := range d.tmpl.byName {
+		if t.adding || !caller.mayUseTemplate(t.def.OwnerUID) {
 			continue
 		}
 		f := t.fill()
@@ -44,11 +43,10 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		info.Pool.Idle += f.Idle
 		info.Pool.Templates[name] = f
 	}
-	for _, s := range d.sessions {
-		s.mu.Lock()
-		st, owner := s.rec.Status, s.rec.OwnerUID
-		s.mu.Unlock()
-		if !caller.IsRoot() && owner != caller.UID {
+	d.tmpl.mu.Unlock()
+	for _, s := range d.sessions.all() {
+		st, owner := s.status()
+		if !caller.mayUse(owner) {
 			continue
 		}
 		info.Sessions.Total++

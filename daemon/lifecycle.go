@@ -2,18 +2,20 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 )
 
 // StopSession ends the session's processes and frees its cgroup, keeping
 // its workspace. Stopping a stopped session is not an error.
 func (d *Daemon) StopSession(ctx context.Context, id string) (*api.Session, error) {
-	return d.lifecycle(ctx, id, func(s *session) error {
+	return d.lifecycle(ctx, id, opStop, func(s *session) error {
 		return d.stopSession(ctx, s, "stopped by request")
 	})
 }
@@ -21,27 +23,24 @@ func (d *Daemon) StopSession(ctx context.Context, id string) (*api.Session, erro
 // StartSession gives a stopped (or failed) session a fresh interpreter over
 // the same workspace. Starting a running session changes nothing.
 func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, error) {
-	return d.lifecycle(ctx, id, func(s *session) error {
-		s.mu.Lock()
-		running := s.sb != nil
-		s.mu.Unlock()
-		if running {
+	return d.lifecycle(ctx, id, opStart, func(s *session) error {
+		if s.sandbox() != nil {
 			return nil
 		}
 		if err := d.checkLifetime(s); err != nil {
 			return err
 		}
-		return d.restartSandbox(ctx, s)
+		return d.restartSandbox(ctx, s, api.ActionStarted, "")
 	})
 }
 
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
-	return d.lifecycle(ctx, id, func(s *session) error {
+	return d.lifecycle(ctx, id, opStart, func(s *session) error {
 		if err := d.checkLifetime(s); err != nil {
 			return err
 		}
-		return d.restartSandbox(ctx, s)
+		return d.restartSandbox(ctx, s, api.ActionRestarted, "")
 	})
 }
 
@@ -64,12 +63,17 @@ func (d *Daemon) expired(s *session) bool {
 	return time.Since(s.rec.CreatedAt) > time.Duration(d.cfg.MaxSessionLifetimeS)*time.Second
 }
 
-// lifecycle finds the caller's session, applies op, and returns the result.
-func (d *Daemon) lifecycle(ctx context.Context, id string, op func(*session) error) (*api.Session, error) {
+// lifecycle finds the caller's session, runs op on it as the one
+// operation under way, and returns the result.
+func (d *Daemon) lifecycle(ctx context.Context, id, name string, op func(*session) error) (*api.Session, error) {
 	s, err := d.lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.begin(ctx, name); err != nil {
+		return nil, err
+	}
+	defer s.end()
 	if err := op(s); err != nil {
 		return nil, err
 	}
@@ -77,61 +81,67 @@ func (d *Daemon) lifecycle(ctx context.Context, id string, op func(*session) err
 	return &out, nil
 }
 
-// stopSession destroys the sandbox, if any, and records why.
+// stopSession stops the sandbox, if any, and records why. The caller
+// holds the session's operation.
 func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) error {
-	s.mu.Lock()
-	sb := s.sb
-	s.sb = nil
-	if s.rec.Status == api.StatusRunning {
-		s.rec.Status = api.StatusStopped
-		s.rec.Reason = reason
+	sb := s.takeSandbox()
+	if sb == nil {
+		return nil
 	}
-	rec := *s.rec
-	s.mu.Unlock()
-	if sb != nil {
-		if err := sb.Destroy(); err != nil {
+	if err := sb.Stop(); err != nil {
+		// Its processes may live on: the session cannot run as it is.
+		s.setFailed("could not stop the sandbox: " + err.Error())
+		_ = d.commit(ctx, s, api.ActionFailed, "could not stop the sandbox: "+err.Error())
+		return err
+	}
+	s.setStopped(reason)
+	return d.commit(ctx, s, api.ActionStopped, reason)
+}
+
+// restartSandbox stops the sandbox if it runs and starts a new one,
+// recording action and why. If the start fails the session is failed,
+// with the reason.
+func (d *Daemon) restartSandbox(ctx context.Context, s *session, action, why string) error {
+	if sb := s.takeSandbox(); sb != nil {
+		if err := sb.Stop(); err != nil {
 			return err
 		}
-		logging.From(ctx).Info("session stopped", "session", rec.ID, "reason", reason)
+		s.setStopped("restarting")
 	}
-	if d.isPersistent(rec.ID) {
-		return d.store.PutSession(&rec)
-	}
-	return nil
-}
-
-// restartSandbox stops the sandbox if it runs and starts a new one. If the
-// start fails the session is marked failed with the reason.
-func (d *Daemon) restartSandbox(ctx context.Context, s *session) error {
-	if err := d.stopSession(ctx, s, "restarting"); err != nil {
+	_, owner := s.status()
+	if err := d.sessions.reserve(owner, d.cfg.MaxSessions, d.cfg.MaxSessionsPerUID); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	owner := s.rec.OwnerUID
-	s.mu.Unlock()
-	if err := d.reserve(owner); err != nil {
-		return err
-	}
-	defer d.release(owner)
-	err := d.startSandbox(ctx, s, false)
-	s.mu.Lock()
-	if err != nil {
-		s.rec.Status = api.StatusFailed
-		s.rec.Reason = err.Error()
-	}
-	rec := *s.rec
-	s.mu.Unlock()
-	if d.isPersistent(rec.ID) {
-		if perr := d.store.PutSession(&rec); perr != nil && err == nil {
-			err = perr
+	defer d.sessions.release(owner)
+	if err := d.startSandbox(ctx, s, false); err != nil {
+		s.setFailed(err.Error())
+		if cerr := d.commit(ctx, s, api.ActionFailed, err.Error()); cerr != nil {
+			logging.From(ctx).Error("record failed session", "session", s.rec.ID, "err", cerr)
 		}
+		return err
 	}
-	return err
+	go d.watch(s, s.sandbox())
+	return d.commit(ctx, s, action, why)
 }
 
-// reapIdle stops sessions left unused for longer than their idle timeout.
+// repairCtx is a context for work a request caused that must not die
+// with it (a restart after a crash mid-exec): it keeps the request's
+// values (its logger) but not its cancellation, and acts as the daemon.
+func repairCtx(ctx context.Context) context.Context {
+	return identity.With(context.WithoutCancel(ctx), identity.Internal())
+}
+
+// daemonCtx is a context for the daemon's own work (the reaper, the
+// pools, restores): it acts as the daemon and logs with its logger.
+func (d *Daemon) daemonCtx() context.Context {
+	return logging.With(identity.With(context.Background(), identity.Internal()), d.log)
+}
+
+// reapIdle stops sessions left unused for longer than their idle timeout,
+// and those past the maximum lifetime.
 func (d *Daemon) reapIdle(ctx context.Context) {
 	defer close(d.reaperDone)
+	ctx = logging.With(identity.With(ctx, identity.Internal()), d.log)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -140,32 +150,30 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		d.mu.Lock()
-		var idle, old []*session
-		for _, s := range d.sessions {
+		for _, s := range d.sessions.all() {
 			s.mu.Lock()
 			lim := time.Duration(s.rec.Limits.IdleTimeoutS) * time.Second
-			running := s.sb != nil
-			if running && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && !s.busy {
-				idle = append(idle, s)
-			}
+			running := s.sb != nil && s.op == ""
+			idle := running && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && s.busy == 0
 			s.mu.Unlock()
 			// Past its lifetime a session stops even in the middle of an
 			// execution: the limit is the operator's.
-			if running && d.expired(s) {
-				old = append(old, s)
+			var reason string
+			switch {
+			case running && d.expired(s):
+				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
+			case idle:
+				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", int(lim.Seconds()))
+			default:
+				continue
 			}
-		}
-		d.mu.Unlock()
-		for _, s := range idle {
-			if err := d.stopSession(ctx, s, "idle for longer than idle_timeout_s"); err != nil {
-				d.log.Warn("stop idle session", "session", s.snapshot().ID, "err", err)
+			if !s.tryBegin(opStop) {
+				continue // something else is under way; next tick
 			}
-		}
-		for _, s := range old {
-			if err := d.stopSession(ctx, s, "reached the maximum session lifetime (max_session_lifetime_s)"); err != nil {
-				d.log.Warn("stop expired session", "session", s.snapshot().ID, "err", err)
+			if err := d.stopSession(ctx, s, reason); err != nil {
+				d.log.Warn("stop session", "session", s.rec.ID, "reason", reason, "err", err)
 			}
+			s.end()
 		}
 	}
 }

@@ -19,11 +19,19 @@ type metrics struct {
 	creates   *prometheus.CounterVec
 	createDur prometheus.Histogram
 	denied    *prometheus.CounterVec
-	// poolClaims counts creations served from the warm pool.
+	// poolClaims counts creations served from the warm pool; poolDeaths
+	// the pooled sandboxes that died before a claim, replaced.
 	poolClaims prometheus.Counter
+	poolDeaths *prometheus.CounterVec
+	// panics counts requests whose handler panicked.
+	panics prometheus.Counter
+	// ended counts sessions that stopped or failed, by reason class.
+	ended *prometheus.CounterVec
+	// sessions counts the sessions by status, at scrape time.
+	sessions func() map[string]int
 }
 
-func newMetrics(d *Daemon) *metrics {
+func newMetrics() *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		execs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -43,27 +51,41 @@ func newMetrics(d *Daemon) *metrics {
 		poolClaims: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sandboxd_pool_claims_total", Help: "Session creations served from the warm pool.",
 		}),
+		poolDeaths: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_pool_sandbox_deaths_total", Help: "Pooled sandboxes that died or failed a health check before a claim, and were replaced.",
+		}, []string{"template"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sandboxd_handler_panics_total", Help: "API requests whose handler panicked (answered 500).",
+		}),
+		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_session_ends_total", Help: "Sessions that stopped, failed or were lost, by event action.",
+		}, []string{"action"}),
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_seccomp_denied_total", Help: "System calls the seccomp filter refused, by name.",
 		}, []string{"syscall"}),
 	}
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
-	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims,
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.ended,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
-			counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}
-			d.mu.Lock()
-			for _, s := range d.sessions {
-				s.mu.Lock()
-				counts[s.rec.Status]++
-				s.mu.Unlock()
+			if m.sessions == nil {
+				return
 			}
-			d.mu.Unlock()
-			for st, n := range counts {
+			for st, n := range m.sessions() {
 				ch <- prometheus.MustNewConstMetric(sessions, prometheus.GaugeValue, float64(n), st)
 			}
 		}})
 	return m
+}
+
+// countByStatus counts the sessions by status, every status present.
+func (d *Daemon) countByStatus() map[string]int {
+	counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}
+	for _, s := range d.sessions.all() {
+		st, _ := s.status()
+		counts[st]++
+	}
+	return counts
 }
 
 // collectorFunc computes a metric at scrape time.
@@ -79,3 +101,7 @@ func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 func (d *Daemon) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})
 }
+
+// CountPanic counts a request whose handler panicked (the server's
+// OnPanic hook).
+func (d *Daemon) CountPanic() { d.metrics.panics.Inc() }

@@ -2,17 +2,25 @@ package daemon
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/store"
 )
 
+// poolCheckEvery is how often idle pooled sandboxes are asked whether
+// they answer; their death is noticed at once regardless (the exit).
+const poolCheckEvery = 30 * time.Second
+
+// claimCheckTimeout bounds the check of a pooled sandbox at its claim.
+const claimCheckTimeout = 2 * time.Second
+
 // pool keeps sandboxes of one template started ahead of demand,
 // interpreter up and preload done: a create claims one and answers in
 // milliseconds, and the pool refills behind it. All pools share one
-// refill slot (Daemon.fillSlot), so refills start one sandbox at a time
-// host-wide and never crowd out live requests. A pooled sandbox is
+// refill slot (templates.fillSlot), so refills start one sandbox at a
+// time host-wide and never crowd out live requests. A pooled sandbox is
 // started exactly as a fresh session's (its id becomes the session's),
 // with the template's limits and environment; the claim applies the
 // request's limits, and the session's own environment goes with every
@@ -20,37 +28,56 @@ import (
 // and the template's preload: /workspace and /tmp are as a fresh
 // session's. Pooled sandboxes have no record: after a daemon restart they
 // are orphans, removed by reconcile.
+//
+// A pooled sandbox that dies (or stops answering its health check) while
+// it waits is taken out at once, its disk, ids and runtime state removed,
+// counted (sandboxd_pool_sandbox_deaths_total) and replaced: a claim only
+// ever hands out a live one.
 type pool struct {
 	d *Daemon
 	t *template
-	// idle, under Daemon.mu, are the sandboxes not yet claimed.
-	idle []*session
+
+	mu sync.Mutex
+	// idle are the sandboxes not yet claimed, oldest first.
+	idle []pooled
 
 	kick chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
+	// watchers counts the goroutines watching idle sandboxes.
+	watchers sync.WaitGroup
 }
 
-// newPool starts filling a pool for t. The caller holds d.mu.
+// pooled is a sandbox waiting in a pool; taken is closed when it leaves
+// the idle list (claimed or discarded), which ends its watcher.
+type pooled struct {
+	s     *session
+	taken chan struct{}
+}
+
+// newPool starts filling a pool for t.
 func newPool(d *Daemon, t *template) *pool {
 	p := &pool{d: d, t: t, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(d.daemonCtx())
 	p.stop = cancel
 	go p.fill(ctx)
 	return p
 }
 
-// fill keeps the pool at its size until ctx ends.
+// fill keeps the pool at its size until ctx ends, and checks its idle
+// sandboxes now and then.
 func (p *pool) fill(ctx context.Context) {
 	defer close(p.done)
 	backoff := time.Second
+	check := time.NewTicker(poolCheckEvery)
+	defer check.Stop()
 	for {
 		for p.short() && ctx.Err() == nil {
 			err := p.add(ctx)
 			if ctx.Err() != nil {
 				return
 			}
-			p.d.setPoolError(p.t, err)
+			p.d.tmpl.setPoolError(p.t, err)
 			if err != nil {
 				p.d.log.Warn("warm pool: start a sandbox", "template", p.t.def.Name, "err", err)
 				select {
@@ -67,78 +94,177 @@ func (p *pool) fill(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-p.kick:
+		case <-check.C:
+			p.checkIdle(ctx)
 		}
 	}
 }
 
+// size is how many sandboxes the pool is to keep.
+func (p *pool) size() int { return p.t.poolSize() }
+
 // short reports whether the pool holds fewer sandboxes than its size.
 func (p *pool) short() bool {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	return len(p.idle) < p.t.poolSize()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle) < p.size()
+}
+
+// ready counts the sandboxes ready to be claimed.
+func (p *pool) ready() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
 }
 
 // add starts one sandbox for the pool, in the refill slot.
 func (p *pool) add(ctx context.Context) error {
 	select {
-	case p.d.fillSlot <- struct{}{}:
+	case p.d.tmpl.fillSlot <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-p.d.fillSlot }()
+	defer func() { <-p.d.tmpl.fillSlot }()
 	t := now()
-	s := &session{rec: &store.Record{Session: api.Session{
+	s := newSession(&store.Record{
 		ID: newID(), Template: p.t.def.Name, Status: api.StatusRunning,
-		CreatedAt: t, LastUsedAt: t, Limits: p.t.limits(&p.d.cfg), Network: api.NetworkNone,
-	}, Env: envList(p.t.def.Env)}}
+		CreatedAt: t, LastUsedAt: t, Limits: storeLimits(p.t.limits(&p.d.cfg)), Network: api.NetworkNone,
+		Env: envList(p.t.def.Env),
+	})
 	if err := p.d.startSandbox(ctx, s, true); err != nil {
 		_ = p.d.destroySession(s)
 		return err
 	}
-	p.d.mu.Lock()
-	keep := !p.d.closed && ctx.Err() == nil
+	p.mu.Lock()
+	keep := ctx.Err() == nil && !p.d.sessions.isClosed()
 	if keep {
-		p.idle = append(p.idle, s)
+		e := pooled{s: s, taken: make(chan struct{})}
+		p.idle = append(p.idle, e)
+		p.watchers.Add(1)
+		go p.watchIdle(e, s.sandbox())
 	}
-	p.d.mu.Unlock()
+	p.mu.Unlock()
 	if !keep {
 		return p.d.destroySession(s)
 	}
 	return nil
 }
 
+// take removes s from the idle list; false if it is not there (claimed,
+// or already taken out).
+func (p *pool) take(s *session) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.idle {
+		if x.s == s {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			close(x.taken)
+			return true
+		}
+	}
+	return false
+}
+
+// takeFirst removes the oldest idle sandbox; nil if there is none.
+func (p *pool) takeFirst() *session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) == 0 {
+		return nil
+	}
+	x := p.idle[0]
+	p.idle = p.idle[1:]
+	close(x.taken)
+	return x.s
+}
+
+// watchIdle takes sb out of the pool the moment it dies while it waits.
+func (p *pool) watchIdle(e pooled, sb Sandbox) {
+	defer p.watchers.Done()
+	select {
+	case <-sb.Exited():
+		if p.take(e.s) {
+			p.discard(e.s, sb.Exit().String())
+		}
+	case <-e.taken:
+	}
+}
+
+// checkIdle asks each idle sandbox whether it answers, and discards
+// those that do not.
+func (p *pool) checkIdle(ctx context.Context) {
+	p.mu.Lock()
+	idle := make([]*session, len(p.idle))
+	for i, x := range p.idle {
+		idle[i] = x.s
+	}
+	p.mu.Unlock()
+	for _, s := range idle {
+		sb := s.sandbox()
+		if sb == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := sb.Check(cctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && p.take(s) {
+			p.discard(s, "failed its health check: "+err.Error())
+		}
+	}
+}
+
+// discard removes a pooled sandbox that died or does not answer, counts
+// it, and has the pool refill.
+func (p *pool) discard(s *session, why string) {
+	p.d.metrics.poolDeaths.WithLabelValues(p.t.def.Name).Inc()
+	p.d.log.Warn("warm pool: a waiting sandbox is gone; replacing it", "template", p.t.def.Name, "sandbox", s.record().ID, "why", why)
+	if err := p.d.destroySession(s); err != nil {
+		p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)
+	}
+	p.wake()
+}
+
+// wake has the pool check its size.
+func (p *pool) wake() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
 // claim takes a pooled sandbox for rec, if there is one that fits: the
 // template's disk size (a filesystem cannot shrink). The sandbox takes
 // rec's limits; rec takes the sandbox's id and ids.
 func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
-	def := p.t.limits(&p.d.cfg)
+	def := storeLimits(p.t.limits(&p.d.cfg))
 	if rec.Limits.DiskMB != def.DiskMB {
 		return nil
 	}
 	for {
-		p.d.mu.Lock()
-		if len(p.idle) == 0 {
-			p.d.mu.Unlock()
+		s := p.takeFirst()
+		if s == nil {
 			return nil
 		}
-		s := p.idle[0]
-		p.idle = p.idle[1:]
-		p.d.mu.Unlock()
-		select {
-		case p.kick <- struct{}{}:
-		default:
-		}
-		s.mu.Lock()
-		sb := s.sb
-		s.mu.Unlock()
+		p.wake()
+		sb := s.sandbox()
 		select {
 		case <-sb.Exited():
-			_ = p.d.destroySession(s) // died in the pool
+			p.discard(s, sb.Exit().String()) // died as it was claimed
 			continue
 		default:
 		}
+		// One round trip to its agent (well under a millisecond) proves it
+		// answers: a sandbox killed a moment ago, its exit not yet seen,
+		// is not handed out.
+		cctx, cancel := context.WithTimeout(ctx, claimCheckTimeout)
+		err := sb.Check(cctx)
+		cancel()
+		if err != nil {
+			p.discard(s, "failed its check at claim: "+err.Error())
+			continue
+		}
 		if rec.Limits != def {
-			if err := sb.SetLimits(resourcesOf(rec.Limits)); err != nil {
+			if err := sb.SetLimits(limitsOf(rec.Limits)); err != nil {
 				p.d.log.Warn("warm pool: apply limits", "template", p.t.def.Name, "err", err)
 				_ = p.d.destroySession(s)
 				return nil
@@ -146,6 +272,7 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 		}
 		s.mu.Lock()
 		rec.ID, rec.IDBase = s.rec.ID, s.rec.IDBase
+		rec.Status = s.rec.Status
 		s.rec = rec
 		s.mu.Unlock()
 		return s
@@ -156,13 +283,30 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 func (p *pool) close() {
 	p.stop()
 	<-p.done
-	p.d.mu.Lock()
-	idle := p.idle
-	p.idle = nil
-	p.d.mu.Unlock()
+	var idle []*session
+	for s := p.takeFirst(); s != nil; s = p.takeFirst() {
+		idle = append(idle, s)
+	}
 	for _, s := range idle {
 		if err := p.d.destroySession(s); err != nil {
 			p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)
 		}
+	}
+	p.watchers.Wait()
+}
+
+// closePools empties every warm pool, for good.
+func (d *Daemon) closePools() {
+	d.tmpl.mu.Lock()
+	var pools []*pool
+	for _, t := range d.tmpl.byName {
+		if t.pool != nil {
+			pools = append(pools, t.pool)
+			t.pool = nil
+		}
+	}
+	d.tmpl.mu.Unlock()
+	for _, p := range pools {
+		p.close()
 	}
 }

@@ -29,7 +29,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 				return err
 			}
 		}
-		d.sessions[r.ID] = &session{rec: r}
+		d.sessions.add(newSession(r))
 	}
 	if err := d.reconcileDisks(ctx); err != nil {
 		return err
@@ -66,7 +66,7 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 		return err
 	}
 	for _, e := range ents {
-		if _, ok := d.sessions[e.Name()]; ok {
+		if _, ok := d.sessions.get(e.Name()); ok {
 			continue
 		}
 		if err := volume.Remove(d.sessionDir(e.Name())); err != nil {
@@ -75,12 +75,14 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 			d.log.Info("removed orphan session folder", "session", e.Name())
 		}
 	}
-	for id, s := range d.sessions {
-		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.sessionDir(id), s.rec.Limits.DiskMB<<20); err != nil {
-			d.log.Warn("session disk", "session", id, "err", err)
-			s.rec.Status = api.StatusFailed
-			s.rec.Reason = "its disk could not be mounted: " + err.Error()
-			if err := d.store.PutSession(s.rec); err != nil {
+	for _, s := range d.sessions.all() {
+		rec := s.record()
+		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+			d.log.Warn("session disk", "session", rec.ID, "err", err)
+			if sb := s.setFailed("its disk could not be mounted: " + err.Error()); sb != nil {
+				_ = sb.Stop()
+			}
+			if err := d.commit(ctx, s, api.ActionFailed, "its disk could not be mounted: "+err.Error()); err != nil {
 				return err
 			}
 		}

@@ -56,7 +56,7 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 	// dying.
 	d.background.Add(1)
 	defer func() {
-		d.release(s.rec.OwnerUID)
+		d.sessions.release(s.rec.OwnerUID)
 		go func() {
 			defer d.background.Done()
 			if err := d.destroySession(s); err != nil {

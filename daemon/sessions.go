@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
@@ -13,17 +12,11 @@ import (
 // ListSessions lists the caller's sessions (every session for root) that
 // carry all the given labels, oldest first.
 func (d *Daemon) ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error) {
-	caller := identity.From(ctx)
-	d.mu.Lock()
-	all := make([]*session, 0, len(d.sessions))
-	for _, s := range d.sessions {
-		all = append(all, s)
-	}
-	d.mu.Unlock()
+	caller := callerFrom(ctx)
 	out := []api.Session{}
-	for _, s := range all {
+	for _, s := range d.sessions.all() {
 		snap := s.snapshot()
-		if !caller.IsRoot() && snap.OwnerUID != caller.UID {
+		if !caller.mayUse(snap.OwnerUID) {
 			continue
 		}
 		match := true
@@ -58,35 +51,36 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	if d.sessions[id] != s {
-		d.mu.Unlock()
+	if err := s.begin(ctx, opDelete); err != nil {
+		return err
+	}
+	defer s.end()
+	if !d.sessions.remove(s) {
 		return nil // deleted meanwhile
 	}
-	delete(d.sessions, id)
-	d.mu.Unlock()
+	// Gone from the table and marked, it takes no new work: what waited
+	// for this operation finds no session.
+	s.setDeleted()
 	if err := d.destroySession(s); err != nil {
 		return err
 	}
 	if err := d.store.DeleteSession(id); err != nil {
 		return err
 	}
+	_, owner := s.status()
+	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
 	logging.From(ctx).Info("session deleted", "session", id)
 	return nil
 }
 
 // destroySession removes a session's sandbox and folders.
 func (d *Daemon) destroySession(s *session) error {
-	s.mu.Lock()
-	sb := s.sb
-	s.sb = nil
-	id := s.rec.ID
-	s.mu.Unlock()
-	if sb != nil {
-		if err := sb.Destroy(); err != nil {
+	if sb := s.takeSandbox(); sb != nil {
+		if err := sb.Stop(); err != nil {
 			return err
 		}
 	}
+	id := s.record().ID
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
@@ -104,5 +98,13 @@ func (d *Daemon) Executions(ctx context.Context, id string, limit int) ([]api.Ex
 		return nil, err
 	}
 	d.recorder.flush() // the caller's own latest executions are in the list
-	return d.store.Executions(id, limit)
+	recs, err := d.store.Executions(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Execution, len(recs))
+	for i := range recs {
+		out[i] = executionView(&recs[i])
+	}
+	return out, nil
 }

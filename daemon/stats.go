@@ -28,7 +28,7 @@ func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
 		return out, nil
 	}
 	out.UptimeS = time.Since(sb.Started()).Seconds()
-	u, err := sb.Usage()
+	u, err := sb.Stats()
 	if err != nil {
 		return nil, err
 	}

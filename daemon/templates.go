@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/containerd/errdefs"
@@ -54,8 +55,63 @@ type template struct {
 	// adding is set while the template's first sandbox is tried: it is
 	// not listed or usable yet.
 	adding bool
-	// lastErr, under Daemon.mu, is why the last pooled start failed.
+	// lastErr is why the last pooled start failed.
 	lastErr string
+}
+
+// templates are the templates the daemon knows, by name, with their warm
+// pools. mu guards the map and every template's pool, adding and lastErr;
+// ops serialises adding, importing and removing templates (slow: they
+// start a sandbox or unpack a tarball) without holding mu.
+type templates struct {
+	mu     sync.Mutex
+	byName map[string]*template
+	ops    sync.Mutex
+	// fillSlot is the one refill all warm pools take turns at.
+	fillSlot chan struct{}
+}
+
+func newTemplates() *templates {
+	return &templates{byName: map[string]*template{}, fillSlot: make(chan struct{}, 1)}
+}
+
+// forUse finds a template the caller may use for a new session.
+func (ts *templates) forUse(c caller, name string, forStart bool) (*template, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.byName[name]
+	if !ok || (t.adding && !forStart) || !c.mayUseTemplate(t.def.OwnerUID) {
+		return nil, errNoTemplate(name)
+	}
+	if t.broken != "" {
+		return nil, api.Errorf(errdefs.ErrConflict, "template %s cannot start: %s; remove it and add it again", name, t.broken)
+	}
+	return t, nil
+}
+
+// forStart finds the template a sandbox starts from (of a session that
+// exists already, or of a pool).
+func (ts *templates) forStart(name string) (*template, error) {
+	return ts.forUse(caller{identity.Internal()}, name, true)
+}
+
+// poolOf is t's warm pool, nil if none.
+func (ts *templates) poolOf(t *template) *pool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return t.pool
+}
+
+// setPoolError records why the template's pool last failed to start a
+// sandbox (nil: it started one).
+func (ts *templates) setPoolError(t *template, err error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if err == nil {
+		t.lastErr = ""
+	} else {
+		t.lastErr = fmt.Sprintf("the warm pool cannot start a sandbox: %v", err)
+	}
 }
 
 // limits are the limits sessions of the template get unless they ask for
@@ -63,11 +119,11 @@ type template struct {
 func (t *template) limits(c *Config) api.Limits { return overlay(c.Defaults.api(), t.def.Limits) }
 
 // fill is its pool's size and how many of its sandboxes are ready. The
-// caller holds Daemon.mu.
+// caller holds templates.mu.
 func (t *template) fill() api.PoolFill {
 	f := api.PoolFill{Size: t.poolSize()}
 	if t.pool != nil {
-		f.Idle = len(t.pool.idle)
+		f.Idle = t.pool.ready()
 	}
 	return f
 }
@@ -96,51 +152,33 @@ func builtinTemplate(c *Config) *template {
 // before. A template whose root filesystem cannot be opened is kept, and
 // says why when used.
 func (d *Daemon) loadTemplates() error {
-	d.templates = map[string]*template{DefaultTemplate: builtinTemplate(&d.cfg)}
+	d.tmpl.byName[DefaultTemplate] = builtinTemplate(&d.cfg)
 	defs, err := d.store.Templates()
 	if err != nil {
 		return err
 	}
 	for _, def := range defs {
-		t := &template{def: *def}
+		t := &template{def: templateDef(def)}
 		if def.Rootfs != api.RootfsHost {
 			if t.image, err = d.rt.OpenImage(def.Name, def.Rootfs); err != nil {
 				t.broken = err.Error()
 				d.log.Warn("template cannot start", "template", def.Name, "err", err)
 			}
 		}
-		d.templates[def.Name] = t
+		d.tmpl.byName[def.Name] = t
 	}
 	return nil
 }
 
 // startPools starts the warm pool of every template that has one.
 func (d *Daemon) startPools() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, t := range d.templates {
+	d.tmpl.mu.Lock()
+	defer d.tmpl.mu.Unlock()
+	for _, t := range d.tmpl.byName {
 		if t.poolSize() > 0 && t.broken == "" && !t.adding {
 			t.pool = newPool(d, t)
 		}
 	}
-}
-
-// templateFor finds the template a new session or sandbox starts from.
-func (d *Daemon) templateFor(name string) (*template, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.templateLocked(name, true)
-}
-
-func (d *Daemon) templateLocked(name string, forStart bool) (*template, error) {
-	t, ok := d.templates[name]
-	if !ok || (t.adding && !forStart) {
-		return nil, errNoTemplate(name)
-	}
-	if t.broken != "" {
-		return nil, api.Errorf(errdefs.ErrConflict, "template %s cannot start: %s; remove it and add it again", name, t.broken)
-	}
-	return t, nil
 }
 
 // view is the template as the API shows it: every limit set to what
@@ -158,13 +196,14 @@ func (d *Daemon) view(t *template) api.Template {
 	return out
 }
 
-// Templates lists the templates, by name.
+// Templates lists the templates the caller may use, by name.
 func (d *Daemon) Templates(ctx context.Context) ([]api.Template, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := make([]api.Template, 0, len(d.templates))
-	for _, t := range d.templates {
-		if !t.adding {
+	c := callerFrom(ctx)
+	d.tmpl.mu.Lock()
+	defer d.tmpl.mu.Unlock()
+	out := make([]api.Template, 0, len(d.tmpl.byName))
+	for _, t := range d.tmpl.byName {
+		if !t.adding && c.mayUseTemplate(t.def.OwnerUID) {
 			out = append(out, d.view(t))
 		}
 	}
@@ -174,10 +213,10 @@ func (d *Daemon) Templates(ctx context.Context) ([]api.Template, error) {
 
 // Template describes one template.
 func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.templates[name]
-	if !ok || t.adding {
+	d.tmpl.mu.Lock()
+	defer d.tmpl.mu.Unlock()
+	t, ok := d.tmpl.byName[name]
+	if !ok || t.adding || !callerFrom(ctx).mayUseTemplate(t.def.OwnerUID) {
 		return nil, errNoTemplate(name)
 	}
 	out := d.view(t)
@@ -187,9 +226,12 @@ func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, erro
 // AddTemplate checks a template, starts one sandbox of it to prove it
 // starts (its preload code included), records it and fills its pool.
 func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
-	d.tmplMu.Lock()
-	defer d.tmplMu.Unlock()
-	caller := identity.From(ctx)
+	d.tmpl.ops.Lock()
+	defer d.tmpl.ops.Unlock()
+	caller := callerFrom(ctx)
+	if err := caller.requireKnown(); err != nil {
+		return nil, err
+	}
 	def, err := d.checkTemplate(ctx, req)
 	if err != nil {
 		return nil, err
@@ -200,34 +242,33 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "template %s: %v", def.Name, err)
 		}
 	}
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	if d.sessions.isClosed() {
 		return nil, errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down")
 	}
-	d.templates[def.Name] = t
-	d.mu.Unlock()
+	d.tmpl.mu.Lock()
+	d.tmpl.byName[def.Name] = t
+	d.tmpl.mu.Unlock()
 	forget := func() {
-		d.mu.Lock()
-		delete(d.templates, def.Name)
-		d.mu.Unlock()
+		d.tmpl.mu.Lock()
+		delete(d.tmpl.byName, def.Name)
+		d.tmpl.mu.Unlock()
 		_ = d.rt.RemoveImage(def.Name)
 	}
 	if err := d.tryTemplate(ctx, t); err != nil {
 		forget()
 		return nil, err
 	}
-	if err := d.store.PutTemplate(def); err != nil {
+	if err := d.store.PutTemplate(templateRecord(def)); err != nil {
 		forget()
 		return nil, err
 	}
-	d.mu.Lock()
+	d.tmpl.mu.Lock()
 	t.adding = false
-	if t.poolSize() > 0 && !d.closed {
+	if t.poolSize() > 0 && !d.sessions.isClosed() {
 		t.pool = newPool(d, t)
 	}
 	out := d.view(t)
-	d.mu.Unlock()
+	d.tmpl.mu.Unlock()
 	d.log.Info("template added", "template", def.Name, "rootfs", def.Rootfs, "owner", caller.UID)
 	return &out, nil
 }
@@ -235,17 +276,17 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 // checkTemplate turns a request into a template definition, or says what
 // is wrong with it.
 func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
-	caller := identity.From(ctx)
+	caller := callerFrom(ctx)
 	if err := checkTemplateName(req.Name); err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	_, exists := d.templates[req.Name]
+	d.tmpl.mu.Lock()
+	_, exists := d.tmpl.byName[req.Name]
 	total := 0
-	for _, t := range d.templates {
+	for _, t := range d.tmpl.byName {
 		total += t.poolSize()
 	}
-	d.mu.Unlock()
+	d.tmpl.mu.Unlock()
 	if exists {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", req.Name)
 	}
@@ -258,8 +299,8 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 		def.Rootfs = api.RootfsHost
 	}
 	if def.Rootfs != api.RootfsHost {
-		if !caller.IsRoot() {
-			return nil, api.Errorf(errdefs.ErrPermissionDenied, "only root may make a template of a folder: use rootfs %q, or ask the operator to import the root filesystem", api.RootfsHost)
+		if err := caller.requireRoot(fmt.Sprintf("make a template of a folder: use rootfs %q, or ask the operator to import the root filesystem", api.RootfsHost)); err != nil {
+			return nil, err
 		}
 		if err := d.checkRootfs(def.Rootfs); err != nil {
 			return nil, err
@@ -335,10 +376,11 @@ func within(dir, path string) bool {
 // tryTemplate starts one sandbox of a template being added, and removes it:
 // a template that cannot start is refused with the reason.
 func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
-	s := &session{rec: &store.Record{Session: api.Session{
+	s := newSession(&store.Record{
 		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
-		CreatedAt: now(), Limits: t.limits(&d.cfg), Network: api.NetworkNone,
-	}, Env: envList(t.def.Env)}}
+		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
+		Env: envList(t.def.Env),
+	})
 	err := d.startSandbox(ctx, s, false)
 	if derr := d.destroySession(s); err == nil && derr != nil {
 		d.log.Warn("remove a template's trial sandbox", "template", t.def.Name, "err", derr)
@@ -356,16 +398,16 @@ func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
 // DeleteTemplate removes a template no session uses, with its pool, and
 // its root filesystem if the daemon unpacked it.
 func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
-	d.tmplMu.Lock()
-	defer d.tmplMu.Unlock()
-	caller := identity.From(ctx)
-	d.mu.Lock()
-	t, ok := d.templates[name]
-	if !ok || t.adding {
-		d.mu.Unlock()
+	d.tmpl.ops.Lock()
+	defer d.tmpl.ops.Unlock()
+	caller := callerFrom(ctx)
+	d.tmpl.mu.Lock()
+	t, ok := d.tmpl.byName[name]
+	if !ok || t.adding || !caller.mayUseTemplate(t.def.OwnerUID) {
+		d.tmpl.mu.Unlock()
 		// An import whose template was never added leaves a folder; the
 		// same call removes it.
-		if caller.IsRoot() && checkTemplateName(name) == nil {
+		if caller.requireRoot("remove an import") == nil && checkTemplateName(name) == nil {
 			if _, err := os.Stat(d.importDir(name)); err == nil {
 				return os.RemoveAll(d.importDir(name))
 			}
@@ -373,29 +415,28 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		return errNoTemplate(name)
 	}
 	if t.def.Builtin {
-		d.mu.Unlock()
+		d.tmpl.mu.Unlock()
 		return api.Errorf(errdefs.ErrConflict, "the %s template is built in and cannot be removed: set pool_size in the config to change its pool", name)
 	}
-	if !caller.IsRoot() && caller.UID != t.def.OwnerUID {
-		d.mu.Unlock()
+	if !caller.mayUse(t.def.OwnerUID) {
+		d.tmpl.mu.Unlock()
 		return api.Errorf(errdefs.ErrPermissionDenied, "template %s belongs to uid %d: only it or root may remove it", name, t.def.OwnerUID)
 	}
+	d.tmpl.mu.Unlock()
 	users := 0
-	for _, s := range d.sessions {
-		s.mu.Lock()
-		if s.rec.Template == name {
+	for _, s := range d.sessions.all() {
+		if s.record().Template == name {
 			users++
 		}
-		s.mu.Unlock()
 	}
 	if users > 0 {
-		d.mu.Unlock()
 		return api.Errorf(errdefs.ErrConflict, "template %s is used by %d session(s): delete them first", name, users)
 	}
-	delete(d.templates, name)
+	d.tmpl.mu.Lock()
+	delete(d.tmpl.byName, name)
 	p := t.pool
 	t.pool = nil
-	d.mu.Unlock()
+	d.tmpl.mu.Unlock()
 	if p != nil {
 		p.close()
 	}
@@ -410,16 +451,4 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 	}
 	d.log.Info("template removed", "template", name)
 	return nil
-}
-
-// setPoolError records why the template's pool last failed to start a
-// sandbox (nil: it started one).
-func (d *Daemon) setPoolError(t *template, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err == nil {
-		t.lastErr = ""
-	} else {
-		t.lastErr = fmt.Sprintf("the warm pool cannot start a sandbox: %v", err)
-	}
 }

@@ -99,10 +99,10 @@ func TestOneShotRun(t *testing.T) {
 	}
 	// The sandbox goes right after the answer.
 	waitFor(t, func() bool {
-		ents, _ := os.ReadDir(filepath.Join(d.base, "run", "state", "sandboxes"))
+		ents, _ := os.ReadDir(filepath.Join(d.stateDir(), "sandboxes"))
 		return len(ents) == 0
 	})
-	assertNoSandboxesLeft(t, d.base+"/run", nil, false)
+	assertNoSandboxesLeft(t, d, nil, false)
 }
 
 // whileRunning starts an execution that prints and then sleeps, waits until

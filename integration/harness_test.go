@@ -78,6 +78,12 @@ type daemon struct {
 	// passed as a systemd socket-activated socket (fd 3, LISTEN_*).
 	env      []string
 	listener *os.File
+	// runDir is the daemon's --run-dir (default: base/run); daemons may
+	// share one, as they share /run/sandboxd by default.
+	runDir string
+	// binDir, if set, holds the sandboxd to run instead of this tree's (an
+	// older release, for upgrade tests).
+	binDir string
 }
 
 // startDaemon starts sandboxd with extra TOML config lines, waits until it
@@ -91,7 +97,7 @@ func startDaemon(t testing.TB, config string, opts ...func(*daemon)) *daemon {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(base, 0o755)
-	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log")}
+	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log"), runDir: filepath.Join(base, "run")}
 	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(testConfig(config)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +121,16 @@ func (d *daemon) launch() {
 	}
 	defer logf.Close()
 	args := []string{"--config", filepath.Join(d.base, "config.toml"), "--socket", d.socket,
-		"--data-dir", filepath.Join(d.base, "data"), "--run-dir", filepath.Join(d.base, "run"), "--log-level", "debug"}
-	d.cmd = exec.Command(filepath.Join(bin, "sandboxd"), args...)
+		"--data-dir", filepath.Join(d.base, "data"), "--run-dir", d.runDir, "--log-level", "debug"}
+	daemonBin := filepath.Join(bin, "sandboxd")
+	if d.binDir != "" {
+		daemonBin = filepath.Join(d.binDir, "sandboxd")
+	}
+	d.cmd = exec.Command(daemonBin, args...)
 	if d.listener != nil {
 		// LISTEN_PID must be the daemon's pid: a shell sets it to its own
 		// and becomes the daemon.
-		d.cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, filepath.Join(bin, "sandboxd")}, args...)...)
+		d.cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, daemonBin}, args...)...)
 		d.cmd.ExtraFiles = []*os.File{d.listener}
 		d.cmd.Env = append(os.Environ(), "LISTEN_FDS=1", "LISTEN_FDNAMES=sandboxd.socket")
 	}
@@ -200,7 +210,12 @@ func (d *daemon) stop() {
 	if t.Failed() {
 		t.Logf("daemon log:\n%s", d.log())
 	}
-	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids, true)
+	assertNoSandboxesLeft(t, d, ids, true)
+	// A daemon with no session left gives its id range lease back.
+	if _, err := os.Stat(filepath.Join(leaseDir, d.instance()+".json")); err == nil {
+		t.Errorf("the daemon kept its id range lease with no session left")
+		_ = os.Remove(filepath.Join(leaseDir, d.instance()+".json"))
+	}
 	// Disks of sessions a failed test could not delete stay mounted: unmount
 	// them, so no test leaves a mount behind.
 	unmountUnder(t, d.base)
@@ -225,12 +240,12 @@ func unmountUnder(t testing.TB, dir string) {
 // assertNoSandboxesLeft checks no process, cgroup or runtime folder of the
 // given sessions (or of any sandbox of this daemon) is left; once the
 // daemon has stopped, not even its cgroup folder.
-func assertNoSandboxesLeft(t testing.TB, runDir string, ids []string, stopped bool) {
+func assertNoSandboxesLeft(t testing.TB, d *daemon, ids []string, stopped bool) {
 	t.Helper()
-	if ents, _ := os.ReadDir(filepath.Join(runDir, "state", "sandboxes")); len(ents) > 0 {
+	if ents, _ := os.ReadDir(filepath.Join(d.stateDir(), "sandboxes")); len(ents) > 0 {
 		t.Errorf("sandbox folders left in the run dir: %d", len(ents))
 	}
-	if ents, _ := os.ReadDir(filepath.Join(runDir, "state", "runc")); len(ents) > 0 {
+	if ents, _ := os.ReadDir(filepath.Join(d.stateDir(), "runc")); len(ents) > 0 {
 		t.Errorf("libcontainer state left: %d", len(ents))
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
@@ -256,13 +271,55 @@ func assertNoSandboxesLeft(t testing.TB, runDir string, ids []string, stopped bo
 		if want[e.Name()] {
 			t.Errorf("cgroup of session %s left: %s", e.Name(), p)
 		}
-		// The daemon's own sandbox folder (v1: sandboxd, v2: sandboxes)
-		// goes when its last sandbox does.
-		if stopped && (e.Name() == "sandboxd" || e.Name() == "sandboxes") {
+		// The daemon's own sandbox folder goes when its last sandbox does.
+		if stopped && e.Name() == d.cgroupName() {
 			t.Errorf("the daemon's cgroup folder is left: %s", p)
 		}
 		return nil
 	})
+}
+
+// leaseDir is where every sandboxd of the host leases its id range.
+const leaseDir = "/run/sandboxd-ids"
+
+// instance is the daemon's instance id, which names what it makes outside
+// its data dir: its cgroup folder and its state folder under the run dir.
+func (d *daemon) instance() string {
+	b, err := os.ReadFile(filepath.Join(d.base, "data", "instance"))
+	if err != nil {
+		d.t.Fatalf("the daemon's instance id: %v", err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// legacy reports whether the daemon's data dir is older than instance
+// ids: its sandboxes live where they always did.
+func (d *daemon) legacy() bool { return strings.HasPrefix(d.instance(), "legacy-") }
+
+// stateDir is the daemon's runtime state folder.
+func (d *daemon) stateDir() string {
+	if d.legacy() {
+		return filepath.Join(d.runDir, "state")
+	}
+	return filepath.Join(d.runDir, "state-"+d.instance())
+}
+
+// cgroupName is the daemon's sandbox cgroup folder.
+func (d *daemon) cgroupName() string {
+	switch {
+	case !d.legacy():
+		return "sandboxd-" + d.instance()
+	case isCgroup2():
+		return "sandboxes"
+	default:
+		return "sandboxd"
+	}
+}
+
+// isCgroup2 reports whether the host runs cgroup v2 alone.
+func isCgroup2() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err == nil
 }
 
 // ctl runs sandboxctl against the daemon and returns stdout, stderr and the

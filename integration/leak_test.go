@@ -67,7 +67,7 @@ func TestNoLeaksAfterManyCycles(t *testing.T) {
 	if after.rssKB > before.rssKB+64<<10 {
 		t.Errorf("the daemon's RSS grew by %d KiB", after.rssKB-before.rssKB)
 	}
-	assertNoSandboxesLeft(t, filepath.Join(d.base, "run"), ids, false)
+	assertNoSandboxesLeft(t, d, ids, false)
 	if ents, _ := os.ReadDir(filepath.Join(d.base, "data", "sessions")); len(ents) != 0 {
 		t.Errorf("%d session folders left in the data dir", len(ents))
 	}

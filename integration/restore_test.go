@@ -166,14 +166,14 @@ func TestOrphansAreRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	// And a cgroup of a sandbox that never was, beside the live one's.
-	strayCgroup := filepath.Join(sandboxCgroupParent(t), "fedcba9876543210")
+	strayCgroup := filepath.Join(sandboxCgroupParent(t, d), "fedcba9876543210")
 	if err := os.Mkdir(strayCgroup, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(strayCgroup) })
 	d.launch()
 	waitFor(t, func() bool { return len(sandboxProcs(t, orphan)) == 0 })
-	for _, dir := range []string{stray, strayCgroup, filepath.Join(d.base, "data", "sessions", orphan), filepath.Join(d.base, "run", "state", "sandboxes", orphan)} {
+	for _, dir := range []string{stray, strayCgroup, filepath.Join(d.base, "data", "sessions", orphan), filepath.Join(d.stateDir(), "sandboxes", orphan)} {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Fatalf("orphan folder %s left: %v", dir, err)
 		}
@@ -270,7 +270,7 @@ func TestCrashDuringCreateAndDelete(t *testing.T) {
 				}
 			}
 		}
-		for _, dir := range []string{filepath.Join(d.base, "data", "sessions"), filepath.Join(d.base, "run", "state", "sandboxes"), filepath.Join(d.base, "run", "state", "runc")} {
+		for _, dir := range []string{filepath.Join(d.base, "data", "sessions"), filepath.Join(d.stateDir(), "sandboxes"), filepath.Join(d.stateDir(), "runc")} {
 			ents, _ := os.ReadDir(dir)
 			for _, e := range ents {
 				if !known[e.Name()] {
@@ -278,7 +278,7 @@ func TestCrashDuringCreateAndDelete(t *testing.T) {
 				}
 			}
 		}
-		for _, p := range allSandboxCgroupProcs(t) {
+		for _, p := range sandboxCgroupProcs(d) {
 			if !known[p] {
 				t.Fatalf("round %d: processes of unknown sandbox %s run", i, p)
 			}
@@ -286,9 +286,10 @@ func TestCrashDuringCreateAndDelete(t *testing.T) {
 	}
 }
 
-// allSandboxCgroupProcs lists the sandbox ids that have processes, found
-// by their cgroup below the daemon's "sandboxd" (v1) or "sandboxes" (v2).
-func allSandboxCgroupProcs(t *testing.T) []string {
+// sandboxCgroupProcs lists the sandbox ids of daemon d that have
+// processes, found by their cgroup below d's own folder: other daemons'
+// sandboxes (tests in parallel) are not its business.
+func sandboxCgroupProcs(d *daemon) []string {
 	seen := map[string]bool{}
 	paths, _ := filepath.Glob("/proc/[0-9]*/cgroup")
 	for _, p := range paths {
@@ -297,11 +298,10 @@ func allSandboxCgroupProcs(t *testing.T) []string {
 			continue
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			for _, parent := range []string{"/sandboxd/", "/sandboxes/"} {
-				if i := strings.LastIndex(line, parent); i >= 0 {
-					if id := line[i+len(parent):]; len(id) == 16 {
-						seen[id] = true
-					}
+			parent := "/" + d.cgroupName() + "/"
+			if i := strings.LastIndex(line, parent); i >= 0 {
+				if id := line[i+len(parent):]; len(id) == 16 {
+					seen[id] = true
 				}
 			}
 		}
@@ -370,11 +370,11 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 }
 
-// sandboxCgroupParent is the folder the daemon puts sandbox cgroups in, in
-// one hierarchy: <own>/sandboxd in the pids hierarchy on v1, the sibling
-// "sandboxes" of the daemon's leaf on v2. The daemon runs in the test's
+// sandboxCgroupParent is the folder daemon d puts sandbox cgroups in, in
+// one hierarchy: <own>/sandboxd-<instance> in the pids hierarchy on v1,
+// the sibling of the daemon's leaf on v2. The daemon runs in the test's
 // cgroup (v1) or moved the test into its leaf (v2).
-func sandboxCgroupParent(t *testing.T) string {
+func sandboxCgroupParent(t *testing.T, d *daemon) string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -387,12 +387,12 @@ func sandboxCgroupParent(t *testing.T) string {
 		}
 		if f[0] == "0" && f[1] == "" {
 			if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
-				return filepath.Join("/sys/fs/cgroup", filepath.Dir(f[2]), "sandboxes")
+				return filepath.Join("/sys/fs/cgroup", filepath.Dir(f[2]), d.cgroupName())
 			}
 		}
 		for _, c := range strings.Split(f[1], ",") {
 			if c == "pids" {
-				return filepath.Join("/sys/fs/cgroup/pids", f[2], "sandboxd")
+				return filepath.Join("/sys/fs/cgroup/pids", f[2], d.cgroupName())
 			}
 		}
 	}

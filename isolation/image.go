@@ -150,21 +150,25 @@ func findPythonIn(rootfs string) (string, error) {
 	return "", errors.New("the root filesystem has no python3 in /usr/local/bin, /usr/bin or /bin: install python3 in it")
 }
 
-// writeAgent puts the agent into an image's /etc (see agent.Bootstrap),
-// compiled by python if given: a host interpreter that is the sandbox's
-// own. Compiling is only a saving; if it fails, sandboxes compile the
-// source themselves.
+// writeAgent puts the agent's modules into an image's /etc (see
+// agent.Files and agent.Bootstrap), compiled by python if given: a host
+// interpreter that is the sandbox's own. Compiling is only a saving; if it
+// fails, sandboxes compile the sources themselves.
 func writeAgent(etc, python string) error {
 	dir := filepath.Join(etc, strings.TrimPrefix(agent.Dir, "/etc/"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	src := filepath.Join(dir, agent.Module+".py")
-	if err := writeFileAtomic(src, []byte(agent.Script), 0o644); err != nil {
-		return fmt.Errorf("write the agent: %w", err)
+	args := []string{"-c", "import py_compile, sys\nfor f in sys.argv[1:]: py_compile.compile(f, doraise=True)"}
+	for _, f := range agent.Files() {
+		src := filepath.Join(dir, f.Name)
+		if err := writeFileAtomic(src, f.Data, 0o644); err != nil {
+			return fmt.Errorf("write the agent: %w", err)
+		}
+		args = append(args, src)
 	}
 	if python != "" {
-		_ = exec.Command(python, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True)", src).Run()
+		_ = exec.Command(python, args...).Run()
 	}
 	return nil
 }

@@ -41,11 +41,14 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 		unix.Close(pidfd)
 		return nil, fmt.Errorf("sandbox stopped while being restored (%v)", err)
 	}
-	sb := &Sandbox{
-		ID: s.ID, paths: r.pathsOf(s.ID), tmp: s.Tmp, c: c, started: state.Created,
-		exited: make(chan struct{}), onUndelivered: s.OnUndelivered,
-	}
-	go watchExit(pidfd, sb.exited)
+	sb := r.newSandbox(s, c)
+	sb.started = state.Created
+	go func() {
+		watchExit(pidfd)
+		// Not our child: how it ended is unknown, but for memory.
+		sb.setExit(nil)
+		close(sb.exited)
+	}()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	// An agent that accepts but does not answer yet is busy: keep it.
@@ -56,10 +59,9 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 	return sb, nil
 }
 
-// watchExit closes done when the process of pidfd exits. The pidfd joins
+// watchExit returns when the process of pidfd exits. The pidfd joins
 // Go's poller: a waiting sandbox costs no thread.
-func watchExit(pidfd int, done chan struct{}) {
-	defer close(done)
+func watchExit(pidfd int) {
 	f := os.NewFile(uintptr(pidfd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()

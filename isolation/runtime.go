@@ -123,3 +123,24 @@ func (r *Runtime) HostOwner(idBase uint32) (uid, gid int) {
 	}
 	return r.uid, r.gid
 }
+
+// Info describes the runtime, for /v1/info and the daemon's shutdown.
+type Info struct {
+	// Name is the runtime's name in the API.
+	Name string
+	// CgroupVersion is 1 or 2.
+	CgroupVersion int
+	// InScope says sandboxes live in a systemd scope of their own, which
+	// outlives the daemon's service (see package cgroups).
+	InScope bool
+}
+
+// Info describes r.
+func (r *Runtime) Info() Info {
+	return Info{Name: "libcontainer", CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != ""}
+}
+
+// Close lets go of the cgroup folder sandboxes go in, removing it once no
+// sandbox is left there. Sandboxes still running stay, for the next
+// daemon.
+func (r *Runtime) Close() error { return r.cgroups.Remove() }

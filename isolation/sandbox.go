@@ -14,11 +14,9 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
-	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -29,8 +27,12 @@ type Spec struct {
 	Workspace string
 	// Tmp is the host folder shown read-write at /tmp, emptied at start.
 	Tmp string
-	// Resources are the cgroup limits.
-	Resources specs.LinuxResources
+	// Limits are the sandbox's cgroup limits.
+	Limits Limits
+	// NetNS, if set, is the path of a network namespace the sandbox joins
+	// (made and configured by its caller); else it gets a new one with
+	// only lo.
+	NetNS string
 	// Env is added to the sandbox's environment.
 	Env []string
 	// IDBase is the first host id of the sandbox's user namespace block
@@ -47,7 +49,7 @@ type Spec struct {
 	Warm bool
 	// OnUndelivered, if set, is told how an execution ended whose answer
 	// no daemon received (the daemon was down meanwhile).
-	OnUndelivered func(*agent.Message)
+	OnUndelivered func(*ExecResult)
 }
 
 // paths are the host paths of one sandbox's runtime state.
@@ -67,16 +69,21 @@ func (r *Runtime) pathsOf(id string) *paths {
 
 // Sandbox is one running container with its agent.
 type Sandbox struct {
-	ID      string
+	id      string
 	paths   *paths
 	tmp     string
 	c       *libcontainer.Container
 	started time.Time
 	exited  chan struct{}
+	// exit is how init ended, set before exited is closed.
+	exit ExitInfo
+	// oomKills reads the count of out-of-memory kills in the sandbox's
+	// cgroup.
+	oomKills func() (uint64, error)
 	// Timings are how long the steps of Start took, for the logs.
 	Timings struct{ Prepare, Container, Agent time.Duration }
 
-	onUndelivered func(*agent.Message)
+	onUndelivered func(*ExecResult)
 
 	// execMu serialises executions. connMu guards conn and closed and is
 	// held only briefly, so that a stop never waits for an execution: it
@@ -167,7 +174,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	sb := &Sandbox{ID: s.ID, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}), onUndelivered: s.OnUndelivered}
+	sb := r.newSandbox(s, c)
 	sb.Timings.Prepare = time.Since(t0)
 	proc := &libcontainer.Process{
 		Args:       agentArgs(img.python, s.Preload),
@@ -191,7 +198,8 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	sb.Timings.Container = sb.started.Sub(t0) - sb.Timings.Prepare
 	go func() {
 		// libcontainer's parent must reap init, even after Destroy.
-		_, _ = proc.Wait()
+		ps, _ := proc.Wait()
+		sb.setExit(ps)
 		close(sb.exited)
 	}()
 	defer func() {
@@ -261,7 +269,7 @@ func (s *Sandbox) connect(ctx context.Context, ready bool) (*agent.Message, erro
 		return nil, err
 	}
 	if pong.Undelivered != nil && s.onUndelivered != nil {
-		s.onUndelivered(pong.Undelivered)
+		s.onUndelivered(resultOf(pong.Undelivered))
 	}
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
@@ -294,9 +302,9 @@ func (s *Sandbox) Started() time.Time { return s.started }
 // Exited is closed when the sandbox's init has exited.
 func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 
-// Exec runs one request in the sandbox's agent. On an error the sandbox is
+// exec runs one request in the sandbox's agent. On an error the sandbox is
 // out of step with the daemon and must be restarted.
-func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind, data string)) (*agent.Message, error) {
+func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string)) (*agent.Message, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.connMu.Lock()
@@ -312,6 +320,9 @@ func (s *Sandbox) Exec(req agent.Request, wait time.Duration, onOutput func(kind
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		_, err := s.connect(ctx, false)
 		cancel()
+		if errors.Is(err, agent.ErrProtocol) {
+			return nil, err // the daemon restarts it with its own agent
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)
 		}
@@ -340,18 +351,9 @@ func (s *Sandbox) close() {
 	}
 }
 
-// Usage reads the sandbox's cgroup.
-func (s *Sandbox) Usage() (cgroups.Usage, error) {
-	st, err := s.c.Stats()
-	if err != nil {
-		return cgroups.Usage{}, err
-	}
-	return cgroups.UsageOf(st.CgroupStats), nil
-}
-
-// Destroy kills every process of the sandbox and removes its cgroup and
+// Stop kills every process of the sandbox and removes its cgroup and
 // runtime folder. The workspace is the caller's.
-func (s *Sandbox) Destroy() error {
+func (s *Sandbox) Stop() error {
 	s.close()
 	return s.destroy()
 }
@@ -359,12 +361,12 @@ func (s *Sandbox) Destroy() error {
 func (s *Sandbox) destroy() error {
 	// SIGKILL to init of a pid namespace kills all of it.
 	if err := s.c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
-		return fmt.Errorf("kill sandbox %s: %w", s.ID, err)
+		return fmt.Errorf("kill sandbox %s: %w", s.id, err)
 	}
 	select {
 	case <-s.exited:
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.ID)
+		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.id)
 	}
 	if err := destroyContainer(s.c); err != nil {
 		return err
@@ -457,7 +459,8 @@ func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
 
 // SetLimits changes the sandbox's cgroup limits while it runs: a sandbox
 // from the warm pool takes the limits of the session that claims it.
-func (s *Sandbox) SetLimits(res *specs.LinuxResources) error {
+func (s *Sandbox) SetLimits(l Limits) error {
+	res := l.resources()
 	cfg := s.c.Config()
 	r := *cfg.Cgroups.Resources
 	if m := res.Memory; m != nil {

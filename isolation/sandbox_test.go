@@ -11,7 +11,6 @@ import (
 
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/internal/testutil"
-	"github.com/sandboxd/sandboxd/isolation/agent"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
 
@@ -41,22 +40,22 @@ func startTestSandbox(t *testing.T, r *Runtime, id string) *Sandbox {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := r.Start(context.Background(), &Spec{ID: id, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), Resources: *cgroups.Resources(cgroups.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128})})
+	sb, err := r.Start(context.Background(), &Spec{ID: id, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), Limits: Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := sb.Destroy(); err != nil {
+		if err := sb.Stop(); err != nil {
 			t.Error(err)
 		}
 	})
 	return sb
 }
 
-func run(t *testing.T, sb *Sandbox, lang, code string) (*agent.Message, string) {
+func run(t *testing.T, sb *Sandbox, lang, code string) (*ExecResult, string) {
 	t.Helper()
 	var out strings.Builder
-	m, err := sb.Exec(agent.Request{Language: lang, Code: code, Timeout: 10, MaxOutput: 1 << 20}, 30*time.Second, func(kind, data string) { out.WriteString(data) })
+	m, err := sb.Exec(context.Background(), &ExecOptions{Language: lang, Code: code, Timeout: 10 * time.Second, MaxOutput: 1 << 20}, func(kind, data string) { out.WriteString(data) })
 	if err != nil {
 		t.Fatal(err)
 	}

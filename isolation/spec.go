@@ -50,7 +50,14 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		spec.Linux.UIDMappings, spec.Linux.GIDMappings = m, m
 	}
 	spec.Linux.CgroupsPath = r.cgroups.PathFor(s.ID)
-	res := s.Resources
+	if s.NetNS != "" {
+		for i, n := range spec.Linux.Namespaces {
+			if n.Type == specs.NetworkNamespace {
+				spec.Linux.Namespaces[i].Path = s.NetNS
+			}
+		}
+	}
+	res := *s.Limits.resources()
 	res.Devices = spec.Linux.Resources.Devices
 	spec.Linux.Resources = &res
 	spec.Linux.Seccomp = r.seccomp

@@ -7,10 +7,10 @@
 //	sessions/
 //	    <session id>       -> JSON Record
 //	templates/                                  (since version 2)
-//	    <name>             -> JSON api.Template (as added; not the built-in one)
+//	    <name>             -> JSON Template (as added; not the built-in one)
 //	executions/
 //	    <session id>/      (bucket, one per session)
-//	        <seq, 8 bytes big-endian> -> JSON api.Execution
+//	        <seq, 8 bytes big-endian> -> JSON Execution
 //
 // Executions are kept newest-last under a per-session sequence, and cut to
 // the newest HistoryLimit on every append; past HistoryTotalLimit over all
@@ -32,8 +32,6 @@ import (
 
 	"github.com/containerd/errdefs"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 var (
@@ -43,16 +41,6 @@ var (
 	bucketTemplates  = []byte("templates")
 	keyVersion       = []byte("version")
 )
-
-// Record is what the store keeps of a session: its public face and what the
-// daemon needs to bring it back.
-type Record struct {
-	api.Session
-	Env []string `json:"env,omitempty"`
-	// IDBase is the session's block of host ids for its user namespace
-	// (0: none yet).
-	IDBase uint32 `json:"id_base,omitempty"`
-}
 
 // Store is the open database.
 type Store struct {
@@ -195,7 +183,7 @@ type Executed struct {
 	SessionID  string
 	ExecCount  int64
 	LastUsedAt time.Time
-	Execution  *api.Execution
+	Execution  *Execution
 }
 
 // AddExecutions appends executions to their sessions' histories, keeping
@@ -283,7 +271,7 @@ func (s *Store) dropOldest(tx *bolt.Tx) error {
 	return nil
 }
 
-func (s *Store) appendHistory(tx *bolt.Tx, id string, e *api.Execution) error {
+func (s *Store) appendHistory(tx *bolt.Tx, id string, e *Execution) error {
 	eb, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -319,8 +307,8 @@ func (s *Store) appendHistory(tx *bolt.Tx, id string, e *api.Execution) error {
 }
 
 // Executions lists a session's history, newest first, at most limit.
-func (s *Store) Executions(id string, limit int) ([]api.Execution, error) {
-	out := []api.Execution{}
+func (s *Store) Executions(id string, limit int) ([]Execution, error) {
+	out := []Execution{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		h := tx.Bucket(bucketExecutions).Bucket([]byte(id))
 		if h == nil {
@@ -328,7 +316,7 @@ func (s *Store) Executions(id string, limit int) ([]api.Execution, error) {
 		}
 		c := h.Cursor()
 		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			var e api.Execution
+			var e Execution
 			if err := json.Unmarshal(v, &e); err != nil {
 				return err
 			}

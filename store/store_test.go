@@ -9,8 +9,6 @@ import (
 
 	"github.com/containerd/errdefs"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 func open(t *testing.T, path string, o Options) *Store {
@@ -25,7 +23,7 @@ func open(t *testing.T, path string, o Options) *Store {
 
 func TestSessions(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "db"), Options{})
-	r := &Record{Session: api.Session{ID: "a", OwnerUID: 7, Status: api.StatusRunning, Labels: map[string]string{"k": "v"}}, Env: []string{"A=1"}}
+	r := &Record{ID: "a", OwnerUID: 7, Status: "running", Labels: map[string]string{"k": "v"}, Env: []string{"A=1"}}
 	if err := s.PutSession(r); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +38,7 @@ func TestSessions(t *testing.T) {
 	if err != nil || len(all) != 1 {
 		t.Fatalf("list: %v %v", all, err)
 	}
-	if err := s.AddExecutions([]Executed{{SessionID: "a", ExecCount: 1, Execution: &api.Execution{ID: "e1"}}}); err != nil {
+	if err := s.AddExecutions([]Executed{{SessionID: "a", ExecCount: 1, Execution: &Execution{ID: "e1"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteSession("a"); err != nil {
@@ -50,7 +48,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal("history must go with the session")
 	}
 	// A late execution of a deleted session does not bring it back.
-	if err := s.AddExecutions([]Executed{{SessionID: "a", ExecCount: 2, Execution: &api.Execution{ID: "e2"}}}); err != nil {
+	if err := s.AddExecutions([]Executed{{SessionID: "a", ExecCount: 2, Execution: &Execution{ID: "e2"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetSession("a"); !errdefs.IsNotFound(err) {
@@ -63,13 +61,13 @@ func TestSessions(t *testing.T) {
 
 func TestHistoryIsBounded(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "db"), Options{HistoryLimit: 3})
-	r := &Record{Session: api.Session{ID: "a", Status: api.StatusRunning}}
+	r := &Record{ID: "a", Status: "running"}
 	if err := s.PutSession(r); err != nil {
 		t.Fatal(err)
 	}
 	var batch []Executed
 	for i := 0; i < 10; i++ {
-		batch = append(batch, Executed{SessionID: "a", ExecCount: int64(i + 1), LastUsedAt: time.Now(), Execution: &api.Execution{ID: string(rune('a' + i))}})
+		batch = append(batch, Executed{SessionID: "a", ExecCount: int64(i + 1), LastUsedAt: time.Now(), Execution: &Execution{ID: string(rune('a' + i))}})
 		if i == 4 || i == 9 {
 			if err := s.AddExecutions(batch); err != nil {
 				t.Fatal(err)
@@ -78,7 +76,7 @@ func TestHistoryIsBounded(t *testing.T) {
 		}
 	}
 	// A status written since is kept: only the counters move.
-	r.Status = api.StatusStopped
+	r.Status = "stopped"
 	h, err := s.Executions("a", 0)
 	if err != nil || len(h) != 3 || h[0].ID != "j" || h[2].ID != "h" {
 		t.Fatalf("history: %+v %v", h, err)
@@ -87,7 +85,7 @@ func TestHistoryIsBounded(t *testing.T) {
 		t.Fatalf("limit: %+v", h)
 	}
 	got, _ := s.GetSession("a")
-	if got.ExecCount != 10 || got.Status != api.StatusRunning {
+	if got.ExecCount != 10 || got.Status != "running" {
 		t.Fatalf("the record is written with the execution: %+v", got)
 	}
 }
@@ -111,7 +109,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatalf("new database at version %d, want %d", v, SchemaVersion)
 	}
 	// Reopening runs no migration twice and keeps data.
-	s.PutSession(&Record{Session: api.Session{ID: "keep"}})
+	s.PutSession(&Record{ID: "keep"})
 	s.Close()
 	s = open(t, path, Options{})
 	if _, err := s.GetSession("keep"); err != nil {
@@ -153,7 +151,7 @@ func TestHistoryIsBoundedInTotal(t *testing.T) {
 	s := open(t, path, Options{HistoryLimit: 10, HistoryTotalLimit: 5})
 	base := time.Now()
 	for _, id := range []string{"a", "b"} {
-		if err := s.PutSession(&Record{Session: api.Session{ID: id}}); err != nil {
+		if err := s.PutSession(&Record{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,8 +159,8 @@ func TestHistoryIsBoundedInTotal(t *testing.T) {
 	var batch []Executed
 	for i := 0; i < 4; i++ {
 		batch = append(batch,
-			Executed{SessionID: "a", Execution: &api.Execution{ID: fmt.Sprintf("a%d", i), StartedAt: base.Add(time.Duration(i) * time.Second)}},
-			Executed{SessionID: "b", Execution: &api.Execution{ID: fmt.Sprintf("b%d", i), StartedAt: base.Add(time.Duration(10+i) * time.Second)}})
+			Executed{SessionID: "a", Execution: &Execution{ID: fmt.Sprintf("a%d", i), StartedAt: base.Add(time.Duration(i) * time.Second)}},
+			Executed{SessionID: "b", Execution: &Execution{ID: fmt.Sprintf("b%d", i), StartedAt: base.Add(time.Duration(10+i) * time.Second)}})
 	}
 	if err := s.AddExecutions(batch); err != nil {
 		t.Fatal(err)
@@ -178,7 +176,7 @@ func TestHistoryIsBoundedInTotal(t *testing.T) {
 	// The count survives a reopen: 1 left, room for 4 more.
 	s.Close()
 	s = open(t, path, Options{HistoryLimit: 10, HistoryTotalLimit: 5})
-	if err := s.AddExecutions([]Executed{{SessionID: "a", Execution: &api.Execution{ID: "new", StartedAt: base.Add(time.Hour)}}}); err != nil {
+	if err := s.AddExecutions([]Executed{{SessionID: "a", Execution: &Execution{ID: "new", StartedAt: base.Add(time.Hour)}}}); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := s.Executions("a", 0); len(a) != 2 {

@@ -2,15 +2,13 @@ package store
 
 import (
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // PutTemplate writes a template as it was added.
-func (s *Store) PutTemplate(t *api.Template) error { return s.put(bucketTemplates, t.Name, t) }
+func (s *Store) PutTemplate(t *Template) error { return s.put(bucketTemplates, t.Name, t) }
 
 // Templates lists the templates added, in name order.
-func (s *Store) Templates() ([]*api.Template, error) { return list[api.Template](s, bucketTemplates) }
+func (s *Store) Templates() ([]*Template, error) { return list[Template](s, bucketTemplates) }
 
 // DeleteTemplate removes a template; removing a missing one is no error.
 func (s *Store) DeleteTemplate(name string) error {

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 func TestTemplates(t *testing.T) {
@@ -14,7 +12,7 @@ func TestTemplates(t *testing.T) {
 	s := open(t, path, Options{})
 	n := 2
 	for _, name := range []string{"b", "a"} {
-		if err := s.PutTemplate(&api.Template{Name: name, Rootfs: api.RootfsHost, Preload: "import json", PoolSize: &n}); err != nil {
+		if err := s.PutTemplate(&Template{Name: name, Rootfs: "host", Preload: "import json", PoolSize: &n}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -332,3 +332,16 @@ func newStatsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
+
+// completeSessions completes the ids of the sessions the caller may see.
+func (a *app) completeSessions(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	list, err := a.client().ListSessions(cmd.Context(), nil)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ids := make([]string, 0, len(list))
+	for _, s := range list {
+		ids = append(ids, s.ID+"\t"+s.Template+", "+s.Status)
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon"
+	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/daemon/server"
 	"github.com/sandboxd/sandboxd/internal/manpage"
 	"github.com/sandboxd/sandboxd/internal/systemd"
@@ -121,9 +122,9 @@ func listen(cfg daemon.Config, log *slog.Logger) (l net.Listener, activated bool
 	return l, false, err
 }
 
-// status is the unit's status line.
+// status is the unit's status line: the daemon's own view, all sessions.
 func status(ctx context.Context, d *daemon.Daemon) string {
-	info, err := d.Info(ctx)
+	info, err := d.Info(identity.With(ctx, identity.Internal()))
 	if err != nil {
 		return err.Error()
 	}
@@ -156,6 +157,7 @@ func run(cfg daemon.Config) error {
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,
 		Metrics:         d.MetricsHandler(),
+		OnPanic:         d.CountPanic,
 	}, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

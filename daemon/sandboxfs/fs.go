@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -210,11 +209,9 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 		return 0, err
 	}
 	n, err := io.Copy(file, io.LimitReader(src, limit+1))
+	// The reader stops at limit+1 bytes, so a body over the limit (the
+	// server's own cap is limit+1 too) shows as n > limit.
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return n, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is larger than the limit of %d bytes", limit))
-		}
 		return n, classify(r, rel, err)
 	}
 	if n > limit {

@@ -33,4 +33,7 @@ type Backend interface {
 	AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error)
 	DeleteTemplate(ctx context.Context, name string) error
 	ImportRootfs(ctx context.Context, name string, body io.Reader) (*api.RootfsImported, error)
+	// Events streams session events matching f to send until ctx ends,
+	// f.Until passes or send fails.
+	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
 }

@@ -21,9 +21,12 @@ func FuzzDecode(f *testing.F) {
 	}
 	s := New(&fakeBackend{}, Options{MaxRequestBytes: 4096, MaxUploadBytes: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, v := range []any{&api.CreateSessionRequest{}, &api.ExecRequest{}, &api.RunRequest{}} {
+		for _, c := range []struct {
+			v        any
+			required []string
+		}{{&api.CreateSessionRequest{}, nil}, {&api.ExecRequest{}, []string{"code"}}, {&api.RunRequest{}, []string{"code"}}} {
 			r := httptest.NewRequest("POST", "/v1/sessions", strings.NewReader(body))
-			err := s.decode(httptest.NewRecorder(), r, v)
+			err := s.decode(httptest.NewRecorder(), r, c.v, c.required...)
 			if err != nil && !errdefs.IsInvalidArgument(err) && !api.IsPayloadTooLarge(err) {
 				t.Fatalf("decode(%q): %v is not the caller's error", body, err)
 			}

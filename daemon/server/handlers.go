@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,23 +35,49 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decode reads a JSON body strictly: a bad or unknown field, or trailing
-// data, is the caller's mistake and says so.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, s.o.MaxRequestBytes)
-	dec := json.NewDecoder(body)
+// data, is the caller's mistake and says so. required names fields that
+// must be present: a string field cannot tell absent from empty once
+// decoded, and "no code" is a mistake while "empty code" is not.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, required ...string) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the request body is over the limit of %d bytes", s.o.MaxRequestBytes))
+	case err != nil:
+		return api.Errorf(errdefs.ErrInvalidArgument, "reading the request body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the request body is over the limit of %d bytes", s.o.MaxRequestBytes))
-		case errors.Is(err, io.EOF):
+		if errors.Is(err, io.EOF) {
 			return errdefs.ErrInvalidArgument.WithMessage("the request body is empty: send a JSON object")
 		}
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad JSON in the request body: %v", err)
 	}
 	if dec.More() {
 		return errdefs.ErrInvalidArgument.WithMessage("bad JSON in the request body: more than one value")
+	}
+	return requireFields(body, required)
+}
+
+// requireFields checks that the JSON object body has each field of
+// required, not null. Names match as encoding/json matches them: without
+// regard to case.
+func requireFields(body []byte, required []string) error {
+	if len(required) == 0 {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(body, &fields) // it decoded into a struct already
+	for _, name := range required {
+		present := false
+		for k, v := range fields {
+			present = present || strings.EqualFold(k, name) && string(v) != "null"
+		}
+		if !present {
+			return api.Errorf(errdefs.ErrInvalidArgument, "%s is required: send it in the JSON body", name)
+		}
 	}
 	return nil
 }
@@ -115,7 +142,7 @@ func (s *Server) lifecycle(op func(context.Context, string) (*api.Session, error
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
 	var req api.ExecRequest
-	if err := s.decode(w, r, &req); err != nil {
+	if err := s.decode(w, r, &req, "code"); err != nil {
 		return err
 	}
 	id := r.PathValue("id")
@@ -126,7 +153,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 	var req api.RunRequest
-	if err := s.decode(w, r, &req); err != nil {
+	if err := s.decode(w, r, &req, "code"); err != nil {
 		return err
 	}
 	return s.answerExecution(w, r, func(on func(api.Event)) (*api.Execution, error) {
@@ -152,7 +179,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, run fun
 			return err
 		}
 		_, body := api.FromError(err)
-		st.send(api.Event{Type: "error", Error: &body.Error})
+		st.send(api.Event{Type: api.EventError, Error: &body.Error})
 		return nil
 	}
 	st.send(api.Event{Type: api.EventDone, Execution: e})

@@ -29,7 +29,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	}); err != nil || cerr != nil {
 		return ctx
 	}
-	return context.WithValue(ctx, credKey{}, identity.Caller{UID: cred.Uid, GID: cred.Gid, PID: cred.Pid})
+	return context.WithValue(ctx, credKey{}, identity.Peer(cred.Uid, cred.Gid, cred.Pid))
 }
 
 // callerOf returns the caller of a connection; ok is false when it is not

@@ -1,36 +1,145 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
+// route is one operation of the API. query names the query parameters it
+// takes: any other is refused, as an unknown JSON field is, so that a typo
+// such as ?lable= never passes silently as "no filter".
+type route struct {
+	method string
+	path   string
+	query  []string
+	h      handlerFunc
+}
+
+// table is every route of the API, GET first on each path so that Allow
+// headers read naturally.
+func (s *Server) table() []route {
+	files := []string{"path"}
+	rs := []route{
+		{"GET", "/v1/health", nil, s.health},
+		{"GET", "/v1/info", nil, s.info},
+		{"GET", "/v1/sessions", []string{"label"}, s.listSessions},
+		{"POST", "/v1/sessions", nil, s.createSession},
+		{"GET", "/v1/sessions/{id}", nil, s.getSession},
+		{"DELETE", "/v1/sessions/{id}", nil, s.deleteSession},
+		{"POST", "/v1/sessions/{id}/stop", nil, s.lifecycle(s.b.StopSession)},
+		{"POST", "/v1/sessions/{id}/start", nil, s.lifecycle(s.b.StartSession)},
+		{"POST", "/v1/sessions/{id}/restart", nil, s.lifecycle(s.b.RestartSession)},
+		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},
+		{"GET", "/v1/sessions/{id}/executions", []string{"limit"}, s.executions},
+		{"GET", "/v1/sessions/{id}/files", files, s.getFile},
+		{"PUT", "/v1/sessions/{id}/files", files, s.putFile},
+		{"DELETE", "/v1/sessions/{id}/files", files, s.deleteFile},
+		{"GET", "/v1/sessions/{id}/stats", nil, s.stats},
+		{"POST", "/v1/run", nil, s.run},
+		{"GET", "/v1/events", []string{"since", "until", "session", "type"}, s.events},
+		{"GET", "/v1/templates", nil, s.listTemplates},
+		{"POST", "/v1/templates", nil, s.addTemplate},
+		{"GET", "/v1/templates/{name}", nil, s.getTemplate},
+		{"DELETE", "/v1/templates/{name}", nil, s.deleteTemplate},
+		{"PUT", "/v1/templates/{name}/rootfs", nil, s.importRootfs},
+	}
+	if s.o.Metrics != nil {
+		rs = append(rs, route{"GET", "/metrics", nil, s.metrics})
+	}
+	return rs
+}
+
+// routes registers each path once, without a method: with methods in its
+// patterns, ServeMux would send a wrong method to the catch-all "/" (404)
+// instead of answering 405, and its own 405 has no JSON body.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	h := func(pattern string, fn handlerFunc) { mux.Handle(pattern, s.wrap(fn)) }
-	h("GET /v1/health", s.health)
-	h("GET /v1/info", s.info)
-	h("POST /v1/sessions", s.createSession)
-	h("GET /v1/sessions", s.listSessions)
-	h("GET /v1/sessions/{id}", s.getSession)
-	h("DELETE /v1/sessions/{id}", s.deleteSession)
-	h("POST /v1/sessions/{id}/stop", s.lifecycle(s.b.StopSession))
-	h("POST /v1/sessions/{id}/start", s.lifecycle(s.b.StartSession))
-	h("POST /v1/sessions/{id}/restart", s.lifecycle(s.b.RestartSession))
-	h("POST /v1/sessions/{id}/exec", s.exec)
-	h("GET /v1/sessions/{id}/executions", s.executions)
-	h("PUT /v1/sessions/{id}/files", s.putFile)
-	h("GET /v1/sessions/{id}/files", s.getFile)
-	h("DELETE /v1/sessions/{id}/files", s.deleteFile)
-	h("GET /v1/sessions/{id}/stats", s.stats)
-	h("POST /v1/run", s.run)
-	h("GET /v1/templates", s.listTemplates)
-	h("POST /v1/templates", s.addTemplate)
-	h("GET /v1/templates/{name}", s.getTemplate)
-	h("DELETE /v1/templates/{name}", s.deleteTemplate)
-	h("PUT /v1/templates/{name}/rootfs", s.importRootfs)
-	if s.o.Metrics != nil {
-		mux.Handle("GET /metrics", s.o.Metrics)
+	byPath := map[string][]route{}
+	for _, rt := range s.table() {
+		byPath[rt.path] = append(byPath[rt.path], rt)
 	}
-	h("/", s.notFound)
+	for path, rs := range byPath {
+		mux.Handle(path, s.wrap(dispatch(rs)))
+	}
+	mux.Handle("/", s.wrap(s.notFound))
 	return mux
+}
+
+// dispatch picks the route of the request's method among those of one
+// path, and refuses query parameters the route does not take.
+func dispatch(rs []route) handlerFunc {
+	methods := make([]string, len(rs))
+	for i, rt := range rs {
+		methods[i] = rt.method
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		i := slices.Index(methods, r.Method)
+		if i < 0 {
+			return &methodNotAllowed{method: r.Method, path: r.URL.Path, allowed: methods}
+		}
+		if err := checkQuery(r.URL.RawQuery, rs[i].query); err != nil {
+			return err
+		}
+		return rs[i].h(w, r)
+	}
+}
+
+// checkQuery refuses a query string that does not parse or that names a
+// parameter not in takes.
+func checkQuery(raw string, takes []string) error {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad query string: %v", err)
+	}
+	var unknown []string
+	for k := range q {
+		if !slices.Contains(takes, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	what := "no query parameters"
+	if len(takes) > 0 {
+		what = sentenceList(takes, "and")
+	}
+	return api.Errorf(errdefs.ErrInvalidArgument, "unknown query parameter %q: this endpoint takes %s", unknown[0], what)
+}
+
+// methodNotAllowed is a known path asked with a method it does not serve:
+// the caller's mistake (invalid_argument), answered 405 with Allow.
+type methodNotAllowed struct {
+	method, path string
+	allowed      []string
+}
+
+func (e *methodNotAllowed) Error() string {
+	return fmt.Sprintf("%s is not allowed on %s: use %s", e.method, e.path, sentenceList(e.allowed, "or"))
+}
+
+func (e *methodNotAllowed) Is(target error) bool { return target == errdefs.ErrInvalidArgument }
+
+// allow is the value of the Allow header.
+func (e *methodNotAllowed) allow() string { return strings.Join(e.allowed, ", ") }
+
+// sentenceList writes items as a sentence does: "a", "a or b", "a, b or c".
+func sentenceList(items []string, conj string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	s.o.Metrics.ServeHTTP(w, r)
+	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"runtime/debug"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -25,6 +25,9 @@ type Options struct {
 	MaxUploadBytes int64
 	// Metrics, if set, is served at GET /metrics.
 	Metrics http.Handler
+	// OnPanic, if set, is called once for every handler that panicked
+	// (after the panic is logged), so that panics can be counted.
+	OnPanic func()
 }
 
 // Server is the HTTP side of the daemon.
@@ -33,14 +36,19 @@ type Server struct {
 	o    Options
 	log  *slog.Logger
 	http *http.Server
-	reqs atomic.Uint64
+	// closing ends with Shutdown. Streams that only end when the caller
+	// hangs up (events) watch it, or Shutdown would wait for them until
+	// its grace ran out.
+	closing    context.Context
+	endStreams context.CancelFunc
 }
 
 // New makes a server for b.
 func New(b Backend, o Options, log *slog.Logger) *Server {
 	s := &Server{b: b, o: o, log: log}
+	s.closing, s.endStreams = context.WithCancel(context.Background())
 	s.http = &http.Server{
-		Handler:           s.routes(),
+		Handler:           withRequestID(withVersion(s.routes())),
 		ConnContext:       connContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -57,8 +65,12 @@ func (s *Server) Serve(l net.Listener) error {
 	return err
 }
 
-// Shutdown stops accepting and waits for requests under way, up to ctx.
-func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+// Shutdown stops accepting, ends the event streams, and waits for the
+// other requests under way, up to ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.endStreams()
+	return s.http.Shutdown(ctx)
+}
 
 // Handler is the server's router with its middleware, for tests.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
@@ -66,12 +78,22 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 // handlerFunc is a handler that returns its error instead of writing it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// wrap adds what every request gets: the caller from the socket, a logger,
-// the version header, refusal of browser requests, and one place where an
-// error becomes an answer.
-func (s *Server) wrap(h handlerFunc) http.Handler {
+// withVersion puts the daemon's version on every answer.
+func withVersion(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.VersionHeader, version.Version)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wrap adds what every request gets: the caller from the socket, a logger
+// with the request id, refusal of browser requests, a recover that turns a
+// panic into a logged 500, and one place where an error becomes an answer.
+func (s *Server) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqID := requestIDOf(r.Context())
+		log := s.log.With("req_id", reqID)
+		r = r.WithContext(logging.With(r.Context(), log))
 		caller, ok := callerOf(r.Context())
 		if !ok {
 			writeError(w, r, errdefs.ErrUnavailable.WithMessage("the caller's identity is unknown: connect over the Unix socket"))
@@ -83,17 +105,20 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 			writeError(w, r, errdefs.ErrInvalidArgument.WithMessage("requests from browsers are refused"))
 			return
 		}
-		log := s.log.With("req", s.reqs.Add(1), "uid", caller.UID)
-		ctx := identity.With(r.Context(), caller)
-		ctx = logging.With(ctx, log)
-		r = r.WithContext(ctx)
+		log = log.With("uid", caller.UID)
+		r = r.WithContext(identity.With(logging.With(r.Context(), log), caller))
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", p)
-				writeError(w, r, errdefs.ErrInternal.WithMessage(fmt.Sprintf("internal error: %v", p)))
+				// The answer says where to look, never what Go said: a
+				// panic's text and stack are for the log, not the caller.
+				log.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if s.o.OnPanic != nil {
+					s.o.OnPanic()
+				}
+				writeError(w, r, api.Errorf(errdefs.ErrInternal, "internal error: the daemon logged the details under request id %s", reqID))
 			}
 		}()
 		if err := h(w, r); err != nil {

@@ -2,13 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -20,6 +25,14 @@ import (
 // fakeBackend answers from memory and remembers who called.
 type fakeBackend struct {
 	caller identity.Caller
+
+	// Events sends events (after gate closes, if set), then fails with
+	// eventsErr if set, else waits for ctx or f.Until.
+	mu        sync.Mutex
+	filter    api.EventFilter
+	events    []api.SessionEvent
+	gate      chan struct{}
+	eventsErr error
 }
 
 func (f *fakeBackend) Info(ctx context.Context) (*api.Info, error) {
@@ -36,6 +49,9 @@ func (f *fakeBackend) ListSessions(_ context.Context, l map[string]string) ([]ap
 	return []api.Session{{ID: "s1", Labels: l}}, nil
 }
 func (f *fakeBackend) GetSession(_ context.Context, id string) (*api.Session, error) {
+	if id == "full" {
+		return nil, api.WithRetryAfter(errdefs.ErrResourceExhausted.WithMessage("too many sessions"), 7*time.Second)
+	}
 	if id != "s1" {
 		return nil, errdefs.ErrNotFound.WithMessage("no such session: " + id)
 	}
@@ -84,6 +100,9 @@ func (f *fakeBackend) Templates(context.Context) ([]api.Template, error) {
 }
 
 func (f *fakeBackend) Template(_ context.Context, name string) (*api.Template, error) {
+	if name == "boom" {
+		return nil, errors.New("a bug")
+	}
 	return nil, api.Errorf(errdefs.ErrNotFound, "no such template: %s", name)
 }
 
@@ -98,20 +117,105 @@ func (f *fakeBackend) ImportRootfs(_ context.Context, name string, body io.Reade
 	return &api.RootfsImported{Name: name, Bytes: n}, err
 }
 
+func (f *fakeBackend) Events(ctx context.Context, filter api.EventFilter, send func(*api.SessionEvent) error) error {
+	f.mu.Lock()
+	f.filter = filter
+	events, gate, fail := f.events, f.gate, f.eventsErr
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	for i := range events {
+		if err := send(&events[i]); err != nil {
+			return err
+		}
+	}
+	if fail != nil {
+		return fail
+	}
+	var until <-chan time.Time
+	if !filter.Until.IsZero() {
+		until = time.After(time.Until(filter.Until))
+	}
+	select {
+	case <-ctx.Done():
+	case <-until:
+	}
+	return nil
+}
+
+// lastFilter is the filter of the last Events call.
+func (f *fakeBackend) lastFilter() api.EventFilter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.filter
+}
+
 var _ Backend = (*fakeBackend)(nil)
 
 func serve(t *testing.T) (*fakeBackend, *client.Client, string) {
 	t.Helper()
 	b := &fakeBackend{}
+	_, c, sock := serveBackend(t, b, Options{})
+	return b, c, sock
+}
+
+// serveBackend serves b on a fresh socket; zero size limits take the
+// tests' small ones.
+func serveBackend(t *testing.T, b Backend, o Options) (*Server, *client.Client, string) {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	l, err := Listen(sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(b, Options{MaxRequestBytes: 1024, MaxUploadBytes: 100}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = 1024
+	}
+	if o.MaxUploadBytes == 0 {
+		o.MaxUploadBytes = 100
+	}
+	s := New(b, o, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go s.Serve(l)
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
-	return b, client.New(sock), sock
+	return s, client.New(sock), sock
+}
+
+// newTestServer is a server for httptest requests, with its log in buf.
+func newTestServer(b Backend, o Options, buf io.Writer) *Server {
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = 1024
+	}
+	return New(b, o, slog.New(slog.NewJSONHandler(buf, nil)))
+}
+
+// testCaller is who httptest requests come from.
+var testCaller = identity.Peer(1000, 1000, 1)
+
+// do sends an httptest request as if testCaller sent it over the socket.
+func do(s *Server, method, target, body string, header ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	r = r.WithContext(context.WithValue(r.Context(), credKey{}, testCaller))
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, r)
+	return w
+}
+
+// errorBody decodes an error answer; the test fails if it is not one.
+func errorBody(t *testing.T, w *httptest.ResponseRecorder) api.ErrorDetail {
+	t.Helper()
+	var eb api.ErrorBody
+	if err := json.Unmarshal(w.Body.Bytes(), &eb); err != nil || eb.Error.Code == "" {
+		t.Fatalf("not an error body (%v): %s", err, w.Body)
+	}
+	return eb.Error
 }
 
 func TestServerWithClient(t *testing.T) {

@@ -1,29 +1,78 @@
-// Package agent ships the in-sandbox agent (agent.py, standard library
-// Python) and speaks its line protocol from the daemon's side.
+// Package agent ships the in-sandbox agent (Python modules, standard
+// library only) and speaks its line protocol from the daemon's side.
 //
 // The channel is a Unix socket whose file lives on the host, under the
 // daemon's run dir, and whose listening end is handed to the sandbox's PID 1
 // as fd 3. Sandboxed code can neither see nor replace the socket file, and a
 // restarted daemon reconnects to the same path.
+//
+// The agent is split by process: python/_sandboxd_agent.py is the
+// supervisor (PID 1, serving the daemon), python/_sandboxd_worker.py the
+// forked interpreter that runs cells, python/_sandboxd_wire.py what both
+// speak. What the Go side also knows (the listening fd, op and message
+// names, statuses, the protocol version) is defined here only and handed to
+// the Python as a generated module (see Files).
 package agent
 
 import (
-	_ "embed"
+	"embed"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
 
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// Script is the agent's source. The runtime writes it into the sandbox's
-// /etc as Dir/Module.py, compiled where it can, and starts it with
-// `python3 -S -c Bootstrap`: importing a compiled module saves compiling
-// the source at every start.
+// sources are the agent's Python modules, as the runtime installs them.
 //
-//go:embed agent.py
-var Script string
+//go:embed python/*.py
+var sources embed.FS
 
-// Where the agent lives inside a sandbox, and how it starts. The
+// File is one file of the agent as it is installed in Dir.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Files are the agent's modules as the runtime writes them into a
+// sandbox's /etc, in Dir, compiled where it can: the Python modules and
+// the generated ConstsModule. The sandbox starts the agent with
+// `python3 -S -c Bootstrap`: importing compiled modules saves compiling the
+// source at every start. Sorted by name.
+func Files() []File {
+	ents, err := fs.ReadDir(sources, "python")
+	if err != nil {
+		panic(err) // embedded: cannot fail
+	}
+	files := []File{{Name: ConstsModule + ".py", Data: []byte(constsSource())}}
+	for _, e := range ents {
+		b, err := sources.ReadFile(path.Join("python", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		files = append(files, File{Name: e.Name(), Data: b})
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	return files
+}
+
+// modules are the names of the agent's modules, which the worker hides
+// from user code.
+func modules() []string {
+	ents, _ := fs.ReadDir(sources, "python")
+	names := []string{ConstsModule}
+	for _, e := range ents {
+		names = append(names, strings.TrimSuffix(e.Name(), ".py"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Where the agent lives inside a sandbox, and how it starts. Module is the
+// entry point, the supervisor; it imports the agent's other modules. The
 // bootstrap puts Dir first on the path in place of the working folder
-// (/workspace, where user files could shadow the module).
+// (/workspace, where user files could shadow the modules).
 const (
 	Dir       = "/etc/sandboxd"
 	Module    = "_sandboxd_agent"
@@ -65,6 +114,9 @@ type Message struct {
 	Truncated  bool           `json:"truncated,omitempty"`
 	StateReset bool           `json:"state_reset,omitempty"`
 	DurationMS float64        `json:"duration_ms,omitempty"`
+	// Protocol, in a pong, is the agent's protocol version; absent (0)
+	// from agents of version 1.
+	Protocol int `json:"protocol,omitempty"`
 	// Undelivered, in a pong, is how an execution ended whose answer the
 	// agent could not send: the daemon was gone.
 	Undelivered *Message `json:"undelivered,omitempty"`

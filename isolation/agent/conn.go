@@ -24,6 +24,8 @@ var ErrUnresponsive = errors.New("the sandbox agent stopped answering")
 type Conn struct {
 	c  net.Conn
 	sc *bufio.Scanner
+	// version is the agent's protocol version, known after Ping.
+	version int
 }
 
 // Dial connects to the agent's socket, retrying until ctx ends: the agent may
@@ -49,30 +51,44 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 func (a *Conn) Close() error { return a.c.Close() }
 
 // Ping checks the agent answers, within the deadline of ctx, and returns
-// its pong; with ready, once its interpreter has finished starting.
+// its pong; with ready, once its interpreter has finished starting. It
+// learns the agent's protocol version (see Version) and fails with
+// ErrProtocol if this Conn cannot speak it.
 func (a *Conn) Ping(ctx context.Context, ready bool) (*Message, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = a.c.SetDeadline(dl)
 		defer a.c.SetDeadline(time.Time{})
 	}
-	if err := a.send(Request{Op: "ping", Ready: ready}); err != nil {
+	if err := a.send(Request{Op: OpPing, Ready: ready}); err != nil {
 		return nil, err
 	}
 	m, err := a.read()
 	if err != nil {
 		return nil, err
 	}
-	if m.Type != "pong" {
+	if m.Type != TypePong {
 		return nil, fmt.Errorf("agent answered %q to a ping", m.Type)
+	}
+	a.version = m.Protocol
+	if a.version == 0 {
+		a.version = 1 // agents of version 1 do not say
+	}
+	if a.version < MinProtocolVersion || a.version > ProtocolVersion {
+		return nil, fmt.Errorf("%w: the agent's is %d, the daemon speaks %d to %d", ErrProtocol, a.version, MinProtocolVersion, ProtocolVersion)
 	}
 	return m, nil
 }
+
+// Version is the agent's protocol version, learned by the last Ping (0
+// before). Every version from MinProtocolVersion on takes the same
+// requests today; where they come to differ, the Conn picks by it.
+func (a *Conn) Version() int { return a.version }
 
 // Exec runs one request. onOutput gets each stdout/stderr chunk as it comes.
 // The agent enforces the timeout itself; wait bounds how long the daemon
 // waits for the final answer beyond that, in case the agent is stuck.
 func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string)) (*Message, error) {
-	req.Op = "exec"
+	req.Op = OpExec
 	_ = a.c.SetDeadline(time.Now().Add(wait))
 	defer a.c.SetDeadline(time.Time{})
 	if err := a.send(req); err != nil {
@@ -84,11 +100,11 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 			return nil, err
 		}
 		switch m.Type {
-		case "stdout", "stderr":
+		case TypeStdout, TypeStderr:
 			onOutput(m.Type, m.Data)
-		case "done":
+		case TypeDone:
 			return m, nil
-		case "error":
+		case TypeError:
 			return nil, fmt.Errorf("agent: %s", m.Message)
 		}
 	}

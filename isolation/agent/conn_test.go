@@ -2,6 +2,9 @@ package agent
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -34,6 +37,30 @@ func TestExecProtocol(t *testing.T) {
 	}
 }
 
+// TestPingVersion: a pong tells the agent's protocol version, none is
+// version 1, and a version out of the daemon's range is refused.
+func TestPingVersion(t *testing.T) {
+	for _, tc := range []struct {
+		pong    string
+		version int
+		err     error
+	}{
+		{`{"type":"pong","pid":1}`, 1, nil},
+		{`{"type":"pong","pid":1,"protocol":2}`, 2, nil},
+		{fmt.Sprintf(`{"type":"pong","pid":1,"protocol":%d}`, ProtocolVersion), ProtocolVersion, nil},
+		{fmt.Sprintf(`{"type":"pong","pid":1,"protocol":%d}`, ProtocolVersion+1), ProtocolVersion + 1, ErrProtocol},
+		{`{"type":"pong","pid":1,"protocol":-1}`, -1, ErrProtocol},
+	} {
+		c := fakeAgent(t, tc.pong+"\n")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := c.Ping(ctx, false)
+		cancel()
+		if !errors.Is(err, tc.err) || c.Version() != tc.version {
+			t.Errorf("%s: Version() = %d, err %v; want %d, %v", tc.pong, c.Version(), err, tc.version, tc.err)
+		}
+	}
+}
+
 func TestExecAgentSilent(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
@@ -45,19 +72,27 @@ func TestExecAgentSilent(t *testing.T) {
 	}
 }
 
-// FuzzAgentLines feeds arbitrary agent output to the daemon's reader: it
-// may fail, never panic or hang.
+// FuzzAgentLines feeds arbitrary agent output to the daemon's reader, as
+// the answer to an execution and to a ping: it may fail, never panic or
+// hang, and never accept a protocol version it does not speak.
 func FuzzAgentLines(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"done","status":"ok"}` + "\n",
 		`{"type":"stdout","data":"x"}` + "\n" + `{"type":"done"}` + "\n",
 		`{"type":"error","message":"m"}` + "\n",
 		"garbage\n", `{"type":"stdout","data":1}` + "\n", "", `{"type":"done","outputs":[{"mime":1}]}` + "\n",
+		`{"type":"pong","pid":1}` + "\n", `{"type":"pong","protocol":2}` + "\n", `{"type":"pong","protocol":"2"}` + "\n",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, lines string) {
 		c := fakeAgent(t, lines)
 		_, _ = c.Exec(Request{Language: "python"}, time.Second, func(string, string) {})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c = fakeAgent(t, lines)
+		if _, err := c.Ping(ctx, false); err == nil && (c.Version() < MinProtocolVersion || c.Version() > ProtocolVersion) {
+			t.Fatalf("Ping accepted protocol version %d", c.Version())
+		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,7 +180,14 @@ func attach(img string) (*os.File, error) {
 	cfg := unix.LoopConfig{Fd: uint32(f.Fd())}
 	cfg.Info.Flags = unix.LO_FLAGS_AUTOCLEAR
 	copy(cfg.Info.File_name[:len(cfg.Info.File_name)-1], img)
-	for range 20 {
+	// LOOP_CTL_GET_FREE hands the same free device to every caller that
+	// asks at once: under many concurrent creates most lose the race to
+	// configure it. They ask again, after a pause of their own so that
+	// they do not meet again.
+	for i := range 200 {
+		if i > 0 {
+			time.Sleep(time.Duration(1+rand.IntN(5)) * time.Millisecond)
+		}
 		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
 		if err != nil {
 			return nil, fmt.Errorf("no free loop device: %w", err)

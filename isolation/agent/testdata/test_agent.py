@@ -1,13 +1,15 @@
-# Unit tests of agent.py's pure parts, run by agent_test.go.
-import importlib.util
+# Unit tests of the agent's pure parts, run by agent_test.go with the
+# agent's modules and the generated _sandboxd_consts on PYTHONPATH.
+import ast
+import glob
 import os
-import sys
 import unittest
+from unittest import mock
 
-spec = importlib.util.spec_from_file_location(
-    "agent", os.path.join(os.path.dirname(__file__), "..", "agent.py"))
-agent = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(agent)
+import _sandboxd_agent as agent
+import _sandboxd_consts as consts
+import _sandboxd_wire as wire
+import _sandboxd_worker as worker
 
 
 class RunCell(unittest.TestCase):
@@ -17,7 +19,7 @@ class RunCell(unittest.TestCase):
     def run_cell(self, code, **kw):
         req = {"code": code}
         req.update(kw)
-        return agent.run_cell(self.ns, req, 1)
+        return worker.run_cell(self.ns, req, 1)
 
     def test_last_expression_is_the_result(self):
         self.assertIsNone(self.run_cell("x = 2")["result"])
@@ -28,7 +30,7 @@ class RunCell(unittest.TestCase):
         r = self.run_cell("def f():\n    return 1/0\nf()")
         self.assertEqual(r["error"]["name"], "ZeroDivisionError")
         self.assertIn("<cell-1>", r["error"]["traceback"])
-        self.assertNotIn("agent.py", r["error"]["traceback"])
+        self.assertNotIn("_sandboxd_", r["error"]["traceback"])
 
     def test_result_is_capped(self):
         r = self.run_cell("'a' * 100", max_output=10)
@@ -45,7 +47,7 @@ class RunCell(unittest.TestCase):
 class CaptureCap(unittest.TestCase):
     def test_cap_and_utf8_split(self):
         sent = []
-        c = agent.Capture("stdout", sent.append, 5)
+        c = agent.Capture(consts.TYPE_STDOUT, sent.append, 5)
         data = "héllo wörld".encode()
         c.feed(data[:2])  # splits the é
         c.feed(data[2:])
@@ -59,17 +61,17 @@ class Protocol(unittest.TestCase):
     def test_json_round_trip(self):
         msg = {"type": "done", "data": "héllo \u2028 \x00\n\"", "n": 1, "f": 1.5, "ok": True,
                "none": None, "list": [1, {"a": []}]}
-        line = agent.json_dumps(msg)
+        line = wire.json_dumps(msg)
         self.assertNotIn("\n", line)
-        self.assertEqual(agent.json_loads(line.encode()), msg)
+        self.assertEqual(wire.json_loads(line.encode()), msg)
         import json
         self.assertEqual(json.loads(line), msg)
-        self.assertEqual(agent.json_loads(json.dumps(msg)), msg)
+        self.assertEqual(wire.json_loads(json.dumps(msg)), msg)
 
     def test_bad_json_is_a_value_error(self):
         for bad in [b"", b"{", b"{} x", b"\xff", b"nul"]:
             with self.assertRaises(ValueError, msg=bad):
-                agent.json_loads(bad)
+                wire.json_loads(bad)
 
     def test_read_lines(self):
         class Conn:
@@ -79,11 +81,57 @@ class Protocol(unittest.TestCase):
             def recv(self, n):
                 return self.chunks.pop(0) if self.chunks else b""
 
-        got = list(agent.read_lines(Conn([b"a\nb", b"c\n", b"", b"d"])))
+        got = list(wire.read_lines(Conn([b"a\nb", b"c\n", b"", b"d"])))
         self.assertEqual(got, [b"a", b"bc"])
         big = b"x" * 300000
-        got = list(agent.read_lines(Conn([big[:100000], big[100000:], b"\nz\n"])))
+        got = list(wire.read_lines(Conn([big[:100000], big[100000:], b"\nz\n"])))
         self.assertEqual(got, [big, b"z"])
+
+
+class KillAll(unittest.TestCase):
+    # os.kill is a mock in both: a real kill(-1) here would reach every
+    # process of the user running the tests.
+    def test_refused_unless_pid_1(self):
+        with mock.patch.object(os, "kill") as kill, mock.patch.object(os, "getpid", return_value=4242):
+            self.assertFalse(agent.kill_all())
+        kill.assert_not_called()
+
+    def test_pid_1_kills_every_process(self):
+        with mock.patch.object(os, "kill") as kill, mock.patch.object(os, "getpid", return_value=1):
+            self.assertTrue(agent.kill_all())
+        kill.assert_called_once_with(-1, agent.signal.SIGKILL)
+
+
+class SharedConstants(unittest.TestCase):
+    def test_no_module_redefines_a_constant_of_go(self):
+        names = {n for n in vars(consts) if n.isupper()}
+        self.assertIn("LISTEN_FD", names)
+        here = os.path.dirname(agent.__file__)
+        paths = sorted(glob.glob(os.path.join(here, "_sandboxd_*.py")))
+        self.assertEqual([os.path.basename(p)[:-3] for p in paths],
+                         sorted(m for m in consts.MODULES if m != consts.__name__))
+        for path in paths:
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                bound = []
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    bound.append(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    bound.append(node.name)
+                elif isinstance(node, ast.arg):
+                    bound.append(node.arg)
+                elif isinstance(node, ast.ExceptHandler) and node.name:
+                    bound.append(node.name)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    from_consts = isinstance(node, ast.ImportFrom) and node.module == consts.__name__
+                    for a in node.names:
+                        if not from_consts or (a.asname or a.name) != a.name:
+                            bound.append(a.asname or a.name)
+                for n in bound:
+                    if n in names:
+                        self.fail("%s:%d defines %s, a constant of %s (from Go): import it from there" % (
+                            os.path.basename(path), getattr(node, "lineno", 0), n, consts.__name__))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,26 @@
+package api
+
+// RequestIDHeader carries a request's id on every answer: the caller's own
+// when it sent a valid one, else one the daemon made. The daemon's log
+// lines of the request carry the same id, so a failed answer can be found
+// in the log.
+const RequestIDHeader = "X-Request-Id"
+
+// MaxRequestIDLen bounds a caller's request id: it goes into every log
+// line of the request.
+const MaxRequestIDLen = 128
+
+// ValidRequestID reports whether a caller's request id may be used as it
+// is: 1 to MaxRequestIDLen printable ASCII characters, no spaces, so it
+// cannot forge or break a log line.
+func ValidRequestID(id string) bool {
+	if id == "" || len(id) > MaxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,51 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/identity"
+)
+
+// Authorization, in one place. Every rule of who may see or do what is a
+// function of this file; the operations call them and nothing else
+// compares uids. A caller the context does not name is nobody (package
+// identity) and passes none of them.
+//
+//   - sessions: their owner, and root, see and manage them; to anyone
+//     else they do not exist (not found, as a missing one).
+//   - templates: root's (and the built-in one) are everyone's; another
+//     user's are theirs alone, and not found to anyone else but root.
+//   - root only: templates of a folder, root filesystem imports.
+
+// caller wraps identity.Caller with the daemon's rules.
+type caller struct{ identity.Caller }
+
+// callerFrom is the caller of a request's context.
+func callerFrom(ctx context.Context) caller { return caller{identity.From(ctx)} }
+
+// mayUse reports whether the caller may see and manage what owner owns.
+func (c caller) mayUse(owner uint32) bool { return c.IsRoot() || c.Owns(owner) }
+
+// mayUseTemplate reports whether the caller may see and use a template of
+// owner: root's templates are everyone's.
+func (c caller) mayUseTemplate(owner uint32) bool { return owner == 0 || c.mayUse(owner) }
+
+// requireRoot refuses a root-only operation; what names it.
+func (c caller) requireRoot(what string) error {
+	if c.IsRoot() {
+		return nil
+	}
+	return api.Errorf(errdefs.ErrPermissionDenied, "only root may %s", what)
+}
+
+// requireKnown refuses nobody: work must be someone's, and a session or
+// template made for nobody would belong to uid 0.
+func (c caller) requireKnown() error {
+	if c.Known() {
+		return nil
+	}
+	return errdefs.ErrPermissionDenied.WithMessage("the caller is unknown: connect over the Unix socket")
+}

@@ -1,0 +1,271 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation"
+)
+
+// fakeHost is what outlives a daemon in the unit tests: the sandboxes
+// that run, as a host keeps them across daemon restarts. Its runtime()
+// is one daemon's view of it.
+type fakeHost struct {
+	mu        sync.Mutex
+	running   map[string]*fakeBox
+	leftovers map[string]bool // runtime state without a live sandbox
+	starts    int
+	// failStart, if set, makes every start fail with it.
+	failStart error
+	// stopDelay makes every stop take that long.
+	stopDelay time.Duration
+	// oldAgent marks sandboxes whose agent a restarted daemon cannot
+	// speak to (started by an older daemon).
+	oldAgent map[string]bool
+	tmp      string
+}
+
+func newFakeHost(tmp string) *fakeHost {
+	return &fakeHost{running: map[string]*fakeBox{}, leftovers: map[string]bool{}, oldAgent: map[string]bool{}, tmp: tmp}
+}
+
+// box is the running sandbox id, nil if none.
+func (h *fakeHost) box(id string) *fakeBox {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running[id]
+}
+
+// ids are the sandboxes that run.
+func (h *fakeHost) ids() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id := range h.running {
+		out = append(out, id)
+	}
+	return out
+}
+
+// fakeRuntime implements Runtime over a fakeHost.
+type fakeRuntime struct{ h *fakeHost }
+
+var _ Runtime = fakeRuntime{}
+
+func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, error) {
+	h := r.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failStart != nil {
+		return nil, h.failStart
+	}
+	if h.running[spec.ID] != nil {
+		return nil, fmt.Errorf("sandbox %s exists", spec.ID)
+	}
+	h.starts++
+	b := &fakeBox{h: h, id: spec.ID, exited: make(chan struct{}), vars: map[string]string{},
+		limits: spec.Limits, started: time.Now(), tmp: filepath.Join(h.tmp, spec.ID+"-tmp"), env: spec.Env}
+	if err := os.MkdirAll(b.tmp, 0o700); err != nil {
+		return nil, err
+	}
+	h.running[spec.ID] = b
+	return b, nil
+}
+
+func (r fakeRuntime) Restore(ctx context.Context, spec *isolation.Spec) (Sandbox, error) {
+	h := r.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.running[spec.ID]
+	if b == nil {
+		return nil, errors.New("no such sandbox")
+	}
+	if h.oldAgent[spec.ID] {
+		return nil, fmt.Errorf("sandbox agent: %w: the agent's is 0", isolation.ErrAgentVersion)
+	}
+	return b, nil
+}
+
+func (r fakeRuntime) Leftovers() ([]string, error) {
+	h := r.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id := range h.running {
+		out = append(out, id)
+	}
+	for id := range h.leftovers {
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+func (r fakeRuntime) Cleanup(id string) error {
+	h := r.h
+	h.mu.Lock()
+	b := h.running[id]
+	delete(h.leftovers, id)
+	h.mu.Unlock()
+	if b != nil {
+		b.die(isolation.ExitInfo{Known: true, Signal: syscall.SIGKILL})
+	}
+	return nil
+}
+
+func (fakeRuntime) OpenImage(name, rootfs string) (*isolation.Image, error) { return nil, nil }
+func (fakeRuntime) RemoveImage(name string) error                           { return nil }
+func (fakeRuntime) HostOwner(uint32) (int, int)                             { return os.Getuid(), os.Getgid() }
+func (fakeRuntime) UID() int                                                { return 1000 }
+func (fakeRuntime) Info() isolation.Info                                    { return isolation.Info{Name: "fake", CgroupVersion: 2} }
+func (fakeRuntime) Close() error                                            { return nil }
+
+// fakeBox is one fake sandbox: a tiny interpreter whose variables live
+// as long as the sandbox. Code it knows:
+//
+//	x = 42     sets x          x       answers x's value
+//	crash      the sandbox dies under the execution
+//	hang       the agent stops answering
+//	oom        the execution is killed for memory
+//	anything else: echoed to stdout
+type fakeBox struct {
+	h       *fakeHost
+	id      string
+	started time.Time
+	tmp     string
+	env     []string
+
+	mu        sync.Mutex
+	vars      map[string]string
+	limits    isolation.Limits
+	frozen    bool
+	oomKills  uint64
+	unhealthy bool
+	exited    chan struct{}
+	exit      isolation.ExitInfo
+	once      sync.Once
+}
+
+var _ Sandbox = (*fakeBox)(nil)
+
+// die ends the sandbox as if its init exited.
+func (b *fakeBox) die(how isolation.ExitInfo) {
+	b.once.Do(func() {
+		b.h.mu.Lock()
+		if b.h.running[b.id] == b {
+			delete(b.h.running, b.id)
+		}
+		b.h.mu.Unlock()
+		b.mu.Lock()
+		b.exit = how
+		b.mu.Unlock()
+		close(b.exited)
+	})
+}
+
+func (b *fakeBox) dead() bool {
+	select {
+	case <-b.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (b *fakeBox) ID() string { return b.id }
+
+func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolation.Output) (*isolation.ExecResult, error) {
+	if b.dead() {
+		return nil, errors.New("sandbox is stopped")
+	}
+	code := strings.TrimSpace(o.Code)
+	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: api.StatusOK, Duration: time.Millisecond}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case code == "crash":
+		b.mu.Unlock()
+		b.die(isolation.ExitInfo{Known: true, Signal: syscall.SIGKILL})
+		b.mu.Lock()
+		return nil, errors.New("agent connection closed")
+	case code == "hang":
+		return nil, isolation.ErrUnresponsive
+	case code == "oom":
+		b.oomKills++
+		r.Status, r.ExitCode, r.StateReset = api.StatusKilled, 137, true
+		b.vars = map[string]string{}
+	case o.Language == api.LanguagePython && strings.Contains(code, "="):
+		k, v, _ := strings.Cut(code, "=")
+		b.vars[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	case o.Language == api.LanguagePython && b.vars[code] != "":
+		v := b.vars[code]
+		r.Result = &v
+	case o.Language == api.LanguagePython && isIdent(code):
+		r.Status = api.StatusError
+		r.Error = &api.ExecError{Name: "NameError", Value: fmt.Sprintf("name '%s' is not defined", code)}
+	default:
+		out(api.EventStdout, code+"\n")
+	}
+	return r, nil
+}
+
+func isIdent(s string) bool {
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func (b *fakeBox) Check(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.unhealthy {
+		return errors.New("agent does not answer")
+	}
+	return nil
+}
+
+func (b *fakeBox) SetLimits(l isolation.Limits) error {
+	b.mu.Lock()
+	b.limits = l
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *fakeBox) Stats() (isolation.Stats, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return isolation.Stats{MemoryBytes: 1 << 20, MemoryLimit: uint64(b.limits.MemoryBytes), Pids: 1, OOMKills: b.oomKills}, nil
+}
+
+func (b *fakeBox) Freeze() error { b.mu.Lock(); b.frozen = true; b.mu.Unlock(); return nil }
+func (b *fakeBox) Thaw() error   { b.mu.Lock(); b.frozen = false; b.mu.Unlock(); return nil }
+
+func (b *fakeBox) Stop() error {
+	b.h.mu.Lock()
+	delay := b.h.stopDelay
+	b.h.mu.Unlock()
+	time.Sleep(delay)
+	b.die(isolation.ExitInfo{Known: true, Signal: syscall.SIGKILL})
+	return os.RemoveAll(b.tmp)
+}
+
+func (b *fakeBox) Detach()                 {}
+func (b *fakeBox) Exited() <-chan struct{} { return b.exited }
+func (b *fakeBox) Tmp() string             { return b.tmp }
+func (b *fakeBox) Started() time.Time      { return b.started }
+func (b *fakeBox) Exit() isolation.ExitInfo {
+	<-b.exited
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.exit
+}

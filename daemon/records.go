@@ -1,0 +1,76 @@
+package daemon
+
+import (
+	"maps"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/store"
+)
+
+// The one place where the store's records and the API's wire types meet:
+// each changes without the other.
+
+// sessionView is a session record as the API shows it.
+func sessionView(r *store.Record) api.Session {
+	return api.Session{
+		ID: r.ID, OwnerUID: r.OwnerUID, Template: r.Template, Status: r.Status, Reason: r.Reason,
+		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
+		Limits: apiLimits(r.Limits), Network: r.Network, Labels: maps.Clone(r.Labels),
+	}
+}
+
+func apiLimits(l store.Limits) api.Limits {
+	return api.Limits{MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS}
+}
+
+func storeLimits(l api.Limits) store.Limits {
+	return store.Limits{MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS}
+}
+
+// executionRecord is an execution as the store keeps it.
+func executionRecord(e *api.Execution) *store.Execution {
+	r := &store.Execution{
+		ID: e.ID, SessionID: e.SessionID, Language: e.Language, Status: e.Status,
+		Stdout: e.Stdout, Stderr: e.Stderr, ExitCode: e.ExitCode, Result: e.Result,
+		StartedAt: e.StartedAt, DurationMS: e.DurationMS, Truncated: e.Truncated, StateReset: e.StateReset,
+	}
+	if e.Error != nil {
+		r.Error = &store.ExecError{Name: e.Error.Name, Value: e.Error.Value, Traceback: e.Error.Traceback}
+	}
+	for _, o := range e.Outputs {
+		r.Outputs = append(r.Outputs, store.Output{MIME: o.MIME, Data: o.Data})
+	}
+	return r
+}
+
+// executionView is a recorded execution as the API shows it.
+func executionView(r *store.Execution) api.Execution {
+	e := api.Execution{
+		ID: r.ID, SessionID: r.SessionID, Language: r.Language, Status: r.Status,
+		Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Result: r.Result,
+		StartedAt: r.StartedAt, DurationMS: r.DurationMS, Truncated: r.Truncated, StateReset: r.StateReset,
+	}
+	if r.Error != nil {
+		e.Error = &api.ExecError{Name: r.Error.Name, Value: r.Error.Value, Traceback: r.Error.Traceback}
+	}
+	for _, o := range r.Outputs {
+		e.Outputs = append(e.Outputs, api.Output{MIME: o.MIME, Data: o.Data})
+	}
+	return e
+}
+
+// templateRecord is a template definition as the store keeps it.
+func templateRecord(t *api.Template) *store.Template {
+	return &store.Template{
+		Name: t.Name, Description: t.Description, Rootfs: t.Rootfs, Env: t.Env, Preload: t.Preload,
+		Limits: (*store.LimitDefaults)(t.Limits), PoolSize: t.PoolSize, OwnerUID: t.OwnerUID, CreatedAt: t.CreatedAt,
+	}
+}
+
+// templateDef is a stored template's definition.
+func templateDef(r *store.Template) api.Template {
+	return api.Template{
+		Name: r.Name, Description: r.Description, Rootfs: r.Rootfs, Env: r.Env, Preload: r.Preload,
+		Limits: (*api.LimitDefaults)(r.Limits), PoolSize: r.PoolSize, OwnerUID: r.OwnerUID, CreatedAt: r.CreatedAt,
+	}
+}

@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/sandboxd/sandboxd/isolation"
+)
+
+// Runtime builds sandboxes: the sealed boundary between the daemon's
+// core (sessions, their states, pools, quotas) and what isolates code.
+// The daemon hands it an isolation.Spec and gets a Sandbox back; it never
+// sees the runtime's own machinery (libcontainer, the agent's wire
+// protocol). isolation.Runtime (runc's libcontainer) is one
+// implementation; gVisor's runsc is meant to be another; the unit tests
+// use a fake.
+type Runtime interface {
+	// Start builds and starts a sandbox and returns once its agent
+	// answers.
+	Start(ctx context.Context, spec *isolation.Spec) (Sandbox, error)
+	// Restore takes back a sandbox a previous daemon left running.
+	Restore(ctx context.Context, spec *isolation.Spec) (Sandbox, error)
+	// Leftovers lists the sandboxes of this daemon that exist on the
+	// host (state or cgroups), running or not.
+	Leftovers() ([]string, error)
+	// Cleanup removes whatever is left of sandbox id.
+	Cleanup(id string) error
+	// OpenImage prepares a template's root filesystem (api.RootfsHost
+	// aside); RemoveImage lets go of it.
+	OpenImage(name, rootfs string) (*isolation.Image, error)
+	RemoveImage(name string) error
+	// HostOwner is the host uid and gid owning the files of a sandbox
+	// with id block idBase; UID the uid code runs as, as it sees itself.
+	HostOwner(idBase uint32) (uid, gid int)
+	UID() int
+	Info() isolation.Info
+	// Close lets go of the runtime; running sandboxes stay.
+	Close() error
+}
+
+// Sandbox is one running sandbox.
+type Sandbox interface {
+	ID() string
+	// Exec runs code; a timeout, exception or kill is a result, an error
+	// means the sandbox is out of step and must be restarted.
+	Exec(ctx context.Context, o *isolation.ExecOptions, out isolation.Output) (*isolation.ExecResult, error)
+	// Check asks the sandbox whether it answers (a health check).
+	Check(ctx context.Context) error
+	SetLimits(l isolation.Limits) error
+	Stats() (isolation.Stats, error)
+	// Freeze and Thaw pause and resume every process of the sandbox.
+	Freeze() error
+	Thaw() error
+	// Stop kills the sandbox and removes its runtime state (not its
+	// workspace). Detach lets go of it, running, for the next daemon.
+	Stop() error
+	Detach()
+	// Exited is closed when the sandbox's init has exited; Exit then says
+	// how.
+	Exited() <-chan struct{}
+	Exit() isolation.ExitInfo
+	// Tmp is the host folder shown at /tmp; Started when it started.
+	Tmp() string
+	Started() time.Time
+}
+
+// Pin the implementation to the interface.
+var _ Sandbox = (*isolation.Sandbox)(nil)
+
+// libcontainerRuntime is isolation.Runtime as a Runtime: its Start and
+// Restore return the concrete sandbox type.
+type libcontainerRuntime struct{ *isolation.Runtime }
+
+func (r libcontainerRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, error) {
+	sb, err := r.Runtime.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+func (r libcontainerRuntime) Restore(ctx context.Context, spec *isolation.Spec) (Sandbox, error) {
+	sb, err := r.Runtime.Restore(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+var _ Runtime = libcontainerRuntime{}

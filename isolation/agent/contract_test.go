@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// agentVersion is an agent this daemon's Conn must speak to, as the
+// runtime installs it.
+type agentVersion struct {
+	version int
+	files   []File
+}
+
+// agentsToSpeakTo are every saved agent from MinProtocolVersion on and
+// the current one.
+func agentsToSpeakTo(t *testing.T) []agentVersion {
+	t.Helper()
+	var all []agentVersion
+	for v := MinProtocolVersion; v < ProtocolVersion; v++ {
+		all = append(all, agentVersion{v, savedAgent(t, v)})
+	}
+	return append(all, agentVersion{ProtocolVersion, Files()})
+}
+
+// savedAgent reads testdata/agent-v<v>/: the files of the agent as
+// installed, except version 1, one module saved as agent.py.
+func savedAgent(t *testing.T, v int) []File {
+	t.Helper()
+	dir := filepath.Join("testdata", fmt.Sprintf("agent-v%d", v))
+	if v == 1 {
+		b, err := os.ReadFile(filepath.Join(dir, "agent.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []File{{Name: Module + ".py", Data: b}}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []File
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, File{Name: e.Name(), Data: b})
+	}
+	return files
+}
+
+// TestAgentContract runs today's Conn against every agent version it must
+// still speak to: sessions outlive daemon upgrades, so their agents do.
+func TestAgentContract(t *testing.T) {
+	for _, av := range agentsToSpeakTo(t) {
+		t.Run(fmt.Sprintf("v%d", av.version), func(t *testing.T) {
+			t.Parallel()
+			testContract(t, av.version, startAgent(t, av.files, false))
+		})
+	}
+}
+
+func testContract(t *testing.T, version int, ra *runningAgent) {
+	py := func(code string) Request { return Request{Language: api.LanguagePython, Code: code} }
+	if got := ra.conn.Version(); got != version || ra.pong.PID <= 0 {
+		t.Fatalf("Version() = %d, pong pid %d; want version %d", got, ra.pong.PID, version)
+	}
+
+	// State persists between executions.
+	if m, _, _ := ra.exec(t, py("x = 41")); m.Status != api.StatusOK || m.Result != nil {
+		t.Fatalf("x = 41: %+v", m)
+	}
+	if m, _, _ := ra.exec(t, py("x + 1")); m.Status != api.StatusOK || result(m) != "42" || m.Language != api.LanguagePython {
+		t.Fatalf("x + 1: %+v", m)
+	}
+
+	// Output streams while the cell runs: the cell waits for a file the
+	// test makes once the first line has come.
+	seen := filepath.Join(ra.ws, "seen")
+	var chunks []string
+	m, err := ra.conn.Exec(Request{Language: api.LanguagePython, Timeout: 60, Code: fmt.Sprintf(`import os, time
+print("first", flush=True)
+t = time.monotonic()
+while not os.path.exists(%q) and time.monotonic() - t < 20:
+    time.sleep(0.01)
+print("second")
+os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
+		chunks = append(chunks, kind+":"+data)
+		if strings.Contains(data, "first") {
+			_ = os.WriteFile(seen, nil, 0o644)
+		}
+	})
+	if err != nil || m.Status != api.StatusOK || result(m) != "True" || strings.Join(chunks, "") == "" ||
+		!strings.HasPrefix(chunks[0], "stdout:first") || !strings.Contains(strings.Join(chunks, ""), "second") {
+		t.Fatalf("streaming: %+v %q %v", m, chunks, err)
+	}
+
+	// An exception.
+	m, _, stderr := ra.exec(t, py("def f():\n    return 1/0\nf()"))
+	if m.Status != api.StatusError || m.ExitCode != 1 || m.Error == nil || m.Error.Name != "ZeroDivisionError" ||
+		!strings.Contains(m.Error.Traceback, "<cell-") || !strings.Contains(stderr, "ZeroDivisionError") {
+		t.Fatalf("exception: %+v %q", m, stderr)
+	}
+
+	// A timeout the interrupt stops keeps the interpreter and its state.
+	m, _, _ = ra.exec(t, Request{Language: api.LanguagePython, Code: "import time\ntime.sleep(60)", Timeout: 0.5, Grace: 10})
+	if m.Status != api.StatusTimeout || m.ExitCode != 124 || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" {
+		t.Fatalf("python timeout: %+v", m)
+	}
+	if m, _, _ := ra.exec(t, py("x")); result(m) != "41" || m.StateReset {
+		t.Fatalf("state after a timeout: %+v", m)
+	}
+
+	// Shell: output, environment, exit status, timeout.
+	m, stdout, stderr := ra.exec(t, Request{Language: api.LanguageShell, Code: "echo out; echo err >&2; echo $SBX; pwd; exit 3", Env: map[string]string{"SBX": "env"}})
+	if m.Status != api.StatusError || m.ExitCode != 3 || m.Language != api.LanguageShell || stdout != "out\nenv\n"+ra.ws+"\n" || stderr != "err\n" {
+		t.Fatalf("shell: %+v %q %q", m, stdout, stderr)
+	}
+	m, _, _ = ra.exec(t, Request{Language: api.LanguageShell, Code: "sleep 60", Timeout: 0.5})
+	if m.Status != api.StatusTimeout || m.ExitCode != 124 {
+		t.Fatalf("shell timeout: %+v", m)
+	}
+
+	// User code sees none of the agent's modules, and its own module of
+	// the agent's name imports.
+	if err := os.WriteFile(filepath.Join(ra.ws, Module+".py"), []byte("MINE = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, _, _ := ra.exec(t, py(`import sys; sorted(m for m in sys.modules if m.startswith("_sandboxd"))`)); result(m) != "[]" {
+		t.Fatalf("agent modules seen by user code: %+v", m)
+	}
+	if m, _, _ := ra.exec(t, Request{Language: api.LanguagePython, Code: "import " + Module + "\n" + Module + ".MINE", Cwd: ra.ws}); result(m) != "1" {
+		t.Fatalf("user's own %s.py: %+v", Module, m)
+	}
+	if version >= 2 {
+		// Since 2 the agent hides the folder it was imported from, not only
+		// Dir: here a scratch folder.
+		if m, _, _ := ra.exec(t, py("import sys\n[p for p in sys.path if p.endswith('/sandboxd')]")); result(m) != "[]" {
+			t.Fatalf("agent folder on the path: %+v", m)
+		}
+	}
+
+	// A new connection (a restarted daemon) finds the same interpreter.
+	ra.conn.Close()
+	ra.connect(t)
+	if ra.conn.Version() != version {
+		t.Fatalf("Version() = %d after reconnecting", ra.conn.Version())
+	}
+	if m, _, _ := ra.exec(t, py("x")); result(m) != "41" {
+		t.Fatalf("state after reconnecting: %+v", m)
+	}
+}
+
+// TestAgentKillAllNeedsPID1 runs the agent as an ordinary process (not
+// PID 1 of a pid namespace) and has it take the path that kills every
+// process of a sandbox: a timeout the interrupt cannot stop. It must
+// refuse kill(-1): the process beside it lives on, and the agent with it.
+func TestAgentKillAllNeedsPID1(t *testing.T) {
+	ra := startAgent(t, Files(), true)
+	m, _, _ := ra.exec(t, Request{Language: api.LanguagePython, Timeout: 0.3, Grace: 0.3,
+		Code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"})
+	if m.Status != api.StatusTimeout || m.ExitCode != 124 || !m.StateReset {
+		t.Fatalf("uninterruptible timeout: %+v", m)
+	}
+	log, _ := os.ReadFile(ra.log)
+	if !strings.Contains(string(log), "refusing to kill every process") {
+		t.Fatalf("the agent did not say it refused kill(-1); log:\n%s", log)
+	}
+	if m, stdout, _ := ra.exec(t, Request{Language: api.LanguageShell, Code: "kill -0 $(cat " + ra.sibling + ") && echo alive"}); stdout != "alive\n" {
+		t.Fatalf("the agent's sibling process is gone: %+v %q", m, stdout)
+	}
+	if m, _, _ := ra.exec(t, Request{Language: api.LanguagePython, Code: "6 * 7"}); result(m) != "42" || m.StateReset {
+		t.Fatalf("the agent's new interpreter: %+v", m)
+	}
+}

@@ -1,0 +1,37 @@
+package agent
+
+import "errors"
+
+// ProtocolVersion is the version of the agent this daemon installs, told
+// by its pong. Sessions outlive daemon upgrades, so a daemon meets agents
+// that older daemons started: every change to the agent's files (see
+// Files) bumps it, and the previous agent is kept as
+// testdata/agent-v<N>/ and tested against today's Conn.
+//
+// Versions:
+//
+//	1  the agent up to commit 4f81208: one module; the pong has no
+//	   "protocol".
+//	2  modules split by process; constants generated from Go; the pong
+//	   says "protocol"; kill(-1) refused unless the agent is PID 1 of its
+//	   pid namespace. Requests and answers are otherwise those of 1, so
+//	   the Conn speaks to both alike.
+//
+// To bump: before changing the agent (or from a checkout of the last
+// commit) save it with
+//
+//	go test ./isolation/agent -run TestSaveAgent -save-agent=$PWD/isolation/agent/testdata/agent-v<N>
+//
+// then change it, bump ProtocolVersion, record the new hash in
+// version_test.go, and make the Conn adapt where the versions differ.
+const ProtocolVersion = 2
+
+// MinProtocolVersion is the oldest agent this daemon's Conn still talks
+// to correctly; testdata holds every version from it on.
+const MinProtocolVersion = 1
+
+// ErrProtocol means the agent speaks a protocol version this daemon does
+// not: older than MinProtocolVersion, or newer than ProtocolVersion (a
+// downgraded daemon). The sandbox must be restarted with this daemon's
+// agent.
+var ErrProtocol = errors.New("the sandbox agent speaks a protocol version this daemon does not")

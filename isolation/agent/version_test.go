@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// agentSHA256 is filesHash of the agent at each protocol version since 2
+// (version 1 is testdata/agent-v1/agent.py as it was).
+var agentSHA256 = map[int]string{
+	2: "54bb97440299c0760c190d20c2aabd347daf4d2a00fc5d704019e3de098db64a",
+}
+
+// filesHash is the sha256 of an agent's files: names and contents, in name
+// order.
+func filesHash(files []File) string {
+	files = slices.Clone(files)
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestAgentSourcesHaveTheirVersion enforces the bump rule of
+// ProtocolVersion: the agent's files are those recorded for it, and every
+// older version the daemon still speaks to is saved, as it was, for
+// TestAgentContract.
+func TestAgentSourcesHaveTheirVersion(t *testing.T) {
+	got := filesHash(Files())
+	want, ok := agentSHA256[ProtocolVersion]
+	switch {
+	case !ok:
+		t.Fatalf("agent.ProtocolVersion is %d, and no hash is recorded for it: add %d: %q to agentSHA256 in version_test.go", ProtocolVersion, ProtocolVersion, got)
+	case got != want:
+		t.Fatalf("agent sources changed: bump agent.ProtocolVersion, save the previous agent as testdata/agent-v%d/ and update the hash "+
+			"(the new version's is %q; see version.go)", ProtocolVersion, got)
+	}
+	for v := MinProtocolVersion; v < ProtocolVersion; v++ {
+		dir := filepath.Join("testdata", fmt.Sprintf("agent-v%d", v))
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatalf("agent version %d, which the daemon still speaks to (MinProtocolVersion is %d), is not saved in %s: %v", v, MinProtocolVersion, dir, err)
+		}
+		if want, ok := agentSHA256[v]; ok {
+			if got := filesHash(savedAgent(t, v)); got != want {
+				t.Errorf("%s is not the agent of version %d: its hash is %q, recorded %q", dir, v, got, want)
+			}
+		}
+	}
+}
+
+var saveAgent = flag.String("save-agent", "", "TestSaveAgent writes the current agent's files into this folder (see version.go)")
+
+// TestSaveAgent saves the current agent as installed, for when the next
+// change bumps ProtocolVersion (see version.go). It runs only when asked.
+func TestSaveAgent(t *testing.T) {
+	if *saveAgent == "" {
+		t.Skip("run with -save-agent=<folder> to save the agent")
+	}
+	if err := os.MkdirAll(*saveAgent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Files() {
+		if err := os.WriteFile(filepath.Join(*saveAgent, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

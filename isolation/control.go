@@ -1,0 +1,145 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sandboxd/sandboxd/cgroups"
+)
+
+// Limits are a sandbox's resources, in the units the API speaks.
+type Limits struct {
+	MemoryBytes int64
+	CPUs        float64
+	Pids        int64
+}
+
+func (l Limits) resources() *specs.LinuxResources {
+	return cgroups.Resources(cgroups.Limits{MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids})
+}
+
+// Stats are what a sandbox uses now.
+type Stats struct {
+	CPUSeconds  float64
+	MemoryBytes uint64
+	MemoryLimit uint64
+	Pids        uint64
+	// OOMKills counts the processes the kernel killed for memory in the
+	// sandbox since it started.
+	OOMKills uint64
+}
+
+// ExitInfo is how a sandbox's init ended.
+type ExitInfo struct {
+	// Known is false when the daemon could not learn it: a restored
+	// sandbox's init is not its child.
+	Known bool
+	// Signal is the signal that killed init (0: it exited), Status its
+	// exit status.
+	Signal syscall.Signal
+	Status int
+	// OOM is set when the kernel killed a process of the sandbox for
+	// memory.
+	OOM bool
+}
+
+// String says how the sandbox ended, for a reason shown to users.
+func (e ExitInfo) String() string {
+	switch {
+	case e.OOM:
+		return "out of memory"
+	case !e.Known:
+		return "sandbox exited"
+	case e.Signal != 0:
+		return fmt.Sprintf("sandbox exited: signal %d", int(e.Signal))
+	default:
+		return fmt.Sprintf("sandbox exited: status %d", e.Status)
+	}
+}
+
+// newSandbox is the Sandbox of container c made from spec s.
+func (r *Runtime) newSandbox(s *Spec, c *libcontainer.Container) *Sandbox {
+	id := s.ID
+	return &Sandbox{
+		id: id, paths: r.pathsOf(id), tmp: s.Tmp, c: c, exited: make(chan struct{}),
+		onUndelivered: s.OnUndelivered,
+		oomKills:      func() (uint64, error) { return r.cgroups.OOMKills(id) },
+	}
+}
+
+// setExit records how init ended (ps nil: unknown) before Exited closes.
+func (s *Sandbox) setExit(ps *os.ProcessState) {
+	if ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			s.exit.Known = true
+			if ws.Signaled() {
+				s.exit.Signal = ws.Signal()
+			} else {
+				s.exit.Status = ws.ExitStatus()
+			}
+		}
+	}
+	if n, err := s.oomKills(); err == nil && n > 0 {
+		s.exit.OOM = true
+	}
+}
+
+// ID is the sandbox's id (its session's).
+func (s *Sandbox) ID() string { return s.id }
+
+// Exit is how the sandbox's init ended; valid once Exited is closed.
+func (s *Sandbox) Exit() ExitInfo {
+	<-s.exited
+	return s.exit
+}
+
+// Stats reads the sandbox's cgroup.
+func (s *Sandbox) Stats() (Stats, error) {
+	st, err := s.c.Stats()
+	if err != nil {
+		return Stats{}, err
+	}
+	u := cgroups.UsageOf(st.CgroupStats)
+	out := Stats{CPUSeconds: u.CPUSeconds, MemoryBytes: u.MemoryBytes, MemoryLimit: u.MemoryLimit, Pids: u.Pids}
+	out.OOMKills, _ = s.oomKills()
+	return out, nil
+}
+
+// Freeze stops every process of the sandbox where it is (the cgroup
+// freezer): memory and state stay, CPU use is nil until Thaw.
+func (s *Sandbox) Freeze() error { return s.c.Pause() }
+
+// Thaw lets a frozen sandbox run on.
+func (s *Sandbox) Thaw() error { return s.c.Resume() }
+
+// Check asks the sandbox's agent whether it answers, within ctx: the
+// health check of a sandbox that waits in a warm pool.
+func (s *Sandbox) Check(ctx context.Context) error {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	s.connMu.Lock()
+	conn, closed := s.conn, s.closed
+	s.connMu.Unlock()
+	if closed || conn == nil {
+		return errors.New("sandbox is stopped")
+	}
+	_, err := conn.Ping(ctx, false)
+	return err
+}
+
+// AgentVersion is the protocol version of the sandbox's agent, 0 while
+// it is not connected.
+func (s *Sandbox) AgentVersion() int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.conn == nil {
+		return 0
+	}
+	return s.conn.Version()
+}

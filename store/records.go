@@ -1,0 +1,94 @@
+package store
+
+import "time"
+
+// The records the store keeps. They are the store's own, not the API's
+// wire types (package api): renaming an API field never changes the
+// database, and a change of a record is a schema version with its
+// migration. Their JSON is what schema 2 (sandboxd before 0.2) wrote, so
+// that version's databases read as they are; testdata/record-*.json pins
+// it.
+
+// Record is a session: what the API shows of it and what the daemon needs
+// to bring it back.
+type Record struct {
+	ID         string            `json:"id"`
+	OwnerUID   uint32            `json:"owner_uid"`
+	Template   string            `json:"template"`
+	Status     string            `json:"status"`
+	Reason     string            `json:"reason,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	LastUsedAt time.Time         `json:"last_used_at"`
+	ExecCount  int64             `json:"exec_count"`
+	Limits     Limits            `json:"limits"`
+	Network    string            `json:"network"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Env        []string          `json:"env,omitempty"`
+	// IDBase is the session's block of host ids for its user namespace
+	// (0: none yet).
+	IDBase uint32 `json:"id_base,omitempty"`
+}
+
+// Limits are a session's resources.
+type Limits struct {
+	MemoryMB     int64   `json:"memory_mb"`
+	CPUs         float64 `json:"cpus"`
+	Pids         int64   `json:"pids"`
+	DiskMB       int64   `json:"disk_mb"`
+	TimeoutS     int     `json:"timeout_s"`
+	IdleTimeoutS int     `json:"idle_timeout_s"`
+}
+
+// Execution is one recorded execution.
+type Execution struct {
+	ID         string     `json:"id"`
+	SessionID  string     `json:"session_id"`
+	Language   string     `json:"language"`
+	Status     string     `json:"status"`
+	Stdout     string     `json:"stdout"`
+	Stderr     string     `json:"stderr"`
+	ExitCode   int        `json:"exit_code"`
+	Result     *string    `json:"result,omitempty"`
+	Error      *ExecError `json:"error,omitempty"`
+	Outputs    []Output   `json:"outputs,omitempty"`
+	StartedAt  time.Time  `json:"started_at"`
+	DurationMS float64    `json:"duration_ms"`
+	Truncated  bool       `json:"truncated"`
+	StateReset bool       `json:"state_reset"`
+}
+
+// ExecError is an exception an execution raised.
+type ExecError struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+// Output is one rich output of an execution.
+type Output struct {
+	MIME string `json:"mime"`
+	Data string `json:"data"`
+}
+
+// Template is a template as it was added.
+type Template struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Rootfs      string            `json:"rootfs"`
+	Env         map[string]string `json:"env,omitempty"`
+	Preload     string            `json:"preload,omitempty"`
+	Limits      *LimitDefaults    `json:"limits,omitempty"`
+	PoolSize    *int              `json:"pool_size,omitempty"`
+	OwnerUID    uint32            `json:"owner_uid"`
+	CreatedAt   time.Time         `json:"created_at"`
+}
+
+// LimitDefaults are a template's default limits; nil fields are unset.
+type LimitDefaults struct {
+	MemoryMB     *int64   `json:"memory_mb,omitempty"`
+	CPUs         *float64 `json:"cpus,omitempty"`
+	Pids         *int64   `json:"pids,omitempty"`
+	DiskMB       *int64   `json:"disk_mb,omitempty"`
+	TimeoutS     *int     `json:"timeout_s,omitempty"`
+	IdleTimeoutS *int     `json:"idle_timeout_s,omitempty"`
+}
