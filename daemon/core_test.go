@@ -242,7 +242,8 @@ func TestSandboxDeath(t *testing.T) {
 
 // TestExecRecovery: an execution whose sandbox died or stopped answering
 // answers killed or timeout with state_reset, and the session runs again
-// on a fresh sandbox, even when the client has gone.
+// on a fresh sandbox, even when the client has gone (its context is
+// cancelled: the repair must not depend on it).
 func TestExecRecovery(t *testing.T) {
 	tests := []struct{ code, status string }{{"crash", api.StatusKilled}, {"hang", api.StatusTimeout}}
 	for _, tt := range tests {
@@ -253,8 +254,8 @@ func TestExecRecovery(t *testing.T) {
 			s := mustCreate(t, d, root)
 			mustExec(t, d, root, s.ID, "x = 5")
 			ctx, cancel := context.WithCancel(root)
-			r, err := d.Exec(ctx, s.ID, &api.ExecRequest{Language: "python", Code: tt.code}, nil)
 			cancel()
+			r, err := d.Exec(ctx, s.ID, &api.ExecRequest{Language: "python", Code: tt.code}, nil)
 			if err != nil || r.Status != tt.status || !r.StateReset {
 				t.Fatalf("exec %s: %+v %v", tt.code, r, err)
 			}

@@ -148,7 +148,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	t0 := time.Now()
-	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.paths.session(rec.ID), rec.Limits.DiskMB<<20); err != nil {
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
 	disk := time.Since(t0)
@@ -165,7 +165,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 
 // sandboxSpec is what the session's sandbox is, for a start or a restore.
 func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
-	dir := d.sessionDir(rec.ID)
+	dir := d.paths.session(rec.ID)
 	return &isolation.Spec{
 		ID:            rec.ID,
 		Workspace:     volume.Workspace(dir),

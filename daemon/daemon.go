@@ -44,6 +44,7 @@ import (
 // Daemon holds every session of this host.
 type Daemon struct {
 	cfg   Config
+	paths layout
 	log   *slog.Logger
 	store *store.Store
 	rt    Runtime
@@ -191,6 +192,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	}
 	d := &Daemon{
 		cfg:       cfg,
+		paths:     layout{dataDir: cfg.DataDir},
 		log:       log,
 		store:     dp.store,
 		rt:        dp.rt,
@@ -205,10 +207,10 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
 		metrics:   m,
 	}
-	m.sessions = d.countByStatus
+	m.sessions = d.sessions.countByStatus
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
-	d.recorder = newRecorder(d.store, log)
+	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
 	if err := d.loadTemplates(); err != nil {
 		d.recorder.close()
 		return nil, err
@@ -267,7 +269,7 @@ func (d *Daemon) close(ctx context.Context) error {
 		// The disk of a session that does not run is mounted only while a
 		// daemon serves its files; the next one mounts it again
 		// (reconcileDisks).
-		if err := volume.Unmount(d.sessionDir(s.rec.ID)); err != nil {
+		if err := volume.Unmount(d.paths.session(s.rec.ID)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -311,14 +313,6 @@ func (s *session) snapshot() api.Session {
 	defer s.mu.Unlock()
 	return sessionView(s.rec)
 }
-
-// sessionDir is the folder of everything a session keeps on disk (see
-// package volume for what is in it).
-func (d *Daemon) sessionDir(id string) string {
-	return filepath.Join(d.cfg.DataDir, "sessions", id)
-}
-
-func (d *Daemon) workspaceOf(id string) string { return volume.Workspace(d.sessionDir(id)) }
 
 func newID() string {
 	b := make([]byte, 8)

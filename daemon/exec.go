@@ -42,7 +42,7 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 }
 
 // checkExec checks an execution request; defTimeoutS is the session's.
-func (d *Daemon) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration, error) {
+func (c *Config) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration, error) {
 	switch req.Language {
 	case api.LanguagePython, api.LanguageShell:
 	case "":
@@ -62,8 +62,8 @@ func (d *Daemon) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration
 	timeout := float64(defTimeoutS)
 	if req.TimeoutS != nil {
 		t := *req.TimeoutS
-		if math.IsNaN(t) || t <= 0 || t > float64(d.cfg.Max.TimeoutS) {
-			return 0, api.Errorf(errdefs.ErrInvalidArgument, "timeout_s is %v: it must be above 0 and at most %d", t, d.cfg.Max.TimeoutS)
+		if math.IsNaN(t) || t <= 0 || t > float64(c.Max.TimeoutS) {
+			return 0, api.Errorf(errdefs.ErrInvalidArgument, "timeout_s is %v: it must be above 0 and at most %d", t, c.Max.TimeoutS)
 		}
 		timeout = t
 	}
@@ -75,7 +75,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	defTimeout := s.rec.Limits.TimeoutS
 	sessionEnv := s.rec.Env
 	s.mu.Unlock()
-	timeout, err := d.checkExec(req, defTimeout)
+	timeout, err := d.cfg.checkExec(req, defTimeout)
 	if err != nil {
 		return nil, err
 	}

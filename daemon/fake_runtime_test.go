@@ -67,6 +67,10 @@ func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, 
 	if h.failStart != nil {
 		return nil, h.failStart
 	}
+	// A real start waits for the agent within ctx.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if h.running[spec.ID] != nil {
 		return nil, fmt.Errorf("sandbox %s exists", spec.ID)
 	}

@@ -23,7 +23,7 @@ func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	uid, gid := d.rt.HostOwner(s.rec.IDBase)
-	fs := &sandboxfs.FS{Workspace: d.workspaceOf(s.rec.ID), UID: uid, GID: gid}
+	fs := &sandboxfs.FS{Workspace: d.paths.workspace(s.rec.ID), UID: uid, GID: gid}
 	if s.sb != nil {
 		fs.Tmp = s.sb.Tmp()
 	}

@@ -17,16 +17,6 @@ import (
 // maxImportEntries bounds the entries of one root filesystem tarball.
 const maxImportEntries = 2 << 20
 
-// importsDir holds root filesystems unpacked from tarballs, one folder per
-// template name: <data-dir>/templates/<name>/rootfs.
-func (d *Daemon) importsDir() string { return filepath.Join(d.cfg.DataDir, "templates") }
-
-func (d *Daemon) importDir(name string) string { return filepath.Join(d.importsDir(), name) }
-
-func (d *Daemon) importRootfs(name string) string {
-	return filepath.Join(d.importDir(name), "rootfs")
-}
-
 // ImportRootfs unpacks a root filesystem tarball (plain or gzip) for the
 // template name, which must not exist yet: the next step is AddTemplate
 // with the answer's rootfs. Only root may import. An earlier import for
@@ -46,10 +36,10 @@ func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) 
 	if exists {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", name)
 	}
-	if err := os.MkdirAll(d.importsDir(), 0o711); err != nil {
+	if err := os.MkdirAll(d.paths.imports(), 0o711); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(d.importsDir(), "."+name+".import-")
+	tmp, err := os.MkdirTemp(d.paths.imports(), "."+name+".import-")
 	if err != nil {
 		return nil, err
 	}
@@ -68,28 +58,28 @@ func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) 
 		}
 		return nil, err
 	}
-	if err := os.RemoveAll(d.importDir(name)); err != nil {
+	if err := os.RemoveAll(d.paths.importDir(name)); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp, d.importDir(name)); err != nil {
+	if err := os.Rename(tmp, d.paths.importDir(name)); err != nil {
 		return nil, err
 	}
 	d.log.Info("root filesystem imported", "template", name, "entries", res.Entries, "bytes", res.Bytes, "skipped", res.Skipped)
-	return &api.RootfsImported{Name: name, Rootfs: d.importRootfs(name), Files: res.Entries, Bytes: res.Bytes, Skipped: res.Skipped}, nil
+	return &api.RootfsImported{Name: name, Rootfs: d.paths.importRootfs(name), Files: res.Entries, Bytes: res.Bytes, Skipped: res.Skipped}, nil
 }
 
 // reconcileImports removes unpacked root filesystems no template uses:
 // imports never added, and ones a daemon killed mid-import left.
 func (d *Daemon) reconcileImports() {
-	ents, err := os.ReadDir(d.importsDir())
+	ents, err := os.ReadDir(d.paths.imports())
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if t, ok := d.tmpl.byName[e.Name()]; ok && t.def.Rootfs == d.importRootfs(e.Name()) {
+		if t, ok := d.tmpl.byName[e.Name()]; ok && t.def.Rootfs == d.paths.importRootfs(e.Name()) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(d.importsDir(), e.Name())); err != nil {
+		if err := os.RemoveAll(filepath.Join(d.paths.imports(), e.Name())); err != nil {
 			d.log.Warn("remove an unused root filesystem", "folder", e.Name(), "err", err)
 		}
 	}

@@ -27,7 +27,7 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 		if s.sandbox() != nil {
 			return nil
 		}
-		if err := d.checkLifetime(s); err != nil {
+		if err := d.cfg.checkLifetime(s); err != nil {
 			return err
 		}
 		return d.restartSandbox(ctx, s, api.ActionStarted, "")
@@ -37,7 +37,7 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
-		if err := d.checkLifetime(s); err != nil {
+		if err := d.cfg.checkLifetime(s); err != nil {
 			return err
 		}
 		return d.restartSandbox(ctx, s, api.ActionRestarted, "")
@@ -46,21 +46,21 @@ func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, e
 
 // checkLifetime refuses to run a session older than max_session_lifetime_s:
 // its files stay readable until it is deleted.
-func (d *Daemon) checkLifetime(s *session) error {
-	if d.expired(s) {
-		return api.Errorf(errdefs.ErrConflict, "session %s has reached the maximum session lifetime of %d s: copy out what you need and delete it", s.snapshot().ID, d.cfg.MaxSessionLifetimeS)
+func (c *Config) checkLifetime(s *session) error {
+	if c.expired(s) {
+		return api.Errorf(errdefs.ErrConflict, "session %s has reached the maximum session lifetime of %d s: copy out what you need and delete it", s.snapshot().ID, c.MaxSessionLifetimeS)
 	}
 	return nil
 }
 
 // expired says whether a session is older than max_session_lifetime_s.
-func (d *Daemon) expired(s *session) bool {
-	if d.cfg.MaxSessionLifetimeS <= 0 {
+func (c *Config) expired(s *session) bool {
+	if c.MaxSessionLifetimeS <= 0 {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return time.Since(s.rec.CreatedAt) > time.Duration(d.cfg.MaxSessionLifetimeS)*time.Second
+	return time.Since(s.rec.CreatedAt) > time.Duration(c.MaxSessionLifetimeS)*time.Second
 }
 
 // lifecycle finds the caller's session, runs op on it as the one
@@ -160,7 +160,7 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			// execution: the limit is the operator's.
 			var reason string
 			switch {
-			case running && d.expired(s):
+			case running && d.cfg.expired(s):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", int(lim.Seconds()))

@@ -25,6 +25,8 @@ type metrics struct {
 	poolDeaths *prometheus.CounterVec
 	// panics counts requests whose handler panicked.
 	panics prometheus.Counter
+	// historyErrors counts failed writes of execution history.
+	historyErrors prometheus.Counter
 	// ended counts sessions that stopped or failed, by reason class.
 	ended *prometheus.CounterVec
 	// sessions counts the sessions by status, at scrape time.
@@ -57,6 +59,9 @@ func newMetrics() *metrics {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sandboxd_handler_panics_total", Help: "API requests whose handler panicked (answered 500).",
 		}),
+		historyErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sandboxd_history_write_errors_total", Help: "Batches of executions whose history could not be written (the next history read of each session says so).",
+		}),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_session_ends_total", Help: "Sessions that stopped, failed or were lost, by event action.",
 		}, []string{"action"}),
@@ -65,7 +70,7 @@ func newMetrics() *metrics {
 		}, []string{"syscall"}),
 	}
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
-	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.ended,
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
 			if m.sessions == nil {
@@ -79,9 +84,9 @@ func newMetrics() *metrics {
 }
 
 // countByStatus counts the sessions by status, every status present.
-func (d *Daemon) countByStatus() map[string]int {
+func (t *table) countByStatus() map[string]int {
 	counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}
-	for _, s := range d.sessions.all() {
+	for _, s := range t.all() {
 		st, _ := s.status()
 		counts[st]++
 	}

@@ -69,7 +69,7 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 		if _, ok := d.sessions.get(e.Name()); ok {
 			continue
 		}
-		if err := volume.Remove(d.sessionDir(e.Name())); err != nil {
+		if err := volume.Remove(d.paths.session(e.Name())); err != nil {
 			d.log.Warn("remove orphan session folder", "session", e.Name(), "err", err)
 		} else {
 			d.log.Info("removed orphan session folder", "session", e.Name())
@@ -77,7 +77,7 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 	}
 	for _, s := range d.sessions.all() {
 		rec := s.record()
-		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.sessionDir(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.paths.session(rec.ID), rec.Limits.DiskMB<<20); err != nil {
 			d.log.Warn("session disk", "session", rec.ID, "err", err)
 			if sb := s.setFailed("its disk could not be mounted: " + err.Error()); sb != nil {
 				_ = sb.Stop()

@@ -2,8 +2,12 @@ package daemon
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -13,12 +17,35 @@ import (
 // coalesce for more to join it (not when someone waits for it), so that a
 // busy session does not pay a disk sync per execution. An execution not yet
 // written when the host crashes is lost from the history; nothing else is.
+// A write that fails is not only logged: the next read of the session's
+// history answers the error, once (failures), so a client never takes a
+// history with holes for a whole one.
 type recorder struct {
-	st   *store.Store
+	st   historyWriter
 	log  *slog.Logger
 	jobs chan recordJob
 	done chan struct{}
+	// onError counts failed writes (a metric).
+	onError func()
+
+	mu sync.Mutex
+	// failures are the failed writes not yet told, by session.
+	failures map[string]*writeFailure
 }
+
+// historyWriter is where the recorder writes: the store.
+type historyWriter interface {
+	AddExecutions(items []store.Executed) error
+}
+
+// writeFailure is what a session's history lost.
+type writeFailure struct {
+	lost int
+	err  error
+}
+
+// maxFailures bounds the sessions whose failures are kept to be told.
+const maxFailures = 4096
 
 type recordJob struct {
 	item  *store.Executed
@@ -32,10 +59,43 @@ const (
 	coalesce = 10 * time.Millisecond
 )
 
-func newRecorder(st *store.Store, log *slog.Logger) *recorder {
-	r := &recorder{st: st, log: log, jobs: make(chan recordJob, 1024), done: make(chan struct{})}
+func newRecorder(st historyWriter, log *slog.Logger, onError func()) *recorder {
+	r := &recorder{st: st, log: log, jobs: make(chan recordJob, 1024), done: make(chan struct{}),
+		onError: onError, failures: map[string]*writeFailure{}}
 	go r.run()
 	return r
+}
+
+// failed records that items could not be written.
+func (r *recorder) failed(items []store.Executed, err error) {
+	r.onError()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, it := range items {
+		f := r.failures[it.SessionID]
+		if f == nil {
+			if len(r.failures) >= maxFailures {
+				continue
+			}
+			f = &writeFailure{}
+			r.failures[it.SessionID] = f
+		}
+		f.lost++
+		f.err = err
+	}
+}
+
+// takeFailure returns, once, why executions of session id were not
+// recorded since the last time it was asked.
+func (r *recorder) takeFailure(id string) error {
+	r.mu.Lock()
+	f := r.failures[id]
+	delete(r.failures, id)
+	r.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return api.Errorf(errdefs.ErrInternal, "%d execution(s) of session %s could not be recorded in its history (%v): the list lacks them; later ones are recorded again when the disk allows", f.lost, id, f.err)
 }
 
 // add queues an execution; it blocks only when the queue is full, which
@@ -84,6 +144,7 @@ func (r *recorder) run() {
 		if len(items) > 0 {
 			if err := r.st.AddExecutions(items); err != nil {
 				r.log.Error("record executions", "count", len(items), "err", err)
+				r.failed(items, err)
 			}
 		}
 		for _, j := range batch {

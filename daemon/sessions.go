@@ -84,7 +84,7 @@ func (d *Daemon) destroySession(s *session) error {
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
-	if err := volume.Remove(d.sessionDir(id)); err != nil {
+	if err := volume.Remove(d.paths.session(id)); err != nil {
 		return err
 	}
 	// Only now: nothing owned by the block is left for its next session.
@@ -98,6 +98,9 @@ func (d *Daemon) Executions(ctx context.Context, id string, limit int) ([]api.Ex
 		return nil, err
 	}
 	d.recorder.flush() // the caller's own latest executions are in the list
+	if err := d.recorder.takeFailure(id); err != nil {
+		return nil, err
+	}
 	recs, err := d.store.Executions(id, limit)
 	if err != nil {
 		return nil, err

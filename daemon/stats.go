@@ -17,7 +17,7 @@ func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
 	s.mu.Lock()
 	sb := s.sb
 	out := &api.Stats{Status: s.rec.Status, ExecCount: s.rec.ExecCount}
-	dir := d.sessionDir(s.rec.ID)
+	dir := d.paths.session(s.rec.ID)
 	s.mu.Unlock()
 	used, size, err := volume.Usage(d.cfg.DiskQuota, dir)
 	if err != nil {

@@ -183,9 +183,9 @@ func (d *Daemon) startPools() {
 
 // view is the template as the API shows it: every limit set to what
 // sessions get, and its pool's fill.
-func (d *Daemon) view(t *template) api.Template {
+func (t *template) view(c *Config) api.Template {
 	out := t.def
-	l := t.limits(&d.cfg)
+	l := t.limits(c)
 	out.Limits = &api.LimitDefaults{MemoryMB: &l.MemoryMB, CPUs: &l.CPUs, Pids: &l.Pids, DiskMB: &l.DiskMB, TimeoutS: &l.TimeoutS, IdleTimeoutS: &l.IdleTimeoutS}
 	f := t.fill()
 	out.PoolSize, out.PoolIdle = &f.Size, f.Idle
@@ -204,7 +204,7 @@ func (d *Daemon) Templates(ctx context.Context) ([]api.Template, error) {
 	out := make([]api.Template, 0, len(d.tmpl.byName))
 	for _, t := range d.tmpl.byName {
 		if !t.adding && c.mayUseTemplate(t.def.OwnerUID) {
-			out = append(out, d.view(t))
+			out = append(out, t.view(&d.cfg))
 		}
 	}
 	slices.SortFunc(out, func(a, b api.Template) int { return strings.Compare(a.Name, b.Name) })
@@ -219,7 +219,7 @@ func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, erro
 	if !ok || t.adding || !callerFrom(ctx).mayUseTemplate(t.def.OwnerUID) {
 		return nil, errNoTemplate(name)
 	}
-	out := d.view(t)
+	out := t.view(&d.cfg)
 	return &out, nil
 }
 
@@ -267,7 +267,7 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 	if t.poolSize() > 0 && !d.sessions.isClosed() {
 		t.pool = newPool(d, t)
 	}
-	out := d.view(t)
+	out := t.view(&d.cfg)
 	d.tmpl.mu.Unlock()
 	d.log.Info("template added", "template", def.Name, "rootfs", def.Rootfs, "owner", caller.UID)
 	return &out, nil
@@ -335,7 +335,7 @@ func (d *Daemon) checkRootfs(dir string) error {
 	if dir == "/" {
 		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs / would show sandboxes the whole host: use %q for the host's system folders", api.RootfsHost)
 	}
-	imports := d.importsDir()
+	imports := d.paths.imports()
 	for _, own := range []string{d.cfg.DataDir, d.cfg.RunDir} {
 		if within(own, dir) && !within(imports, dir) || within(dir, own) {
 			return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %s overlaps sandboxd's state folder %s", dir, own)
@@ -408,8 +408,8 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		// An import whose template was never added leaves a folder; the
 		// same call removes it.
 		if caller.requireRoot("remove an import") == nil && checkTemplateName(name) == nil {
-			if _, err := os.Stat(d.importDir(name)); err == nil {
-				return os.RemoveAll(d.importDir(name))
+			if _, err := os.Stat(d.paths.importDir(name)); err == nil {
+				return os.RemoveAll(d.paths.importDir(name))
 			}
 		}
 		return errNoTemplate(name)
@@ -444,8 +444,8 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		return err
 	}
 	_ = d.rt.RemoveImage(name)
-	if t.def.Rootfs == d.importRootfs(name) {
-		if err := os.RemoveAll(d.importDir(name)); err != nil {
+	if t.def.Rootfs == d.paths.importRootfs(name) {
+		if err := os.RemoveAll(d.paths.importDir(name)); err != nil {
 			return err
 		}
 	}

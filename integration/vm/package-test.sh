@@ -96,7 +96,10 @@ check "remove: no cgroup left" bash -c '[ -z "$(find /sys/fs/cgroup -name "sandb
 check "remove: binaries gone, state and config kept" bash -c '! [ -e /usr/bin/sandboxd ] && [ -f /var/lib/sandboxd/sandboxd.db ] && [ -f /etc/sandboxd/config.toml ]'
 
 step "apt-get purge sandboxd"
+inst=$(cat /var/lib/sandboxd/instance 2>/dev/null || echo none)
+check "the daemon leased its id range" test -f "/run/sandboxd-ids/$inst.json"
 check "purge" apt-get purge -y -q sandboxd
+check "purge: id range lease gone" bash -c "! [ -e /run/sandboxd-ids/$inst.json ]"
 check "purge: nothing left" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /run/sandboxd ] && ! [ -e /etc/sandboxd ] && ! getent group sandboxd && [ -z "$(find /etc/systemd /usr/lib/systemd /var/lib/systemd -name "sandboxd*")" ] && ! dpkg -s sandboxd >/dev/null 2>&1 && [ -z "$(systemctl list-units --all --plain --no-legend "sandboxd*")" ]'
 
 step "install under a policy-rc.d that forbids starting services"

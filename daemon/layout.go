@@ -1,0 +1,25 @@
+package daemon
+
+import (
+	"path/filepath"
+
+	"github.com/sandboxd/sandboxd/isolation/volume"
+)
+
+// layout is where the daemon keeps things in its data dir.
+type layout struct{ dataDir string }
+
+// session is the folder of everything a session keeps on disk (see
+// package volume for what is in it).
+func (l layout) session(id string) string { return filepath.Join(l.dataDir, "sessions", id) }
+
+// workspace is the host folder of a session's /workspace.
+func (l layout) workspace(id string) string { return volume.Workspace(l.session(id)) }
+
+// imports holds root filesystems unpacked from tarballs, one folder per
+// template name: <data-dir>/templates/<name>/rootfs.
+func (l layout) imports() string { return filepath.Join(l.dataDir, "templates") }
+
+func (l layout) importDir(name string) string { return filepath.Join(l.imports(), name) }
+
+func (l layout) importRootfs(name string) string { return filepath.Join(l.importDir(name), "rootfs") }
