@@ -26,6 +26,9 @@ const (
 	StatusError   = "error"
 	StatusTimeout = "timeout"
 	StatusKilled  = "killed"
+	// StatusInterrupted is an execution stopped on request while it ran,
+	// as its timeout would have stopped it.
+	StatusInterrupted = "interrupted"
 	// StatusLost is an execution the daemon did not see end: it restarted
 	// meanwhile. Its error says how it ended; its output is gone.
 	StatusLost = "lost"

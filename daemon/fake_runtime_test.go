@@ -138,6 +138,8 @@ func (fakeRuntime) Close() error                                            { re
 //	crash      the sandbox dies under the execution
 //	hang       the agent stops answering
 //	oom        the execution is killed for memory
+//	sleep      runs until interrupted (status interrupted) or its
+//	           timeout (status timeout); variables stay
 //	anything else: echoed to stdout
 type fakeBox struct {
 	h       *fakeHost
@@ -155,6 +157,13 @@ type fakeBox struct {
 	exited    chan struct{}
 	exit      isolation.ExitInfo
 	once      sync.Once
+
+	// runMu guards what Interrupt sees, apart from mu, which an
+	// execution holds: interrupt, open while a sleep runs, and
+	// oldAgent, an agent too old to interrupt.
+	runMu     sync.Mutex
+	interrupt chan struct{}
+	oldAgent  bool
 }
 
 var _ Sandbox = (*fakeBox)(nil)
@@ -191,6 +200,9 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 	}
 	code := strings.TrimSpace(o.Code)
 	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: api.StatusOK, Duration: time.Millisecond}
+	if code == "sleep" {
+		return b.sleep(o, r)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -218,6 +230,58 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		out(api.EventStdout, code+"\n")
 	}
 	return r, nil
+}
+
+// sleep is the execution "sleep": it blocks, holding none of b's locks,
+// until Interrupt or its timeout.
+func (b *fakeBox) sleep(o *isolation.ExecOptions, r *isolation.ExecResult) (*isolation.ExecResult, error) {
+	ch := make(chan struct{})
+	b.runMu.Lock()
+	b.interrupt = ch
+	b.runMu.Unlock()
+	defer func() {
+		b.runMu.Lock()
+		b.interrupt = nil
+		b.runMu.Unlock()
+	}()
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	select {
+	case <-ch:
+		r.Status, r.ExitCode = api.StatusInterrupted, 130
+	case <-time.After(timeout):
+		r.Status, r.ExitCode = api.StatusTimeout, 124
+	case <-b.exited:
+		return nil, errors.New("agent connection closed")
+	}
+	r.Error = &api.ExecError{Name: "KeyboardInterrupt"}
+	return r, nil
+}
+
+func (b *fakeBox) Interrupt(ctx context.Context) (bool, error) {
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	if b.interrupt == nil {
+		return false, nil
+	}
+	if b.oldAgent {
+		return false, fmt.Errorf("%w: the agent speaks 2", isolation.ErrInterruptUnsupported)
+	}
+	select {
+	case <-b.interrupt: // a second interrupt changes nothing
+	default:
+		close(b.interrupt)
+	}
+	return true, nil
+}
+
+// sleeping says whether a "sleep" execution runs.
+func (b *fakeBox) sleeping() bool {
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	return b.interrupt != nil
 }
 
 func isIdent(s string) bool {

@@ -44,6 +44,12 @@ type Sandbox interface {
 	// Exec runs code; a timeout, exception or kill is a result, an error
 	// means the sandbox is out of step and must be restarted.
 	Exec(ctx context.Context, o *isolation.ExecOptions, out isolation.Output) (*isolation.ExecResult, error)
+	// Interrupt interrupts the execution under way (SIGINT, the kill after
+	// its grace), from beside the Exec that waits for it, without waiting
+	// for the execution: that Exec then answers status interrupted. It
+	// reports whether an execution ran; isolation.ErrInterruptUnsupported
+	// means the sandbox's agent is too old to be interrupted.
+	Interrupt(ctx context.Context) (bool, error)
 	// Check asks the sandbox whether it answers (a health check).
 	Check(ctx context.Context) error
 	SetLimits(l isolation.Limits) error

@@ -29,7 +29,7 @@ type ExecOptions struct {
 }
 
 // ExecResult is how an execution ended. Status is one of the api
-// execution statuses (ok, error, timeout, killed).
+// execution statuses (ok, error, timeout, interrupted, killed).
 type ExecResult struct {
 	ID         string
 	Language   string

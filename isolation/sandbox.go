@@ -85,9 +85,10 @@ type Sandbox struct {
 
 	onUndelivered func(*ExecResult)
 
-	// execMu serialises executions. connMu guards conn and closed and is
-	// held only briefly, so that a stop never waits for an execution: it
-	// closes the connection under the execution's feet.
+	// execMu serialises executions. connMu guards conn, closed and
+	// running and is held only briefly, so that a stop never waits for an
+	// execution (it closes the connection under the execution's feet), nor
+	// an interrupt.
 	execMu sync.Mutex
 	connMu sync.Mutex
 	conn   *agent.Conn
@@ -95,6 +96,16 @@ type Sandbox struct {
 	// detached at shutdown); until then a nil conn means "not connected
 	// yet" (a restored sandbox whose agent was busy).
 	closed bool
+	// running is the execution under way, nil if none: what Interrupt
+	// interrupts.
+	running *runningExec
+}
+
+// runningExec is an execution under way: its ID and the connection its
+// Exec reads.
+type runningExec struct {
+	id   string
+	conn *agent.Conn
 }
 
 // baseEnv is every sandbox's environment before the session's own.
@@ -330,6 +341,14 @@ func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind
 		conn = s.conn
 		s.connMu.Unlock()
 	}
+	s.connMu.Lock()
+	s.running = &runningExec{id: req.ID, conn: conn}
+	s.connMu.Unlock()
+	defer func() {
+		s.connMu.Lock()
+		s.running = nil
+		s.connMu.Unlock()
+	}()
 	return conn.Exec(req, wait, onOutput)
 }
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,13 +21,27 @@ const MaxLine = 64 << 20
 // no longer in step and the sandbox must be restarted.
 var ErrUnresponsive = errors.New("the sandbox agent stopped answering")
 
+// ErrUnsupported means the agent is too old for a request: it was started
+// by an older daemon, and only restarting it with this daemon's agent
+// brings the request within reach.
+var ErrUnsupported = errors.New("the sandbox agent is too old for this request")
+
+// interruptVersion is the first protocol version with OpInterrupt.
+const interruptVersion = 3
+
 // Conn is the daemon's connection to one sandbox's agent. It is not safe
-// for concurrent use: the owner serialises executions.
+// for concurrent use, but for Interrupt: the owner serialises executions
+// and pings, and Interrupt comes from another goroutine while Exec reads.
 type Conn struct {
 	c  net.Conn
 	sc *bufio.Scanner
-	// version is the agent's protocol version, known after Ping.
-	version int
+	// wmu serialises writes, each a whole line with its own write
+	// deadline: Exec's request and Interrupt's line can meet. Reads have
+	// only one owner at a time, and their own deadline.
+	wmu sync.Mutex
+	// version is the agent's protocol version, known after Ping; atomic
+	// since Interrupt reads it beside a health check's Ping.
+	version atomic.Int64
 }
 
 // Dial connects to the agent's socket, retrying until ctx ends: the agent may
@@ -55,11 +71,10 @@ func (a *Conn) Close() error { return a.c.Close() }
 // learns the agent's protocol version (see Version) and fails with
 // ErrProtocol if this Conn cannot speak it.
 func (a *Conn) Ping(ctx context.Context, ready bool) (*Message, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		_ = a.c.SetDeadline(dl)
-		defer a.c.SetDeadline(time.Time{})
-	}
-	if err := a.send(Request{Op: OpPing, Ready: ready}); err != nil {
+	dl, _ := ctx.Deadline() // zero: none
+	_ = a.c.SetReadDeadline(dl)
+	defer a.c.SetReadDeadline(time.Time{})
+	if err := a.send(Request{Op: OpPing, Ready: ready}, dl); err != nil {
 		return nil, err
 	}
 	m, err := a.read()
@@ -69,29 +84,31 @@ func (a *Conn) Ping(ctx context.Context, ready bool) (*Message, error) {
 	if m.Type != TypePong {
 		return nil, fmt.Errorf("agent answered %q to a ping", m.Type)
 	}
-	a.version = m.Protocol
-	if a.version == 0 {
-		a.version = 1 // agents of version 1 do not say
+	v := m.Protocol
+	if v == 0 {
+		v = 1 // agents of version 1 do not say
 	}
-	if a.version < MinProtocolVersion || a.version > ProtocolVersion {
-		return nil, fmt.Errorf("%w: the agent's is %d, the daemon speaks %d to %d", ErrProtocol, a.version, MinProtocolVersion, ProtocolVersion)
+	a.version.Store(int64(v))
+	if v < MinProtocolVersion || v > ProtocolVersion {
+		return nil, fmt.Errorf("%w: the agent's is %d, the daemon speaks %d to %d", ErrProtocol, v, MinProtocolVersion, ProtocolVersion)
 	}
 	return m, nil
 }
 
 // Version is the agent's protocol version, learned by the last Ping (0
-// before). Every version from MinProtocolVersion on takes the same
-// requests today; where they come to differ, the Conn picks by it.
-func (a *Conn) Version() int { return a.version }
+// before). Every version from MinProtocolVersion on takes the same pings
+// and executions; Interrupt needs 3.
+func (a *Conn) Version() int { return int(a.version.Load()) }
 
 // Exec runs one request. onOutput gets each stdout/stderr chunk as it comes.
 // The agent enforces the timeout itself; wait bounds how long the daemon
 // waits for the final answer beyond that, in case the agent is stuck.
 func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string)) (*Message, error) {
 	req.Op = OpExec
-	_ = a.c.SetDeadline(time.Now().Add(wait))
-	defer a.c.SetDeadline(time.Time{})
-	if err := a.send(req); err != nil {
+	dl := time.Now().Add(wait)
+	_ = a.c.SetReadDeadline(dl)
+	defer a.c.SetReadDeadline(time.Time{})
+	if err := a.send(req, dl); err != nil {
 		return nil, err
 	}
 	for {
@@ -110,11 +127,41 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 	}
 }
 
-func (a *Conn) send(r Request) error {
+// Interrupt asks the agent to interrupt execution id while it runs
+// (SIGINT to its process group, the kill after its grace: what a Python
+// timeout does); the execution's answer, which Exec reads, then says
+// api.StatusInterrupted. The agent answers nothing to it, and drops it if
+// id has ended meanwhile. It may be called while another goroutine is in
+// Exec. The write is bounded by ctx's deadline, else by interruptWait; one
+// cut short (ErrUnresponsive) may leave half a line, which the agent
+// refuses, and the execution then fails as out of step. Agents before
+// version 3 know no interrupt: ErrUnsupported, and nothing is sent.
+func (a *Conn) Interrupt(ctx context.Context, id string) error {
+	if v := a.Version(); v < interruptVersion {
+		return fmt.Errorf("%w: interrupting an execution needs agent protocol %d, this agent speaks %d", ErrUnsupported, interruptVersion, v)
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(interruptWait)
+	}
+	return a.send(Request{Op: OpInterrupt, ID: id}, dl)
+}
+
+// interruptWait bounds Interrupt's write when its ctx does not. The line
+// is short and the agent reads its socket while an execution runs: only a
+// stuck agent makes it wait.
+const interruptWait = 10 * time.Second
+
+// send writes r as one line, within deadline (zero: none).
+func (a *Conn) send(r Request, deadline time.Time) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	_ = a.c.SetWriteDeadline(deadline)
+	defer a.c.SetWriteDeadline(time.Time{})
 	_, err = a.c.Write(append(b, '\n'))
 	return a.classify(err)
 }

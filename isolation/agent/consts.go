@@ -12,6 +12,10 @@ import (
 const (
 	OpPing = "ping"
 	OpExec = "exec"
+	// OpInterrupt interrupts the execution its ID names, while it runs
+	// (version 3 on). It has no answer of its own: the execution's done
+	// says "interrupted".
+	OpInterrupt = "interrupt"
 )
 
 // Types of the agent's lines (Message.Type).
@@ -42,6 +46,7 @@ func pyConsts() []pyConst {
 		{"MODULES", modules()},
 		{"OP_PING", OpPing},
 		{"OP_EXEC", OpExec},
+		{"OP_INTERRUPT", OpInterrupt},
 		{"TYPE_PONG", TypePong},
 		{"TYPE_STDOUT", TypeStdout},
 		{"TYPE_STDERR", TypeStderr},
@@ -51,6 +56,7 @@ func pyConsts() []pyConst {
 		{"STATUS_ERROR", api.StatusError},
 		{"STATUS_TIMEOUT", api.StatusTimeout},
 		{"STATUS_KILLED", api.StatusKilled},
+		{"STATUS_INTERRUPTED", api.StatusInterrupted},
 		{"LANGUAGE_PYTHON", api.LanguagePython},
 		{"LANGUAGE_SHELL", api.LanguageShell},
 	}

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,6 +147,13 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 		if m, _, _ := ra.exec(t, py("import sys\n[p for p in sys.path if p.endswith('/sandboxd')]")); result(m) != "[]" {
 			t.Fatalf("agent folder on the path: %+v", m)
 		}
+	}
+
+	// Interrupts: since 3; before, the Conn refuses to send them.
+	if version >= interruptVersion {
+		testInterrupt(t, ra)
+	} else if err := ra.conn.Interrupt(context.Background(), "any"); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Interrupt to an agent of version %d: %v, want ErrUnsupported", version, err)
 	}
 
 	// A new connection (a restarted daemon) finds the same interpreter.

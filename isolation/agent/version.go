@@ -16,6 +16,19 @@ import "errors"
 //	   says "protocol"; kill(-1) refused unless the agent is PID 1 of its
 //	   pid namespace. Requests and answers are otherwise those of 1, so
 //	   the Conn speaks to both alike.
+//	3  the supervisor reads the daemon's socket while an execution runs:
+//	   {"op":"interrupt","id":ID} interrupts execution ID (SIGINT to its
+//	   process group, the kill after its grace: what a Python timeout
+//	   does), and its done says status "interrupted", exit code 130. The
+//	   interrupt has no answer of its own: one for an ID that is not the
+//	   running execution's (it ended meanwhile), or while nothing runs,
+//	   is dropped, and a second one changes nothing. Any other request
+//	   during an execution is answered with an error line. The worker
+//	   ignores SIGINT outside cells and says when a cell begins, and the
+//	   supervisor signals no sooner: an interrupt neither kills an idle
+//	   interpreter nor is lost before the cell runs. Pings and executions
+//	   are those of 2; Conn.Interrupt refuses agents before 3 with
+//	   ErrUnsupported.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -24,7 +37,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -16,6 +16,7 @@ import (
 // (version 1 is testdata/agent-v1/agent.py as it was).
 var agentSHA256 = map[int]string{
 	2: "54bb97440299c0760c190d20c2aabd347daf4d2a00fc5d704019e3de098db64a",
+	3: "8b69deddafd8c4d0a2fe096c25b72b037a77ac479e23e6ce11bb87e0f27faa74",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

@@ -14,11 +14,12 @@
 # the host, out of the sandbox's reach, so a restarted daemon can reconnect),
 # and keeps one forked worker interpreter whose globals persist between
 # executions. The worker's fd 1 and 2 are pipes that the supervisor reads, so
-# output of child processes is captured too. Timeouts interrupt the worker
-# (KeyboardInterrupt) and, if that does not stop it, kill every process in
-# the sandbox but PID 1 and fork a fresh worker (state_reset). Killing every
-# process (kill(-1)) is refused unless the agent is PID 1 of its own pid
-# namespace: anywhere else it would reach processes outside any sandbox.
+# output of child processes is captured too. Timeouts, and the daemon's
+# interrupts, interrupt the worker (KeyboardInterrupt) and, if that does not
+# stop it, kill every process in the sandbox but PID 1 and fork a fresh
+# worker (state_reset). Killing every process (kill(-1)) is refused unless
+# the agent is PID 1 of its own pid namespace: anywhere else it would reach
+# processes outside any sandbox.
 #
 # The worker runs user code, so nothing it sends is trusted: each request
 # carries a sequence number and a random token that the reply must echo,
@@ -36,7 +37,17 @@
 #   <- {"type":"stdout"|"stderr","data":S}*  then
 #   <- {"type":"done","id":S,"language":S,"status":S,"exit_code":N,"result":S|null,
 #       "error":{}|null,"outputs":[],"truncated":B,"state_reset":B,"duration_ms":F}
-# Version 1 (no "protocol" in the pong) is the same exchange. The daemon may
+#   -> {"op":"interrupt","id":S}   while execution S runs (version 3 on)
+# An interrupt stops the execution as a Python timeout does: SIGINT to the
+# worker's (or the shell command's) process group, then the kill once the
+# grace has passed; its done then says "interrupted" (exit code 130). It has
+# no answer of its own. One for another execution (it ended meanwhile), or
+# while nothing runs, is dropped; a second one, or one during the timeout's
+# grace, changes nothing. Any other request while an execution runs is
+# answered with an error line: the daemon sends one at a time.
+# Versions 1 and 2 read nothing from the daemon while an execution ran, and
+# knew no interrupt; otherwise (and for 1, no "protocol" in the pong) the
+# exchange is the same. The daemon may
 # go away (restart, crash, upgrade) and come back on a new connection; the
 # sandbox runs on meanwhile. An execution whose answer could not be sent is
 # kept (the last one only, without its output) and handed over in the next
@@ -64,11 +75,16 @@ import time
 
 import _sandboxd_worker as worker
 from _sandboxd_consts import (
-    LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, OP_EXEC, OP_PING, PROTOCOL, STATUS_ERROR, STATUS_KILLED, STATUS_OK,
-    STATUS_TIMEOUT, TYPE_DONE, TYPE_ERROR, TYPE_PONG, TYPE_STDERR, TYPE_STDOUT)
-from _sandboxd_wire import READ_CHUNK, json_dumps, json_loads, log, read_lines, write_some
+    LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, OP_EXEC, OP_INTERRUPT, OP_PING, PROTOCOL, STATUS_ERROR,
+    STATUS_INTERRUPTED, STATUS_KILLED, STATUS_OK, STATUS_TIMEOUT, TYPE_DONE, TYPE_ERROR, TYPE_PONG, TYPE_STDERR,
+    TYPE_STDOUT)
+from _sandboxd_wire import READ_CHUNK, LineReader, json_dumps, json_loads, log, write_some
 
 PRELOAD_TIMEOUT = 120.0
+
+# The exit code of an execution its timeout, or the daemon's interrupt,
+# stopped, whatever the code did on the way.
+STOPPED_EXIT_CODE = {STATUS_TIMEOUT: 124, STATUS_INTERRUPTED: 130}
 
 
 def set_not_dumpable():
@@ -92,6 +108,9 @@ class Worker:
         self.ctrl_buf = b""
         self.seq = 0
         self.stray = 0
+        # began: the worker said the current request's cell began, and
+        # SIGINT now interrupts it (it ignores SIGINT outside cells).
+        self.began = False
 
     def start(self):
         out_r, out_w = os.pipe()
@@ -189,6 +208,13 @@ def reap_all(limit=5.0):
             time.sleep(0.002)
 
 
+def signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except OSError:
+        pass
+
+
 def wait_group_gone(pgid, limit=2.0):
     """After killpg: waits (bounded) until the group's processes are gone
     and reaped, reaping the orphans that PID 1 inherits on the way."""
@@ -268,6 +294,7 @@ class Agent:
     def __init__(self):
         self.listener = _socket.socket(fileno=LISTEN_FD)
         self.conn = None
+        self.reader = None  # the LineReader of conn
         self.undelivered = None
         self.preload_error = None
         self.preloading = False
@@ -316,23 +343,70 @@ class Agent:
         while True:
             fd, _ = self.listener._accept()
             self.conn = _socket.socket(fileno=fd)
+            self.reader = LineReader(self.conn)
             try:
-                for line in read_lines(self.conn):
-                    try:
-                        req = json_loads(line)
-                    except ValueError:
-                        self.send({"type": TYPE_ERROR, "message": "bad request line"})
-                        continue
-                    self.handle(req)
+                for line in self.reader:
+                    req = self.parse(line)
+                    if req is not None:
+                        self.handle(req)
                     if self.conn is None:
                         break
             except OSError:
                 pass
             finally:
-                if self.conn is not None:
-                    self.conn.close()
-                self.conn = None
+                self.hang_up()
             reap_zombies()
+
+    def hang_up(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except OSError:
+                pass
+        self.conn = self.reader = None
+
+    def parse(self, line):
+        """The request on line, or None (answered with an error line)."""
+        try:
+            req = json_loads(line)
+        except ValueError:
+            req = None
+        if not isinstance(req, dict):
+            self.send({"type": TYPE_ERROR, "message": "bad request line"})
+            return None
+        return req
+
+    def read_daemon(self, exec_id, fill=True):
+        """Reads what the daemon sent while execution exec_id runs (None:
+        one of the agent's own, which nothing interrupts), once its socket
+        is readable, or with fill False only the lines read already: returns
+        whether it asked to interrupt the execution. See the protocol above
+        for the rest. A daemon that hung up is let go; the execution runs
+        on, and its end is kept for the next one."""
+        if exec_id is None or self.reader is None:
+            return False
+        more = True
+        if fill:
+            try:
+                more = self.reader.fill()
+            except OSError:
+                more = False
+        interrupt = False
+        while self.reader is not None:
+            line = self.reader.take()
+            if line is None:
+                break
+            req = self.parse(line)
+            if req is None:
+                continue
+            op = req.get("op")
+            if op == OP_INTERRUPT:
+                interrupt = interrupt or str(req.get("id") or "") == exec_id
+            else:
+                self.send({"type": TYPE_ERROR, "message": "op %r while an execution runs" % op})
+        if not more:
+            self.hang_up()
+        return interrupt
 
     def handle(self, req):
         op = req.get("op")
@@ -355,9 +429,10 @@ class Agent:
         elif op == OP_EXEC:
             start = time.monotonic()
             shell = req.get("language") == LANGUAGE_SHELL
-            done = self.exec_shell(req) if shell else self.exec_python(req)
+            exec_id = str(req.get("id") or "")
+            done = self.exec_shell(req, exec_id) if shell else self.exec_python(req, exec_id=exec_id)
             done["type"] = TYPE_DONE
-            done["id"] = str(req.get("id") or "")
+            done["id"] = exec_id
             done["language"] = LANGUAGE_SHELL if shell else LANGUAGE_PYTHON
             done["duration_ms"] = (time.monotonic() - start) * 1000.0
             self.send(done)
@@ -366,10 +441,21 @@ class Agent:
                 # ended for the next one, without the outputs it streamed.
                 done.pop("outputs", None)
                 self.undelivered = done
+        elif op == OP_INTERRUPT:
+            pass  # nothing runs: the execution it was for has ended
         else:
             self.send({"type": TYPE_ERROR, "message": "unknown op %r" % op})
 
-    def exec_python(self, req, send=None):
+    def watched(self, exec_id):
+        """The daemon's socket, as a list for select, while execution
+        exec_id (None: the agent's own, unwatched) may be interrupted."""
+        if exec_id is None or self.reader is None:
+            return []
+        return [self.reader.fileno()]
+
+    def exec_python(self, req, send=None, exec_id=None):
+        """Runs a cell in the worker; exec_id, for an execution of the
+        daemon's, lets the daemon interrupt it (see read_daemon)."""
         send = send or self.send
         limit = int(req.get("max_output", 1 << 20))
         timeout = float(req.get("timeout", 30))
@@ -392,6 +478,7 @@ class Agent:
             drain(fd, Capture("", lambda m: None, 0))
         w.ctrl_buf = b""
         w.stray = 0
+        w.began = False
         w.seq += 1
         token = os.urandom(16).hex()
         pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
@@ -400,31 +487,39 @@ class Agent:
         # Most requests fit the pipe: no select needed to send them.
         pending = write_some(w.ctrl_w, pending)
         deadline = time.monotonic() + timeout
-        interrupted = False
+        # Stopping, for the timeout or the daemon's interrupt alike: SIGINT
+        # to the worker's group once its cell has begun (KeyboardInterrupt),
+        # the kill at kill_at if the cell has not ended by then.
+        stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
         kill_at = None
+        signalled = False
         reply = None
         dead = False
         fds = [w.out, w.err, w.ctrl_r]
+        interrupt = self.read_daemon(exec_id, fill=False)  # it may have come with the request
         while reply is None and not dead:
             now = time.monotonic()
-            if not interrupted and now >= deadline:
-                interrupted = True
-                kill_at = now + grace
-                try:
-                    os.killpg(w.pid, signal.SIGINT)
-                except OSError:
-                    pass
+            if stopping is None and (interrupt or now >= deadline):
+                stopping, kill_at = STATUS_INTERRUPTED if interrupt else STATUS_TIMEOUT, now + grace
+            if stopping and w.began and not signalled:
+                signal_group(w.pid, signal.SIGINT)
+                signalled = True
             if kill_at is not None and now >= kill_at:
                 break
             wait = (kill_at if kill_at is not None else deadline) - now
+            daemon = self.watched(exec_id)
             try:
-                ready, writable, _ = select.select(fds, [w.ctrl_w] if pending else [], [], max(wait, 0))
+                ready, writable, _ = select.select(fds + daemon, [w.ctrl_w] if pending else [], [], max(wait, 0))
             except InterruptedError:
                 continue
             if writable:
                 pending = write_some(w.ctrl_w, pending)
+            # An interrupt read in the same round as the reply changes
+            # nothing: the cell has ended.
             for fd in ready:
-                if fd == w.ctrl_r:
+                if daemon and fd == daemon[0]:
+                    interrupt = self.read_daemon(exec_id) or interrupt
+                elif fd == w.ctrl_r:
                     try:
                         data = os.read(fd, READ_CHUNK)
                     except BlockingIOError:
@@ -449,9 +544,9 @@ class Agent:
             if done["error"]:
                 done["status"] = STATUS_ERROR
                 done["exit_code"] = 1
-            if interrupted:
-                done["status"] = STATUS_TIMEOUT
-                done["exit_code"] = 124
+            if stopping:
+                done["status"] = stopping
+                done["exit_code"] = STOPPED_EXIT_CODE[stopping]
             return done
         # The worker died, or ignored the interrupt: start over.
         status = None
@@ -464,9 +559,9 @@ class Agent:
         w.start()
         self.preload()
         done["state_reset"] = True
-        if interrupted:
-            done["status"] = STATUS_TIMEOUT
-            done["exit_code"] = 124
+        if stopping:
+            done["status"] = stopping
+            done["exit_code"] = STOPPED_EXIT_CODE[stopping]
         elif status is not None and os.WIFSIGNALED(status):
             done["status"] = STATUS_KILLED
             done["exit_code"] = 128 + os.WTERMSIG(status)
@@ -481,7 +576,8 @@ class Agent:
     @staticmethod
     def take_reply(w, token):
         """The reply to the current request among the complete lines read,
-        if any. Anything else is user code writing to the control pipe."""
+        if any; the line saying its cell began sets w.began. Anything else
+        is user code writing to the control pipe."""
         while b"\n" in w.ctrl_buf:
             head, w.ctrl_buf = w.ctrl_buf.split(b"\n", 1)
             try:
@@ -489,6 +585,9 @@ class Agent:
             except ValueError:
                 msg = None
             if isinstance(msg, dict) and msg.get("seq") == w.seq and msg.get("token") == token:
+                if msg.get("started") is True:
+                    w.began = True
+                    continue
                 return msg
             if not head:
                 continue
@@ -499,9 +598,12 @@ class Agent:
             w.ctrl_buf = b""  # a line this long is not a reply
         return None
 
-    def exec_shell(self, req):
+    def exec_shell(self, req, exec_id):
+        """Runs a shell command; the daemon may interrupt it (see
+        read_daemon)."""
         limit = int(req.get("max_output", 1 << 20))
         timeout = float(req.get("timeout", 30))
+        grace = float(req.get("grace", 1.0))
         env = dict(os.environ)
         env.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
         done = {"status": STATUS_OK, "exit_code": 0, "result": None, "error": None,
@@ -522,30 +624,41 @@ class Agent:
         caps = {out: Capture(TYPE_STDOUT, self.send, limit), err: Capture(TYPE_STDERR, self.send, limit)}
         fds = [out, err]
         deadline = time.monotonic() + timeout
-        timed_out = False
+        # Stopping: for the daemon's interrupt, SIGINT to the command's
+        # group, the kill at kill_at if it has not ended by then; for the
+        # timeout, the kill at once.
+        stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
+        kill_at = None
+        interrupt = self.read_daemon(exec_id, fill=False)  # it may have come with the request
         while True:
             rc = p.poll()
             if rc is not None:
                 break
             now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            if stopping is None and interrupt:
+                stopping, kill_at = STATUS_INTERRUPTED, now + grace
+                signal_group(p.pid, signal.SIGINT)
+            elif stopping is None and now >= deadline:
+                stopping, kill_at = STATUS_TIMEOUT, now
+            if kill_at is not None and now >= kill_at:
+                signal_group(p.pid, signal.SIGKILL)
                 p.wait()
                 wait_group_gone(p.pid)
                 break
-            if not fds:
-                time.sleep(min(0.01, deadline - now))
+            # Poll the command at least every 50 ms: its end has no fd.
+            wait = min(0.05, (kill_at if kill_at is not None else deadline) - now)
+            daemon = self.watched(exec_id)
+            if not fds and not daemon:
+                time.sleep(max(min(0.01, wait), 0))
                 continue
             try:
-                ready, _, _ = select.select(fds, [], [], min(0.05, deadline - now))
+                ready, _, _ = select.select(fds + daemon, [], [], max(wait, 0))
             except InterruptedError:
                 continue
             for fd in ready:
-                if not drain(fd, caps[fd]):
+                if daemon and fd == daemon[0]:
+                    interrupt = self.read_daemon(exec_id) or interrupt
+                elif not drain(fd, caps[fd]):
                     fds.remove(fd)
         for fd, cap in caps.items():
             drain(fd, cap)
@@ -555,8 +668,8 @@ class Agent:
         reap_zombies()
         rc = p.returncode
         done["truncated"] = any(c.truncated for c in caps.values())
-        if timed_out:
-            done.update(status=STATUS_TIMEOUT, exit_code=124)
+        if stopping:
+            done.update(status=stopping, exit_code=STOPPED_EXIT_CODE[stopping])
         elif rc < 0:
             done.update(status=STATUS_KILLED if rc == -signal.SIGKILL else STATUS_ERROR, exit_code=128 - rc)
         elif rc != 0:

@@ -52,23 +52,47 @@ def log(msg):
         pass
 
 
-def read_lines(conn):
-    """The lines the daemon sends, without their newline, until it hangs up."""
-    buf = bytearray()
-    start = 0
-    while True:
-        i = buf.find(b"\n", start)
-        if i >= 0:
-            line = bytes(buf[:i])
-            del buf[:i + 1]
-            start = 0
-            yield line
-            continue
-        start = len(buf)
-        chunk = conn.recv(READ_CHUNK)
+class LineReader:
+    """The lines the daemon sends, without their newline. Iterating reads
+    the socket as needed, until the daemon hangs up; while an execution
+    runs, the supervisor instead calls fill once the socket is readable and
+    takes the complete lines. Both share one buffer."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.buf = bytearray()
+        self.start = 0  # where the search for the next newline resumes
+
+    def fileno(self):
+        return self.conn.fileno()
+
+    def fill(self):
+        """Reads once from the socket (blocking only if nothing is there);
+        returns False at end of file."""
+        chunk = self.conn.recv(READ_CHUNK)
         if not chunk:
-            return
-        buf += chunk
+            return False
+        self.buf += chunk
+        return True
+
+    def take(self):
+        """The next complete line, or None."""
+        i = self.buf.find(b"\n", self.start)
+        if i < 0:
+            self.start = len(self.buf)
+            return None
+        line = bytes(self.buf[:i])
+        del self.buf[:i + 1]
+        self.start = 0
+        return line
+
+    def __iter__(self):
+        while True:
+            line = self.take()
+            if line is not None:
+                yield line
+            elif not self.fill():
+                return
 
 
 def write_some(fd, data):

@@ -4,8 +4,9 @@
 #
 # Its fds 1 and 2 are pipes the supervisor reads, so output of child
 # processes is captured too; requests come on one control pipe and replies
-# go back on another (high fds, CTRL_FD_BASE on). Nothing the worker sends is
-# trusted by the supervisor; see _sandboxd_agent.
+# go back on another (high fds, CTRL_FD_BASE on), each after a line saying
+# its cell began. Nothing the worker sends is trusted by the supervisor; see
+# _sandboxd_agent.
 import _signal as signal
 import builtins
 import os
@@ -52,7 +53,10 @@ def run(out_w, err_w, req_r, rep_w):
 
 def worker_main(ctrl_r, ctrl_w):
     """Executes cells until the request pipe closes."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGINT interrupts code only inside a cell, which tells the supervisor
+    # when it has begun (see run_cell): the supervisor signals no sooner,
+    # and one it sent as a cell ended finds the interpreter ignoring it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise_oom_score()
     reset_std_streams()
@@ -103,8 +107,8 @@ def worker_main(ctrl_r, ctrl_w):
         else:
             cell += 1
             reset_std_streams()
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            reply = run_cell(ns, req, cell)
+            began = {"started": True, "seq": req.get("seq"), "token": req.get("token")}
+            reply = run_cell(ns, req, cell, started=lambda: send_line(ctrl_w, began))
         if os.getpid() != me:
             # A fork made by user code came back here: only the worker answers.
             os._exit(0)
@@ -114,19 +118,24 @@ def worker_main(ctrl_r, ctrl_w):
                 stream.flush()
             except Exception:  # noqa: BLE001 - user code may have broken it
                 pass
-        # The leading newline ends whatever user code left half-written on
-        # the pipe, so that the reply starts a line of its own.
-        data = ("\n" + json_dumps(reply) + "\n").encode()
         try:
-            while data:
-                try:
-                    n = os.write(ctrl_w, data)
-                except BlockingIOError:
-                    os.set_blocking(ctrl_w, True)  # user code changed it
-                    continue
-                data = data[n:]
+            send_line(ctrl_w, reply)
         except OSError:
             os._exit(1)
+
+
+def send_line(fd, msg):
+    """Writes msg to the supervisor's control pipe. The leading newline ends
+    whatever user code left half-written on the pipe, so that msg starts a
+    line of its own."""
+    data = ("\n" + json_dumps(msg) + "\n").encode()
+    while data:
+        try:
+            n = os.write(fd, data)
+        except BlockingIOError:
+            os.set_blocking(fd, True)  # user code changed it
+            continue
+        data = data[n:]
 
 
 def reset_std_streams():
@@ -148,7 +157,10 @@ def reset_std_streams():
 STD_STREAMS = {}
 
 
-def run_cell(ns, req, cell):
+def run_cell(ns, req, cell, started=None):
+    """Runs one cell in ns. In the worker (started given) SIGINT interrupts
+    the cell, and only the cell: started is called once it does, before
+    any of the cell's code runs."""
     # _ast, not ast: the C half has all a cell needs, and an idle worker
     # keeps megabytes less (traceback, too, is imported at the first error).
     import _ast
@@ -164,6 +176,9 @@ def run_cell(ns, req, cell):
     saved_cwd = None
     reply = {"result": None, "error": None, "outputs": []}
     try:
+        if started is not None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            started()
         os.environ.update({str(k): str(v) for k, v in env.items()})
         if cwd:
             saved_cwd = os.getcwd()
@@ -191,6 +206,8 @@ def run_cell(ns, req, cell):
         print(text, end="", file=sys.stderr)
         reply["error"] = {"name": type(e).__name__, "value": str(e), "traceback": text}
     finally:
+        if started is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             if saved_cwd is not None:
                 os.chdir(saved_cwd)

@@ -73,7 +73,7 @@ class Protocol(unittest.TestCase):
             with self.assertRaises(ValueError, msg=bad):
                 wire.json_loads(bad)
 
-    def test_read_lines(self):
+    def test_line_reader(self):
         class Conn:
             def __init__(self, chunks):
                 self.chunks = list(chunks)
@@ -81,11 +81,40 @@ class Protocol(unittest.TestCase):
             def recv(self, n):
                 return self.chunks.pop(0) if self.chunks else b""
 
-        got = list(wire.read_lines(Conn([b"a\nb", b"c\n", b"", b"d"])))
+        got = list(wire.LineReader(Conn([b"a\nb", b"c\n", b"", b"d"])))
         self.assertEqual(got, [b"a", b"bc"])
         big = b"x" * 300000
-        got = list(wire.read_lines(Conn([big[:100000], big[100000:], b"\nz\n"])))
+        got = list(wire.LineReader(Conn([big[:100000], big[100000:], b"\nz\n"])))
         self.assertEqual(got, [big, b"z"])
+        # During an execution: fill once the socket is readable, take the
+        # complete lines; iterating goes on from the same buffer.
+        r = wire.LineReader(Conn([b'{"op":"interrupt"}\n{"op"', b':"ping"}\nrest\n', b""]))
+        self.assertTrue(r.fill())
+        self.assertEqual(r.take(), b'{"op":"interrupt"}')
+        self.assertIsNone(r.take())
+        self.assertTrue(r.fill())
+        self.assertEqual(list(r), [b'{"op":"ping"}', b"rest"])
+        self.assertFalse(r.fill())
+
+
+class TakeReply(unittest.TestCase):
+    def test_began_then_reply(self):
+        w = agent.Worker()
+        w.seq = 3
+        w.ctrl_buf = (b'junk\n{"started":true,"seq":3,"token":"forged"}\n'
+                      b'{"started":true,"seq":3,"token":"t"}\n{"result":"1"')
+        self.assertIsNone(agent.Agent.take_reply(w, "t"))
+        self.assertTrue(w.began)
+        w.ctrl_buf += b',"seq":3,"token":"t"}\n'
+        self.assertEqual(agent.Agent.take_reply(w, "t")["result"], "1")
+
+    def test_forged_start_is_a_stray_line(self):
+        w = agent.Worker()
+        w.seq = 3
+        w.ctrl_buf = b'{"started":true,"seq":2,"token":"t"}\n{"started":true,"seq":3,"token":"x"}\n'
+        with mock.patch.object(agent, "log"):
+            self.assertIsNone(agent.Agent.take_reply(w, "t"))
+        self.assertFalse(w.began)
 
 
 class KillAll(unittest.TestCase):

@@ -1,0 +1,76 @@
+package isolation
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestSandboxInterrupt interrupts a Python cell and a shell command from
+// beside the Exec that waits for them, as the daemon does: each ends at
+// once with status interrupted, Python with a KeyboardInterrupt and its
+// variables kept. With nothing running, Interrupt does nothing.
+func TestSandboxInterrupt(t *testing.T) {
+	r := newTestRuntime(t)
+	sb := startTestSandbox(t, r, "interrupt1")
+	if ok, err := sb.Interrupt(context.Background()); ok || err != nil {
+		t.Fatalf("Interrupt with nothing running = %v, %v", ok, err)
+	}
+	run(t, sb, "python", "x = 41")
+
+	m, out, took := interruptWhenStarted(t, sb, &ExecOptions{ID: "py", Language: api.LanguagePython,
+		Code: "import time\nprint('started', flush=True)\ntime.sleep(30)"})
+	if m.Status != api.StatusInterrupted || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" || took > 10*time.Second {
+		t.Fatalf("python: %+v %q after %v", m, out, took)
+	}
+	if m, _ := run(t, sb, "python", "x + 1"); m.Result == nil || *m.Result != "42" || m.StateReset {
+		t.Fatalf("the interpreter after the interrupt: %+v", m)
+	}
+
+	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh", Language: api.LanguageShell,
+		Code: "echo started; sleep 30; echo never"})
+	if m.Status != api.StatusInterrupted || m.ExitCode != 130 || strings.Contains(out, "never") || took > 10*time.Second {
+		t.Fatalf("shell: %+v %q after %v", m, out, took)
+	}
+	if ok, err := sb.Interrupt(context.Background()); ok || err != nil {
+		t.Fatalf("Interrupt once the execution ended = %v, %v", ok, err)
+	}
+}
+
+// interruptWhenStarted runs o and, once its output says "started", calls
+// Interrupt from another goroutine. It returns the result, the output and
+// how long the execution took.
+func interruptWhenStarted(t *testing.T, sb *Sandbox, o *ExecOptions) (*ExecResult, string, time.Duration) {
+	t.Helper()
+	o.Timeout, o.Grace, o.MaxOutput = time.Minute, 10*time.Second, 1<<20
+	var (
+		out  strings.Builder
+		once sync.Once
+		wg   sync.WaitGroup
+	)
+	t0 := time.Now()
+	m, err := sb.Exec(context.Background(), o, func(kind, data string) {
+		out.WriteString(data)
+		if strings.Contains(out.String(), "started") {
+			once.Do(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if ok, err := sb.Interrupt(context.Background()); !ok || err != nil {
+						t.Errorf("Interrupt = %v, %v; want true", ok, err)
+					}
+				}()
+			})
+		}
+	})
+	took := time.Since(t0)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, out.String(), took
+}
