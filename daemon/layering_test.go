@@ -1,0 +1,59 @@
+package daemon
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLayering keeps the core's imports running one way: server → daemon
+// → Runtime/Sandbox → isolation. Isolation never imports the daemon nor
+// serves HTTP; the daemon never reaches past the runtime interface into
+// libcontainer or the agent's wire protocol.
+func TestLayering(t *testing.T) {
+	rules := []struct {
+		dir       string
+		recursive bool
+		forbidden []string
+	}{
+		{"../isolation", true, []string{"github.com/sandboxd/sandboxd/daemon", "net/http"}},
+		{"sandboxfs", true, []string{"net/http"}},
+		{".", false, []string{"github.com/opencontainers/runc/libcontainer", "github.com/sandboxd/sandboxd/isolation/agent"}},
+	}
+	for _, r := range rules {
+		err := filepath.WalkDir(r.dir, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() {
+				if path != r.dir && (!r.recursive || e.Name() == "testdata") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") {
+				return nil
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				for _, bad := range r.forbidden {
+					if p == bad || strings.HasPrefix(p, bad+"/") {
+						t.Errorf("%s imports %s: the layers run server → daemon → Runtime/Sandbox → isolation (docs/core.md)", path, p)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
