@@ -9,10 +9,14 @@ echo "cgroup: $(stat -fc %T /sys/fs/cgroup) controllers: $(cat /sys/fs/cgroup/cg
 rc=0
 for t in cgroups isolation integration; do
 	echo "=== $t (cgroup v2, systemd unit with Delegate=yes)"
+	# The patch check reads the source tree (go.mod, third_party), which
+	# the VM does not have; it runs on the host.
+	skip='^$'
+	[ "$t" = cgroups ] && skip='^TestPatchedOpencontainersCgroups$'
 	systemd-run --quiet --wait --collect --unit "sbd-test-$t" -p Delegate=yes \
 		-p WorkingDirectory="$PWD" -p StandardOutput=file:"$PWD/$t.log" -p StandardError=file:"$PWD/$t.log" \
 		-E SANDBOXD_TEST_BIN="$PWD/bin" -E SANDBOXD_OLD_BIN="$PWD/old-bin" -E PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		"$PWD/$t.test" -test.count=1 -test.v -test.short -test.timeout=20m
+		"$PWD/$t.test" -test.count=1 -test.v -test.short -test.timeout=20m -test.skip "$skip"
 	r=$?
 	grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$t.log" | grep -v '=== RUN' || true
 	grep -B2 -A20 -- '--- FAIL' "$t.log" | head -80 || true
