@@ -132,12 +132,14 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzTar -fuzztime $(FUZZTIME) ./isolation/unpack/
 
 # old-release builds sandboxd of OLD_REV (the release the upgrade test
-# starts from) into OLD_BIN, from this repository's history; the host's
-# integration tests build it themselves, the VM's take it from here.
-OLD_REV ?= 4f81208
+# starts from) into OLD_BIN, from this repository's history (fetched from
+# origin when the clone is shallow); the host's integration tests build it
+# themselves, the VM's take it from here.
+OLD_REV ?= 4f8120808c5e5472b4c8c0dedfdaa25b0a84d788
 OLD_BIN ?= dist/old-bin
 old-release:
 	rm -rf dist/old-src && mkdir -p dist/old-src $(OLD_BIN)
+	git cat-file -e $(OLD_REV)^{commit} 2>/dev/null || git fetch -q --depth 1 origin $(OLD_REV)
 	git archive $(OLD_REV) | tar -x -C dist/old-src
 	cd dist/old-src && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxd ./cmd/sandboxd && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxctl ./cmd/sandboxctl
 	rm -rf dist/old-src

@@ -14,7 +14,7 @@ import (
 // oldRelease is the last commit before instance ids, the versioned agent
 // protocol and the store's own records: its daemons' sessions must
 // survive an upgrade to this one.
-const oldRelease = "4f81208"
+const oldRelease = "4f8120808c5e5472b4c8c0dedfdaa25b0a84d788"
 
 // oldBinaries builds sandboxd and sandboxctl of oldRelease from this
 // repository's history (or takes them from SANDBOXD_OLD_BIN, where the
@@ -25,9 +25,10 @@ func oldBinaries(t *testing.T) string {
 		return dir
 	}
 	src := t.TempDir()
-	archive := exec.Command("sh", "-c", `git -C .. archive "$0" | tar -x -C "$1"`, oldRelease, src)
+	// A shallow clone lacks the commit: fetch it from origin.
+	archive := exec.Command("sh", "-c", `git -C .. cat-file -e "$0^{commit}" 2>/dev/null || git -C .. fetch -q --depth 1 origin "$0"; git -C .. archive "$0" | tar -x -C "$1"`, oldRelease, src)
 	if out, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("the upgrade test builds sandboxd as of commit %s from the git history, which this checkout lacks (a shallow clone?): %v\n%s", oldRelease, err, out)
+		t.Fatalf("the upgrade test builds sandboxd as of commit %s from the git history, which this checkout lacks and could not fetch from origin: %v\n%s", oldRelease, err, out)
 	}
 	dir := t.TempDir()
 	_ = os.Chmod(dir, 0o755)
