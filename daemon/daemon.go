@@ -27,8 +27,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containerd/errdefs"
-
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/identity"
@@ -304,7 +302,7 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*session, error) {
 			return s, nil
 		}
 	}
-	return nil, api.Errorf(errdefs.ErrNotFound, "no such session: %s", id)
+	return nil, errNoSession(id)
 }
 
 // snapshot is the session as the API shows it.

@@ -90,8 +90,9 @@ func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) err
 	}
 	if err := sb.Stop(); err != nil {
 		// Its processes may live on: the session cannot run as it is.
-		s.setFailed("could not stop the sandbox: " + err.Error())
-		_ = d.commit(ctx, s, api.ActionFailed, "could not stop the sandbox: "+err.Error())
+		reason := "could not stop the sandbox: " + err.Error()
+		s.setFailed(reason)
+		_ = d.commit(ctx, s, api.ActionFailed, reason)
 		return err
 	}
 	s.setStopped(reason)

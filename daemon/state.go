@@ -69,7 +69,7 @@ func (s *session) begin(ctx context.Context, op string) error {
 		s.mu.Lock()
 		if s.deleted {
 			s.mu.Unlock()
-			return api.Errorf(errdefs.ErrNotFound, "no such session: %s", s.rec.ID)
+			return errNoSession(s.rec.ID)
 		}
 		if s.op == "" {
 			s.op, s.opDone = op, make(chan struct{})
@@ -81,9 +81,20 @@ func (s *session) begin(ctx context.Context, op string) error {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return api.Errorf(errdefs.ErrConflict, "session %s is %s: try again when that is done", s.rec.ID, busy)
+			return errBusy(s.rec.ID, busy)
 		}
 	}
+}
+
+// errBusy is the answer to a caller that gave up waiting for op.
+func errBusy(id, op string) error {
+	return api.Errorf(errdefs.ErrConflict, "session %s is %s: try again when that is done", id, op)
+}
+
+// errNoSession is the answer for a session the caller cannot see: another
+// user's is "not found", exactly like a missing or deleted one.
+func errNoSession(id string) error {
+	return api.Errorf(errdefs.ErrNotFound, "no such session: %s", id)
 }
 
 // tryBegin claims the session for op if nothing else is under way: for
@@ -119,7 +130,7 @@ func (s *session) waitIdle(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return api.Errorf(errdefs.ErrConflict, "session %s is %s: try again when that is done", s.rec.ID, busy)
+		return errBusy(s.rec.ID, busy)
 	}
 }
 
@@ -206,7 +217,7 @@ func (s *session) claimExec(ctx context.Context) (sb Sandbox, reset bool, err er
 	}
 	defer s.mu.Unlock()
 	if s.deleted {
-		return nil, false, api.Errorf(errdefs.ErrNotFound, "no such session: %s", s.rec.ID)
+		return nil, false, errNoSession(s.rec.ID)
 	}
 	if s.sb == nil {
 		return nil, false, api.Errorf(errdefs.ErrConflict, "session %s is %s: start it first", s.rec.ID, s.rec.Status)
