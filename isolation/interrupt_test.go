@@ -31,8 +31,13 @@ func TestSandboxInterrupt(t *testing.T) {
 		t.Fatalf("the interpreter after the interrupt: %+v", m)
 	}
 
+	// The command says "started" from the process that then waits, once
+	// its SIGINT handling is in place: with "echo started; sleep 30" the
+	// SIGINT can reach sleep between sh's fork and its exec, where sh's
+	// handler takes it and exec forgets it, and sh then waits the whole
+	// grace for sleep (as a terminal's Ctrl-C can be lost the same way).
 	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh", Language: api.LanguageShell,
-		Code: "echo started; sleep 30; echo never"})
+		Code: "exec python3 -c 'import time; print(\"started\", flush=True); time.sleep(30); print(\"never\")'"})
 	if m.Status != api.StatusInterrupted || m.ExitCode != 130 || strings.Contains(out, "never") || took > 10*time.Second {
 		t.Fatalf("shell: %+v %q after %v", m, out, took)
 	}
