@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/containerd/errdefs"
 )
@@ -78,10 +79,27 @@ var codes = []struct {
 func FromError(err error) (int, ErrorBody) {
 	for _, c := range codes {
 		if c.is(err) {
-			return c.status, ErrorBody{ErrorDetail{Code: c.code, Message: err.Error()}}
+			return c.status, ErrorBody{ErrorDetail{Code: c.code, Message: message(err)}}
 		}
 	}
-	return http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: CodeInternal, Message: err.Error()}}
+	return http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: CodeInternal, Message: message(err)}}
+}
+
+// maxMessage bounds an error's sentence on the wire. Messages quote what
+// they reject with Quote; this catches the one that forgot, or an error
+// from below that carries the input (a JSON decoder's, a parser's).
+const maxMessage = 1024
+
+func message(err error) string {
+	msg := err.Error()
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
 
 // ToError turns an error body back into an error of the same class, so that

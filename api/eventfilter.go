@@ -58,7 +58,7 @@ func ParseEventFilter(q url.Values) (EventFilter, error) {
 	}
 	for _, t := range q["type"] {
 		if !slices.Contains(EventTypes(), t) {
-			return f, Errorf(errdefs.ErrInvalidArgument, "unknown event type %q: use %s", t, strings.Join(EventTypes(), " or "))
+			return f, Errorf(errdefs.ErrInvalidArgument, "unknown event type %s: use %s", Quote(t), strings.Join(EventTypes(), " or "))
 		}
 		f.Types = append(f.Types, t)
 	}
@@ -77,7 +77,7 @@ func eventTime(q url.Values, name string) (time.Time, error) {
 	}
 	t, err := ParseEventTime(vs[0])
 	if err != nil {
-		return time.Time{}, Errorf(errdefs.ErrInvalidArgument, "bad %s %q: %v", name, vs[0], err)
+		return time.Time{}, Errorf(errdefs.ErrInvalidArgument, "bad %s %s: %v", name, Quote(vs[0]), err)
 	}
 	return t, nil
 }

@@ -11,8 +11,12 @@ func sessionPath(id string, rest string) string {
 	return "/v1/sessions/" + url.PathEscape(id) + rest
 }
 
-// CreateSession starts a session, ready to execute.
+// CreateSession starts a session, ready to execute; a nil req asks for
+// the defaults (the daemon refuses a body of null).
 func (c *Client) CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error) {
+	if req == nil {
+		req = &api.CreateSessionRequest{}
+	}
 	var out api.Session
 	return &out, c.call(ctx, request{method: "POST", path: "/v1/sessions", json: req}, &out)
 }

@@ -100,7 +100,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		network = api.NetworkNone
 	}
 	if network != api.NetworkNone {
-		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "network %q is not supported: use \"none\"", network)
+		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "network %s is not supported: use \"none\"", api.Quote(network))
 	}
 	limits, err := d.cfg.resolveLimits(t.limits(&d.cfg), requestLimits(req))
 	if err != nil {

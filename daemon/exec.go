@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/store"
@@ -48,7 +49,7 @@ func (c *Config) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration
 	case "":
 		return 0, errdefs.ErrInvalidArgument.WithMessage(`language is required: "python" or "shell"`)
 	default:
-		return 0, api.Errorf(errdefs.ErrInvalidArgument, `language %q is not supported: use "python" or "shell"`, req.Language)
+		return 0, api.Errorf(errdefs.ErrInvalidArgument, `language %s is not supported: use "python" or "shell"`, api.Quote(req.Language))
 	}
 	if len(req.Code) > maxCodeBytes {
 		return 0, api.Errorf(api.ErrPayloadTooLarge, "the code is %d bytes, over the limit of %d", len(req.Code), maxCodeBytes)
@@ -56,8 +57,16 @@ func (c *Config) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration
 	if err := checkEnv(req.Env); err != nil {
 		return 0, err
 	}
-	if req.Cwd != "" && !strings.HasPrefix(req.Cwd, "/") {
-		req.Cwd = "/workspace/" + req.Cwd
+	// The agent hands code to sh -c or compile(): neither takes a NUL.
+	if strings.IndexByte(req.Code, 0) >= 0 {
+		return 0, errdefs.ErrInvalidArgument.WithMessage("the code contains a NUL byte: send text")
+	}
+	if req.Cwd != "" {
+		cwd, err := sandboxfs.Cwd(req.Cwd)
+		if err != nil {
+			return 0, err
+		}
+		req.Cwd = cwd
 	}
 	timeout := float64(defTimeoutS)
 	if req.TimeoutS != nil {

@@ -80,7 +80,7 @@ func (c *Config) resolveLimits(base api.Limits, o *api.LimitDefaults) (api.Limit
 func checkEnv(env map[string]string) error {
 	for k, v := range env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return api.Errorf(errdefs.ErrInvalidArgument, "bad environment variable %q: names must be non-empty without '=' or NUL, values without NUL", k)
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad environment variable %s: names must be non-empty without '=' or NUL, values without NUL", api.Quote(k))
 		}
 	}
 	return nil
@@ -90,7 +90,7 @@ func checkEnv(env map[string]string) error {
 func checkLabels(labels map[string]string) error {
 	for k := range labels {
 		if k == "" || strings.ContainsAny(k, "=\x00") || len(k) > 256 || len(labels[k]) > 4096 {
-			return api.Errorf(errdefs.ErrInvalidArgument, "bad label %q: keys must be 1 to 256 bytes without '=', values at most 4096 bytes", k)
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad label %s: keys must be 1 to 256 bytes without '=', values at most 4096 bytes", api.Quote(k))
 		}
 	}
 	if len(labels) > 64 {

@@ -94,7 +94,7 @@ func errBusy(id, op string) error {
 // errNoSession is the answer for a session the caller cannot see: another
 // user's is "not found", exactly like a missing or deleted one.
 func errNoSession(id string) error {
-	return api.Errorf(errdefs.ErrNotFound, "no such session: %s", id)
+	return api.Errorf(errdefs.ErrNotFound, "no such session: %s", api.Quote(id))
 }
 
 // tryBegin claims the session for op if nothing else is under way: for

@@ -33,14 +33,14 @@ var templateName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // folder's under the imports).
 func checkTemplateName(name string) error {
 	if !templateName.MatchString(name) {
-		return api.Errorf(errdefs.ErrInvalidArgument, "bad template name %q: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad template name %s: use 1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", api.Quote(name))
 	}
 	return nil
 }
 
 // errNoTemplate is the answer for a template the caller cannot use.
 func errNoTemplate(name string) error {
-	return api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", name)
+	return api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", api.Quote(name))
 }
 
 // template is one template the daemon knows: its definition as added, the
@@ -330,7 +330,7 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 // change, or that would show sandboxes the daemon's own state.
 func (d *Daemon) checkRootfs(dir string) error {
 	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
-		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %q must be %q or a clean absolute path", dir, api.RootfsHost)
+		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %s must be %q or a clean absolute path", api.Quote(dir), api.RootfsHost)
 	}
 	if dir == "/" {
 		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs / would show sandboxes the whole host: use %q for the host's system folders", api.RootfsHost)

@@ -50,17 +50,38 @@ func TestBadRequests(t *testing.T) {
 		{"POST", "/v1/run", `{"language":"python","code":"1","files":[{"path":"a","content_base64":"!!"}]}`, 400, api.CodeInvalidArgument},
 		{"POST", "/v1/run", `{"language":"python","code":"1","files":[{"path":"../a","content_base64":""}]}`, 400, api.CodeInvalidArgument},
 		{"GET", "/v2/nothing", "", 404, api.CodeNotFound},
+		// What encoding/json would take silently, and bytes the agent
+		// once crashed on: refused before anything reaches the sandbox.
+		{"POST", "/v1/sessions", `null`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions", `{"memory_mb":64,"memory_mb":128}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"shell","code":"echo a\u0000b"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"python","code":"1\u0000"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"shell","code":"pwd","cwd":"a\u0000b"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"shell","code":"pwd","cwd":"../../etc"}`, 400, api.CodeInvalidArgument},
+		{"POST", "/v1/sessions/" + id + "/exec", `{"language":"shell","code":"pwd","cwd":"/etc"}`, 400, api.CodeInvalidArgument},
+		{"GET", "/v1/sessions/" + id + "/files?path=/etc/" + strings.Repeat("x", 3000), "", 400, api.CodeInvalidArgument},
+		{"GET", "/v1/sessions/" + strings.Repeat("s", 3000), "", 404, api.CodeNotFound},
 	}
+	d.py(t, id, "kept = 7")
 	for _, c := range cases {
 		status, body := d.raw(t, c.method, c.path, c.body)
 		var eb api.ErrorBody
 		if err := json.Unmarshal(body, &eb); err != nil || status != c.status || eb.Error.Code != c.code || eb.Error.Message == "" {
-			t.Errorf("%s %s %s: got %d %s, want %d %s", c.method, c.path, c.body, status, body, c.status, c.code)
+			t.Errorf("%.80s %.80s %.80s: got %d %.300s, want %d %s", c.method, c.path, c.body, status, body, c.status, c.code)
+		}
+		// A message quotes a short prefix of what it rejects, at most.
+		if len(eb.Error.Message) > 300 {
+			t.Errorf("%.80s %.80s: a message of %d bytes: %.100s…", c.method, c.path, len(eb.Error.Message), eb.Error.Message)
 		}
 	}
-	// The session is unharmed by all of that.
-	if e := d.py(t, id, "'fine'"); result(e) != "'fine'" {
+	// The session is unharmed by all of that: same interpreter.
+	if e := d.py(t, id, "kept"); result(e) != "7" || e.StateReset {
 		t.Fatalf("session after bad requests: %+v", e)
+	}
+	// cwd is relative to /workspace.
+	d.sh(t, id, "mkdir -p sub/dir")
+	if e, err := d.c.Exec(context.Background(), id, &api.ExecRequest{Language: api.LanguageShell, Code: "pwd", Cwd: "sub/dir"}, nil); err != nil || e.Stdout != "/workspace/sub/dir\n" {
+		t.Fatalf("cwd sub/dir: %+v %v", e, err)
 	}
 	status, body := d.raw(t, "GET", "/v1/health", "")
 	if status != 200 || strings.TrimSpace(string(body)) != `{"status":"ok"}` {

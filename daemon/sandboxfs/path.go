@@ -39,9 +39,26 @@ const MaxPath = 4096
 
 // Split checks a client path and returns the root it is under and the
 // clean path relative to it ("" for the root itself).
-func Split(p string) (Root, string, error) {
+func Split(p string) (Root, string, error) { return split("path", p) }
+
+// Cwd checks an execution's working folder as Split checks a path, and
+// returns it whole, absolute in the sandbox: relative to /workspace and
+// confined to it or /tmp (code may still cd anywhere it can read; what
+// the API takes is what the file API serves).
+func Cwd(p string) (string, error) {
+	root, rel, err := split("cwd", p)
+	if err != nil {
+		return "", err
+	}
+	if rel == "" {
+		return root.String(), nil
+	}
+	return root.String() + "/" + rel, nil
+}
+
+func split(what, p string) (Root, string, error) {
 	bad := func(why string) (Root, string, error) {
-		return 0, "", api.Errorf(errdefs.ErrInvalidArgument, "bad path %q: %s", truncate(p), why)
+		return 0, "", api.Errorf(errdefs.ErrInvalidArgument, "bad %s %s: %s", what, api.Quote(p), why)
 	}
 	if p == "" {
 		return bad("a path is required")
@@ -77,11 +94,4 @@ func Split(p string) (Root, string, error) {
 		}
 	}
 	return root, strings.Join(parts, "/"), nil
-}
-
-func truncate(p string) string {
-	if len(p) > 200 {
-		return p[:200] + "…"
-	}
-	return p
 }

@@ -68,3 +68,32 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestCwd: an execution's cwd is relative to /workspace and confined to
+// what the file API serves; "../../etc" once ran in /etc.
+func TestCwd(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"src", "/workspace/src"},
+		{"./src//x/", "/workspace/src/x"},
+		{"/workspace", "/workspace"},
+		{"/workspace/a", "/workspace/a"},
+		{"/tmp/build", "/tmp/build"},
+		{".", "/workspace"},
+		{"../../etc", ""},
+		{"/etc", ""},
+		{"/workspace/../etc", ""},
+		{"a\x00b", ""},
+		{"", ""},
+	} {
+		got, err := Cwd(c.in)
+		if c.want == "" {
+			if !errdefs.IsInvalidArgument(err) || !strings.HasPrefix(err.Error(), "bad cwd ") {
+				t.Errorf("Cwd(%q) = %q, %v; want a bad cwd", c.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Cwd(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}

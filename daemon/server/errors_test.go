@@ -72,7 +72,7 @@ func TestCodeIsRequired(t *testing.T) {
 			{`{"language":"python"}`, 400, "code is required"},
 			{`{"language":"python","code":null}`, 400, "code is required"},
 			{`{}`, 400, "code is required"},
-			{`null`, 400, "code is required"},
+			{`null`, 400, "must be a JSON object"},
 			{``, 400, "the request body is empty"},
 			{`{"language":"python","code":"1+1"}`, 200, ""},
 			{`{"language":"python","code":""}`, 200, ""},

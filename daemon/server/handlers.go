@@ -58,6 +58,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, required 
 	if dec.More() {
 		return errdefs.ErrInvalidArgument.WithMessage("bad JSON in the request body: more than one value")
 	}
+	if err := checkObject(body); err != nil {
+		return err
+	}
 	return requireFields(body, required)
 }
 
@@ -100,7 +103,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	for _, l := range r.URL.Query()["label"] {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
-			return api.Errorf(errdefs.ErrInvalidArgument, "bad label filter %q: write it as key=value", l)
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad label filter %s: write it as key=value", api.Quote(l))
 		}
 		labels[k] = v
 	}
@@ -215,7 +218,7 @@ func (s *Server) executions(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return api.Errorf(errdefs.ErrInvalidArgument, "bad limit %q: give a whole number of 0 or more", v)
+			return api.Errorf(errdefs.ErrInvalidArgument, "bad limit %s: give a whole number of 0 or more", api.Quote(v))
 		}
 		limit = n
 	}

@@ -112,7 +112,7 @@ func checkQuery(raw string, takes []string) error {
 	if len(takes) > 0 {
 		what = sentenceList(takes, "and")
 	}
-	return api.Errorf(errdefs.ErrInvalidArgument, "unknown query parameter %q: this endpoint takes %s", unknown[0], what)
+	return api.Errorf(errdefs.ErrInvalidArgument, "unknown query parameter %s: this endpoint takes %s", api.Quote(unknown[0]), what)
 }
 
 // methodNotAllowed is a known path asked with a method it does not serve:
