@@ -38,9 +38,12 @@ type Config struct {
 	MaxConcurrentExecs int   `toml:"max_concurrent_execs"`
 	MaxUploadBytes     int64 `toml:"max_upload_bytes"`
 	MaxOutputBytes     int64 `toml:"max_output_bytes"`
-	MaxRequestBytes    int64 `toml:"max_request_bytes"`
-	HistoryLimit       int   `toml:"history_limit"`
-	HistoryTotalLimit  int   `toml:"history_total_limit"`
+	// MaxAnswerBytes bounds an execution's whole answer: stdout, stderr,
+	// the error, the result and every output.
+	MaxAnswerBytes    int64 `toml:"max_answer_bytes"`
+	MaxRequestBytes   int64 `toml:"max_request_bytes"`
+	HistoryLimit      int   `toml:"history_limit"`
+	HistoryTotalLimit int   `toml:"history_total_limit"`
 	// InterruptGraceS is how long interrupted Python gets to stop before
 	// the interpreter is killed and restarted.
 	InterruptGraceS float64 `toml:"interrupt_grace_s"`
@@ -121,6 +124,7 @@ func DefaultConfig() Config {
 		MaxConcurrentExecs: 64,
 		MaxUploadBytes:     100 << 20,
 		MaxOutputBytes:     1 << 20,
+		MaxAnswerBytes:     4 << 20,
 		MaxRequestBytes:    16 << 20,
 		HistoryLimit:       100,
 		HistoryTotalLimit:  100000,
@@ -240,6 +244,7 @@ func (c *Config) Validate() error {
 	check(c.MaxConcurrentExecs > 0, "max_concurrent_execs must be above 0")
 	check(c.MaxUploadBytes > 0, "max_upload_bytes must be above 0")
 	check(c.MaxOutputBytes > 0, "max_output_bytes must be above 0")
+	check(c.MaxAnswerBytes > 0 && c.MaxAnswerBytes <= maxAnswerLimit, "max_answer_bytes must be above 0 and at most %d", maxAnswerLimit)
 	check(c.MaxRequestBytes > 0, "max_request_bytes must be above 0")
 	check(c.HistoryLimit > 0, "history_limit must be above 0")
 	check(c.HistoryTotalLimit > 0, "history_total_limit must be above 0")

@@ -101,7 +101,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	defer s.releaseExec()
 
 	e := &api.Execution{ID: newID(), SessionID: sb.ID(), Language: req.Language, StartedAt: now()}
-	out := &capture{limit: d.cfg.MaxOutputBytes, onEvent: onEvent}
+	out := &capture{limit: d.cfg.MaxOutputBytes, budget: &answerBudget{left: d.cfg.MaxAnswerBytes}, onEvent: onEvent}
 	started := time.Now()
 	r, err := sb.Exec(ctx, &isolation.ExecOptions{
 		ID:        e.ID,
@@ -112,6 +112,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 		Env:       mergeEnv(sessionEnv, req.Env),
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
+		MaxAnswer: d.cfg.MaxAnswerBytes,
 	}, out.add)
 	e.Stdout, e.Stderr = out.stdout.String(), out.stderr.String()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
@@ -124,6 +125,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	e.Error = r.Error
 	e.Outputs = r.Outputs
 	e.Truncated = r.Truncated || out.truncated
+	out.budget.bound(e)
 	e.StateReset = r.StateReset || reset
 	if r.Duration > 0 {
 		e.DurationMS = float64(r.Duration.Microseconds()) / 1000
@@ -215,6 +217,7 @@ func mergeEnv(session []string, req map[string]string) map[string]string {
 // capture keeps an execution's output up to the cap and forwards it.
 type capture struct {
 	limit          int64
+	budget         *answerBudget
 	onEvent        func(api.Event)
 	stdout, stderr strings.Builder
 	truncated      bool
@@ -229,6 +232,7 @@ func (c *capture) add(kind, data string) {
 		data = data[:max(room, 0)]
 		c.truncated = true
 	}
+	data = c.budget.text(data)
 	if data == "" {
 		return
 	}

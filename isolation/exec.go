@@ -24,8 +24,11 @@ type ExecOptions struct {
 	Env map[string]string
 	// Cwd is the working folder inside the sandbox (default /workspace).
 	Cwd string
-	// MaxOutput caps stdout and stderr each, in bytes.
+	// MaxOutput caps stdout and stderr each, in bytes; MaxAnswer the
+	// whole answer (output, error, result, outputs), which agents before
+	// protocol 4 do not bound.
 	MaxOutput int64
+	MaxAnswer int64
 }
 
 // ExecResult is how an execution ended. Status is one of the api
@@ -58,6 +61,7 @@ func (o *ExecOptions) request() agent.Request {
 		Env:       o.Env,
 		Cwd:       o.Cwd,
 		MaxOutput: o.MaxOutput,
+		MaxAnswer: o.MaxAnswer,
 	}
 }
 

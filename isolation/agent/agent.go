@@ -93,6 +93,9 @@ type Request struct {
 	Env       map[string]string `json:"env,omitempty"`
 	Cwd       string            `json:"cwd,omitempty"`
 	MaxOutput int64             `json:"max_output,omitempty"`
+	// MaxAnswer bounds the whole answer (version 4 on; older agents
+	// ignore it).
+	MaxAnswer int64 `json:"max_answer,omitempty"`
 	// Ready, in a ping, asks for the pong once the interpreter has
 	// finished starting, not as soon as the agent can answer.
 	Ready bool `json:"ready,omitempty"`

@@ -29,6 +29,15 @@ import "errors"
 //	   interpreter nor is lost before the cell runs. Pings and executions
 //	   are those of 2; Conn.Interrupt refuses agents before 3 with
 //	   ErrUnsupported.
+//	4  exec takes "max_answer": the whole answer (stdout, stderr, error,
+//	   result, outputs) is bounded and "truncated" says when anything
+//	   was cut (a result cut at max_output says so too). The supervisor
+//	   reaps every child at once (SIGCHLD), so zombies never fill the
+//	   pids limit; an execution stopped by its timeout or an interrupt
+//	   stops with every process it started (setsid, double forks); a
+//	   request the agent fails on (a NUL in a path) is answered with an
+//	   error line instead of ending the sandbox. Requests and answers
+//	   are otherwise those of 3.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -37,7 +46,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

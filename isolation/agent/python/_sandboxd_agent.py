@@ -33,7 +33,7 @@
 #   -> {"op":"ping","ready":B?}
 #   <- {"type":"pong","pid":N,"protocol":N,"undelivered":{done}?,"preload_error":{}?}
 #   -> {"op":"exec","id":S,"language":"python"|"shell","code":S,"timeout":F,
-#       "env":{},"cwd":S,"max_output":N,"grace":F}
+#       "env":{},"cwd":S,"max_output":N,"max_answer":N,"grace":F}
 #   <- {"type":"stdout"|"stderr","data":S}*  then
 #   <- {"type":"done","id":S,"language":S,"status":S,"exit_code":N,"result":S|null,
 #       "error":{}|null,"outputs":[],"truncated":B,"state_reset":B,"duration_ms":F}
@@ -45,6 +45,9 @@
 # while nothing runs, is dropped; a second one, or one during the timeout's
 # grace, changes nothing. Any other request while an execution runs is
 # answered with an error line: the daemon sends one at a time.
+# max_answer (version 4 on) bounds the whole answer: output as it streams,
+# then the error, the result and the outputs draw on it; what does not fit
+# is dropped and "truncated" is true.
 # Versions 1 and 2 read nothing from the daemon while an execution ran, and
 # knew no interrupt; otherwise (and for 1, no "protocol" in the pong) the
 # exchange is the same. The daemon may
@@ -73,6 +76,7 @@ import select
 import sys
 import time
 
+import _sandboxd_procs as procs
 import _sandboxd_worker as worker
 from _sandboxd_consts import (
     LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, OP_EXEC, OP_INTERRUPT, OP_PING, PROTOCOL, STATUS_ERROR,
@@ -117,8 +121,10 @@ class Worker:
         err_r, err_w = os.pipe()
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
+        procs.spawning()
         pid = os.fork()
         if pid == 0:
+            procs.stop_reaper()
             worker.run(out_w, err_w, req_r, rep_w)  # never returns
         for fd in (out_w, err_w, req_r, rep_w):
             os.close(fd)
@@ -126,33 +132,27 @@ class Worker:
             os.set_blocking(fd, False)
         self.pid, self.out, self.err, self.ctrl_w, self.ctrl_r = pid, out_r, err_r, req_w, rep_r
         self.ctrl_buf = b""
-        EXITED.clear()
-        WATCHED[0] = pid
+        procs.watch(pid)
 
     def exited(self):
         """The worker's wait status if it has exited (reaping it), else None."""
         if not self.pid:
             return None
-        if self.pid in EXITED:
-            return EXITED[self.pid]
-        try:
-            p, st = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            return 0
-        return st if p == self.pid else None
+        return procs.child_status(self.pid)
 
     def stop(self):
         """Kills the worker and everything else in the sandbox but PID 1."""
         if self.pid:
-            if not kill_all():
+            if not procs.kill_all():
                 # Not a sandbox's PID 1 (run by hand or by a test): the
                 # worker's own session (it called setsid) is all it may kill.
                 try:
                     os.killpg(self.pid, signal.SIGKILL)
                 except OSError:
                     pass
-            reap(self.pid)
-            reap_all()
+            procs.reap(self.pid)
+            procs.reap_all()
+            procs.unwatch(self.pid)
         for fd in (self.out, self.err, self.ctrl_r, self.ctrl_w):
             if fd >= 0:
                 try:
@@ -163,105 +163,83 @@ class Worker:
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
 
 
-def kill_all():
-    """Kills every process of the sandbox but PID 1; returns whether it
-    did. As PID 1 of the sandbox's pid namespace, kill(-1) reaches every
-    other process in it and none outside. Anywhere else kill(-1) would reach
-    every process of the uid, or of the whole host for root: it is refused."""
-    if os.getpid() != 1:
-        log("not PID 1 of a pid namespace: refusing to kill every process (kill(-1))")
-        return False
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except OSError:
-        pass
-    return True
+# The default bound of a whole answer, for a daemon that does not say
+# (before version 4): the contract's default max_answer_bytes.
+DEFAULT_MAX_ANSWER = 4 << 20
 
 
-def reap(pid, limit=5.0):
-    """Waits for pid (bounded) and reaps any other exited children."""
-    status = EXITED.get(pid)
-    deadline = time.monotonic() + limit
-    while status is None and time.monotonic() < deadline:
-        try:
-            p, st = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if p == pid:
-            status = st
-            break
-        time.sleep(0.005)
-    reap_zombies()
-    return status
+class Budget:
+    """What is left of an execution's whole answer (max_answer): stdout,
+    stderr, the result and every output draw on it, in the order they come;
+    what does not fit is dropped and the answer says truncated."""
+
+    def __init__(self, n):
+        self.left = max(int(n), 0)
+        self.cut = False
+
+    def take(self, n):
+        """How many of n bytes fit; the rest is cut."""
+        k = min(n, self.left)
+        self.left -= k
+        if k < n:
+            self.cut = True
+        return k
+
+    def text(self, s):
+        """s, cut to what fits in UTF-8 (at a character boundary)."""
+        b = s.encode("utf-8", "replace")
+        k = self.take(len(b))
+        return s if k == len(b) else b[:k].decode("utf-8", "ignore")
+
+    def error(self, e):
+        """An exception's fields, each cut to what fits (the name to 256
+        bytes, whatever is left)."""
+        if not isinstance(e, dict):
+            return None
+        out = {}
+        for k in ("name", "value", "traceback"):
+            v = str(e.get(k) or "")
+            if k == "name" and len(v) > 256:
+                v, self.cut = v[:256], True
+            out[k] = v if k == "name" else self.text(v)
+        return out
+
+    def outputs(self, outs):
+        """The outputs that fit whole; the others are dropped."""
+        kept = []
+        for o in outs if isinstance(outs, list) else []:
+            if not isinstance(o, dict):
+                continue
+            size = len(str(o.get("data", ""))) + len(str(o.get("mime", "")))
+            if size <= self.left:
+                self.left -= size
+                kept.append(o)
+            else:
+                self.cut = True
+        return kept
 
 
-def reap_all(limit=5.0):
-    """After kill(-1): waits (bounded) until no child is left, so the next
-    execution starts in a sandbox with nothing of the last one."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        try:
-            p, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if p == 0:
-            time.sleep(0.002)
-
-
-def signal_group(pgid, sig):
-    try:
-        os.killpg(pgid, sig)
-    except OSError:
-        pass
-
-
-def wait_group_gone(pgid, limit=2.0):
-    """After killpg: waits (bounded) until the group's processes are gone
-    and reaped, reaping the orphans that PID 1 inherits on the way."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        reap_zombies()
-        try:
-            os.killpg(pgid, 0)
-        except OSError:
-            return
-        time.sleep(0.002)
-
-
-# The worker's pid and, once reaped by a sweep, its wait status: the sweeps
-# reap every child, and the supervisor still wants to know how the worker
-# ended.
-WATCHED = [0]
-EXITED = {}
-
-
-def reap_zombies():
-    while True:
-        try:
-            p, st = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if p == 0:
-            return
-        if p == WATCHED[0]:
-            EXITED[p] = st
+def budget_of(req):
+    return Budget(req.get("max_answer") or DEFAULT_MAX_ANSWER)
 
 
 class Capture:
-    """Forwards one output stream to the daemon, up to a cap."""
+    """Forwards one output stream to the daemon, up to its cap and what the
+    answer's budget has left."""
 
-    def __init__(self, kind, send, limit):
+    def __init__(self, kind, send, limit, budget=None):
         self.kind = kind
         self.send = send
         self.limit = limit
+        self.budget = budget if budget is not None else Budget(limit)
         self.sent = 0
         self.truncated = False
         self.dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def feed(self, data):
-        room = self.limit - self.sent
-        if len(data) > room:
-            data = data[:max(room, 0)]
+        n = self.budget.take(min(len(data), max(self.limit - self.sent, 0)))
+        if n < len(data):
+            data = data[:n]
             self.truncated = True
         if not data:
             return
@@ -348,14 +326,14 @@ class Agent:
                 for line in self.reader:
                     req = self.parse(line)
                     if req is not None:
-                        self.handle(req)
+                        self.handle_safely(req)
                     if self.conn is None:
                         break
             except OSError:
                 pass
             finally:
                 self.hang_up()
-            reap_zombies()
+            procs.reap_zombies()
 
     def hang_up(self):
         if self.conn is not None:
@@ -407,6 +385,15 @@ class Agent:
         if not more:
             self.hang_up()
         return interrupt
+
+    def handle_safely(self, req):
+        """handle, whatever the request holds: a request the agent fails on
+        is answered with an error line, and the sandbox lives on."""
+        try:
+            self.handle(req)
+        except Exception as e:  # noqa: BLE001 - the agent outlives any request
+            log("request %r failed: %r" % (req.get("op"), e))
+            self.send({"type": TYPE_ERROR, "message": "the agent could not run this request: %s" % e})
 
     def handle(self, req):
         op = req.get("op")
@@ -461,7 +448,8 @@ class Agent:
         timeout = float(req.get("timeout", 30))
         grace = float(req.get("grace", 1.0))
         w = self.worker
-        caps = {w.out: Capture(TYPE_STDOUT, send, limit), w.err: Capture(TYPE_STDERR, send, limit)}
+        budget = budget_of(req)
+        caps = {w.out: Capture(TYPE_STDOUT, send, limit, budget), w.err: Capture(TYPE_STDERR, send, limit, budget)}
         done = {"status": STATUS_OK, "exit_code": 0, "result": None, "error": None,
                 "outputs": [], "truncated": False, "state_reset": False}
         if w.exited() is not None:
@@ -471,7 +459,7 @@ class Agent:
             w.start()
             self.preload()
             done["state_reset"] = True
-            caps = {w.out: Capture(TYPE_STDOUT, send, limit), w.err: Capture(TYPE_STDERR, send, limit)}
+            caps = {w.out: Capture(TYPE_STDOUT, send, limit, budget), w.err: Capture(TYPE_STDERR, send, limit, budget)}
         # Output left over from background processes of earlier cells, and
         # control lines nobody asked for, belong to nobody: drop them.
         for fd in (w.out, w.err, w.ctrl_r):
@@ -482,8 +470,11 @@ class Agent:
         w.seq += 1
         token = os.urandom(16).hex()
         pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
-                               "cwd": req.get("cwd") or "", "max_output": limit, "noop": bool(req.get("noop")),
+                               "cwd": req.get("cwd") or "", "max_output": limit, "max_answer": budget.left,
+                               "noop": bool(req.get("noop")),
                                "seq": w.seq, "token": token}) + "\n").encode()
+        # What runs now is not the cell's (see kill_new).
+        before = procs.snapshot()
         # Most requests fit the pipe: no select needed to send them.
         pending = write_some(w.ctrl_w, pending)
         deadline = time.monotonic() + timeout
@@ -502,7 +493,7 @@ class Agent:
             if stopping is None and (interrupt or now >= deadline):
                 stopping, kill_at = STATUS_INTERRUPTED if interrupt else STATUS_TIMEOUT, now + grace
             if stopping and w.began and not signalled:
-                signal_group(w.pid, signal.SIGINT)
+                procs.signal_group(w.pid, signal.SIGINT)
                 signalled = True
             if kill_at is not None and now >= kill_at:
                 break
@@ -538,22 +529,29 @@ class Agent:
             cap.finish()
         done["truncated"] = any(c.truncated for c in caps.values())
         if reply is not None:
-            done["result"] = reply.get("result")
-            done["error"] = reply.get("error")
-            done["outputs"] = reply.get("outputs") or []
+            # The worker cut what it could; it is user code's process,
+            # so what it sent is cut again here.
+            done["error"] = budget.error(reply.get("error"))
+            result = reply.get("result")
+            done["result"] = budget.text(result) if isinstance(result, str) else None
+            done["outputs"] = budget.outputs(reply.get("outputs"))
+            done["truncated"] = done["truncated"] or budget.cut or reply.get("truncated") is True
             if done["error"]:
                 done["status"] = STATUS_ERROR
                 done["exit_code"] = 1
             if stopping:
                 done["status"] = stopping
                 done["exit_code"] = STOPPED_EXIT_CODE[stopping]
+                # The cell stopped; what it started stops too.
+                procs.kill_new(before, spare=(w.pid,))
             return done
         # The worker died, or ignored the interrupt: start over.
         status = None
         if dead:
             # No one can answer any more; a worker that closed its end and
             # runs on is killed below.
-            status = reap(w.pid, 1.0)
+            status = procs.reap(w.pid, 1.0)
+            procs.unwatch(w.pid)
             w.pid = 0
         w.stop()
         w.start()
@@ -604,46 +602,57 @@ class Agent:
         limit = int(req.get("max_output", 1 << 20))
         timeout = float(req.get("timeout", 30))
         grace = float(req.get("grace", 1.0))
-        env = dict(os.environ)
-        env.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
+        budget = budget_of(req)
         done = {"status": STATUS_OK, "exit_code": 0, "result": None, "error": None,
                 "outputs": [], "truncated": False, "state_reset": False}
         import subprocess
+        before = procs.snapshot()
         try:
-            p = subprocess.Popen(["/bin/sh", "-c", req.get("code", "")],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, cwd=req.get("cwd") or "/workspace",
-                                 env=env, start_new_session=True, preexec_fn=worker.raise_oom_score)
-        except OSError as e:
+            env = dict(os.environ)
+            env.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
+            procs.spawning()
+            try:
+                p = subprocess.Popen(["/bin/sh", "-c", req.get("code", "")],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, cwd=req.get("cwd") or "/workspace",
+                                     env=env, start_new_session=True, preexec_fn=worker.raise_oom_score)
+            finally:
+                procs.SPAWNING[0] = False
+        except (OSError, ValueError, TypeError) as e:
+            # A missing cwd, the pids limit, a NUL the daemon let through:
+            # the command's error, never the agent's end.
             self.send({"type": TYPE_STDERR, "data": "sh: %s\n" % e})
             done.update(status=STATUS_ERROR, exit_code=127)
             return done
+        procs.watch(p.pid)
         out, err = p.stdout.fileno(), p.stderr.fileno()
         os.set_blocking(out, False)
         os.set_blocking(err, False)
-        caps = {out: Capture(TYPE_STDOUT, self.send, limit), err: Capture(TYPE_STDERR, self.send, limit)}
+        caps = {out: Capture(TYPE_STDOUT, self.send, limit, budget), err: Capture(TYPE_STDERR, self.send, limit, budget)}
         fds = [out, err]
         deadline = time.monotonic() + timeout
         # Stopping: for the daemon's interrupt, SIGINT to the command's
         # group, the kill at kill_at if it has not ended by then; for the
-        # timeout, the kill at once.
+        # timeout, the kill at once. Either way, what the command started
+        # goes too once it has ended (kill_new).
         stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
         kill_at = None
+        status = None
         interrupt = self.read_daemon(exec_id, fill=False)  # it may have come with the request
         while True:
-            rc = p.poll()
-            if rc is not None:
+            status = procs.child_status(p.pid)
+            if status is not None:
                 break
             now = time.monotonic()
             if stopping is None and interrupt:
                 stopping, kill_at = STATUS_INTERRUPTED, now + grace
-                signal_group(p.pid, signal.SIGINT)
+                procs.signal_group(p.pid, signal.SIGINT)
             elif stopping is None and now >= deadline:
                 stopping, kill_at = STATUS_TIMEOUT, now
             if kill_at is not None and now >= kill_at:
-                signal_group(p.pid, signal.SIGKILL)
-                p.wait()
-                wait_group_gone(p.pid)
+                procs.signal_group(p.pid, signal.SIGKILL)
+                status = procs.reap(p.pid)
+                procs.wait_group_gone(p.pid)
                 break
             # Poll the command at least every 50 ms: its end has no fd.
             wait = min(0.05, (kill_at if kill_at is not None else deadline) - now)
@@ -660,14 +669,18 @@ class Agent:
                     interrupt = self.read_daemon(exec_id) or interrupt
                 elif not drain(fd, caps[fd]):
                     fds.remove(fd)
+        if stopping:
+            procs.kill_new(before)
+        # The reaper took the status: Popen must not wait for the pid.
+        rc = os.waitstatus_to_exitcode(status) if status is not None else 1
+        p.returncode = rc
+        procs.unwatch(p.pid)
         for fd, cap in caps.items():
             drain(fd, cap)
             cap.finish()
         p.stdout.close()
         p.stderr.close()
-        reap_zombies()
-        rc = p.returncode
-        done["truncated"] = any(c.truncated for c in caps.values())
+        done["truncated"] = any(c.truncated for c in caps.values()) or budget.cut
         if stopping:
             done.update(status=stopping, exit_code=STOPPED_EXIT_CODE[stopping])
         elif rc < 0:
@@ -683,6 +696,7 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    procs.start_reaper()
     try:
         os.chdir("/workspace")
     except OSError:

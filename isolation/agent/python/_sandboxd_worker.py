@@ -195,6 +195,7 @@ def run_cell(ns, req, cell, started=None):
                 r = repr(value)
                 if len(r) > limit:
                     r = r[:limit]
+                    reply["truncated"] = True
                 reply["result"] = r
     except BaseException as e:  # noqa: BLE001 - every exception is the user's
         tb = e.__traceback__
@@ -218,24 +219,35 @@ def run_cell(ns, req, cell, started=None):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    reply["outputs"] = collect_figures()
+    room = int(req.get("max_answer") or 4 << 20) - len(reply["result"] or "")
+    reply["outputs"], cut = collect_figures(room)
+    if cut:
+        reply["truncated"] = True
     return reply
 
 
-def collect_figures():
+def collect_figures(room):
+    """The open figures as PNG outputs, those that fit in room bytes (the
+    rest is dropped: cut is True), and closes them all."""
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
-        return []
+        return [], False
     import base64
     import io
     out = []
+    cut = False
     try:
         for num in plt.get_fignums():
             fig = plt.figure(num)
             b = io.BytesIO()
             fig.savefig(b, format="png")
-            out.append({"mime": "image/png", "data": base64.b64encode(b.getvalue()).decode()})
+            data = base64.b64encode(b.getvalue()).decode()
+            if len(data) > room:
+                cut = True
+                continue
+            room -= len(data)
+            out.append({"mime": "image/png", "data": data})
         plt.close("all")
     except Exception as e:  # noqa: BLE001
         log("figure capture: %s" % e)
-    return out
+    return out, cut

@@ -8,6 +8,7 @@ from unittest import mock
 
 import _sandboxd_agent as agent
 import _sandboxd_consts as consts
+import _sandboxd_procs as procs
 import _sandboxd_wire as wire
 import _sandboxd_worker as worker
 
@@ -35,6 +36,31 @@ class RunCell(unittest.TestCase):
     def test_result_is_capped(self):
         r = self.run_cell("'a' * 100", max_output=10)
         self.assertEqual(len(r["result"]), 10)
+        self.assertTrue(r.get("truncated"))
+        self.assertFalse(self.run_cell("'a'").get("truncated"))
+
+    def test_figures_are_bounded(self):
+        # User code can fake matplotlib.pyplot: ten 3 MB figures once made
+        # a 40 MB answer.
+        fake = (
+            "import sys, types\n"
+            "m = types.ModuleType('matplotlib.pyplot')\n"
+            "class F:\n"
+            "    def savefig(self, b, format): b.write(b'x' * 3000)\n"
+            "m.get_fignums = lambda: list(range(10))\n"
+            "m.figure = lambda n: F()\n"
+            "m.close = lambda what: None\n"
+            "sys.modules['matplotlib.pyplot'] = m\n")
+        try:
+            r = self.run_cell(fake, max_answer=14000)
+            self.assertEqual(len(r["outputs"]), 3)  # 4000 bytes of base64 each
+            self.assertTrue(r["truncated"])
+            r = self.run_cell(fake, max_answer=1 << 20)
+            self.assertEqual(len(r["outputs"]), 10)
+            self.assertFalse(r.get("truncated"))
+        finally:
+            import sys
+            sys.modules.pop("matplotlib.pyplot", None)
 
     def test_env_and_cwd_are_restored(self):
         cwd = os.getcwd()
@@ -122,13 +148,102 @@ class KillAll(unittest.TestCase):
     # process of the user running the tests.
     def test_refused_unless_pid_1(self):
         with mock.patch.object(os, "kill") as kill, mock.patch.object(os, "getpid", return_value=4242):
-            self.assertFalse(agent.kill_all())
+            self.assertFalse(procs.kill_all())
         kill.assert_not_called()
 
     def test_pid_1_kills_every_process(self):
         with mock.patch.object(os, "kill") as kill, mock.patch.object(os, "getpid", return_value=1):
-            self.assertTrue(agent.kill_all())
-        kill.assert_called_once_with(-1, agent.signal.SIGKILL)
+            self.assertTrue(procs.kill_all())
+        kill.assert_called_once_with(-1, procs.signal.SIGKILL)
+
+
+class KillNew(unittest.TestCase):
+    # What an execution started is what was not there before it, by pid
+    # and start time: a pid reused by a new process is new.
+    def test_kills_only_what_is_new(self):
+        procs_now = {1: (b"S", b"10"), 7: (b"S", b"20"), 8: (b"S", b"99"), 9: (b"Z", b"50"), 10: (b"R", b"60"), 11: (b"S", b"70")}
+        before = {(1, b"10"), (7, b"20"), (8, b"30")}
+        killed = []
+
+        def kill(pid, sig):
+            killed.append(pid)
+            procs_now.pop(pid, None)
+
+        with mock.patch.object(os, "listdir", side_effect=lambda _: [str(p) for p in procs_now] + ["self", "sys"]), \
+                mock.patch.object(procs, "stat", side_effect=lambda p: procs_now.get(p)), \
+                mock.patch.object(os, "kill", side_effect=kill), \
+                mock.patch.object(procs, "reap_zombies"):
+            procs.kill_new(before, spare=(11,))
+        self.assertEqual(sorted(killed), [8, 10])  # 8: reused pid; 9 a zombie, 11 spared
+
+    def test_nothing_unless_pid_1(self):
+        with mock.patch.object(os, "getpid", return_value=4242):
+            self.assertIsNone(procs.snapshot())
+        with mock.patch.object(os, "kill") as kill:
+            procs.kill_new(None)
+        kill.assert_not_called()
+
+    def test_stat_reads_past_the_command_name(self):
+        st = procs.stat(os.getpid())
+        self.assertEqual(st[0], b"R")
+        self.assertTrue(st[1].isdigit())
+        self.assertIsNone(procs.stat(1 << 30))
+
+
+class Reaper(unittest.TestCase):
+    def test_watched_status_is_kept(self):
+        procs.spawning()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(3)
+        procs.watch(pid)
+        self.assertEqual(os.waitstatus_to_exitcode(procs.reap(pid)), 3)
+        procs.unwatch(pid)
+        self.assertNotIn(pid, procs.EXITED)
+
+    def test_reaper_keeps_the_status_of_a_child_it_took(self):
+        procs.spawning()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(5)
+        procs.watch(pid)
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        procs.reap_zombies()  # as SIGCHLD would, before the owner looks
+        self.assertEqual(os.waitstatus_to_exitcode(procs.child_status(pid)), 5)
+        procs.unwatch(pid)
+
+
+class Budget(unittest.TestCase):
+    def test_output_then_result_then_outputs(self):
+        b = agent.Budget(9)
+        self.assertEqual(b.take(4), 4)
+        self.assertFalse(b.cut)
+        self.assertEqual(b.text("héllo"), "héll")  # 5 of its 6 bytes fit: é is 2
+        self.assertTrue(b.cut)
+        self.assertEqual(b.outputs([{"mime": "a", "data": "b"}, "junk"]), [])
+
+    def test_outputs_that_fit_whole(self):
+        b = agent.Budget(20)
+        outs = b.outputs([{"mime": "m", "data": "x" * 30}, {"mime": "m", "data": "y" * 5}])
+        self.assertEqual(outs, [{"mime": "m", "data": "y" * 5}])
+        self.assertTrue(b.cut)
+
+    def test_error_keeps_its_name(self):
+        b = agent.Budget(3)
+        e = b.error({"name": "ValueError", "value": "v" * 10, "traceback": "t"})
+        self.assertEqual(e, {"name": "ValueError", "value": "vvv", "traceback": ""})
+        self.assertIsNone(b.error(None))
+
+    def test_capture_shares_the_budget(self):
+        sent = []
+        b = agent.Budget(6)
+        out = agent.Capture("stdout", sent.append, 100, b)
+        err = agent.Capture("stderr", sent.append, 100, b)
+        out.feed(b"abcd")
+        err.feed(b"efgh")
+        self.assertEqual([m["data"] for m in sent], ["abcd", "ef"])
+        self.assertFalse(out.truncated)
+        self.assertTrue(err.truncated)
 
 
 class SharedConstants(unittest.TestCase):

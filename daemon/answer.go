@@ -1,0 +1,68 @@
+package daemon
+
+import (
+	"unicode/utf8"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// maxAnswerLimit bounds max_answer_bytes: an answer is one line from the
+// agent, and isolation reads lines of at most 64 MiB (base64 and JSON
+// escaping take room beyond the bytes counted).
+const maxAnswerLimit = 32 << 20
+
+// answerBudget is what is left of an execution's whole answer
+// (max_answer_bytes). The agent bounds its answer itself since protocol 4;
+// the daemon bounds it again as it relays it, for older agents and because
+// the agent shares its sandbox with the code it runs. Output draws on it as
+// it streams, then the error, the result and the outputs, in that order:
+// what does not fit is dropped, and cut says so.
+type answerBudget struct {
+	left int64
+	cut  bool
+}
+
+// take says how many of n bytes fit, and counts them.
+func (b *answerBudget) take(n int) int {
+	k := min(int64(n), max(b.left, 0))
+	b.left -= k
+	if k < int64(n) {
+		b.cut = true
+	}
+	return int(k)
+}
+
+// text is s cut to what fits, at a rune boundary.
+func (b *answerBudget) text(s string) string {
+	k := b.take(len(s))
+	if k == len(s) {
+		return s
+	}
+	for k > 0 && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return s[:k]
+}
+
+// bound cuts what the agent answered after the output: the error's text,
+// the result, the outputs that do not fit whole.
+func (b *answerBudget) bound(e *api.Execution) {
+	if e.Error != nil {
+		e.Error = &api.ExecError{Name: b.text(e.Error.Name), Value: b.text(e.Error.Value), Traceback: b.text(e.Error.Traceback)}
+	}
+	if e.Result != nil {
+		r := b.text(*e.Result)
+		e.Result = &r
+	}
+	kept := e.Outputs[:0]
+	for _, o := range e.Outputs {
+		if n := int64(len(o.MIME) + len(o.Data)); n <= b.left {
+			b.left -= n
+			kept = append(kept, o)
+		} else {
+			b.cut = true
+		}
+	}
+	e.Outputs = kept
+	e.Truncated = e.Truncated || b.cut
+}
