@@ -19,6 +19,10 @@ import (
 //   - templates: root's (and the built-in one) are everyone's; another
 //     user's are theirs alone, and not found to anyone else but root.
 //   - root only: templates of a folder, root filesystem imports.
+//   - warm pools: the pools of a user's templates together stay within
+//     that user's share (pool_share_per_uid); root's templates (the
+//     built-in one among them) are the operator's choice and count against
+//     pool_max_total alone.
 
 // caller wraps identity.Caller with the daemon's rules.
 type caller struct{ identity.Caller }
@@ -32,6 +36,15 @@ func (c caller) mayUse(owner uint32) bool { return c.IsRoot() || c.Owns(owner) }
 // mayUseTemplate reports whether the caller may see and use a template of
 // owner: root's templates are everyone's.
 func (c caller) mayUseTemplate(owner uint32) bool { return owner == 0 || c.mayUse(owner) }
+
+// hasPoolShare reports whether the caller's templates' warm pools are
+// bounded by a per-user share: every caller's but root's.
+func (c caller) hasPoolShare() bool { return !c.IsRoot() }
+
+// inPoolShare reports whether a template of owner counts against the
+// caller's share of the warm pool slots: the caller's own, unless the
+// caller is root (whose templates are everyone's).
+func (c caller) inPoolShare(owner uint32) bool { return c.hasPoolShare() && c.Owns(owner) }
 
 // requireRoot refuses a root-only operation; what names it.
 func (c caller) requireRoot(what string) error {

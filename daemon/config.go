@@ -54,6 +54,12 @@ type Config struct {
 	// PoolMaxTotal bounds the sandboxes all warm pools together keep
 	// (the python template's pool_size and every added template's).
 	PoolMaxTotal int `toml:"pool_max_total"`
+	// PoolSharePerUID bounds the sandboxes the pools of one user's
+	// templates keep together, so that one user cannot take every slot of
+	// pool_max_total (0: half of it, rounded up; see poolShare). Root's
+	// templates, the python template among them, are the operator's and
+	// count against pool_max_total alone.
+	PoolSharePerUID int `toml:"pool_share_per_uid"`
 	// MaxTemplateMB bounds the files of one imported root filesystem.
 	MaxTemplateMB int64 `toml:"max_template_mb"`
 	// ShutdownStopsSessions makes the daemon stop every session when it
@@ -139,6 +145,16 @@ func DefaultConfig() Config {
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Max:    LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
+}
+
+// poolShare is how many warm sandboxes the pools of one non-root user's
+// templates may keep together: pool_share_per_uid, or when it is 0 half
+// of pool_max_total, rounded up (so at least 1 when there are pools).
+func (c *Config) poolShare() int {
+	if c.PoolSharePerUID > 0 {
+		return c.PoolSharePerUID
+	}
+	return (c.PoolMaxTotal + 1) / 2
 }
 
 // LoadConfig reads a TOML file over the defaults. Unknown keys are errors,
@@ -251,6 +267,7 @@ func (c *Config) Validate() error {
 	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
 	check(c.PoolMaxTotal >= 0, "pool_max_total must be 0 or more")
 	check(c.PoolSize >= 0 && c.PoolSize <= c.PoolMaxTotal, "pool_size must be between 0 and pool_max_total")
+	check(c.PoolSharePerUID >= 0 && c.PoolSharePerUID <= c.PoolMaxTotal, "pool_share_per_uid must be between 0 (half of pool_max_total) and pool_max_total (%d)", c.PoolMaxTotal)
 	check(c.MaxTemplateMB > 0, "max_template_mb must be above 0")
 	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")

@@ -30,6 +30,12 @@ func TestLoadConfig(t *testing.T) {
 		{"two problems, two lines", "max_sessions = 0\nhistory_limit = 0\n", "c.toml:2: history_limit"},
 		{"a problem of a value not set", "[max]\nmemory_mb = 64\n", "c.toml: defaults.memory_mb"},
 		{"unknown syscall", "[seccomp]\nallow = [\"nope\"]\n", "unknown system call"},
+		{"pool share at the total", "pool_max_total = 4\npool_share_per_uid = 4\n", ""},
+		{"pool share 0 is the default", "pool_share_per_uid = 0\n", ""},
+		{"pool share over the total", "pool_max_total = 4\npool_share_per_uid = 5\n", "c.toml:2: pool_share_per_uid must be between 0 (half of pool_max_total) and pool_max_total (4)"},
+		{"pool share over the default total", "pool_share_per_uid = 33\n", "c.toml:1: pool_share_per_uid must be between 0"},
+		{"negative pool share", "pool_share_per_uid = -1\n", "c.toml:1: pool_share_per_uid must be between 0"},
+		{"pool share with no pools", "pool_max_total = 0\npool_size = 0\npool_share_per_uid = 1\n", "c.toml:3: pool_share_per_uid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,5 +124,29 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 	want.Seccomp.Allow, want.Seccomp.Deny = []string{}, []string{}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("contrib/config.toml differs from the defaults:\n got %+v\nwant %+v", c, want)
+	}
+}
+
+// TestPoolShare: pool_share_per_uid when set, else half of pool_max_total
+// rounded up, so at least 1 while there are pools at all.
+func TestPoolShare(t *testing.T) {
+	cases := []struct{ total, share, want int }{
+		{32, 0, 16},
+		{33, 0, 17},
+		{1, 0, 1},
+		{0, 0, 0},
+		{32, 5, 5},
+		{32, 32, 32},
+	}
+	for _, c := range cases {
+		cfg := DefaultConfig()
+		cfg.PoolSize, cfg.PoolMaxTotal, cfg.PoolSharePerUID = 0, c.total, c.share
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("pool_max_total %d, pool_share_per_uid %d: %v", c.total, c.share, err)
+			continue
+		}
+		if got := cfg.poolShare(); got != c.want {
+			t.Errorf("pool_max_total %d, pool_share_per_uid %d: share %d, want %d", c.total, c.share, got, c.want)
+		}
 	}
 }

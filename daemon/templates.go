@@ -282,9 +282,12 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 	}
 	d.tmpl.mu.Lock()
 	_, exists := d.tmpl.byName[req.Name]
-	total := 0
+	total, mine := 0, 0
 	for _, t := range d.tmpl.byName {
 		total += t.poolSize()
+		if caller.inPoolShare(t.def.OwnerUID) {
+			mine += t.poolSize()
+		}
 	}
 	d.tmpl.mu.Unlock()
 	if exists {
@@ -319,11 +322,38 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 		if *n < 0 {
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "pool_size is %d: it must be 0 or more", *n)
 		}
-		if total+*n > d.cfg.PoolMaxTotal {
-			return nil, api.Errorf(errdefs.ErrResourceExhausted, "the warm pools would keep %d sandboxes, over pool_max_total (%d): ask for a smaller pool_size", total+*n, d.cfg.PoolMaxTotal)
+		if err := d.checkPoolRoom(caller, *n, total, mine); err != nil {
+			return nil, err
 		}
 	}
 	return def, nil
+}
+
+// checkPoolRoom refuses a new pool of n sandboxes that would take the
+// caller's templates' pools past the caller's share (pool_share_per_uid),
+// or all pools past pool_max_total: total is what every pool keeps now,
+// mine what the pools of the caller's own templates keep (see
+// caller.inPoolShare). A pool of 0 takes no slot. n is compared with the
+// room left, never added, so no pool_size, however large, overflows.
+func (d *Daemon) checkPoolRoom(c caller, n, total, mine int) error {
+	if n == 0 {
+		return nil
+	}
+	if share := d.cfg.poolShare(); c.hasPoolShare() && n > share-mine {
+		// The advice fits both bounds: a pool_size it names is accepted.
+		fix := fmt.Sprintf("ask for a pool_size of at most %d", min(share-mine, d.cfg.PoolMaxTotal-total))
+		switch {
+		case share-mine <= 0:
+			fix = "the share is used up: add it without a pool_size, or remove a pooled template of yours first"
+		case d.cfg.PoolMaxTotal-total <= 0:
+			fix = "the host's pool_max_total is used up too: add it without a pool_size"
+		}
+		return api.Errorf(errdefs.ErrResourceExhausted, "uid %d's templates keep %d warm sandboxes; a pool_size of %d would take them over pool_share_per_uid (%d, each user's share of pool_max_total %d): %s, or ask the operator to raise pool_share_per_uid", c.UID, mine, n, share, d.cfg.PoolMaxTotal, fix)
+	}
+	if n > d.cfg.PoolMaxTotal-total {
+		return api.Errorf(errdefs.ErrResourceExhausted, "the warm pools keep %d sandboxes; a pool_size of %d would take them over pool_max_total (%d): ask for a smaller pool_size", total, n, d.cfg.PoolMaxTotal)
+	}
+	return nil
 }
 
 // checkRootfs refuses a root filesystem folder that someone but root could

@@ -476,3 +476,50 @@ func emptyRoot(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestTemplatePoolShare: the warm pool slots are shared fairly between
+// users, end to end through sandboxctl: one user's templates' pools stay
+// within pool_share_per_uid, so another user can still add a pooled
+// template; pool_max_total bounds everyone, root included.
+func TestTemplatePoolShare(t *testing.T) {
+	d := startDaemon(t, "pool_max_total = 4\npool_share_per_uid = 2\n")
+	ctx := context.Background()
+	if err := os.Chmod(d.socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	bob := &syscall.Credential{Uid: 54322, Gid: 54322}
+
+	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "alice-pool", "--pool-size", "2"); code != 0 {
+		t.Fatalf("alice adds a template with her whole share: %q %d", stderr, code)
+	}
+	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "alice-more", "--pool-size", "1"); code == 0 || !strings.Contains(stderr, "pool_share_per_uid (2") || !strings.Contains(stderr, "keep 2 warm sandboxes") {
+		t.Errorf("alice past her share: %q %d", stderr, code)
+	}
+	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "alice-more"); code != 0 {
+		t.Errorf("alice adds a template without a pool: %q %d", stderr, code)
+	}
+	if _, stderr, code := runCtl(t, d.socket, bob, "", "template", "add", "bob-pool", "--pool-size", "2"); code != 0 {
+		t.Fatalf("bob adds a pooled template beside alice's: %q %d", stderr, code)
+	}
+	waitFor(t, func() bool {
+		info, err := d.c.Info(ctx)
+		return err == nil && info.Pool.Size == 4 && info.Pool.Idle == 4
+	})
+	if _, err := d.c.AddTemplate(ctx, &api.Template{Name: "root-pool", PoolSize: ptr(1)}); !errdefs.IsResourceExhausted(err) || !strings.Contains(err.Error(), "over pool_max_total (4)") {
+		t.Errorf("root past pool_max_total: %v", err)
+	}
+
+	for _, rm := range []struct {
+		cred *syscall.Credential
+		name string
+	}{{alice, "alice-pool"}, {alice, "alice-more"}, {bob, "bob-pool"}} {
+		if _, stderr, code := runCtl(t, d.socket, rm.cred, "", "template", "rm", rm.name); code != 0 {
+			t.Errorf("remove %s: %q %d", rm.name, stderr, code)
+		}
+	}
+	waitFor(t, func() bool {
+		info, err := d.c.Info(ctx)
+		return err == nil && info.Pool.Size == 0 && info.Pool.Idle == 0
+	})
+}
