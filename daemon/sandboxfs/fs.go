@@ -188,12 +188,15 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 	}
 	// The upload goes to a new file that replaces the old one only when
 	// complete: a failed or refused upload (quota, size) loses nothing.
+	// The new file has no name while it fills (O_TMPFILE), so a daemon
+	// killed meanwhile leaves nothing in the user's folder; it gets a
+	// hidden name only for the instant between link and rename.
 	seq := uploadSeq.Add(1)
 	tmp := fmt.Sprintf(".%s.upload-%d", name, seq)
 	if len(tmp) > 255 {
 		tmp = fmt.Sprintf(".upload-%d", seq)
 	}
-	fd, err := openBeneath(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o644)
+	fd, named, err := createUpload(dir, tmp)
 	if err != nil {
 		return 0, classify(r, rel, err)
 	}
@@ -201,7 +204,7 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 	defer file.Close()
 	done := false
 	defer func() {
-		if !done {
+		if !done && named {
 			_ = unix.Unlinkat(dir, tmp, 0)
 		}
 	}()
@@ -217,11 +220,31 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 	if n > limit {
 		return n, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is larger than the limit of %d bytes", limit))
 	}
+	if !named {
+		if err := unix.Linkat(fd, "", dir, tmp, unix.AT_EMPTY_PATH); err != nil {
+			return n, classify(r, rel, err)
+		}
+		named = true
+	}
 	if err := unix.Renameat(dir, tmp, dir, name); err != nil {
 		return n, classify(r, rel, err)
 	}
 	done = true
 	return n, nil
+}
+
+// createUpload makes the file an upload fills, in dir: unnamed
+// (O_TMPFILE) where the filesystem can, else named tmp (named true).
+func createUpload(dir int, tmp string) (fd int, named bool, err error) {
+	fd, err = unix.Openat(dir, ".", unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, 0o644)
+	switch {
+	case err == nil:
+		return fd, false, nil
+	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EISDIR):
+		fd, err = openBeneath(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o644)
+		return fd, err == nil, err
+	}
+	return -1, false, err
 }
 
 // uploadSeq names uploads in progress apart.

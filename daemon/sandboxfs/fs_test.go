@@ -1,6 +1,7 @@
 package sandboxfs
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,5 +123,49 @@ func TestTmpOfStoppedSession(t *testing.T) {
 	fs.Tmp = ""
 	if _, err := fs.Open(Tmp, "x"); !errdefs.IsConflict(err) {
 		t.Fatalf("open /tmp of a stopped session: %v", err)
+	}
+}
+
+// TestUploadInProgressIsUnseen: while an upload fills, the folder shows
+// nothing of it (a daemon killed meanwhile once left .NAME.upload-N
+// there); a failed upload leaves nothing either.
+func TestUploadInProgressIsUnseen(t *testing.T) {
+	f, base := newFS(t)
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Write(Workspace, "big.bin", pr, 1<<20)
+		done <- err
+	}()
+	if _, err := pw.Write([]byte("half of it")); err != nil {
+		t.Fatal(err)
+	}
+	// The write above returned: the upload has its file and is filling it.
+	names := func() []string {
+		ents, err := os.ReadDir(filepath.Join(base, "ws"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	if got := names(); len(got) != 0 {
+		t.Fatalf("during the upload the folder shows %v", got)
+	}
+	pw.CloseWithError(errors.New("client went away"))
+	if err := <-done; err == nil {
+		t.Fatal("a broken upload succeeded")
+	}
+	if got := names(); len(got) != 0 {
+		t.Fatalf("after a broken upload the folder shows %v", got)
+	}
+	if _, err := f.Write(Workspace, "big.bin", strings.NewReader("whole"), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 1 || got[0] != "big.bin" {
+		t.Fatalf("after the upload the folder shows %v", got)
 	}
 }
