@@ -16,7 +16,7 @@ for t in cgroups isolation integration; do
 	systemd-run --quiet --wait --collect --unit "sbd-test-$t" -p Delegate=yes \
 		-p WorkingDirectory="$PWD" -p StandardOutput=file:"$PWD/$t.log" -p StandardError=file:"$PWD/$t.log" \
 		-E SANDBOXD_TEST_BIN="$PWD/bin" -E SANDBOXD_OLD_BIN="$PWD/old-bin" -E PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		"$PWD/$t.test" -test.count=1 -test.v -test.short -test.timeout=20m -test.skip "$skip"
+		"$PWD/$t.test" -test.count=1 -test.v -test.short -test.timeout=30m -test.skip "$skip"
 	r=$?
 	grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$t.log" | grep -v '=== RUN' || true
 	grep -B2 -A20 -- '--- FAIL' "$t.log" | head -80 || true
