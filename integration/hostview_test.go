@@ -1,0 +1,146 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a sandbox may learn of the host it runs on: which kernel interfaces
+// it can open sockets to, the kernel's command line, and the host's folder
+// names through its mount table.
+
+// sandboxSocket is one socket(2) or socketpair(2) call made from Python in
+// a sandbox.
+type sandboxSocket struct {
+	Name               string
+	Pair               bool
+	Family, Type, Prot int
+	allowed            bool
+}
+
+// hostErrno is what the call does on the host, outside any sandbox.
+func (s sandboxSocket) hostErrno() unix.Errno {
+	if s.Pair {
+		fds, err := unix.Socketpair(s.Family, s.Type, s.Prot)
+		if err != nil {
+			return err.(unix.Errno)
+		}
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return 0
+	}
+	fd, err := unix.Socket(s.Family, s.Type, s.Prot)
+	if err != nil {
+		return err.(unix.Errno)
+	}
+	unix.Close(fd)
+	return 0
+}
+
+// TestSandboxSocketFamilies opens sockets family by family inside a
+// sandbox: the families it needs work as on the host, every other one
+// fails with EAFNOSUPPORT (as on a kernel without it) — AF_VSOCK above all,
+// which on a VM host reaches the hypervisor.
+func TestSandboxSocketFamilies(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	calls := []sandboxSocket{
+		{"AF_UNIX stream", false, unix.AF_UNIX, unix.SOCK_STREAM, 0, true},
+		{"AF_UNIX datagram, non-blocking", false, unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK, 0, true},
+		{"AF_INET stream", false, unix.AF_INET, unix.SOCK_STREAM, 0, true},
+		{"AF_INET datagram, close-on-exec", false, unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, unix.IPPROTO_UDP, true},
+		{"AF_INET6 stream", false, unix.AF_INET6, unix.SOCK_STREAM, 0, true},
+		{"AF_INET6 datagram, non-blocking", false, unix.AF_INET6, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK, 0, true},
+		{"AF_NETLINK route", false, unix.AF_NETLINK, unix.SOCK_RAW | unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE, true},
+		{"socketpair AF_UNIX", true, unix.AF_UNIX, unix.SOCK_STREAM, 0, true},
+		{"socketpair AF_UNIX datagram", true, unix.AF_UNIX, unix.SOCK_DGRAM, 0, true},
+
+		{"AF_VSOCK stream", false, unix.AF_VSOCK, unix.SOCK_STREAM, 0, false},
+		{"AF_VSOCK datagram", false, unix.AF_VSOCK, unix.SOCK_DGRAM, 0, false},
+		{"AF_PACKET", false, unix.AF_PACKET, unix.SOCK_RAW, 0x0300, false},
+		{"AF_PACKET datagram", false, unix.AF_PACKET, unix.SOCK_DGRAM, 0, false},
+		{"AF_NETLINK audit", false, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT, false},
+		{"AF_NETLINK uevent", false, unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT, false},
+		{"AF_NETLINK sock_diag", false, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG, false},
+		{"AF_NETLINK generic", false, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC, false},
+		{"AF_BLUETOOTH", false, unix.AF_BLUETOOTH, unix.SOCK_RAW, 1, false},
+		{"AF_ALG", false, unix.AF_ALG, unix.SOCK_SEQPACKET, 0, false},
+		{"AF_KEY", false, unix.AF_KEY, unix.SOCK_RAW, 2, false},
+		{"AF_XDP", false, unix.AF_XDP, unix.SOCK_RAW, 0, false},
+		{"AF_TIPC", false, unix.AF_TIPC, unix.SOCK_RDM, 0, false},
+		{"AF_CAN", false, unix.AF_CAN, unix.SOCK_RAW, 1, false},
+		{"AF_RDS", false, unix.AF_RDS, unix.SOCK_SEQPACKET, 0, false},
+		{"socketpair AF_INET", true, unix.AF_INET, unix.SOCK_STREAM, 0, false},
+		{"socketpair AF_TIPC", true, unix.AF_TIPC, unix.SOCK_SEQPACKET, 0, false},
+	}
+	probe, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := fmt.Sprintf(`import json, socket
+out = {}
+for c in json.loads(%q):
+    try:
+        if c['Pair']:
+            a, b = socket.socketpair(c['Family'], c['Type'], c['Prot'])
+            a.close(); b.close()
+        else:
+            socket.socket(c['Family'], c['Type'], c['Prot']).close()
+        out[c['Name']] = 0
+    except OSError as e:
+        out[c['Name']] = e.errno
+print(json.dumps(out))`, probe)
+	e := d.py(t, id, code)
+	var got map[string]unix.Errno
+	if err := json.Unmarshal([]byte(e.Stdout), &got); err != nil {
+		t.Fatalf("probe: %v: %s", err, describe(e))
+	}
+	for _, c := range calls {
+		errno, ok := got[c.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s: not probed", c.Name)
+		case c.allowed:
+			if want := c.hostErrno(); errno != want {
+				t.Errorf("%s: errno %d (%v) in the sandbox, %d on the host", c.Name, errno, errno, want)
+			}
+		case errno != unix.EAFNOSUPPORT:
+			t.Errorf("%s: errno %d (%v), want EAFNOSUPPORT", c.Name, errno, errno)
+		}
+	}
+
+	// What programs do with sockets, unchanged.
+	for _, p := range []struct{ name, lang, code, want string }{
+		{"socket() and socketpair() with their defaults", "python",
+			"import socket\ns = socket.socket()\na, b = socket.socketpair()\na.sendall(b'x')\nprint(s.family.name, a.family.name, b.recv(1).decode())",
+			"AF_INET AF_UNIX x"},
+		{"a TCP server and client on lo", "python",
+			"import socket\nsrv = socket.create_server(('127.0.0.1', 0))\nc = socket.create_connection(srv.getsockname())\nconn, _ = srv.accept()\nc.sendall(b'ping')\nprint(conn.recv(4).decode())",
+			"ping"},
+		{"IPv6 on lo", "python",
+			"import socket\nsrv = socket.create_server(('::1', 0), family=socket.AF_INET6)\nc = socket.create_connection(srv.getsockname()[:2])\nprint('ok')",
+			"ok"},
+		{"asyncio (its self-pipe is a socketpair)", "python",
+			"import asyncio\nasync def main():\n    srv = await asyncio.start_server(lambda r, w: w.write(b'hi'), '127.0.0.1', 0)\n    r, w = await asyncio.open_connection(*srv.sockets[0].getsockname())\n    print((await r.read(2)).decode())\n    w.close(); srv.close()\nasyncio.run(main())",
+			"hi"},
+		{"interfaces over netlink route", "python", "import socket\nprint(socket.if_nameindex())", "[(1, 'lo')]"},
+		{"getaddrinfo with AI_ADDRCONFIG (netlink route)", "python",
+			"import socket\nprint(sorted({a[4][0] for a in socket.getaddrinfo('localhost', 80, flags=socket.AI_ADDRCONFIG)})[0])",
+			"127.0.0.1"},
+		{"ip addr", "shell", "ip -o -4 addr show dev lo | awk '{print $4}'", "127.0.0.1/8"},
+		{"ip link", "shell", "ip -o link show | awk -F': ' '{print $2}'", "lo"},
+		{"ip route", "shell", "ip route get 127.0.0.1 | awk 'NR == 1 {print $1, $2, $3, $4}'", "local 127.0.0.1 dev lo"},
+		{"AF_VSOCK from Python", "python",
+			"import socket\ntry:\n    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\n    print('opened')\nexcept OSError as e:\n    print(e.strerror)",
+			"Address family not supported by protocol"},
+	} {
+		e := d.exec(t, id, p.lang, p.code, 20)
+		if got := strings.TrimSpace(e.Stdout); got != p.want {
+			t.Errorf("%s: got %q, want %q (%s)", p.name, got, p.want, describe(e))
+		}
+	}
+}
