@@ -3,10 +3,13 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // What a sandbox may learn of the host it runs on: which kernel interfaces
@@ -141,6 +144,30 @@ print(json.dumps(out))`, probe)
 		e := d.exec(t, id, p.lang, p.code, 20)
 		if got := strings.TrimSpace(e.Stdout); got != p.want {
 			t.Errorf("%s: got %q, want %q (%s)", p.name, got, p.want, describe(e))
+		}
+	}
+}
+
+// TestSandboxHidesKernelCmdline reads /proc/cmdline inside a sandbox: the
+// host's kernel command line (boot parameters, on a VM its hypervisor's
+// settings) must not show.
+func TestSandboxHidesKernelCmdline(t *testing.T) {
+	host, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(strings.TrimSpace(string(host))) == 0 {
+		t.Fatal("the host's /proc/cmdline is empty: the test cannot tell")
+	}
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	e := d.sh(t, id, "wc -c < /proc/cmdline; cat /proc/cmdline")
+	if e.Status != api.StatusOK || strings.TrimSpace(e.Stdout) != "0" {
+		t.Fatalf("/proc/cmdline in a sandbox: %s", describe(e))
+	}
+	for _, word := range strings.Fields(string(host)) {
+		if len(word) > 4 && strings.Contains(e.Stdout, word) {
+			t.Errorf("the sandbox sees %q of the host's command line", word)
 		}
 	}
 }

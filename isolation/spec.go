@@ -39,7 +39,9 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
-	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
+	// Besides runc's: the kernel's command line (boot parameters; on a VM,
+	// its hypervisor's settings) reads empty.
+	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/cmdline", "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
 	// runc's example already has a cgroup namespace on v2 hosts.
 	if !slices.ContainsFunc(spec.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.CgroupNamespace }) {
 		spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
