@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -170,4 +172,98 @@ func TestSandboxHidesKernelCmdline(t *testing.T) {
 			t.Errorf("the sandbox sees %q of the host's command line", word)
 		}
 	}
+}
+
+// TestSandboxMountinfoHidesHostPaths reads the mount table inside sandboxes
+// of the python template and of an imported one: no host folder name of
+// the daemon shows (data dir, run dir, its state folder, instance id), nor
+// the session's id; and no mount the daemon made for the start is left on
+// the host. With disk_quota = "none" /workspace and /tmp are folders of
+// the data dir bound as they are, and their lines alone show the path.
+func TestSandboxMountinfoHidesHostPaths(t *testing.T) {
+	// Python, not cat: an imported image has no coreutils.
+	const show = "for f in ('/proc/self/mountinfo', '/proc/self/mounts', '/proc/self/mountstats', '/proc/1/mountinfo'):\n    print(open(f).read())"
+	check := func(t *testing.T, d *daemon, id string, residue ...string) {
+		t.Helper()
+		e := d.py(t, id, show)
+		if e.Status != api.StatusOK || !strings.Contains(e.Stdout, " /workspace ") {
+			t.Fatalf("mount table: %s", describe(e))
+		}
+		forbidden := []string{d.base, filepath.Base(d.base), d.runDir, filepath.Join(d.base, "data"), d.stateDir(),
+			d.instance(), id, "sandboxd"}
+		for _, line := range strings.Split(e.Stdout, "\n") {
+			var seen []string
+			for _, f := range forbidden {
+				if strings.Contains(line, f) {
+					seen = append(seen, f)
+				}
+			}
+			if len(seen) > 0 && !allowedResidue(line, residue) {
+				t.Errorf("the sandbox sees %q: %s", seen, line)
+			}
+		}
+		if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(d.stateDir())); len(m) != 0 {
+			t.Errorf("mounts of the start left on the host: %+v", m[0])
+		}
+	}
+
+	t.Run("python template", func(t *testing.T) {
+		d := startDaemon(t, "")
+		id := d.session(t, nil)
+		check(t, d, id)
+		// Everything still works over the neutral mounts.
+		e := d.sh(t, id, "python3 -c 'import ssl, json; print(1)' && test -s /etc/ssl/certs/ca-certificates.crt && grep -c sandbox /etc/passwd && touch /workspace/w /tmp/t && echo ok")
+		if strings.TrimSpace(e.Stdout) != "1\n1\nok" {
+			t.Fatalf("the sandbox over its mounts: %s", describe(e))
+		}
+		if e := d.sh(t, id, "touch /etc/x /usr/x 2>&1 | grep -c Read-only"); strings.TrimSpace(e.Stdout) != "2" {
+			t.Fatalf("/etc and /usr must stay read-only: %s", describe(e))
+		}
+		// A restart makes the same mounts again.
+		if _, err := d.c.RestartSession(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+		check(t, d, id)
+	})
+
+	t.Run("imported template", func(t *testing.T) {
+		d := startDaemon(t, "")
+		tarball := filepath.Join(t.TempDir(), "rootfs.tar.gz")
+		writeRootfsTarball(t, tarball)
+		if _, stderr, code := d.ctl(t, "", "template", "import", "hv", tarball); code != 0 {
+			t.Fatalf("import: %s", stderr)
+		}
+		id := d.session(t, &api.CreateSessionRequest{Template: "hv"})
+		check(t, d, id)
+		e := d.py(t, id, "print(open('/etc/os-release').read().strip(), open('/usr/local/bin/python3', 'rb').read(4))")
+		if strings.TrimSpace(e.Stdout) != `ID=sandboxd-test-image b'\x7fELF'` {
+			t.Fatalf("inside the image: %s", describe(e))
+		}
+		if e := d.py(t, id, "open('/usr/local/bin/new', 'w')"); e.Status != api.StatusError || !strings.Contains(e.Stderr, "Read-only") {
+			t.Fatalf("the image is read-only: %s", describe(e))
+		}
+	})
+
+	t.Run("disk quotas off", func(t *testing.T) {
+		d := startDaemon(t, "disk_quota = \"none\"\n")
+		id := d.session(t, nil)
+		check(t, d, id, "/workspace", "/tmp")
+	})
+}
+
+// allowedResidue reports whether a mount table line is that of one of the
+// given mount points.
+func allowedResidue(line string, mountpoints []string) bool {
+	f := strings.Fields(line)
+	for _, mp := range mountpoints {
+		switch {
+		case len(f) > 4 && f[4] == mp: // mountinfo
+		case len(f) > 1 && f[1] == mp: // mounts
+		case strings.Contains(line, " mounted on "+mp+" "): // mountstats
+		default:
+			continue
+		}
+		return true
+	}
+	return false
 }

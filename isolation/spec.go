@@ -18,6 +18,7 @@ var (
 // ociSpec is the OCI spec of one sandbox. It starts from runc's own example
 // (its /proc, /dev, /sys mounts and masked and read-only paths), then takes
 // away every capability and adds the sandbox's folders, limits and filter.
+// img is the image as mountView made it for the sandbox.
 func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 	spec := specconv.Example()
 	spec.Root = &specs.Root{Path: p.rootfs, Readonly: true}
