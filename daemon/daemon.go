@@ -223,6 +223,9 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	go d.reapIdle(rctx)
 	d.startPools()
 	info := d.rt.Info()
+	if info.ShowsHostPaths {
+		log.Warn("overlayfs cannot be mounted here: sandboxes see the host paths of their /etc and image folders in their mount table")
+	}
 	log.Info("sandboxd ready", "instance", d.inst.id, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "sessions", len(d.sessions.all()))
 	return d, nil

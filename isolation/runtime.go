@@ -44,6 +44,11 @@ type Runtime struct {
 	watched  []string
 	cgroups  *cgroups.Tree
 	host     *Image
+	// overlay says sandboxes get their /etc and image folders through
+	// overlays, which hide those folders' host paths (see hostview.go);
+	// empty is the overlays' second, empty, layer.
+	overlay bool
+	empty   string
 }
 
 // NewRuntime checks the host has what sandboxes need and prepares the
@@ -67,12 +72,17 @@ func NewRuntime(o Options) (*Runtime, error) {
 		monitor:  o.Monitor,
 		watched:  seccomp.Watched(o.Seccomp),
 		cgroups:  o.Cgroups,
+		empty:    filepath.Join(o.StateDir, "empty"),
 	}
 	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(r.empty, 0o755); err != nil {
+		return nil, err
+	}
+	r.overlay = overlaySupported(r.stateDir, r.empty) == nil
 	if r.host, err = r.hostImage(); err != nil {
 		return nil, err
 	}
@@ -133,11 +143,14 @@ type Info struct {
 	// InScope says sandboxes live in a systemd scope of their own, which
 	// outlives the daemon's service (see package cgroups).
 	InScope bool
+	// ShowsHostPaths says the sandboxes' mount tables show the host paths
+	// of their /etc and image folders: without overlayfs (hostview.go).
+	ShowsHostPaths bool
 }
 
 // Info describes r.
 func (r *Runtime) Info() Info {
-	return Info{Name: "libcontainer", CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != ""}
+	return Info{Name: "libcontainer", CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay}
 }
 
 // Close lets go of the cgroup folder sandboxes go in, removing it once no

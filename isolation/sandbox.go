@@ -52,9 +52,10 @@ type Spec struct {
 	OnUndelivered func(*ExecResult)
 }
 
-// paths are the host paths of one sandbox's runtime state.
+// paths are the host paths of one sandbox's runtime state; rootfs, etc
+// and image are where its view is mounted while it starts (hostview.go).
 type paths struct {
-	dir, rootfs, sock, log string
+	dir, rootfs, etc, image, sock, log string
 }
 
 func (r *Runtime) pathsOf(id string) *paths {
@@ -62,6 +63,8 @@ func (r *Runtime) pathsOf(id string) *paths {
 	return &paths{
 		dir:    dir,
 		rootfs: filepath.Join(dir, "rootfs"),
+		etc:    filepath.Join(dir, "etc"),
+		image:  filepath.Join(dir, "image"),
 		sock:   filepath.Join(dir, "agent.sock"),
 		log:    filepath.Join(dir, "agent.log"),
 	}
@@ -134,6 +137,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer func() {
 		if retErr != nil {
+			_ = unmountView(p)
 			_ = os.RemoveAll(p.dir)
 		}
 	}()
@@ -141,7 +145,8 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if img == nil {
 		img = r.host
 	}
-	if err := makeSkeleton(p.rootfs, img); err != nil {
+	view, err := r.mountView(p, img)
+	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
 	// Each start begins with an empty /tmp, as after a reboot.
@@ -177,7 +182,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer logf.Close()
 
-	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, img)})
+	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, view)})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox config: %w", err)
 	}
@@ -201,6 +206,9 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	release := limitsGate()
 	err = c.Run(proc)
 	release(err == nil)
+	// The sandbox has its mounts now: the host lets go of its copies (if
+	// that fails, destroy tries again).
+	_ = unmountView(p)
 	if err != nil {
 		_ = c.Destroy()
 		return nil, fmt.Errorf("start sandbox: %w", err)
@@ -390,6 +398,9 @@ func (s *Sandbox) destroy() error {
 	if err := destroyContainer(s.c); err != nil {
 		return err
 	}
+	if err := unmountView(s.paths); err != nil {
+		return err
+	}
 	return os.RemoveAll(s.paths.dir)
 }
 
@@ -423,7 +434,10 @@ func (r *Runtime) Cleanup(id string) error {
 		}
 		errs = append(errs, destroyContainer(c))
 	}
-	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), os.RemoveAll(r.pathsOf(id).dir))
+	// A daemon that died while the sandbox started may have left its view
+	// mounted: unmounted first, so that RemoveAll stays in the folder.
+	p := r.pathsOf(id)
+	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), unmountView(p), os.RemoveAll(p.dir))
 	return errors.Join(errs...)
 }
 

@@ -18,6 +18,7 @@ var (
 // ociSpec is the OCI spec of one sandbox. It starts from runc's own example
 // (its /proc, /dev, /sys mounts and masked and read-only paths), then takes
 // away every capability and adds the sandbox's folders, limits and filter.
+// img is the image as mountView made it for the sandbox.
 func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 	spec := specconv.Example()
 	spec.Root = &specs.Root{Path: p.rootfs, Readonly: true}
@@ -39,7 +40,9 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
-	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
+	// Besides runc's: the kernel's command line (boot parameters; on a VM,
+	// its hypervisor's settings) reads empty.
+	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/cmdline", "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
 	// runc's example already has a cgroup namespace on v2 hosts.
 	if !slices.ContainsFunc(spec.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.CgroupNamespace }) {
 		spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})

@@ -72,6 +72,18 @@ func Profile(cfg Config) (*specs.LinuxSeccomp, error) {
 			})
 		}
 	}
+	// socket and socketpair: the address families a sandbox needs, the
+	// rest EAFNOSUPPORT (families.go). An operator who allows the call
+	// lifts the family filter (the allowlist then has it); one who denies
+	// it refuses it whatever the family.
+	for _, c := range []struct {
+		name string
+		fams []family
+	}{{"socket", socketFamilies}, {"socketpair", pairFamilies}} {
+		if !slices.Contains(names, c.name) && !slices.Contains(cfg.Deny, c.name) {
+			p.Syscalls = append(p.Syscalls, familyRules(c.name, c.fams)...)
+		}
+	}
 	return p, nil
 }
 

@@ -8,6 +8,8 @@ package seccomp
 // open_by_handle_at, init/finit/delete_module, swapon/off, reboot, acct,
 // quotactl, syslog, personality with odd domains, pivot_root, chroot,
 // lookup_dcookie, nfsservctl, iopl/ioperm, settimeofday and clock_settime.
+// socket and socketpair are not here: they are allowed for some address
+// families only (see families.go).
 var allowed = []string{
 	"accept", "accept4", "access", "adjtimex", "alarm", "arch_prctl", "bind", "brk",
 	"cachestat", "capget", "capset", "chdir", "chmod", "chown", "chown32", "clock_adjtime",
@@ -47,9 +49,9 @@ var allowed = []string{
 	"set_robust_list", "set_thread_area", "set_tid_address", "setfsgid", "setfsuid", "setgid",
 	"setgroups", "setitimer", "setpgid", "setpriority", "setregid", "setresgid", "setresuid",
 	"setreuid", "setrlimit", "setsid", "setsockopt", "setuid", "setxattr", "shmat", "shmctl",
-	"shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4", "socket", "socketpair",
-	"splice", "stat", "statfs", "statx", "symlink", "symlinkat", "sync", "sync_file_range",
-	"syncfs", "sysinfo", "tee", "tgkill", "time", "timer_create", "timer_delete",
+	"shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4", "splice", "stat",
+	"statfs", "statx", "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "sysinfo",
+	"tee", "tgkill", "time", "timer_create", "timer_delete",
 	"timer_getoverrun", "timer_gettime", "timer_settime", "timerfd_create", "timerfd_gettime",
 	"timerfd_settime", "times", "tkill", "truncate", "umask", "uname", "unlink", "unlinkat",
 	"utime", "utimensat", "utimes", "vfork", "vmsplice", "wait4", "waitid", "waitpid", "write",
