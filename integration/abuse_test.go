@@ -134,7 +134,12 @@ func TestAbuseBattery(t *testing.T) {
 		{"see host disks", "shell", "ls /dev | grep -Eq '^(sd|vd|nvme|xvd)' && echo ESCAPED || echo blocked"},
 		// Network.
 		{"raw socket", "python", pyRefused("socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)")},
-		{"packet socket", "python", pyRefused("socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)")},
+		// Address families a sandbox does not need fail as on a kernel
+		// without them (EAFNOSUPPORT, an OSError), before any capability
+		// check could say EPERM.
+		{"packet socket", "python", pyRefused("socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)", "PermissionError", "OSError")},
+		{"vsock socket (the hypervisor)", "python", pyRefused("socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM, 0)", "PermissionError", "OSError")},
+		{"netlink audit socket", "python", pyRefused("socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)", "PermissionError", "OSError")},
 		{"any device but lo", "shell", "ls /sys/class/net | grep -vq '^lo$' && echo ESCAPED || echo blocked"},
 		{"any route out", "shell", "[ $(wc -l < /proc/net/route) -gt 1 ] && echo ESCAPED || echo blocked"},
 		{"the host's loopback", "python", pyRefused(fmt.Sprintf("socket.create_connection(('127.0.0.1', %d), timeout=2)", port), "OSError")},
@@ -195,6 +200,14 @@ print('blocked' if used < 1.5 else 'ESCAPED cpu=%.2f' % used)`},
 		} else {
 			t.Logf("%-40s blocked", a.name)
 		}
+	}
+
+	// A process that leaves its execution's group and tree (setsid, a
+	// double fork) does not outlive the timeout.
+	if e := d.exec(t, id, "shell", "setsid sleep 1011 & (sleep 1012 &); sleep 100", 2); e.Status != "timeout" {
+		t.Errorf("setsid: %+v", e)
+	} else if ps := d.procs(t, id); running(ps, "sleep 1011") || running(ps, "sleep 1012") {
+		t.Errorf("setsid and double-forked processes outlived their execution's timeout: %v", ps)
 	}
 
 	// Infinite output: capped, cut off by the timeout, daemon unharmed.
