@@ -124,12 +124,15 @@ bench: build
 
 # fuzz runs each fuzz target for FUZZTIME (make test: a short, bounded
 # run). The corpora in */testdata/fuzz run as plain tests every time.
+# FuzzOpen's inputs are whole database files, which take minutes to
+# minimize: its minimizing is cut short so the run fuzzes.
 FUZZTIME ?= 30s
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) ./daemon/sandboxfs/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./daemon/server/
 	$(GO) test -run '^$$' -fuzz FuzzAgentLines -fuzztime $(FUZZTIME) ./isolation/agent/
 	$(GO) test -run '^$$' -fuzz FuzzTar -fuzztime $(FUZZTIME) ./isolation/unpack/
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./store/
 
 # old-release builds sandboxd of OLD_REV (the release the upgrade test
 # starts from) into OLD_BIN, from this repository's history (fetched from

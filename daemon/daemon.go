@@ -101,6 +101,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	if err != nil {
 		return nil, err
 	}
+	logStoreReport(log, st.Report())
 	var cleanups []func()
 	defer func() {
 		if retErr != nil {
@@ -174,11 +175,6 @@ func makeDirs(cfg Config) error {
 		}
 	}
 	return nil
-}
-
-// openStore opens the daemon's database.
-func openStore(cfg Config) (*store.Store, error) {
-	return store.Open(filepath.Join(cfg.DataDir, "sandboxd.db"), store.Options{HistoryLimit: cfg.HistoryLimit, HistoryTotalLimit: cfg.HistoryTotalLimit})
 }
 
 // newDaemon is the daemon's core over its dependencies: New's real ones,

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -37,10 +38,13 @@ func (s *Store) migrate() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		v, err := version(tx)
 		if err != nil {
-			return fmt.Errorf("read schema version: %w", err)
+			return corrupt(s.db.Path(), fmt.Errorf("read schema version: %w", err))
+		}
+		if v < 0 {
+			return &CorruptError{Path: s.db.Path(), Reason: fmt.Sprintf("its schema version is %d", v)}
 		}
 		if v > len(migrations) {
-			return fmt.Errorf("the database has schema version %d, newer than this sandboxd knows (%d): upgrade sandboxd", v, len(migrations))
+			return newerSchema(v)
 		}
 		for ; v < len(migrations); v++ {
 			if err := migrations[v](tx); err != nil {
@@ -49,4 +53,88 @@ func (s *Store) migrate() error {
 		}
 		return tx.Bucket(bucketMeta).Put(keyVersion, []byte(strconv.Itoa(v)))
 	})
+}
+
+// newerSchema is the schema version of a database a newer sandboxd
+// wrote; as an error, it says to upgrade.
+type newerSchema int
+
+func (v newerSchema) Error() string {
+	return fmt.Sprintf("the database has schema version %d, newer than this sandboxd knows (%d): upgrade sandboxd", int(v), len(migrations))
+}
+
+// schemaBuckets are the schema's top-level buckets and the version that
+// brought each (TestSchemaBuckets holds them to the migrations).
+var schemaBuckets = []struct {
+	name  []byte
+	since int
+}{{bucketMeta, 1}, {bucketSessions, 1}, {bucketExecutions, 1}, {bucketTemplates, 2}}
+
+// checkSchema finds, read-only, what would make Open's migration fail or
+// leave the schema incomplete in a database whose pages are sound: a
+// version that is no number, a bucket of its version missing, a value
+// where a migration would make a bucket. A newer version is not damage:
+// its error says to upgrade.
+func checkSchema(tx *bolt.Tx) error {
+	v, err := version(tx)
+	if err != nil {
+		return fmt.Errorf("its schema version is no number: %w", err)
+	}
+	if v < 0 {
+		return fmt.Errorf("its schema version is %d", v)
+	}
+	if v > len(migrations) {
+		return newerSchema(v)
+	}
+	for _, b := range schemaBuckets {
+		if tx.Bucket(b.name) != nil {
+			continue
+		}
+		if v >= b.since {
+			return fmt.Errorf("its %s bucket is missing", b.name)
+		}
+		if k, _ := tx.Cursor().Seek(b.name); string(k) == string(b.name) {
+			return fmt.Errorf("its %s is a value, not a bucket", b.name)
+		}
+	}
+	if m := tx.Bucket(bucketMeta); m != nil && m.Bucket(keyVersion) != nil {
+		return fmt.Errorf("its schema version is a bucket")
+	}
+	return checkRecords(tx)
+}
+
+// checkRecords checks what the daemon reads at every start: each session
+// and template decodes (a few hundred records; the executions, many more
+// and read one session at a time, are left to Recover), and the
+// executions bucket holds one bucket per session.
+func checkRecords(tx *bolt.Tx) error {
+	for _, b := range []struct {
+		name []byte
+		rec  func() any
+	}{{bucketSessions, func() any { return new(Record) }}, {bucketTemplates, func() any { return new(Template) }}} {
+		bk := tx.Bucket(b.name)
+		if bk == nil {
+			continue // a bucket an older schema lacks
+		}
+		if err := bk.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return fmt.Errorf("its %s bucket holds a bucket %q", b.name, k)
+			}
+			if err := json.Unmarshal(v, b.rec()); err != nil {
+				return fmt.Errorf("its %s record %q is not valid: %w", b.name, k, err)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if all := tx.Bucket(bucketExecutions); all != nil {
+		return all.ForEach(func(k, v []byte) error {
+			if v != nil {
+				return fmt.Errorf("its executions bucket holds a value %q", k)
+			}
+			return nil
+		})
+	}
+	return nil
 }

@@ -17,6 +17,16 @@
 // sessions, the oldest execution of the whole database goes first. Values are JSON so a newer
 // daemon can read an older one's records; migrations (ordered, in
 // migrations.go) run at open when the stored version is older.
+//
+// Beside the database, in its folder:
+//
+//	<db>.last-good        the database as the last start that found it sound had it
+//	<db>.corrupt-<time>   a damaged database Recover replaced
+//
+// The file is never trusted: Open checks every page before anything
+// writes to it (check.go; a damaged file is ErrCorrupt, never a panic),
+// compacts a grown one (compact.go) and keeps the last-good copy
+// (lastgood.go); Recover salvages a damaged one (recover.go).
 package store
 
 import (
@@ -52,6 +62,7 @@ type Store struct {
 	// across the writes that move it.
 	totalMu sync.Mutex
 	total   int
+	report  OpenReport
 }
 
 // Options configure Open.
@@ -62,10 +73,20 @@ type Options struct {
 	HistoryTotalLimit int
 	// Timeout bounds the wait for the file lock another daemon holds.
 	Timeout time.Duration
+	// CompactMinSize is the file size under which Open never compacts
+	// (0: DefaultCompactMinSize; below 0: Open never compacts). See
+	// compact.go.
+	CompactMinSize int64
 }
 
 // Open opens (creating if needed) the database at path. A second daemon on
 // the same file fails after Timeout instead of hanging.
+//
+// Before anything writes to it, the file is checked whole (check.go): a
+// damaged one is an error matching ErrCorrupt, never a panic, and is left
+// as it was for Recover. A file grown well past its live data is
+// compacted (compact.go). Once open, migrated and counted, the database
+// is copied to LastGoodPath(path).
 func Open(path string, o Options) (*Store, error) {
 	if o.HistoryLimit <= 0 {
 		o.HistoryLimit = 100
@@ -76,32 +97,55 @@ func Open(path string, o Options) (*Store, error) {
 	if o.HistoryTotalLimit <= 0 {
 		o.HistoryTotalLimit = 100000
 	}
+	if o.CompactMinSize == 0 {
+		o.CompactMinSize = DefaultCompactMinSize
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.Timeout})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("the database %s is locked: is another sandboxd running on this data dir?", path)
-	}
+	db, rep, err := openChecked(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	s := &Store{db: db, historyLimit: o.HistoryLimit, totalLimit: o.HistoryTotalLimit}
-	if err := s.migrate(); err != nil {
-		db.Close()
 		return nil, err
 	}
-	if err := db.View(func(tx *bolt.Tx) error {
+	s := &Store{db: db, historyLimit: o.HistoryLimit, totalLimit: o.HistoryTotalLimit, report: rep}
+	// The check found the pages and the schema sound; a panic of bbolt's
+	// on anything it still missed is damage too, not a crash.
+	if err := protect(s.init); err != nil {
+		db.Close()
+		var pe panicError
+		if errors.As(err, &pe) {
+			return nil, corrupt(path, err)
+		}
+		return nil, err
+	}
+	s.report.LastGood, s.report.LastGoodErr = LastGoodPath(path), s.saveLastGood(path)
+	if s.report.LastGoodErr != nil {
+		s.report.LastGood = ""
+	}
+	return s, nil
+}
+
+// init migrates the schema, checks its buckets are there and counts the
+// executions.
+func (s *Store) init() error {
+	if err := s.migrate(); err != nil {
+		return err
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range schemaBuckets {
+			if tx.Bucket(b.name) == nil {
+				return &CorruptError{Path: s.db.Path(), Reason: fmt.Sprintf("its %s bucket is missing", b.name)}
+			}
+		}
 		return tx.Bucket(bucketExecutions).ForEachBucket(func(k []byte) error {
 			s.total += tx.Bucket(bucketExecutions).Bucket(k).Stats().KeyN
 			return nil
 		})
-	}); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+	})
 }
+
+// Report says what Open did to the file besides opening it.
+func (s *Store) Report() OpenReport { return s.report }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

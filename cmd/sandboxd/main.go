@@ -41,7 +41,7 @@ func main() {
 
 type flags struct {
 	config, socket, dataDir, runDir, logLevel string
-	validate                                  bool
+	validate, recover                         bool
 }
 
 func newCommand() *cobra.Command {
@@ -51,7 +51,15 @@ func newCommand() *cobra.Command {
 		Short: "Run untrusted code in sandboxes, served over a Unix socket",
 		Long: `sandboxd runs untrusted code - Python sessions whose variables persist,
 shell commands, one-shot runs - in sandboxes built from Linux namespaces,
-cgroups and seccomp, and serves its API on a Unix socket (see sandboxctl).`,
+cgroups and seccomp, and serves its API on a Unix socket (see sandboxctl).
+
+Its state is one database, DATA-DIR/sandboxd.db, checked whole at every
+start. A damaged one stops the start with one line saying so; with the
+daemon stopped, sandboxd --recover salvages what it holds into a new
+database (the damaged file is kept as sandboxd.db.corrupt-TIME), or,
+when nothing of it can be read, brings back DATA-DIR/sandboxd.db.last-good,
+the copy each sound start makes. A database over 32 MiB and twice its
+live data is compacted at start.`,
 		Version:       version.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -81,6 +89,9 @@ cgroups and seccomp, and serves its API on a Unix socket (see sandboxctl).`,
 				fmt.Println("configuration is valid")
 				return nil
 			}
+			if f.recover {
+				return recoverDatabase(cmd.OutOrStdout(), cfg)
+			}
 			return run(cfg)
 		},
 	}
@@ -91,6 +102,8 @@ cgroups and seccomp, and serves its API on a Unix socket (see sandboxctl).`,
 	fl.StringVar(&f.runDir, "run-dir", "/run/sandboxd", "runtime state")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.BoolVar(&f.validate, "validate", false, "check the configuration and exit")
+	fl.BoolVar(&f.recover, "recover", false, "salvage a corrupted database into a new one (the damaged file is kept aside), say what was saved, and exit; the daemon must be stopped")
+	cmd.MarkFlagsMutuallyExclusive("validate", "recover")
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(manpage.Command(cmd, "8"))
 	return cmd
