@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/containerd/errdefs"
 )
@@ -95,11 +94,7 @@ func message(err error) string {
 	if len(msg) <= maxMessage {
 		return msg
 	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + "…"
+	return cut(msg, maxMessage) + "…"
 }
 
 // ToError turns an error body back into an error of the same class, so that

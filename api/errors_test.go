@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/containerd/errdefs"
 )
@@ -45,5 +47,15 @@ func TestToErrorUnknownCode(t *testing.T) {
 	err = ToError(418, ErrorBody{})
 	if err == nil || err.Error() == "" {
 		t.Fatal("an empty body still gives a message")
+	}
+}
+
+// TestLongMessageIsCut: no message on the wire is over 1 KiB, whatever
+// an error from below carried.
+func TestLongMessageIsCut(t *testing.T) {
+	long := strings.Repeat("é", 100<<10)
+	status, body := FromError(Errorf(errdefs.ErrInvalidArgument, "bad: %s", long))
+	if m := body.Error.Message; status != 400 || len(m) > maxMessage+len("…") || !strings.HasSuffix(m, "…") || !utf8.ValidString(m) {
+		t.Fatalf("%d, a message of %d bytes", status, len(m))
 	}
 }

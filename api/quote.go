@@ -15,9 +15,17 @@ func Quote(s string) string {
 	if len(s) <= quoteMax {
 		return strconv.Quote(s)
 	}
-	cut := quoteMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	return strconv.Quote(cut(s, quoteMax)) + "…"
+}
+
+// cut is s cut to at most n bytes, at a rune boundary (a rune across the
+// cut is left out whole).
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return strconv.Quote(s[:cut]) + "…"
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,27 +59,19 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, required 
 	if dec.More() {
 		return errdefs.ErrInvalidArgument.WithMessage("bad JSON in the request body: more than one value")
 	}
-	if err := checkObject(body); err != nil {
+	present, err := checkObject(body)
+	if err != nil {
 		return err
 	}
-	return requireFields(body, required)
+	return requireFields(present, required)
 }
 
-// requireFields checks that the JSON object body has each field of
-// required, not null. Names match as encoding/json matches them: without
-// regard to case.
-func requireFields(body []byte, required []string) error {
-	if len(required) == 0 {
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	_ = json.Unmarshal(body, &fields) // it decoded into a struct already
+// requireFields checks that each field of required is among present (the
+// body's top-level keys whose value is not null). Names match as
+// encoding/json matches them: without regard to case.
+func requireFields(present, required []string) error {
 	for _, name := range required {
-		present := false
-		for k, v := range fields {
-			present = present || strings.EqualFold(k, name) && string(v) != "null"
-		}
-		if !present {
+		if !slices.ContainsFunc(present, func(k string) bool { return strings.EqualFold(k, name) }) {
 			return api.Errorf(errdefs.ErrInvalidArgument, "%s is required: send it in the JSON body", name)
 		}
 	}

@@ -18,30 +18,43 @@ import (
 // that is a request's own (the top level, an entry of files), keys match
 // fields without regard to case, as encoding/json matches them, so "Code"
 // and "code" are the same key there; in maps (env, labels) they are not.
-// body is valid JSON already: decode checked it.
-func checkObject(body []byte) error {
+// body is valid JSON already: decode checked it. It returns the top-level
+// keys whose value is not null, for requireFields: the one walk over the
+// body serves both.
+func checkObject(body []byte) (present []string, err error) {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return errdefs.ErrInvalidArgument.WithMessage("the request body must be a JSON object")
+		return nil, errdefs.ErrInvalidArgument.WithMessage("the request body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	return walkValue(dec, "", true)
+	w := walker{dec: json.NewDecoder(bytes.NewReader(body))}
+	w.dec.UseNumber()
+	if _, err := w.value("", true); err != nil {
+		return nil, err
+	}
+	return w.present, nil
 }
 
-// walkValue reads one value's tokens; fields says whether an object there
-// holds a struct's fields. path names where it is, for the message.
-func walkValue(dec *json.Decoder, path string, fields bool) error {
-	tok, err := dec.Token()
+// walker reads a body's tokens once, noting its top-level keys that are
+// not null.
+type walker struct {
+	dec     *json.Decoder
+	present []string
+}
+
+// value reads one value's tokens and says whether it is null; fields says
+// whether an object there holds a struct's fields. path names where it
+// is, for the message.
+func (w *walker) value(path string, fields bool) (null bool, err error) {
+	tok, err := w.dec.Token()
 	if err != nil {
-		return badJSON(err)
+		return false, badJSON(err)
 	}
 	switch tok {
 	case json.Delim('{'):
 		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
+		for w.dec.More() {
+			k, err := w.dec.Token()
 			if err != nil {
-				return badJSON(err)
+				return false, badJSON(err)
 			}
 			key, _ := k.(string)
 			norm := key
@@ -49,26 +62,30 @@ func walkValue(dec *json.Decoder, path string, fields bool) error {
 				norm = strings.ToLower(key)
 			}
 			if seen[norm] {
-				return api.Errorf(errdefs.ErrInvalidArgument, "the key %s is given twice in %s: give it once", api.Quote(key), where(path))
+				return false, api.Errorf(errdefs.ErrInvalidArgument, "the key %s is given twice in %s: give it once", api.Quote(key), where(path))
 			}
 			seen[norm] = true
 			// Below a request's fields only maps (env, labels) and
 			// lists of objects (files) are nested.
-			if err := walkValue(dec, join(path, key), fields && path == "" && !isMap(key)); err != nil {
-				return err
+			null, err := w.value(join(path, key), fields && path == "" && !isMap(key))
+			if err != nil {
+				return false, err
+			}
+			if path == "" && !null {
+				w.present = append(w.present, key)
 			}
 		}
 	case json.Delim('['):
-		for dec.More() {
-			if err := walkValue(dec, path+"[]", true); err != nil {
-				return err
+		for w.dec.More() {
+			if _, err := w.value(path+"[]", true); err != nil {
+				return false, err
 			}
 		}
 	default:
-		return nil
+		return tok == nil, nil
 	}
-	_, err = dec.Token() // the closing delimiter
-	return badJSON(err)
+	_, err = w.dec.Token() // the closing delimiter
+	return false, badJSON(err)
 }
 
 // isMap names the request fields that are maps of the caller's keys.
