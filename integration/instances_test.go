@@ -28,7 +28,7 @@ func TestDeadPooledSandboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mounts, loops, blocks := hostMounts(t), loopDevices(), info.UserNS.InUse
+	mounts, loops, blocks := d.mounts(t), d.loopDevices(), info.UserNS.InUse
 	cgroupsBefore := countCgroups(t, d)
 	// Kill every process of the pooled sandboxes, as an OOM killer or an
 	// operator would.
@@ -83,10 +83,10 @@ func TestDeadPooledSandboxes(t *testing.T) {
 	if info.UserNS.InUse != blocks {
 		t.Errorf("id blocks in use: %d, were %d", info.UserNS.InUse, blocks)
 	}
-	if n := hostMounts(t); n != mounts {
-		t.Errorf("host mounts: %d, were %d", n, mounts)
+	if n := d.mounts(t); n != mounts {
+		t.Errorf("mounts: %d, were %d", n, mounts)
 	}
-	if n := loopDevices(); n > loops {
+	if n := d.loopDevices(); n > loops {
 		t.Errorf("loop devices: %d, were %d", n, loops)
 	}
 	if n := countCgroups(t, d); n != cgroupsBefore {

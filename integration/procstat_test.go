@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,10 +68,42 @@ func statOf(t testing.TB, pid int) procStat {
 	return p
 }
 
-func hostMounts(t testing.TB) int {
+// mounts counts the mounts of the daemon's own: those whose mount point
+// is in its base or state dir. Other tests and daemons mount and unmount
+// on this host at the same time, so a count of every mount would not do.
+func (d *daemon) mounts(t testing.TB) int {
+	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Count(string(b), "\n")
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && d.owns(f[4]) {
+			n++
+		}
+	}
+	return n
+}
+
+// loopDevices counts the loop devices attached to a file of the daemon's.
+func (d *daemon) loopDevices() int {
+	m, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	n := 0
+	for _, p := range m {
+		if b, err := os.ReadFile(p); err == nil && d.owns(strings.TrimSpace(string(b))) {
+			n++
+		}
+	}
+	return n
+}
+
+// owns tells whether path is in the daemon's base or state dir.
+func (d *daemon) owns(path string) bool {
+	for _, dir := range []string{d.base, d.stateDir()} {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return true
+		}
+	}
+	return false
 }

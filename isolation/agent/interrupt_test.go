@@ -72,18 +72,24 @@ func testInterrupt(t *testing.T, ra *runningAgent) {
 
 	// A second interrupt while the first one's grace runs changes nothing:
 	// the cell that caught the first one ends on its own, and the answer
-	// still says interrupted.
+	// still says interrupted. "started" is printed inside the try: the
+	// interrupt can come while print still runs.
 	m, out, _ = interruptedExec(t, ra, Request{ID: "py3", Language: api.LanguagePython, Timeout: 60, Grace: 10,
-		Code: "import time\nprint('started', flush=True)\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n" +
+		Code: "import time\ntry:\n    print('started', flush=True)\n    time.sleep(30)\nexcept KeyboardInterrupt:\n" +
 			"    print('caught', flush=True)\n    time.sleep(1)\n'survived'"},
 		map[string]func(){"started": interrupt(t, ra, "py3"), "caught": interrupt(t, ra, "py3")})
 	if m.Status != api.StatusInterrupted || m.ExitCode != 130 || result(m) != "'survived'" || m.StateReset || m.Error != nil {
 		t.Fatalf("second interrupt: %+v %q", m, out)
 	}
 
-	// Shell: SIGINT to the command's process group ends it.
+	// Shell: SIGINT to the command's process group ends it. The command
+	// says "started" from the process that then waits, once its SIGINT
+	// handling is in place: with "echo started; sleep 30" the SIGINT can
+	// reach sleep between sh's fork and its exec, where sh's handler takes
+	// it and exec forgets it (as a terminal's Ctrl-C can be lost).
 	m, out, took = interruptedExec(t, ra, Request{ID: "sh", Language: api.LanguageShell, Timeout: 60, Grace: 10, Cwd: ra.ws,
-		Code: "echo started; sleep 30; echo never"}, map[string]func(){"started": interrupt(t, ra, "sh")})
+		Code: `exec python3 -c 'import time; print("started", flush=True); time.sleep(30); print("never")'`},
+		map[string]func(){"started": interrupt(t, ra, "sh")})
 	if m.Status != api.StatusInterrupted || m.ExitCode != 130 || strings.Contains(out, "never") || took > 10*time.Second {
 		t.Fatalf("shell interrupt: %+v %q after %v", m, out, took)
 	}
