@@ -127,6 +127,9 @@ type Execution struct {
 	DurationMS float64    `json:"duration_ms"`
 	Truncated  bool       `json:"truncated"`
 	StateReset bool       `json:"state_reset"`
+	// Summarized says the history keeps this execution cut to the daemon's
+	// history_record_bytes: what the answer had in full is not all there.
+	Summarized bool `json:"summarized,omitempty"`
 }
 
 // ExecutionList is the answer of GET /v1/sessions/{id}/executions.

@@ -40,10 +40,14 @@ type Config struct {
 	MaxOutputBytes     int64 `toml:"max_output_bytes"`
 	// MaxAnswerBytes bounds an execution's whole answer: stdout, stderr,
 	// the error, the result and every output.
-	MaxAnswerBytes    int64 `toml:"max_answer_bytes"`
-	MaxRequestBytes   int64 `toml:"max_request_bytes"`
-	HistoryLimit      int   `toml:"history_limit"`
-	HistoryTotalLimit int   `toml:"history_total_limit"`
+	MaxAnswerBytes  int64 `toml:"max_answer_bytes"`
+	MaxRequestBytes int64 `toml:"max_request_bytes"`
+	HistoryLimit    int   `toml:"history_limit"`
+	// HistoryRecordBytes bounds what the history keeps of one execution:
+	// an answer may be max_answer_bytes, and history_total_limit of them
+	// would fill a disk.
+	HistoryRecordBytes int64 `toml:"history_record_bytes"`
+	HistoryTotalLimit  int   `toml:"history_total_limit"`
 	// InterruptGraceS is how long interrupted Python gets to stop before
 	// the interpreter is killed and restarted.
 	InterruptGraceS float64 `toml:"interrupt_grace_s"`
@@ -133,6 +137,7 @@ func DefaultConfig() Config {
 		MaxAnswerBytes:     4 << 20,
 		MaxRequestBytes:    16 << 20,
 		HistoryLimit:       100,
+		HistoryRecordBytes: 256 << 10,
 		HistoryTotalLimit:  100000,
 		InterruptGraceS:    2,
 		ShutdownGraceS:     30,
@@ -263,6 +268,7 @@ func (c *Config) Validate() error {
 	check(c.MaxAnswerBytes > 0 && c.MaxAnswerBytes <= maxAnswerLimit, "max_answer_bytes must be above 0 and at most %d", maxAnswerLimit)
 	check(c.MaxRequestBytes > 0, "max_request_bytes must be above 0")
 	check(c.HistoryLimit > 0, "history_limit must be above 0")
+	check(c.HistoryRecordBytes >= minHistoryRecord, "history_record_bytes must be at least %d", minHistoryRecord)
 	check(c.HistoryTotalLimit > 0, "history_total_limit must be above 0")
 	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
 	check(c.PoolMaxTotal >= 0, "pool_max_total must be 0 or more")

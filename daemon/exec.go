@@ -34,7 +34,7 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	s.mu.Lock()
 	s.rec.ExecCount++
 	s.rec.LastUsedAt = now()
-	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e)}
+	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
 	s.mu.Unlock()
 	if d.sessions.has(s) {
 		d.recorder.add(item)

@@ -115,7 +115,7 @@ func (d *Daemon) recordUndelivered(s *session, r *isolation.ExecResult) {
 	s.mu.Lock()
 	e.SessionID = s.rec.ID
 	s.rec.ExecCount++
-	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e)}
+	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
 	s.mu.Unlock()
 	d.recorder.add(item)
 	d.log.Warn("execution lost to a daemon restart recorded", "session", e.SessionID, "execution", id, "ended", r.Status)

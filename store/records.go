@@ -55,6 +55,7 @@ type Execution struct {
 	DurationMS float64    `json:"duration_ms"`
 	Truncated  bool       `json:"truncated"`
 	StateReset bool       `json:"state_reset"`
+	Summarized bool       `json:"summarized,omitempty"`
 }
 
 // ExecError is an exception an execution raised.
