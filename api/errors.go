@@ -94,7 +94,7 @@ func message(err error) string {
 	if len(msg) <= maxMessage {
 		return msg
 	}
-	return cut(msg, maxMessage) + "…"
+	return Cut(msg, maxMessage) + "…"
 }
 
 // ToError turns an error body back into an error of the same class, so that

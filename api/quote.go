@@ -15,12 +15,12 @@ func Quote(s string) string {
 	if len(s) <= quoteMax {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(cut(s, quoteMax)) + "…"
+	return strconv.Quote(Cut(s, quoteMax)) + "…"
 }
 
-// cut is s cut to at most n bytes, at a rune boundary (a rune across the
+// Cut is s cut to at most n bytes, at a rune boundary (a rune across the
 // cut is left out whole).
-func cut(s string, n int) string {
+func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"unicode/utf8"
-
 	"github.com/sandboxd/sandboxd/api"
 )
 
@@ -34,14 +32,7 @@ func (b *answerBudget) take(n int) int {
 
 // text is s cut to what fits, at a rune boundary.
 func (b *answerBudget) text(s string) string {
-	k := b.take(len(s))
-	if k == len(s) {
-		return s
-	}
-	for k > 0 && !utf8.RuneStart(s[k]) {
-		k--
-	}
-	return s[:k]
+	return api.Cut(s, b.take(len(s)))
 }
 
 // bound cuts what the agent answered after the output: the error's text,
