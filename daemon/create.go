@@ -148,7 +148,10 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	t0 := time.Now()
-	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.paths.session(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+	if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB); err != nil {
+		if errdefs.IsResourceExhausted(err) {
+			return err // the data dir cannot hold it: the sentence is the caller's
+		}
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
 	disk := time.Since(t0)
