@@ -199,3 +199,31 @@ func TestFullDataDir(t *testing.T) {
 		t.Fatalf("health once space is back: %+v %+v", h, h.DataDir)
 	}
 }
+
+// TestPoolDiskReadOnly: a pooled sandbox whose disk went read-only (ext4
+// remounts itself so when it meets an error, as when the host's disk
+// filled under it) is not handed out: the create gets a writable
+// /workspace.
+func TestPoolDiskReadOnly(t *testing.T) {
+	d := startDaemon(t, "pool_size = 1\n")
+	waitFor(t, func() bool { return d.info(t).Pool.Idle == 1 })
+	ents, err := os.ReadDir(filepath.Join(d.dataDir, "sessions"))
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("the pooled sandbox's folder: %v %v", ents, err)
+	}
+	sick := ents[0].Name()
+	fs := filepath.Join(d.dataDir, "sessions", sick, "fs")
+	if err := unix.Mount("", fs, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", fs, err)
+	}
+	id := d.session(t, nil)
+	if id == sick {
+		t.Fatal("the create got the pooled sandbox whose disk is read-only")
+	}
+	if e := d.sh(t, id, "echo ok > /workspace/f && cat /workspace/f"); strings.TrimSpace(e.Stdout) != "ok" {
+		t.Fatalf("the session's /workspace: %s", describe(e))
+	}
+	if _, err := os.Stat(filepath.Join(d.dataDir, "sessions", sick)); !os.IsNotExist(err) {
+		t.Fatalf("the read-only sandbox's folder is left: %v", err)
+	}
+}
