@@ -76,7 +76,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	// session, one before it an orphan sandbox that reconcile removes.
 	if err := d.store.PutSession(rec); err != nil {
 		_ = d.destroySession(s)
-		return nil, fmt.Errorf("record session %s: %w", rec.ID, err)
+		return nil, recordErr(rec.ID, err)
 	}
 	d.sessions.add(s)
 	go d.watch(s, s.sandbox())

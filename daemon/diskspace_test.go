@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,5 +192,21 @@ func TestPoolDiskReadOnly(t *testing.T) {
 	}
 	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(DefaultTemplate)); n != 1 {
 		t.Fatalf("pool deaths counted: %v, want 1", n)
+	}
+}
+
+// TestRecordErr: a state write the full data dir refused is the client's
+// 429, saying so; any other is internal.
+func TestRecordErr(t *testing.T) {
+	full := recordErr("s1", &os.PathError{Op: "write", Path: "sandboxd.db", Err: syscall.ENOSPC})
+	if !errdefs.IsResourceExhausted(full) || !strings.Contains(full.Error(), "the data dir is full") {
+		t.Fatalf("ENOSPC: %v", full)
+	}
+	if _, ok := api.RetryAfter(full); !ok {
+		t.Fatal("no Retry-After")
+	}
+	other := recordErr("s1", errors.New("boom"))
+	if status, _ := api.FromError(other); status != 500 {
+		t.Fatalf("another error: %d %v", status, other)
 	}
 }

@@ -66,7 +66,7 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	}
 	d.wakePools() // its disk space is free again
 	if err := d.store.DeleteSession(id); err != nil {
-		return err
+		return recordErr(id, err)
 	}
 	_, owner := s.status()
 	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
