@@ -204,9 +204,29 @@ type RunRequest struct {
 	Files    []RunFile `json:"files,omitempty"`
 }
 
-// Health is the answer of GET /v1/health.
+// Health is the answer of GET /v1/health: always 200 while the daemon
+// serves; Status is HealthOK, or HealthDegraded when a check below finds
+// the host short of something (the daemon serves, but refuses what does
+// not fit).
 type Health struct {
 	Status string `json:"status"`
+	// DataDir is the data dir's free space against its floor; absent from
+	// daemons before it.
+	DataDir *DataDirHealth `json:"data_dir,omitempty"`
+}
+
+// Health statuses.
+const (
+	HealthOK       = "ok"
+	HealthDegraded = "degraded"
+)
+
+// DataDirHealth is the space left where session disks live: below
+// MinFreeMB (data_dir_min_free_mb) no new disk is made.
+type DataDirHealth struct {
+	FreeMB    int64 `json:"free_mb"`
+	MinFreeMB int64 `json:"min_free_mb"`
+	OK        bool  `json:"ok"`
 }
 
 // Info is the answer of GET /v1/info.

@@ -28,6 +28,16 @@ type Config struct {
 	// DiskQuota is how disk_mb is enforced: "loop" (a filesystem of that
 	// size per session) or "none".
 	DiskQuota volume.Kind `toml:"disk_quota"`
+	// DataDirMinFreeMB is what must stay free on the data dir's
+	// filesystem: a create (or a pool refill) whose disk would take the
+	// space promised to disks below it is refused (0: no floor; the
+	// promises are still checked against what is free).
+	DataDirMinFreeMB int64 `toml:"data_dir_min_free_mb"`
+	// DiskOvercommit is how many MiB of sparse session disks may be
+	// promised per MiB free above the floor (1: never promise more than
+	// the host has). Above 1, sessions that fill their disks together can
+	// fill the host's, and their filesystems then fail.
+	DiskOvercommit float64 `toml:"disk_overcommit"`
 
 	// SandboxUID and SandboxGID run sandboxed code: ids no host user has.
 	SandboxUID int `toml:"sandbox_uid"`
@@ -127,6 +137,8 @@ func DefaultConfig() Config {
 		RunDir:             "/run/sandboxd",
 		LogLevel:           "info",
 		DiskQuota:          volume.Loop,
+		DataDirMinFreeMB:   1024,
+		DiskOvercommit:     1,
 		SandboxUID:         2000000,
 		SandboxGID:         2000000,
 		MaxSessions:        200,
@@ -259,6 +271,8 @@ func (c *Config) Validate() error {
 	check(c.DataDir != "", "data_dir must be set")
 	check(c.RunDir != "", "run_dir must be set")
 	check(c.DiskQuota == volume.Loop || c.DiskQuota == volume.Plain, "disk_quota must be %q or %q", volume.Loop, volume.Plain)
+	check(c.DataDirMinFreeMB >= 0, "data_dir_min_free_mb must be 0 (no floor) or more")
+	check(c.DiskOvercommit >= 1, "disk_overcommit must be 1 (no overcommit) or more")
 	check(c.SandboxUID > 0 && c.SandboxGID > 0, "sandbox_uid and sandbox_gid must be above 0: sandboxed code never runs as root")
 	check(c.MaxSessions > 0, "max_sessions must be above 0")
 	check(c.MaxSessionsPerUID > 0, "max_sessions_per_uid must be above 0")

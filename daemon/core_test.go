@@ -30,6 +30,9 @@ type testEnv struct {
 	h   *fakeHost
 	cfg Config
 	ids *idmap.Allocator
+	// disk is the host's disk as the daemon sees it: plenty free unless a
+	// test says otherwise.
+	disk *fakeDisk
 }
 
 func newEnv(t *testing.T, mod func(*Config)) *testEnv {
@@ -47,7 +50,7 @@ func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, h: newFakeHost(t.TempDir()), cfg: cfg, ids: ids}
+	return &testEnv{t: t, h: newFakeHost(t.TempDir()), cfg: cfg, ids: ids, disk: newFakeDisk(1 << 40)}
 }
 
 // start starts a daemon over the env's data dir and fake host; it is
@@ -62,7 +65,7 @@ func (e *testEnv) start() *Daemon {
 	ids, _ := idmap.New(e.ids.Range())
 	e.ids = ids
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}})
+	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk})
 	if err != nil {
 		st.Close()
 		e.t.Fatal(err)

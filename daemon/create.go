@@ -76,7 +76,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	// session, one before it an orphan sandbox that reconcile removes.
 	if err := d.store.PutSession(rec); err != nil {
 		_ = d.destroySession(s)
-		return nil, fmt.Errorf("record session %s: %w", rec.ID, err)
+		return nil, recordErr(rec.ID, err)
 	}
 	d.sessions.add(s)
 	go d.watch(s, s.sandbox())
@@ -148,7 +148,10 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	t0 := time.Now()
-	if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.paths.session(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+	if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB); err != nil {
+		if errdefs.IsResourceExhausted(err) {
+			return err // the data dir cannot hold it: the sentence is the caller's
+		}
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
 	disk := time.Since(t0)

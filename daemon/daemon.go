@@ -63,6 +63,10 @@ type Daemon struct {
 	ids *idmap.Allocator
 	// pristine makes session disks as copies of a pristine image.
 	pristine *volume.Pristine
+	// probe reads the host's disk; disks holds the disk promised to each
+	// session, so that no create is promised space the host lacks.
+	probe diskProbe
+	disks *diskLedger
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
 
@@ -82,6 +86,8 @@ type deps struct {
 	monitor *seccomp.Monitor
 	denied  *deniedLog
 	inst    instance
+	// probe reads the host's disk (nil: package volume's answers).
+	probe diskProbe
 }
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
@@ -199,7 +205,12 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		events:    newEvents(),
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
 		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
+		probe:     dp.probe,
+		disks:     newDiskLedger(),
 		metrics:   m,
+	}
+	if d.probe == nil {
+		d.probe = volumeProbe{kind: cfg.DiskQuota}
 	}
 	m.sessions = d.sessions.countByStatus
 	// Start-up work is the daemon's own, logged as such.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -12,6 +14,10 @@ import (
 // poolCheckEvery is how often idle pooled sandboxes are asked whether
 // they answer; their death is noticed at once regardless (the exit).
 const poolCheckEvery = 30 * time.Second
+
+// poolSpaceWait is how often a pool that found no disk space for its
+// next sandbox looks again, when no session went meanwhile.
+const poolSpaceWait = 15 * time.Second
 
 // claimCheckTimeout bounds the check of a pooled sandbox at its claim.
 const claimCheckTimeout = 2 * time.Second
@@ -71,6 +77,9 @@ func (p *pool) fill(ctx context.Context) {
 	backoff := time.Second
 	check := time.NewTicker(poolCheckEvery)
 	defer check.Stop()
+	// noSpace says the last refill found no disk space for its sandbox:
+	// said once in the log, then the pool waits for space quietly.
+	noSpace := false
 	for {
 		for p.short() && ctx.Err() == nil {
 			err := p.add(ctx)
@@ -78,6 +87,25 @@ func (p *pool) fill(ctx context.Context) {
 				return
 			}
 			p.d.tmpl.setPoolError(p.t, err)
+			if errdefs.IsResourceExhausted(err) {
+				if !noSpace {
+					p.d.log.Warn("warm pool: no disk space for another sandbox; waiting for space", "template", p.t.def.Name, "err", err)
+					noSpace = true
+				}
+				// Space comes back when sessions go, which wakes the pool;
+				// a host's other users may free some too, hence the timer.
+				select {
+				case <-ctx.Done():
+					return
+				case <-p.kick:
+				case <-time.After(poolSpaceWait):
+				}
+				continue
+			}
+			if err == nil && noSpace {
+				p.d.log.Info("warm pool: disk space is back; refilling", "template", p.t.def.Name)
+				noSpace = false
+			}
 			if err != nil {
 				p.d.log.Warn("warm pool: start a sandbox", "template", p.t.def.Name, "err", err)
 				select {
@@ -207,6 +235,9 @@ func (p *pool) checkIdle(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := sb.Check(cctx)
 		cancel()
+		if err == nil {
+			err = p.d.probe.writable(p.d.paths.session(s.record().ID))
+		}
 		if err != nil && ctx.Err() == nil && p.take(s) {
 			p.discard(s, "failed its health check: "+err.Error())
 		}
@@ -263,6 +294,13 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 			p.discard(s, "failed its check at claim: "+err.Error())
 			continue
 		}
+		// Its disk must take writes: an ext4 image that met an error (the
+		// host's disk full under it) is remounted read-only, and its
+		// session would get a /workspace where every write fails.
+		if err := p.d.probe.writable(p.d.paths.session(s.record().ID)); err != nil {
+			p.discard(s, "its disk failed its check at claim: "+err.Error())
+			continue
+		}
 		if rec.Limits != def {
 			if err := sb.SetLimits(limitsOf(rec.Limits)); err != nil {
 				p.d.log.Warn("warm pool: apply limits", "template", p.t.def.Name, "err", err)
@@ -293,6 +331,18 @@ func (p *pool) close() {
 		}
 	}
 	p.watchers.Wait()
+}
+
+// wakePools has every pool check its size: a session went, and a pool
+// waiting for disk space may find it now.
+func (d *Daemon) wakePools() {
+	d.tmpl.mu.Lock()
+	defer d.tmpl.mu.Unlock()
+	for _, t := range d.tmpl.byName {
+		if t.pool != nil {
+			t.pool.wake()
+		}
+	}
 }
 
 // closePools empties every warm pool, for good.

@@ -77,7 +77,9 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 	}
 	for _, s := range d.sessions.all() {
 		rec := s.record()
-		if err := volume.Ensure(ctx, d.cfg.DiskQuota, d.pristine, d.paths.session(rec.ID), rec.Limits.DiskMB<<20); err != nil {
+		// A disk whose image is gone is made again only if the data dir
+		// can hold it (ensureDisk); one that exists is counted as promised.
+		if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB); err != nil {
 			d.log.Warn("session disk", "session", rec.ID, "err", err)
 			if sb := s.setFailed("its disk could not be mounted: " + err.Error()); sb != nil {
 				_ = sb.Stop()

@@ -64,8 +64,9 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err := d.destroySession(s); err != nil {
 		return err
 	}
+	d.wakePools() // its disk space is free again
 	if err := d.store.DeleteSession(id); err != nil {
-		return err
+		return recordErr(id, err)
 	}
 	_, owner := s.status()
 	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
@@ -87,6 +88,7 @@ func (d *Daemon) destroySession(s *session) error {
 	if err := volume.Remove(d.paths.session(id)); err != nil {
 		return err
 	}
+	d.forgetDisk(id)
 	// Only now: nothing owned by the block is left for its next session.
 	d.releaseIDs(s)
 	return nil

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/containerd/errdefs"
@@ -290,7 +289,7 @@ func (d *Daemon) commit(ctx context.Context, s *session, action, reason string) 
 		log.Info("session "+action, "session", rec.ID, "reason", reason)
 	}
 	if err != nil {
-		return fmt.Errorf("record session %s: %w", rec.ID, err)
+		return recordErr(rec.ID, err)
 	}
 	return nil
 }

@@ -84,6 +84,12 @@ type daemon struct {
 	// binDir, if set, holds the sandboxd to run instead of this tree's (an
 	// older release, for upgrade tests).
 	binDir string
+	// config is the test's own config lines, written over testConfig's at
+	// every launch (a test may change them between launches).
+	config string
+	// dataDir is the daemon's --data-dir (default: base/data); a test may
+	// put it on a filesystem of its own.
+	dataDir string
 }
 
 // startDaemon starts sandboxd with extra TOML config lines, waits until it
@@ -97,10 +103,8 @@ func startDaemon(t testing.TB, config string, opts ...func(*daemon)) *daemon {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(base, 0o755)
-	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log"), runDir: filepath.Join(base, "run")}
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(testConfig(config)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	d := &daemon{t: t, base: base, socket: filepath.Join(base, "s.sock"), logPath: filepath.Join(base, "daemon.log"),
+		runDir: filepath.Join(base, "run"), dataDir: filepath.Join(base, "data"), config: config}
 	d.c = client.New(d.socket)
 	for _, o := range opts {
 		o(d)
@@ -120,8 +124,13 @@ func (d *daemon) launch() {
 		t.Fatal(err)
 	}
 	defer logf.Close()
+	// Written at each launch: an older daemon (upgrade tests) refuses the
+	// keys it does not know, this one needs them.
+	if err := os.WriteFile(filepath.Join(d.base, "config.toml"), []byte(testConfig(d.config, d.binDir != "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"--config", filepath.Join(d.base, "config.toml"), "--socket", d.socket,
-		"--data-dir", filepath.Join(d.base, "data"), "--run-dir", d.runDir, "--log-level", "debug"}
+		"--data-dir", d.dataDir, "--run-dir", d.runDir, "--log-level", "debug"}
 	daemonBin := filepath.Join(bin, "sandboxd")
 	if d.binDir != "" {
 		daemonBin = filepath.Join(d.binDir, "sandboxd")
@@ -219,6 +228,9 @@ func (d *daemon) stop() {
 	// Disks of sessions a failed test could not delete stay mounted: unmount
 	// them, so no test leaves a mount behind.
 	unmountUnder(t, d.base)
+	if !strings.HasPrefix(d.dataDir, d.base+"/") {
+		unmountUnder(t, d.dataDir)
+	}
 	_ = os.RemoveAll(d.base)
 }
 
@@ -285,7 +297,7 @@ const leaseDir = "/run/sandboxd-ids"
 // instance is the daemon's instance id, which names what it makes outside
 // its data dir: its cgroup folder and its state folder under the run dir.
 func (d *daemon) instance() string {
-	b, err := os.ReadFile(filepath.Join(d.base, "data", "instance"))
+	b, err := os.ReadFile(filepath.Join(d.dataDir, "instance"))
 	if err != nil {
 		d.t.Fatalf("the daemon's instance id: %v", err)
 	}
@@ -414,14 +426,23 @@ func result(e *api.Execution) string {
 	return *e.Result
 }
 
-// testConfig is the daemon config of a test: a short interrupt grace, and
-// no warm pool unless the test asks for one (pooled sandboxes have no
-// session, which would confuse the tests that count what is left), then
-// the test's own lines.
-func testConfig(extra string) string {
+// testConfig is the daemon config of a test: a short interrupt grace, no
+// warm pool unless the test asks for one (pooled sandboxes have no
+// session, which would confuse the tests that count what is left), no disk
+// admission unless the test sets it (tests run many daemons with many 1
+// GiB sparse disks at once, also on a VM's small disk: what they write is
+// small), then the test's own lines. old leaves out keys an older daemon
+// does not know.
+func testConfig(extra string, old bool) string {
 	c := "interrupt_grace_s = 1\n"
 	if !strings.Contains(extra, "pool_size") {
 		c += "pool_size = 0\n"
+	}
+	if !old && !strings.Contains(extra, "data_dir_min_free_mb") {
+		c += "data_dir_min_free_mb = 0\n"
+	}
+	if !old && !strings.Contains(extra, "disk_overcommit") {
+		c += "disk_overcommit = 1000000.0\n"
 	}
 	return c + extra
 }

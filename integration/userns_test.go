@@ -141,9 +141,7 @@ func TestUserNamespacesOff(t *testing.T) {
 		if _, err := d.c.StopSession(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d.base, "config.toml"), []byte(testConfig(extra)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		d.config = extra // written at the next launch
 		d.crash()
 		d.launch()
 		if _, err := d.c.StartSession(ctx, id); err != nil {

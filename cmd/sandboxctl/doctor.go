@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +25,13 @@ socket and the disk where workspaces live. It exits 1 if anything fails.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			socket := client.New(a.socket).Socket()
 			results := hostcheck.Default(socket, dataDir).Run()
+			// The daemon knows its floor; a daemon too old to say, or not
+			// running (the socket check says so), adds nothing.
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+			if h, err := a.client().HealthStatus(ctx); err == nil && h.DataDir != nil {
+				results = append(results, hostcheck.DataDirFloor(h.DataDir.FreeMB, h.DataDir.MinFreeMB, h.DataDir.OK))
+			}
+			cancel()
 			if asJSON {
 				if err := printJSON(os.Stdout, results); err != nil {
 					return err

@@ -13,6 +13,7 @@ import (
 
 // Backend is what the router needs from the daemon.
 type Backend interface {
+	Health(ctx context.Context) (*api.Health, error)
 	Info(ctx context.Context) (*api.Info, error)
 	CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error)
 	ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error)

@@ -21,8 +21,15 @@ func (s *Server) notFound(_ http.ResponseWriter, r *http.Request) error {
 	return api.Errorf(errdefs.ErrNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 }
 
-func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, api.Health{Status: "ok"})
+// health answers 200 whenever the daemon serves, "degraded" included: a
+// daemon short of disk still serves what fits, and a supervisor that
+// restarts on a non-2xx would only make things worse.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	h, err := s.b.Health(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
 	return nil
 }
 

@@ -35,6 +35,9 @@ type fakeBackend struct {
 	eventsErr error
 }
 
+func (f *fakeBackend) Health(context.Context) (*api.Health, error) {
+	return &api.Health{Status: api.HealthOK}, nil
+}
 func (f *fakeBackend) Info(ctx context.Context) (*api.Info, error) {
 	f.caller = identity.From(ctx)
 	return &api.Info{APIVersion: api.Version}, nil

@@ -244,6 +244,18 @@ func (h Host) Disk() Result {
 	return Result{"disk", OK, detail}
 }
 
+// DataDirFloor is the daemon's own view of its data dir's space, from
+// /v1/health: what it has free against data_dir_min_free_mb, below which
+// it refuses new session disks. Disk() cannot say this: the floor is in
+// the daemon's config.
+func DataDirFloor(freeMB, minFreeMB int64, ok bool) Result {
+	detail := fmt.Sprintf("%d MiB free, floor %d MiB (data_dir_min_free_mb)", freeMB, minFreeMB)
+	if !ok {
+		return Result{"data dir space", Fail, detail + ": below the floor, sandboxd refuses new sessions; delete sessions or free space"}
+	}
+	return Result{"data dir space", OK, detail}
+}
+
 // DiskQuota checks what disk_quota = "loop" needs: loop devices and
 // mkfs.ext4.
 func (h Host) DiskQuota() Result {

@@ -72,3 +72,13 @@ func TestFileChecks(t *testing.T) {
 		t.Error("Failed")
 	}
 }
+
+// TestDataDirFloor: doctor's line from the daemon's health.
+func TestDataDirFloor(t *testing.T) {
+	if r := DataDirFloor(80, 1024, false); r.Status != Fail || !strings.Contains(r.Detail, "80 MiB free, floor 1024 MiB") {
+		t.Fatalf("below the floor: %+v", r)
+	}
+	if r := DataDirFloor(4096, 1024, true); r.Status != OK {
+		t.Fatalf("above the floor: %+v", r)
+	}
+}

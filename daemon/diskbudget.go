@@ -1,0 +1,84 @@
+package daemon
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// diskRetryAfter is the Retry-After of a create refused for disk space:
+// space comes back when sessions are deleted, which is a person's or a
+// client's decision, not a matter of milliseconds.
+const diskRetryAfter = 30 * time.Second
+
+// diskBudget is the arithmetic of disk admission, apart from where its
+// numbers come from so that it can be tested as a table. Session images
+// are sparse: each promises its disk_mb but takes from the host only what
+// is written in it. Promising more than the host has is how a full host
+// disk used to abort the journals of every session image on it (issue 14).
+type diskBudget struct {
+	// free is what the data dir's filesystem has left (statfs f_bavail).
+	free int64
+	// outstanding is what live disks may still take: for each, its size
+	// less what its image already holds.
+	outstanding int64
+	// floor is what must stay free whatever the promises
+	// (data_dir_min_free_mb).
+	floor int64
+	// overcommit is how many bytes of sparse disk may be promised per
+	// free byte above the floor (disk_overcommit; 1: none).
+	overcommit float64
+}
+
+// promisable is how much more disk may be promised: the free space above
+// the floor, times the overcommit, less what is promised already. It is
+// never below 0.
+func (b diskBudget) promisable() int64 {
+	room := float64(b.free-b.floor)*b.overcommit - float64(b.outstanding)
+	if room <= 0 {
+		return 0
+	}
+	if room >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(room)
+}
+
+// fits reports whether a new disk of want bytes may be promised. A disk
+// that takes no promise (want 0: a plain folder, not sparse, not sized)
+// still needs the data dir above its floor.
+func (b diskBudget) fits(want int64) bool {
+	if b.free < b.floor {
+		return false
+	}
+	return want <= b.promisable()
+}
+
+// refusal is the 429 of a disk that does not fit, in one sentence saying
+// what is free and what to do.
+func (b diskBudget) refusal(want int64) error {
+	var err error
+	if want == 0 {
+		err = api.Errorf(errdefs.ErrResourceExhausted,
+			"the data dir has %d MiB free, under its %d MiB floor (data_dir_min_free_mb): delete sessions or free space on the host",
+			mib(b.free), mib(b.floor))
+	} else {
+		err = api.Errorf(errdefs.ErrResourceExhausted,
+			"the data dir has %d MiB free of which %d MiB can be promised: a %d MiB disk does not fit above the %d MiB floor (data_dir_min_free_mb); delete sessions or ask for less disk_mb",
+			mib(b.free), mib(b.promisable()), mib(want), mib(b.floor))
+	}
+	return api.WithRetryAfter(err, diskRetryAfter)
+}
+
+// mib is n bytes in whole MiB, rounded down (never overstating what is
+// free), and 0 below 0.
+func mib(n int64) int64 { return max(n, 0) >> 20 }
+
+// String is the budget for logs.
+func (b diskBudget) String() string {
+	return fmt.Sprintf("free %d MiB, promised %d MiB, floor %d MiB, overcommit %g", mib(b.free), mib(b.outstanding), mib(b.floor), b.overcommit)
+}
