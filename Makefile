@@ -164,4 +164,6 @@ test-vm: deps
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/integration.test ./integration
 	$(MAKE) --no-print-directory old-release OLD_BIN=dist/vm/old-bin
 	$(VM)/install-host-deps
-	VM_EXTRA_PACKAGES=python3-matplotlib VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh
+	# 8G (sparse): the packaged daemon's defaults promise no disk the data
+	# dir lacks (1 GiB floor, two pooled 1 GiB disks, the test's session).
+	VM_EXTRA_PACKAGES=python3-matplotlib VM_DISK_SIZE=8G VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh
