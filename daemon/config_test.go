@@ -35,6 +35,9 @@ func TestLoadConfig(t *testing.T) {
 		{"pool share over the total", "pool_max_total = 4\npool_share_per_uid = 5\n", "c.toml:2: pool_share_per_uid must be between 0 (half of pool_max_total) and pool_max_total (4)"},
 		{"pool share over the default total", "pool_share_per_uid = 33\n", "c.toml:1: pool_share_per_uid must be between 0"},
 		{"negative pool share", "pool_share_per_uid = -1\n", "c.toml:1: pool_share_per_uid must be between 0"},
+		{"lxcfs off", "lxcfs_dir = \"\"\n", ""},
+		{"lxcfs elsewhere", "lxcfs_dir = \"/run/lxcfs\"\n", ""},
+		{"lxcfs relative", "lxcfs_dir = \"var/lib/lxcfs\"\n", "c.toml:1: lxcfs_dir must be an absolute path"},
 		{"pool share with no pools", "pool_max_total = 0\npool_size = 0\npool_share_per_uid = 1\n", "c.toml:3: pool_share_per_uid"},
 	}
 	for _, c := range cases {

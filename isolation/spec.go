@@ -40,6 +40,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
+	spec.Mounts = append(spec.Mounts, r.procView()...)
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,
 	// its hypervisor's settings) reads empty.
 	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/cmdline", "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
