@@ -59,3 +59,25 @@ func TestProcView(t *testing.T) {
 		})
 	}
 }
+
+// TestProcViewPoolClaim checks a warm sandbox, started with the default
+// limits (cpus 1: one CPU of its own), takes the claiming session's: its
+// memory in /proc/meminfo, and every CPU back when it asks for as many as
+// the host has.
+func TestProcViewPoolClaim(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: every sandbox runs on all of them")
+	}
+	mnt := lxcfsFor(t)
+	d := startDaemon(t, fmt.Sprintf("lxcfs_dir = %q\npool_size = 1\n", mnt))
+	waitFor(t, func() bool { return d.info(t).Pool.Idle == 1 })
+	mem, cpus := int64(288), float64(runtime.NumCPU())
+	id := d.session(t, &api.CreateSessionRequest{MemoryMB: &mem, CPUs: &cpus})
+	if !strings.Contains(d.log(), `"from":"pool"`) {
+		t.Fatalf("the create did not come from the pool:\n%s", d.log())
+	}
+	e := d.sh(t, id, `grep '^MemTotal:' /proc/meminfo; nproc`)
+	if want := fmt.Sprintf("MemTotal: %d kB %d", mem*1024, runtime.NumCPU()); strings.Join(strings.Fields(e.Stdout), " ") != want {
+		t.Fatalf("got %q, want %q (stderr %q)", e.Stdout, want, e.Stderr)
+	}
+}

@@ -54,6 +54,8 @@ type Runtime struct {
 	empty   string
 	// lxcfsDir is Options.LXCFSDir.
 	lxcfsDir string
+	// cpus gives sandboxes their cpuset (cpuset.go).
+	cpus *cpuPicker
 }
 
 // NewRuntime checks the host has what sandboxes need and prepares the
@@ -79,6 +81,7 @@ func NewRuntime(o Options) (*Runtime, error) {
 		cgroups:  o.Cgroups,
 		empty:    filepath.Join(o.StateDir, "empty"),
 		lxcfsDir: o.LXCFSDir,
+		cpus:     newCPUPicker(o.Cgroups != nil && o.Cgroups.CPUSet()),
 	}
 	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {

@@ -62,6 +62,14 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		}
 	}
 	res := *s.Limits.resources()
+	if set := r.cpus.pick(s.ID, s.Limits.CPUs); set != "" {
+		var cpu specs.LinuxCPU
+		if res.CPU != nil {
+			cpu = *res.CPU
+		}
+		cpu.Cpus = set
+		res.CPU = &cpu
+	}
 	res.Devices = spec.Linux.Resources.Devices
 	spec.Linux.Resources = &res
 	spec.Linux.Seccomp = r.seccomp
