@@ -60,11 +60,14 @@ down:
 	@pkill -TERM -f "^bin/sandboxd --socket $(SOCKET)" && echo "sandboxd stopped" || echo "sandboxd was not running"
 
 # test-deps: what the tests use beyond the build: matplotlib checks rich
-# outputs for real.
+# outputs for real; lxcfs serves sandboxes their own /proc/meminfo, cpuinfo,
+# stat and uptime (the procview tests start their own lxcfs from it).
 test-deps: deps
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
 		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null))
+	@command -v lxcfs >/dev/null || (apt-get install -y -qq --no-install-recommends lxcfs >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxcfs >/dev/null))
 	@command -v rpm >/dev/null || (apt-get install -y -qq --no-install-recommends rpm >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rpm >/dev/null))
 
@@ -166,4 +169,4 @@ test-vm: deps
 	$(VM)/install-host-deps
 	# 8G (sparse): the packaged daemon's defaults promise no disk the data
 	# dir lacks (1 GiB floor, two pooled 1 GiB disks, the test's session).
-	VM_EXTRA_PACKAGES=python3-matplotlib VM_DISK_SIZE=8G VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh
+	VM_EXTRA_PACKAGES=python3-matplotlib,lxcfs VM_DISK_SIZE=8G VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh

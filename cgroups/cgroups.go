@@ -61,8 +61,9 @@ type Tree struct {
 	Scope string
 }
 
-// controllers the sandboxes need on v2.
-var controllers = []string{"cpu", "memory", "pids"}
+// controllers the sandboxes need on v2; cpuset only where the parent
+// delegates it (see CPUSet).
+var controllers = []string{"cpu", "cpuset", "memory", "pids"}
 
 // Setup finds (and on v2 prepares) where sandbox cgroups go. name is the
 // daemon's own folder for sandboxes below its cgroup (on v1 in every

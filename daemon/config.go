@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -88,6 +89,12 @@ type Config struct {
 	// RestartLostSessions starts afresh, at daemon start, sessions whose
 	// sandbox did not survive (instead of marking them failed).
 	RestartLostSessions bool `toml:"restart_lost_sessions"`
+	// LXCFSDir is where lxcfs is mounted: sandboxes see its /proc/meminfo,
+	// cpuinfo, stat, uptime (and loadavg, diskstats, swaps,
+	// /sys/devices/system/cpu/online), computed for their own limits,
+	// instead of the host's. "" turns that off; a dir where lxcfs does not
+	// serve leaves the host's files, with one warning at start.
+	LXCFSDir string `toml:"lxcfs_dir"`
 
 	Defaults LimitsConfig   `toml:"defaults"`
 	Max      LimitsConfig   `toml:"max"`
@@ -156,8 +163,10 @@ func DefaultConfig() Config {
 		PoolSize:           2,
 		PoolMaxTotal:       32,
 		MaxTemplateMB:      8192,
-		Defaults:           LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
-		Seccomp:            seccomp.Config{LogDenied: true},
+		// Where Debian's and Ubuntu's lxcfs.service mounts it.
+		LXCFSDir: "/var/lib/lxcfs",
+		Defaults: LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
+		Seccomp:  seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Max:    LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
@@ -290,6 +299,7 @@ func (c *Config) Validate() error {
 	check(c.PoolSharePerUID >= 0 && c.PoolSharePerUID <= c.PoolMaxTotal, "pool_share_per_uid must be between 0 (half of pool_max_total) and pool_max_total (%d)", c.PoolMaxTotal)
 	check(c.MaxTemplateMB > 0, "max_template_mb must be above 0")
 	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")
+	check(c.LXCFSDir == "" || filepath.IsAbs(c.LXCFSDir), "lxcfs_dir must be an absolute path, or \"\" to show sandboxes the host's /proc/meminfo")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
 	d, m := c.Defaults, c.Max
 	check(d.MemoryMB >= minMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", minMemoryMB)

@@ -38,6 +38,9 @@ func TestLoadConfig(t *testing.T) {
 		{"no disk floor", "data_dir_min_free_mb = 0\ndisk_overcommit = 50.0\n", ""},
 		{"negative disk floor", "data_dir_min_free_mb = -1\n", "c.toml:1: data_dir_min_free_mb must be 0"},
 		{"disk undercommit", "disk_overcommit = 0.5\n", "c.toml:1: disk_overcommit must be 1"},
+		{"lxcfs off", "lxcfs_dir = \"\"\n", ""},
+		{"lxcfs elsewhere", "lxcfs_dir = \"/run/lxcfs\"\n", ""},
+		{"lxcfs relative", "lxcfs_dir = \"var/lib/lxcfs\"\n", "c.toml:1: lxcfs_dir must be an absolute path"},
 		{"pool share with no pools", "pool_max_total = 0\npool_size = 0\npool_share_per_uid = 1\n", "c.toml:3: pool_share_per_uid"},
 	}
 	for _, c := range cases {

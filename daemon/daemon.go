@@ -165,6 +165,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		Seccomp:  cfg.Seccomp,
 		Cgroups:  tree,
 		Monitor:  dp.monitor,
+		LXCFSDir: cfg.LXCFSDir,
 	})
 	if err != nil {
 		return nil, err
@@ -232,6 +233,9 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	info := d.rt.Info()
 	if info.ShowsHostPaths {
 		log.Warn("overlayfs cannot be mounted here: sandboxes see the host paths of their /etc and image folders in their mount table")
+	}
+	if info.ProcViewProblem != "" && d.cfg.LXCFSDir != "" {
+		log.Warn("lxcfs is not serving: sandboxes show the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits (install lxcfs, or set lxcfs_dir = \"\" to silence this)", "lxcfs_dir", d.cfg.LXCFSDir, "problem", info.ProcViewProblem)
 	}
 	log.Info("sandboxd ready", "instance", d.inst.id, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "sessions", len(d.sessions.all()))

@@ -70,6 +70,7 @@ func (r *Runtime) newSandbox(s *Spec, c *libcontainer.Container) *Sandbox {
 		id: id, paths: r.pathsOf(id), tmp: s.Tmp, c: c, exited: make(chan struct{}),
 		onUndelivered: s.OnUndelivered,
 		oomKills:      func() (uint64, error) { return r.cgroups.OOMKills(id) },
+		cpus:          r.cpus,
 	}
 }
 

@@ -43,6 +43,9 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 	}
 	sb := r.newSandbox(s, c)
 	sb.started = state.Created
+	if cg := c.Config().Cgroups; cg != nil && cg.Resources != nil {
+		r.cpus.adopt(s.ID, cg.Resources.CpusetCpus)
+	}
 	go func() {
 		watchExit(pidfd)
 		// Not our child: how it ended is unknown, but for memory.

@@ -30,6 +30,9 @@ type Options struct {
 	Cgroups *cgroups.Tree
 	// Monitor, if set, is told of every call the filter refuses.
 	Monitor *seccomp.Monitor
+	// LXCFSDir is where lxcfs serves per-reader /proc files, bound over
+	// each sandbox's own (procview.go); "" turns that off.
+	LXCFSDir string
 }
 
 // Runtime starts sandboxes.
@@ -49,6 +52,10 @@ type Runtime struct {
 	// empty is the overlays' second, empty, layer.
 	overlay bool
 	empty   string
+	// lxcfsDir is Options.LXCFSDir.
+	lxcfsDir string
+	// cpus gives sandboxes their cpuset (cpuset.go).
+	cpus *cpuPicker
 }
 
 // NewRuntime checks the host has what sandboxes need and prepares the
@@ -73,6 +80,8 @@ func NewRuntime(o Options) (*Runtime, error) {
 		watched:  seccomp.Watched(o.Seccomp),
 		cgroups:  o.Cgroups,
 		empty:    filepath.Join(o.StateDir, "empty"),
+		lxcfsDir: o.LXCFSDir,
+		cpus:     newCPUPicker(o.Cgroups != nil && o.Cgroups.CPUSet()),
 	}
 	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
@@ -146,11 +155,15 @@ type Info struct {
 	// ShowsHostPaths says the sandboxes' mount tables show the host paths
 	// of their /etc and image folders: without overlayfs (hostview.go).
 	ShowsHostPaths bool
+	// ProcViewProblem says why sandboxes show the host's /proc/meminfo,
+	// cpuinfo, stat and uptime instead of their own ("": lxcfs serves
+	// them; see procview.go).
+	ProcViewProblem string
 }
 
 // Info describes r.
 func (r *Runtime) Info() Info {
-	return Info{Name: "libcontainer", CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay}
+	return Info{Name: "libcontainer", CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay, ProcViewProblem: r.ProcViewProblem()}
 }
 
 // Close lets go of the cgroup folder sandboxes go in, removing it once no

@@ -87,6 +87,8 @@ type Sandbox struct {
 	Timings struct{ Prepare, Container, Agent time.Duration }
 
 	onUndelivered func(*ExecResult)
+	// cpus is the runtime's, which gave the sandbox its cpuset.
+	cpus *cpuPicker
 
 	// execMu serialises executions. connMu guards conn, closed and
 	// running and is held only briefly, so that a stop never waits for an
@@ -139,6 +141,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		if retErr != nil {
 			_ = unmountView(p)
 			_ = os.RemoveAll(p.dir)
+			r.cpus.release(s.ID)
 		}
 	}()
 	img := s.Image
@@ -398,6 +401,7 @@ func (s *Sandbox) destroy() error {
 	if err := destroyContainer(s.c); err != nil {
 		return err
 	}
+	s.cpus.release(s.id)
 	if err := unmountView(s.paths); err != nil {
 		return err
 	}
@@ -421,6 +425,7 @@ func destroyContainer(c *libcontainer.Container) error {
 // not stop it: its processes, cgroup, libcontainer state and folder — also
 // the half of a start cut short, which libcontainer cannot load.
 func (r *Runtime) Cleanup(id string) error {
+	r.cpus.release(id)
 	var errs []error
 	if c, err := libcontainer.Load(r.lcRoot, id); err == nil {
 		if err := c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
@@ -515,6 +520,13 @@ func (s *Sandbox) SetLimits(l Limits) error {
 	if p := res.Pids; p != nil && p.Limit != nil {
 		limit := *p.Limit
 		r.PidsLimit = &limit
+	}
+	// The claiming session's cpus, rounded up, are the CPUs it may run on
+	// (cpuset.go): a sandbox that had fewer gets every CPU back.
+	if set := s.cpus.pick(s.id, l.CPUs); set != "" {
+		r.CpusetCpus = set
+	} else if r.CpusetCpus != "" {
+		r.CpusetCpus = s.cpus.all()
 	}
 	cg := *cfg.Cgroups
 	cg.Resources = &r

@@ -40,6 +40,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
+	spec.Mounts = append(spec.Mounts, r.procView()...)
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,
 	// its hypervisor's settings) reads empty.
 	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/cmdline", "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")
@@ -61,6 +62,14 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		}
 	}
 	res := *s.Limits.resources()
+	if set := r.cpus.pick(s.ID, s.Limits.CPUs); set != "" {
+		var cpu specs.LinuxCPU
+		if res.CPU != nil {
+			cpu = *res.CPU
+		}
+		cpu.Cpus = set
+		res.CPU = &cpu
+	}
 	res.Devices = spec.Linux.Resources.Devices
 	spec.Linux.Resources = &res
 	spec.Linux.Seccomp = r.seccomp

@@ -14,17 +14,19 @@ import (
 
 func newDoctorCmd(a *app) *cobra.Command {
 	var asJSON bool
-	var dataDir string
+	var dataDir, lxcfsDir string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check this host for what sandboxd needs and say what is missing",
 		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
 user namespaces, the python3 of the default template, gVisor, the daemon's
-socket and the disk where workspaces live. It exits 1 if anything fails.`,
+socket, the disk where workspaces live and lxcfs (sandboxes' own /proc view). It exits 1 if anything fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			socket := client.New(a.socket).Socket()
-			results := hostcheck.Default(socket, dataDir).Run()
+			checks := hostcheck.Default(socket, dataDir)
+			checks.LXCFS = lxcfsDir
+			results := checks.Run()
 			// The daemon knows its floor; a daemon too old to say, or not
 			// running (the socket check says so), adds nothing.
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
@@ -54,5 +56,6 @@ socket and the disk where workspaces live. It exits 1 if anything fails.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "/var/lib/sandboxd", "the daemon's data dir, for the disk check")
+	cmd.Flags().StringVar(&lxcfsDir, "lxcfs-dir", "/var/lib/lxcfs", "the daemon's lxcfs_dir (\"\": off)")
 	return cmd
 }

@@ -46,18 +46,19 @@ type Host struct {
 	DataDir string // the daemon's data dir
 	Python  string // the default template's interpreter
 	Dev     string // /dev
+	LXCFS   string // the daemon's lxcfs_dir
 }
 
 // Default is this machine with the default paths.
 func Default(socket, dataDir string) Host {
-	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3", Dev: "/dev"}
+	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3", Dev: "/dev", LXCFS: "/var/lib/lxcfs"}
 }
 
 // Run runs every check.
 func (h Host) Run() []Result {
 	return []Result{
 		h.Kernel(), h.Cgroups(), h.Seccomp(), h.Openat2(), h.UserNamespaces(),
-		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(), h.DiskQuota(),
+		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(), h.DiskQuota(), h.LXCFSServes(),
 	}
 }
 
@@ -266,4 +267,21 @@ func (h Host) DiskQuota() Result {
 		return Result{"disk quota", Warn, "mkfs.ext4 is missing: install e2fsprogs, or set disk_quota = \"none\" and disk_mb is not enforced"}
 	}
 	return Result{"disk quota", OK, "loop devices and mkfs.ext4: each session gets a filesystem of disk_mb"}
+}
+
+// LXCFSServes checks lxcfs serves at the daemon's lxcfs_dir: without it
+// sandboxes work, but see the host's memory, CPUs and uptime in /proc.
+func (h Host) LXCFSServes() Result {
+	const name = "lxcfs"
+	if h.LXCFS == "" {
+		return Result{name, Info, "lxcfs_dir is off: sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime"}
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(h.LXCFS, &st); err != nil || st.Type != unix.FUSE_SUPER_MAGIC {
+		return Result{name, Warn, "not serving at " + h.LXCFS + ": sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits; install lxcfs (its service mounts it there)"}
+	}
+	if b, err := os.ReadFile(filepath.Join(h.LXCFS, "proc/meminfo")); err != nil || len(b) == 0 {
+		return Result{name, Warn, fmt.Sprintf("mounted at %s but not answering (%v): restart lxcfs.service", h.LXCFS, err)}
+	}
+	return Result{name, OK, "serving at " + h.LXCFS + ": sandboxes see their own memory, CPUs and uptime"}
 }

@@ -68,6 +68,12 @@ func TestFileChecks(t *testing.T) {
 	if r := Default("", "/").DiskQuota(); r.Status != OK {
 		t.Errorf("this host has loop devices and mkfs.ext4: %+v", r)
 	}
+	if r := (Host{LXCFS: t.TempDir()}).LXCFSServes(); r.Status != Warn || !strings.Contains(r.Detail, "install lxcfs") {
+		t.Errorf("a plain folder is no lxcfs: %+v", r)
+	}
+	if r := (Host{}).LXCFSServes(); r.Status != Info {
+		t.Errorf("lxcfs_dir off: %+v", r)
+	}
 	if !Failed([]Result{{Status: OK}, {Status: Fail}}) || Failed([]Result{{Status: Warn}}) {
 		t.Error("Failed")
 	}
