@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,16 +11,19 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// fakeFigures makes every later cell of the session answer ten 1 MB
-// "figures" of 1 MB: user code can put its own matplotlib.pyplot in sys.modules.
-const fakeFigures = `import sys, types
+// fakeFigures is a cell after which every cell of the session answers
+// ten "figures" of mb MB each: user code can put its own
+// matplotlib.pyplot in sys.modules.
+func fakeFigures(mb int) string {
+	return fmt.Sprintf(`import sys, types
 m = types.ModuleType('matplotlib.pyplot')
 class F:
-    def savefig(self, b, format): b.write(b'x' * (1 << 20))
+    def savefig(self, b, format): b.write(b'x' * (%d << 20))
 m.get_fignums = lambda: list(range(10))
 m.figure = lambda n: F()
 m.close = lambda what: None
-sys.modules['matplotlib.pyplot'] = m`
+sys.modules['matplotlib.pyplot'] = m`, mb)
+}
 
 // TestBigAnswersAreNotKept is the reproduction of issue 14: cells that
 // answer tens of MB of figures, three times. Each answer is bounded
@@ -40,7 +44,7 @@ func TestBigAnswersAreNotKept(t *testing.T) {
 	dbBefore := fileSize(t, db)
 
 	id := d.session(t, nil)
-	d.py(t, id, fakeFigures)
+	d.py(t, id, fakeFigures(1))
 	for range 3 {
 		e := d.py(t, id, "'figures'")
 		if !e.Truncated || e.Summarized || len(e.Outputs) == 0 {

@@ -141,16 +141,7 @@ func TestAnswerIsBounded(t *testing.T) {
 	d := startDaemon(t, "max_answer_bytes = 2097152\n")
 	id := d.session(t, nil)
 
-	e := d.py(t, id, `import sys, types
-m = types.ModuleType('matplotlib.pyplot')
-class F:
-    def savefig(self, b, format): b.write(b'x' * (3 << 20))
-m.get_fignums = lambda: list(range(10))
-m.figure = lambda n: F()
-m.close = lambda what: None
-sys.modules['matplotlib.pyplot'] = m
-print('y' * 100000)
-'z' * 1000`)
+	e := d.py(t, id, fakeFigures(3)+"\nprint('y' * 100000)\n'z' * 1000")
 	size := len(e.Stdout) + len(e.Stderr) + len(result(e))
 	for _, o := range e.Outputs {
 		size += len(o.MIME) + len(o.Data)

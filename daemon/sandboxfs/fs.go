@@ -70,6 +70,9 @@ func classify(root Root, rel string, err error) error {
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: a name is too long", p)
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
 		return api.Errorf(errdefs.ErrResourceExhausted, "no space left for %s: the session's disk quota is used up", p)
+	case errors.Is(err, unix.EROFS):
+		// ext4 remounts itself read-only after an I/O error under it.
+		return api.Errorf(errdefs.ErrConflict, "cannot write %s: the session's disk is read-only after an error; read what you need and recreate the session", p)
 	}
 	return fmt.Errorf("%s: %w", p, err)
 }
