@@ -134,6 +134,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) ./daemon/sandboxfs/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./daemon/server/
 	$(GO) test -run '^$$' -fuzz FuzzAgentLines -fuzztime $(FUZZTIME) ./isolation/agent/
+	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime $(FUZZTIME) ./isolation/agent/
 	$(GO) test -run '^$$' -fuzz FuzzTar -fuzztime $(FUZZTIME) ./isolation/unpack/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./store/
 

@@ -56,6 +56,8 @@ type Daemon struct {
 
 	metrics  *metrics
 	recorder *recorder
+	// memory returns the memory of big answers to the system.
+	memory memoryReturn
 	// monitor hears of refused system calls; nil when they are not logged.
 	monitor *seccomp.Monitor
 	denied  *deniedLog

@@ -135,6 +135,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	}
 	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
+	d.memory.relayed(executionSize(e))
 	return e, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -29,10 +30,10 @@ sys.modules['matplotlib.pyplot'] = m`, mb)
 // answer tens of MB of figures, three times. Each answer is bounded
 // (max_answer_bytes), the history keeps each cut to history_record_bytes,
 // the history list answers little, the database does not grow by the
-// answers, and the daemon's memory comes back to within 20 MiB of what it
-// was once the session is gone.
+// answers, and the daemon's memory comes back to near what it was once
+// the session is gone.
 func TestBigAnswersAreNotKept(t *testing.T) {
-	d := startDaemon(t, "history_record_bytes = 65536\n")
+	d := startDaemon(t, "history_record_bytes = 65536\n", func(d *daemon) { d.exe = plainDaemon(t) })
 	// The baseline: a daemon that has run a session and answered cells.
 	warm := d.session(t, nil)
 	d.py(t, warm, "1 + 1")
@@ -68,19 +69,23 @@ func TestBigAnswersAreNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The Go runtime gives freed memory back to the system in the
-	// background (and collects at least every two minutes): wait for it.
+	// The daemon returns the memory of big answers a moment after them
+	// (daemon/memory.go); without that, the Go runtime would keep it until
+	// its two-minute collection, and even then not all of it. The issue
+	// asks for 20 MiB over the baseline; 10 leaves room for noise and
+	// still fails without the return.
+	const allowKB = 10 << 10
 	var after procStat
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		after = statOf(t, d.cmd.Process.Pid)
-		if after.rssKB <= before.rssKB+20<<10 || time.Now().After(deadline) {
+		if after.rssKB <= before.rssKB+allowKB || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(time.Second)
+		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("daemon RSS %d KiB before, %d KiB after; database %d -> %d bytes", before.rssKB, after.rssKB, dbBefore, dbAfter)
-	if after.rssKB > before.rssKB+20<<10 {
+	if after.rssKB > before.rssKB+allowKB {
 		t.Errorf("the daemon's RSS grew by %d KiB and stayed", after.rssKB-before.rssKB)
 	}
 	if dbAfter > dbBefore+4<<20 {
@@ -103,4 +108,21 @@ func fileSize(t *testing.T, p string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// plainDaemon is the sandboxd whose memory a test may measure: the race
+// detector's shadow memory grows the RSS of the one the suite runs by
+// several times what the daemon itself takes.
+func plainDaemon(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return filepath.Join(bin, "sandboxd")
+	}
+	exe := filepath.Join(t.TempDir(), "sandboxd")
+	cmd := exec.Command("go", "build", "-tags", "seccomp", "-o", exe, "../cmd/sandboxd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build sandboxd without -race: %v\n%s", err, out)
+	}
+	return exe
 }

@@ -84,6 +84,9 @@ type daemon struct {
 	// binDir, if set, holds the sandboxd to run instead of this tree's (an
 	// older release, for upgrade tests).
 	binDir string
+	// exe, if set, is the sandboxd to run: this tree's, built without the
+	// race detector, for a test that measures the daemon's memory.
+	exe string
 	// config is the test's own config lines, written over testConfig's at
 	// every launch (a test may change them between launches).
 	config string
@@ -132,6 +135,9 @@ func (d *daemon) launch() {
 	args := []string{"--config", filepath.Join(d.base, "config.toml"), "--socket", d.socket,
 		"--data-dir", d.dataDir, "--run-dir", d.runDir, "--log-level", "debug"}
 	daemonBin := filepath.Join(bin, "sandboxd")
+	if d.exe != "" {
+		daemonBin = d.exe
+	}
 	if d.binDir != "" {
 		daemonBin = filepath.Join(d.binDir, "sandboxd")
 	}

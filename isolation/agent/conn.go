@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -33,8 +33,8 @@ const interruptVersion = 3
 // for concurrent use, but for Interrupt: the owner serialises executions
 // and pings, and Interrupt comes from another goroutine while Exec reads.
 type Conn struct {
-	c  net.Conn
-	sc *bufio.Scanner
+	c     net.Conn
+	lines *lineReader
 	// wmu serialises writes, each a whole line with its own write
 	// deadline: Exec's request and Interrupt's line can meet. Reads have
 	// only one owner at a time, and their own deadline.
@@ -51,9 +51,7 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 	for {
 		c, err := d.DialContext(ctx, "unix", path)
 		if err == nil {
-			sc := bufio.NewScanner(c)
-			sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
-			return &Conn{c: c, sc: sc}, nil
+			return &Conn{c: c, lines: newLineReader(c, MaxLine)}, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -167,15 +165,15 @@ func (a *Conn) send(r Request, deadline time.Time) error {
 }
 
 func (a *Conn) read() (*Message, error) {
-	if !a.sc.Scan() {
-		err := a.sc.Err()
-		if err == nil {
-			err = errors.New("agent closed the connection")
-		}
+	line, err := a.lines.next()
+	if errors.Is(err, io.EOF) {
+		err = errors.New("agent closed the connection")
+	}
+	if err != nil {
 		return nil, a.classify(err)
 	}
 	var m Message
-	if err := json.Unmarshal(a.sc.Bytes(), &m); err != nil {
+	if err := json.Unmarshal(line, &m); err != nil {
 		return nil, fmt.Errorf("agent sent a bad line: %w", err)
 	}
 	return &m, nil

@@ -22,10 +22,8 @@ func fakeAgent(t testing.TB, lines string) *Conn {
 		}
 		_, _ = b.Write([]byte(lines))
 	}()
-	sc := bufio.NewScanner(a)
-	sc.Buffer(make([]byte, 0, 1024), 1<<20)
 	t.Cleanup(func() { a.Close() })
-	return &Conn{c: a, sc: sc}
+	return &Conn{c: a, lines: newLineReader(a, 1<<20)}
 }
 
 func TestExecProtocol(t *testing.T) {
@@ -66,7 +64,7 @@ func TestExecAgentSilent(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	go func() { _, _ = bufio.NewReader(b).ReadString('\n') }() // reads, never answers
-	c := &Conn{c: a, sc: bufio.NewScanner(a)}
+	c := &Conn{c: a, lines: newLineReader(a, 1<<20)}
 	if _, err := c.Exec(Request{}, 100*time.Millisecond, func(string, string) {}); err != ErrUnresponsive {
 		t.Fatalf("got %v, want ErrUnresponsive", err)
 	}
