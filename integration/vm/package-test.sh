@@ -63,9 +63,10 @@ if echo "$out" | grep -qi "resource temporarily unavailable\|fork\|retry"; then 
 # 252 never enables hugetlb, rdma or misc: finding one there means sandboxd
 # (libcontainer's CreateCgroupPath, before the patch in
 # third_party/opencontainers-cgroups) wrote outside its subtree. In it,
-# sandboxes get what their limits need.
+# sandboxes get what their limits need (cpuset: ceil(cpus) CPUs, so nproc
+# tells the truth).
 check "nothing written above the scope" bash -c "! grep -HE 'hugetlb|rdma|misc' /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/system.slice/cgroup.subtree_control"
-check "in the scope: cpu memory pids" bash -c "for d in $scope $scope/sandboxes; do [ \"\$(cat \$d/cgroup.subtree_control)\" = 'cpu memory pids' ] || { echo \$d: \$(cat \$d/cgroup.subtree_control); exit 1; }; done"
+check "in the scope: cpuset cpu memory pids" bash -c "for d in $scope $scope/sandboxes; do [ \"\$(cat \$d/cgroup.subtree_control)\" = 'cpuset cpu memory pids' ] || { echo \$d: \$(cat \$d/cgroup.subtree_control); exit 1; }; done"
 check "no systemd variables in the sandbox" bash -c "! as_alice sandboxctl exec $id --shell -c env | grep -E 'NOTIFY_SOCKET|LISTEN_|WATCHDOG_|INVOCATION_ID|JOURNAL_STREAM|SYSTEMD_EXEC_PID'"
 check "structured journal fields" bash -c "journalctl -u sandboxd -o json --no-pager | grep -q '\"SESSION\":\"$id\"'"
 as_alice sandboxctl exec "$id" -c 'x = 41' >/dev/null
