@@ -48,8 +48,15 @@ func TestAgentSurvivesHostileCode(t *testing.T) {
 			next := d.py(t, id, fmt.Sprintf("print(%q)\nprint(globals().get('canary', 'lost'))", want))
 			// Output of processes the attack left running may show up
 			// too; the cell's own two lines must be there, in order.
+			// A late line of theirs may fall between the two.
 			_, own, found := strings.Cut(next.Stdout, want+"\n")
-			canary, _, _ := strings.Cut(own, "\n")
+			canary := "missing"
+			for _, line := range strings.Split(own, "\n") {
+				if line == "alive" || line == "lost" {
+					canary = line
+					break
+				}
+			}
 			if next.Status != "ok" || !found {
 				t.Fatalf("the next execution is out of step: %s", describe(next))
 			}
