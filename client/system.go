@@ -8,7 +8,8 @@ import (
 
 // Health checks the daemon answers.
 func (c *Client) Health(ctx context.Context) error {
-	return c.call(ctx, request{method: "GET", path: "/v1/health"}, nil)
+	_, err := c.HealthStatus(ctx)
+	return err
 }
 
 // HealthStatus is the daemon's health: "ok", or "degraded" with the

@@ -57,7 +57,7 @@ func TestBigAnswersAreNotKept(t *testing.T) {
 		t.Fatalf("history: %d executions, %v", len(list), err)
 	}
 	for _, e := range list {
-		if size := len(e.Stdout) + len(e.Stderr) + len(result(&e)) + outputsSize(e.Outputs); size > 65536 || !e.Summarized || !e.Truncated || result(&e) != "'figures'" {
+		if size := answerSize(&e); size > 65536 || !e.Summarized || !e.Truncated || result(&e) != "'figures'" {
 			t.Fatalf("the history kept %d bytes, summarized %v, truncated %v, result %q", size, e.Summarized, e.Truncated, result(&e))
 		}
 	}
@@ -93,9 +93,10 @@ func TestBigAnswersAreNotKept(t *testing.T) {
 	}
 }
 
-func outputsSize(outs []api.Output) int {
-	n := 0
-	for _, o := range outs {
+// answerSize is the bytes of e's output, result and rich outputs.
+func answerSize(e *api.Execution) int {
+	n := len(e.Stdout) + len(e.Stderr) + len(result(e))
+	for _, o := range e.Outputs {
 		n += len(o.MIME) + len(o.Data)
 	}
 	return n

@@ -142,10 +142,7 @@ func TestAnswerIsBounded(t *testing.T) {
 	id := d.session(t, nil)
 
 	e := d.py(t, id, fakeFigures(3)+"\nprint('y' * 100000)\n'z' * 1000")
-	size := len(e.Stdout) + len(e.Stderr) + len(result(e))
-	for _, o := range e.Outputs {
-		size += len(o.MIME) + len(o.Data)
-	}
+	size := answerSize(e)
 	if size > 2<<20 || !e.Truncated || len(e.Outputs) != 0 || len(e.Stdout) != 100001 || result(e) != "'"+strings.Repeat("z", 1000)+"'" {
 		e.Stdout = e.Stdout[:min(len(e.Stdout), 100)]
 		t.Fatalf("figures: %d bytes, %d outputs, truncated %v, result %d bytes: %+v", size, len(e.Outputs), e.Truncated, len(result(e)), e)

@@ -1,13 +1,11 @@
 package isolation
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/isolation/lxcfs"
 )
 
 // The kernel's /proc/meminfo, cpuinfo, stat and uptime describe the whole
@@ -18,20 +16,6 @@ import (
 // its cpuset (and, with --enable-cfs, its CPU quota) allows, uptime counts
 // from its pid namespace's start. As LXC and Kubernetes' lxcfs setups do,
 // each sandbox gets those files bound read-only over its own.
-
-// lxcfsFiles are the files of an lxcfs mount shown in sandboxes, relative
-// to its root and to the sandbox's. runc allows exactly these under /proc
-// (libcontainer's checkProcMount).
-var lxcfsFiles = []string{
-	"proc/meminfo",
-	"proc/cpuinfo",
-	"proc/stat",
-	"proc/uptime",
-	"proc/loadavg",
-	"proc/diskstats",
-	"proc/swaps",
-	"sys/devices/system/cpu/online",
-}
 
 // bindProcView are the options of an lxcfs file in a sandbox.
 var bindProcView = []string{"bind", "ro", "nosuid", "nodev", "noexec"}
@@ -47,43 +31,11 @@ func procViewMounts(dir string, present []string) []specs.Mount {
 	return ms
 }
 
-// lxcfsServing checks dir is a live lxcfs mount: a FUSE filesystem whose
-// proc/meminfo reads (a dead lxcfs leaves a mount whose files fail with
-// ENOTCONN, which sandboxes must not inherit). It returns the files of
-// lxcfsFiles that dir has.
-func lxcfsServing(dir string) ([]string, error) {
-	if dir == "" {
-		return nil, errors.New("lxcfs_dir is empty: turned off")
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	if st.Type != unix.FUSE_SUPER_MAGIC {
-		return nil, fmt.Errorf("%s is not a FUSE mount: lxcfs is not running there", dir)
-	}
-	f, err := os.Open(filepath.Join(dir, "proc/meminfo"))
-	if err != nil {
-		return nil, fmt.Errorf("lxcfs at %s does not serve: %w", dir, err)
-	}
-	defer f.Close()
-	if _, err := f.Read(make([]byte, 64)); err != nil {
-		return nil, fmt.Errorf("lxcfs at %s does not serve: %w", dir, err)
-	}
-	var present []string
-	for _, name := range lxcfsFiles {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			present = append(present, name)
-		}
-	}
-	return present, nil
-}
-
 // procView is what a starting sandbox shows of lxcfs: nothing when lxcfs
 // is off or not serving (checked at each start, so a sandbox never binds a
 // dead mount and one started after lxcfs came up gets its view).
 func (r *Runtime) procView() []specs.Mount {
-	present, err := lxcfsServing(r.lxcfsDir)
+	present, err := lxcfs.Serving(r.lxcfsDir)
 	if err != nil {
 		return nil
 	}
@@ -93,7 +45,7 @@ func (r *Runtime) procView() []specs.Mount {
 // ProcViewProblem says why sandboxes show the host's /proc/meminfo,
 // cpuinfo, stat and uptime ("" when lxcfs serves their own).
 func (r *Runtime) ProcViewProblem() string {
-	if _, err := lxcfsServing(r.lxcfsDir); err != nil {
+	if _, err := lxcfs.Serving(r.lxcfsDir); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandboxd/sandboxd/isolation/lxcfs"
 )
 
 func TestProcViewMounts(t *testing.T) {
@@ -27,13 +29,13 @@ func TestProcViewMounts(t *testing.T) {
 	}
 }
 
-// TestProcViewFilesRuncAllows keeps lxcfsFiles under /proc to what runc
+// TestProcViewFilesRuncAllows keeps lxcfs.Files under /proc to what runc
 // lets a bind mount land on (libcontainer's checkProcMount): any other
 // would fail every sandbox start.
 func TestProcViewFilesRuncAllows(t *testing.T) {
 	allowed := map[string]bool{"proc/cpuinfo": true, "proc/diskstats": true, "proc/meminfo": true, "proc/stat": true,
 		"proc/swaps": true, "proc/uptime": true, "proc/loadavg": true}
-	for _, f := range lxcfsFiles {
+	for _, f := range lxcfs.Files {
 		if strings.HasPrefix(f, "proc/") && !allowed[f] {
 			t.Errorf("runc refuses a bind mount on /%s", f)
 		}
@@ -46,7 +48,7 @@ func TestLXCFSServingRefuses(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "proc"), 0o755)
 	os.WriteFile(filepath.Join(dir, "proc/meminfo"), []byte("MemTotal: 1 kB\n"), 0o644)
 	for _, d := range []string{"", dir, filepath.Join(dir, "missing")} {
-		if _, err := lxcfsServing(d); err == nil {
+		if _, err := lxcfs.Serving(d); err == nil {
 			t.Errorf("%q: taken for lxcfs", d)
 		}
 	}

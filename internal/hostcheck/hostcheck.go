@@ -3,6 +3,7 @@
 package hostcheck
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxd/sandboxd/isolation/lxcfs"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
@@ -276,12 +278,12 @@ func (h Host) LXCFSServes() Result {
 	if h.LXCFS == "" {
 		return Result{name, Info, "lxcfs_dir is off: sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime"}
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(h.LXCFS, &st); err != nil || st.Type != unix.FUSE_SUPER_MAGIC {
+	_, err := lxcfs.Serving(h.LXCFS)
+	switch {
+	case errors.Is(err, lxcfs.ErrNotAnswering):
+		return Result{name, Warn, fmt.Sprintf("%v: restart lxcfs.service", err)}
+	case err != nil:
 		return Result{name, Warn, "not serving at " + h.LXCFS + ": sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits; install lxcfs (its service mounts it there)"}
-	}
-	if b, err := os.ReadFile(filepath.Join(h.LXCFS, "proc/meminfo")); err != nil || len(b) == 0 {
-		return Result{name, Warn, fmt.Sprintf("mounted at %s but not answering (%v): restart lxcfs.service", h.LXCFS, err)}
 	}
 	return Result{name, OK, "serving at " + h.LXCFS + ": sandboxes see their own memory, CPUs and uptime"}
 }
