@@ -91,7 +91,7 @@ test-packages: test-deps packages
 # core runs against a fake runtime (daemon/fake_runtime_test.go); the
 # packages below need no privilege (isolation, cgroups, volume and unpack
 # build real sandboxes, mounts and owners, and run in make test).
-UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./store/... ./seccomp/...
+UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/netpolicy/... ./isolation/netdns/... ./store/... ./seccomp/...
 test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $(UNIT_PKGS)
 	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestPatched' ./cgroups/
@@ -137,6 +137,8 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime $(FUZZTIME) ./isolation/agent/
 	$(GO) test -run '^$$' -fuzz FuzzTar -fuzztime $(FUZZTIME) ./isolation/unpack/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./store/
+	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime $(FUZZTIME) ./isolation/netpolicy/
+	$(GO) test -run '^$$' -fuzz FuzzQuery -fuzztime $(FUZZTIME) ./isolation/netdns/
 
 # old-release builds sandboxd of OLD_REV (the release the upgrade test
 # starts from) into OLD_BIN, from this repository's history (fetched from

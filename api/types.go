@@ -40,8 +40,14 @@ const (
 	LanguageShell  = "shell"
 )
 
-// NetworkNone is the only network mode of v1: a private namespace with lo.
-const NetworkNone = "none"
+// Network modes: none (a private namespace with only lo), allowlist (the
+// names and CIDRs of Allow), open (the public internet). See
+// docs/network.md.
+const (
+	NetworkNone      = "none"
+	NetworkAllowlist = "allowlist"
+	NetworkOpen      = "open"
+)
 
 // Limits are the resources one session may use.
 type Limits struct {
@@ -55,17 +61,20 @@ type Limits struct {
 
 // Session is one sandbox with its persistent interpreter.
 type Session struct {
-	ID         string            `json:"id"`
-	OwnerUID   uint32            `json:"owner_uid"`
-	Template   string            `json:"template"`
-	Status     string            `json:"status"`
-	Reason     string            `json:"reason,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	LastUsedAt time.Time         `json:"last_used_at"`
-	ExecCount  int64             `json:"exec_count"`
-	Limits     Limits            `json:"limits"`
-	Network    string            `json:"network"`
-	Labels     map[string]string `json:"labels,omitempty"`
+	ID         string    `json:"id"`
+	OwnerUID   uint32    `json:"owner_uid"`
+	Template   string    `json:"template"`
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastUsedAt time.Time `json:"last_used_at"`
+	ExecCount  int64     `json:"exec_count"`
+	Limits     Limits    `json:"limits"`
+	Network    string    `json:"network"`
+	// Allow is what an allowlist (or, for private ranges, an open)
+	// session may reach: host, *.domain or CIDR, each optionally :port.
+	Allow  []string          `json:"allow,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -80,8 +89,16 @@ type CreateSessionRequest struct {
 	TimeoutS     *int              `json:"timeout_s,omitempty"`
 	IdleTimeoutS *int              `json:"idle_timeout_s,omitempty"`
 	Network      string            `json:"network,omitempty"`
+	Allow        []string          `json:"allow,omitempty"`
 	Env          map[string]string `json:"env,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
+// session's new network policy, in force at once.
+type NetworkRequest struct {
+	Network string   `json:"network"`
+	Allow   []string `json:"allow,omitempty"`
 }
 
 // SessionList is the answer of GET /v1/sessions.
@@ -242,6 +259,19 @@ type Info struct {
 	Max           Limits      `json:"max"`
 	SandboxUID    int         `json:"sandbox_uid"`
 	UserNS        UserNSInfo  `json:"userns"`
+	Network       NetworkInfo `json:"network"`
+}
+
+// NetworkInfo says whether sessions can have a network, and where.
+type NetworkInfo struct {
+	// Modes are the network policies sessions can have ("none" always).
+	Modes []string `json:"modes"`
+	// Problem says why only "none" is offered, if so.
+	Problem string `json:"problem,omitempty"`
+	Subnet  string `json:"subnet,omitempty"`
+	Subnet6 string `json:"subnet6,omitempty"`
+	// Table is the daemon's nftables table (inet family).
+	Table string `json:"table,omitempty"`
 }
 
 // UserNSInfo describes the user namespaces of sandboxes: whether they have

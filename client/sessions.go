@@ -57,6 +57,13 @@ func (c *Client) RestartSession(ctx context.Context, id string) (*api.Session, e
 	return c.lifecycle(ctx, id, "restart")
 }
 
+// SetNetwork changes a session's network policy, at once: connections
+// to what the new one does not allow are cut.
+func (c *Client) SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error) {
+	var out api.Session
+	return &out, c.call(ctx, request{method: "PATCH", path: sessionPath(id, "/network"), json: req}, &out)
+}
+
 func (c *Client) lifecycle(ctx context.Context, id, op string) (*api.Session, error) {
 	var out api.Session
 	return &out, c.call(ctx, request{method: "POST", path: sessionPath(id, "/"+op)}, &out)

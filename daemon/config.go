@@ -100,6 +100,31 @@ type Config struct {
 	Max      LimitsConfig   `toml:"max"`
 	Seccomp  seccomp.Config `toml:"seccomp"`
 	UserNS   UserNSConfig   `toml:"userns"`
+	Network  NetworkConfig  `toml:"network"`
+}
+
+// NetworkConfig is the network of sessions whose policy is not "none"
+// (see docs/network.md).
+type NetworkConfig struct {
+	// Enabled allows network policies other than "none".
+	Enabled bool `toml:"enabled"`
+	// Subnet is the /16 of IPv4 sandbox addresses come from (a /30 each).
+	// Several daemons on a host each lease their own in LeaseDir: one whose
+	// config does not set it takes the next free /16 after the default.
+	Subnet string `toml:"subnet"`
+	// Subnet6, if set, is the /96 of IPv6 sandboxes get addresses from;
+	// "" gives sandboxes no IPv6 at all (turning on IPv6 forwarding makes
+	// a host ignore router advertisements, so it is the operator's call).
+	Subnet6 string `toml:"subnet6"`
+	// DNSServers are the resolvers the daemon's DNS asks for sandboxes
+	// ("ADDR" or "ADDR:PORT"); empty: the host's /etc/resolv.conf.
+	DNSServers []string `toml:"dns_servers"`
+	// DNSPort is where the daemon's DNS listens on the host (0: a free
+	// port); sandboxes' DNS to any address is sent there.
+	DNSPort  int    `toml:"dns_port"`
+	LeaseDir string `toml:"lease_dir"`
+	// explicit says the config file set subnet.
+	explicit bool
 }
 
 // UserNSConfig is the user namespace every sandbox gets: a block of
@@ -168,8 +193,9 @@ func DefaultConfig() Config {
 		Defaults: LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:  seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
-		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
-		Max:    LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+		UserNS:  UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
+		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets"},
+		Max:     LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }
 
@@ -207,6 +233,7 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
 	c.UserNS.explicit = md.IsDefined("userns", "id_base")
+	c.Network.explicit = md.IsDefined("network", "subnet")
 	lines := keyLines(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, fmt.Errorf("%s:%d: unknown key %q", path, lines[und[0].String()], und[0].String())
@@ -316,6 +343,9 @@ func (c *Config) Validate() error {
 			end := uint64(r.Base) + uint64(r.Blocks)*idmap.BlockSize
 			check(uint64(c.SandboxUID) < uint64(r.Base) || uint64(c.SandboxUID) >= end, "sandbox_uid must lie outside the userns id range")
 		}
+	}
+	if err := c.Network.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := seccomp.Profile(c.Seccomp); err != nil {
 		errs = append(errs, err)

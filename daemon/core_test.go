@@ -33,6 +33,8 @@ type testEnv struct {
 	// disk is the host's disk as the daemon sees it: plenty free unless a
 	// test says otherwise.
 	disk *fakeDisk
+	// net is the host's sandbox networks.
+	net *fakeNetwork
 }
 
 func newEnv(t *testing.T, mod func(*Config)) *testEnv {
@@ -50,7 +52,7 @@ func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, h: newFakeHost(t.TempDir()), cfg: cfg, ids: ids, disk: newFakeDisk(1 << 40)}
+	return &testEnv{t: t, h: newFakeHost(t.TempDir()), cfg: cfg, ids: ids, disk: newFakeDisk(1 << 40), net: newFakeNetwork()}
 }
 
 // start starts a daemon over the env's data dir and fake host; it is
@@ -65,7 +67,8 @@ func (e *testEnv) start() *Daemon {
 	ids, _ := idmap.New(e.ids.Range())
 	e.ids = ids
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk})
+	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk,
+		net: netDeps{net: e.net, table: newNetTable()}})
 	if err != nil {
 		st.Close()
 		e.t.Fatal(err)

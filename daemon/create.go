@@ -95,12 +95,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	network := req.Network
-	if network == "" {
-		network = api.NetworkNone
-	}
-	if network != api.NetworkNone {
-		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "network %s is not supported: use \"none\"", api.Quote(network))
+	policy, err := d.checkNetwork(req.Network, req.Allow)
+	if err != nil {
+		return nil, nil, err
 	}
 	limits, err := d.cfg.resolveLimits(t.limits(&d.cfg), requestLimits(req))
 	if err != nil {
@@ -127,7 +124,8 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		CreatedAt:  at,
 		LastUsedAt: at,
 		Limits:     storeLimits(limits),
-		Network:    network,
+		Network:    policy.Mode,
+		Allow:      allowList(policy),
 		Labels:     req.Labels,
 		Env:        envList(env),
 	}, t, nil
@@ -160,6 +158,10 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	sb, err := d.rt.Start(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
+	}
+	if err := d.ensureNetwork(ctx, s, sb); err != nil {
+		_ = sb.Stop()
+		return err
 	}
 	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "disk", disk, "took", time.Since(t0))
 	s.setRunning(sb)

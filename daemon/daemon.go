@@ -63,6 +63,13 @@ type Daemon struct {
 	denied  *deniedLog
 	// ids gives sessions their user-namespace id blocks; nil when off.
 	ids *idmap.Allocator
+	// net gives sessions with a network policy their networks; nil when
+	// the host cannot (netOff says why). netTable is what the daemon knows
+	// of them; closeNet stops the DNS.
+	net      Network
+	netOff   string
+	netTable *netTable
+	closeNet func()
 	// pristine makes session disks as copies of a pristine image.
 	pristine *volume.Pristine
 	// probe reads the host's disk; disks holds the disk promised to each
@@ -90,6 +97,7 @@ type deps struct {
 	inst    instance
 	// probe reads the host's disk (nil: package volume's answers).
 	probe diskProbe
+	net   netDeps
 }
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
@@ -173,6 +181,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		return nil, err
 	}
 	dp.rt = libcontainerRuntime{rt}
+	dp.net = openNetwork(cfg, inst, m, log)
+	cleanups = append(cleanups, dp.net.close)
 	return newDaemon(ctx, cfg, log, m, dp)
 }
 
@@ -211,11 +221,22 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		probe:     dp.probe,
 		disks:     newDiskLedger(),
 		metrics:   m,
+		net:       dp.net.net,
+		netOff:    dp.net.off,
+		netTable:  dp.net.table,
+		closeNet:  dp.net.close,
+	}
+	if d.netTable == nil {
+		d.netTable = newNetTable()
+	}
+	if d.closeNet == nil {
+		d.closeNet = func() {}
 	}
 	if d.probe == nil {
 		d.probe = volumeProbe{kind: cfg.DiskQuota}
 	}
 	m.sessions = d.sessions.countByStatus
+	m.netDenied = d.deniedCounts
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
@@ -291,6 +312,7 @@ func (d *Daemon) close(ctx context.Context) error {
 		d.log.Info("sessions left running for the next daemon", "sessions", left)
 	}
 	d.recorder.close()
+	d.closeNet()
 	if d.monitor != nil {
 		errs = append(errs, d.monitor.Close())
 	}
@@ -298,6 +320,9 @@ func (d *Daemon) close(ctx context.Context) error {
 	// for other daemons.
 	if d.ids != nil && len(all) == 0 {
 		errs = append(errs, idmap.ReleaseLease(d.cfg.UserNS.LeaseDir, d.inst.id))
+	}
+	if d.net != nil && len(all) == 0 {
+		errs = append(errs, d.net.Remove())
 	}
 	errs = append(errs, d.rt.Close(), d.store.Close())
 	return errors.Join(errs...)

@@ -76,7 +76,8 @@ func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, 
 	}
 	h.starts++
 	b := &fakeBox{h: h, id: spec.ID, exited: make(chan struct{}), vars: map[string]string{},
-		limits: spec.Limits, started: time.Now(), tmp: filepath.Join(h.tmp, spec.ID+"-tmp"), env: spec.Env}
+		limits: spec.Limits, started: time.Now(), tmp: filepath.Join(h.tmp, spec.ID+"-tmp"), env: spec.Env,
+		netns: filepath.Join(h.tmp, fmt.Sprintf("%s-netns-%d", spec.ID, h.starts))}
 	if err := os.MkdirAll(b.tmp, 0o700); err != nil {
 		return nil, err
 	}
@@ -147,6 +148,10 @@ type fakeBox struct {
 	started time.Time
 	tmp     string
 	env     []string
+	// netns names its network namespace (a file, unique to this box);
+	// nameservers are its resolv.conf's.
+	netns       string
+	nameservers []string
 
 	mu        sync.Mutex
 	vars      map[string]string
@@ -330,7 +335,18 @@ func (b *fakeBox) Stop() error {
 func (b *fakeBox) Detach()                 {}
 func (b *fakeBox) Exited() <-chan struct{} { return b.exited }
 func (b *fakeBox) Tmp() string             { return b.tmp }
-func (b *fakeBox) Started() time.Time      { return b.started }
+
+func (b *fakeBox) NetNS() (*os.File, error) {
+	return os.OpenFile(b.netns, os.O_CREATE|os.O_RDONLY, 0o600)
+}
+
+func (b *fakeBox) SetNameservers(ns []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nameservers = ns
+	return nil
+}
+func (b *fakeBox) Started() time.Time { return b.started }
 func (b *fakeBox) Exit() isolation.ExitInfo {
 	<-b.exited
 	b.mu.Lock()

@@ -28,6 +28,11 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		Max:        d.cfg.Max.api(),
 		SandboxUID: d.rt.UID(),
 	}
+	info.Network = api.NetworkInfo{Modes: []string{api.NetworkNone}, Problem: d.netOff}
+	if d.net != nil {
+		info.Network.Modes = append(info.Network.Modes, api.NetworkAllowlist, api.NetworkOpen)
+		info.Network.Subnet, info.Network.Subnet6, info.Network.Table = d.net.Where()
+	}
 	if d.ids != nil {
 		r := d.ids.Range()
 		info.UserNS = api.UserNSInfo{Enabled: true, IDBase: r.Base, BlockSize: idmap.BlockSize, Blocks: r.Blocks, InUse: d.ids.InUse()}

@@ -31,6 +31,11 @@ type metrics struct {
 	ended *prometheus.CounterVec
 	// sessions counts the sessions by status, at scrape time.
 	sessions func() map[string]int
+	// dnsRefused counts each session's DNS queries the daemon refused;
+	// netDenied reads, at scrape time, each networked session's packets its
+	// policy refused.
+	dnsRefused *prometheus.CounterVec
+	netDenied  func() map[string]uint64
 }
 
 func newMetrics() *metrics {
@@ -68,9 +73,21 @@ func newMetrics() *metrics {
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_seccomp_denied_total", Help: "System calls the seccomp filter refused, by name.",
 		}, []string{"syscall"}),
+		dnsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_dns_refused_total", Help: "DNS queries of a session the daemon refused (names its policy does not allow, blocked answers, refused types).",
+		}, []string{"session"}),
 	}
+	netDenied := prometheus.NewDesc("sandboxd_network_denied_packets_total", "Packets of a session its network policy refused (connection attempts, mostly).", []string{"session"}, nil)
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
-	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended,
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended, m.dnsRefused,
+		collectorFunc{desc: netDenied, collect: func(ch chan<- prometheus.Metric) {
+			if m.netDenied == nil {
+				return
+			}
+			for id, n := range m.netDenied() {
+				ch <- prometheus.MustNewConstMetric(netDenied, prometheus.CounterValue, float64(n), id)
+			}
+		}},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
 			if m.sessions == nil {

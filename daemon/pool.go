@@ -313,6 +313,13 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 		rec.Status = s.rec.Status
 		s.rec = rec
 		s.mu.Unlock()
+		// A pooled sandbox has no network: one is plumbed into its
+		// namespace now, if the session has a policy.
+		if err := p.d.ensureNetwork(ctx, s, sb); err != nil {
+			p.d.log.Warn("warm pool: give a claimed sandbox its network", "template", p.t.def.Name, "err", err)
+			_ = p.d.destroySession(s)
+			return nil
+		}
 		return s
 	}
 }

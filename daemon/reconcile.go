@@ -35,6 +35,9 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		return err
 	}
 	d.reconcileImports()
+	if err := d.reconcileNetworks(ctx); err != nil {
+		return err
+	}
 	restored, lost := d.restoreSessions(ctx)
 	left, err := d.rt.Leftovers()
 	if err != nil {

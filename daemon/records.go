@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/store"
@@ -15,7 +16,7 @@ func sessionView(r *store.Record) api.Session {
 	return api.Session{
 		ID: r.ID, OwnerUID: r.OwnerUID, Template: r.Template, Status: r.Status, Reason: r.Reason,
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
-		Limits: apiLimits(r.Limits), Network: r.Network, Labels: maps.Clone(r.Labels),
+		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
 	}
 }
 

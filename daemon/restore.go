@@ -25,6 +25,11 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		}
 		sb, err := d.rt.Restore(ctx, d.sandboxSpec(s, &rec))
 		if err == nil {
+			// Its link and policy are where they were; the DNS learns its
+			// addresses again.
+			if err := d.ensureNetwork(ctx, s, sb); err != nil {
+				d.log.Warn("restored session's network", "session", rec.ID, "err", err)
+			}
 			s.setRunning(sb)
 			restored[rec.ID] = true
 			go d.watch(s, sb)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/sandboxd/sandboxd/isolation"
@@ -65,6 +66,10 @@ type Sandbox interface {
 	// how.
 	Exited() <-chan struct{}
 	Exit() isolation.ExitInfo
+	// NetNS opens the sandbox's network namespace, for its network to be
+	// plumbed in; SetNameservers rewrites its resolv.conf.
+	NetNS() (*os.File, error)
+	SetNameservers(servers []string) error
 	// Tmp is the host folder shown at /tmp; Started when it started.
 	Tmp() string
 	Started() time.Time

@@ -33,6 +33,8 @@ const (
 	opStart  = "starting"
 	opStop   = "stopping"
 	opDelete = "deleting"
+	// opNetwork changes the network policy; the status stays.
+	opNetwork = "changing its network"
 )
 
 // session is one session in memory. mu guards everything; it is held only

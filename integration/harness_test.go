@@ -226,6 +226,9 @@ func (d *daemon) stop() {
 		t.Logf("daemon log:\n%s", d.log())
 	}
 	assertNoSandboxesLeft(t, d, ids, true)
+	if d.binDir == "" {
+		assertNoNetworkLeft(t, d.instance())
+	}
 	// A daemon with no session left gives its id range lease back.
 	if _, err := os.Stat(filepath.Join(leaseDir, d.instance()+".json")); err == nil {
 		t.Errorf("the daemon kept its id range lease with no session left")

@@ -22,8 +22,13 @@ type Record struct {
 	ExecCount  int64             `json:"exec_count"`
 	Limits     Limits            `json:"limits"`
 	Network    string            `json:"network"`
+	Allow      []string          `json:"allow,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	Env        []string          `json:"env,omitempty"`
+	// NetSlot is the session's place in the daemon's subnet, plus one
+	// (0: none yet), kept while the session lives so that a restored
+	// sandbox keeps its addresses.
+	NetSlot uint32 `json:"net_slot,omitempty"`
 	// IDBase is the session's block of host ids for its user namespace
 	// (0: none yet).
 	IDBase uint32 `json:"id_base,omitempty"`

@@ -20,7 +20,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Short: "Check this host for what sandboxd needs and say what is missing",
 		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
 user namespaces, the python3 of the default template, gVisor, the daemon's
-socket, the disk where workspaces live and lxcfs (sandboxes' own /proc view). It exits 1 if anything fails.`,
+socket, the disk where workspaces live, lxcfs (sandboxes' own /proc view) and
+networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			socket := client.New(a.socket).Socket()

@@ -193,6 +193,7 @@ func newRunCmd(a *app) *cobra.Command {
 	f.register(cmd.Flags())
 	s.register(cmd.Flags())
 	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
+	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
 	cmd.Flags().StringArrayVar(&files, "file", nil, "copy LOCAL[:PATH] into the sandbox first (repeatable)")
 	return cmd
 }

@@ -65,15 +65,19 @@ type sessionFlags struct {
 	limitFlags
 	template, network string
 	labels, env       []string
+	allow             []string
 }
 
 func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.template, "template", "", "template (default python; see sandboxctl template ls)")
 	f.limitFlags.register(fs)
-	fs.StringVar(&f.network, "network", "", `network mode (only "none")`)
+	fs.StringVar(&f.network, "network", "", `network policy: "none" (the default: only loopback), "allowlist" (only what --allow names) or "open" (the public internet)`)
+	fs.StringSliceVar(&f.allow, "allow", nil, "what the sandbox may reach: host, *.domain or CIDR, each optionally :port (repeatable or comma-separated; alone it means --network allowlist)")
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
 }
+
+var completeNetwork = cobra.FixedCompletions([]string{api.NetworkNone, api.NetworkAllowlist, api.NetworkOpen}, cobra.ShellCompDirectiveNoFileComp)
 
 func parseKV(what string, items []string) (map[string]string, error) {
 	if len(items) == 0 {
@@ -107,8 +111,12 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 	if err != nil {
 		return nil, err
 	}
+	network := f.network
+	if network == "" && len(f.allow) > 0 {
+		network = api.NetworkAllowlist
+	}
 	r := &api.CreateSessionRequest{
-		Template: f.template, Network: f.network,
+		Template: f.template, Network: network, Allow: f.allow,
 		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {
@@ -145,6 +153,7 @@ func newCreateCmd(a *app) *cobra.Command {
 	}
 	f.register(cmd.Flags())
 	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
+	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
 	return cmd
 }

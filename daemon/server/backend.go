@@ -22,6 +22,7 @@ type Backend interface {
 	StopSession(ctx context.Context, id string) (*api.Session, error)
 	StartSession(ctx context.Context, id string) (*api.Session, error)
 	RestartSession(ctx context.Context, id string) (*api.Session, error)
+	SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error)
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
 	Executions(ctx context.Context, id string, limit int) ([]api.Execution, error)
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)

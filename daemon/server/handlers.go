@@ -98,6 +98,19 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request) error {
+	var req api.NetworkRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	sess, err := s.b.SetNetwork(r.Context(), r.PathValue("id"), &req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sess)
+	return nil
+}
+
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	labels := map[string]string{}
 	for _, l := range r.URL.Query()["label"] {

@@ -36,6 +36,7 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions/{id}/stop", nil, s.lifecycle(s.b.StopSession)},
 		{"POST", "/v1/sessions/{id}/start", nil, s.lifecycle(s.b.StartSession)},
 		{"POST", "/v1/sessions/{id}/restart", nil, s.lifecycle(s.b.RestartSession)},
+		{"PATCH", "/v1/sessions/{id}/network", nil, s.setNetwork},
 		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},
 		{"GET", "/v1/sessions/{id}/executions", []string{"limit"}, s.executions},
 		{"GET", "/v1/sessions/{id}/files", files, s.getFile},

@@ -70,6 +70,9 @@ func (f *fakeBackend) StartSession(_ context.Context, id string) (*api.Session, 
 func (f *fakeBackend) RestartSession(ctx context.Context, id string) (*api.Session, error) {
 	return f.StartSession(ctx, id)
 }
+func (f *fakeBackend) SetNetwork(_ context.Context, id string, r *api.NetworkRequest) (*api.Session, error) {
+	return &api.Session{ID: id, Network: r.Network, Allow: r.Allow}, nil
+}
 func (f *fakeBackend) Exec(_ context.Context, id string, r *api.ExecRequest, on func(api.Event)) (*api.Execution, error) {
 	if r.Code == "panic" {
 		panic("boom")

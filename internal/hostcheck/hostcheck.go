@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/nftables"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/isolation/lxcfs"
@@ -60,7 +62,7 @@ func Default(socket, dataDir string) Host {
 func (h Host) Run() []Result {
 	return []Result{
 		h.Kernel(), h.Cgroups(), h.Seccomp(), h.Openat2(), h.UserNamespaces(),
-		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(), h.DiskQuota(), h.LXCFSServes(),
+		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(), h.DiskQuota(), h.LXCFSServes(), h.Networking(),
 	}
 }
 
@@ -286,4 +288,42 @@ func (h Host) LXCFSServes() Result {
 		return Result{name, Warn, "not serving at " + h.LXCFS + ": sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits; install lxcfs (its service mounts it there)"}
 	}
 	return Result{name, OK, "serving at " + h.LXCFS + ": sandboxes see their own memory, CPUs and uptime"}
+}
+
+// Networking checks what sessions with a network need: netlink, nftables,
+// forwarding (the daemon turns it on), and no other table that drops
+// forwarded traffic by default (Docker's iptables FORWARD policy).
+func (h Host) Networking() Result {
+	r := Result{Name: "networking"}
+	if _, err := netlink.LinkList(); err != nil {
+		r.Status, r.Detail = Fail, "netlink does not answer: "+err.Error()
+		return r
+	}
+	c, err := nftables.New()
+	if err == nil {
+		var chains []*nftables.Chain
+		if chains, err = c.ListChains(); err == nil {
+			for _, ch := range chains {
+				if ch.Hooknum != nil && *ch.Hooknum == *nftables.ChainHookForward && ch.Policy != nil && *ch.Policy == nftables.ChainPolicyDrop {
+					r.Status = Warn
+					r.Detail = fmt.Sprintf("the forward chain %q of table %q drops by default (Docker's iptables FORWARD policy does): sandboxes' traffic needs an accept there, e.g. in DOCKER-USER", ch.Name, ch.Table.Name)
+					return r
+				}
+			}
+		}
+	}
+	if err != nil {
+		if os.Geteuid() != 0 {
+			r.Status, r.Detail = Info, "nftables can only be checked as root"
+			return r
+		}
+		r.Status, r.Detail = Fail, "nftables does not answer ("+err.Error()+"): sessions can have network \"none\" only"
+		return r
+	}
+	fwd, _ := h.read("sys/net/ipv4/ip_forward")
+	r.Status, r.Detail = OK, "netlink and nftables answer"
+	if fwd != "1" {
+		r.Detail += "; IPv4 forwarding is off (the daemon turns it on at start)"
+	}
+	return r
 }

@@ -67,7 +67,7 @@ func Lease(req LeaseRequest) (Range, error) {
 	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
 		return Range{}, fmt.Errorf("id range leases: %w", err)
 	}
-	unlock, err := lockDir(req.Dir)
+	unlock, err := LockDir(req.Dir)
 	if err != nil {
 		return Range{}, err
 	}
@@ -125,7 +125,7 @@ func Lease(req LeaseRequest) (Range, error) {
 // ReleaseLease gives the daemon's range back: for a daemon that holds no
 // ids any more (no session left).
 func ReleaseLease(dir, instance string) error {
-	unlock, err := lockDir(dir)
+	unlock, err := LockDir(dir)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func readLeases(dir, instance string) (others []lease, mine *lease, err error) {
 			mine = &l
 			continue
 		}
-		if !live(l) {
+		if !Live(l.DataDir, l.Instance) {
 			_ = os.Remove(path)
 			continue
 		}
@@ -173,14 +173,15 @@ func readLeases(dir, instance string) (others []lease, mine *lease, err error) {
 	return others, mine, nil
 }
 
-// live reports whether a lease's daemon still has its data dir.
-func live(l lease) bool {
-	b, err := os.ReadFile(filepath.Join(l.DataDir, InstanceFile))
-	return err == nil && strings.TrimSpace(string(b)) == l.Instance
+// Live reports whether the daemon instance of a lease still has its data
+// dir: its lease holds.
+func Live(dataDir, instance string) bool {
+	b, err := os.ReadFile(filepath.Join(dataDir, InstanceFile))
+	return err == nil && strings.TrimSpace(string(b)) == instance
 }
 
-// lockDir takes the lease folder's lock (flock), for one read-and-write.
-func lockDir(dir string) (unlock func(), err error) {
+// LockDir takes a lease folder's lock (flock), for one read-and-write.
+func LockDir(dir string) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("id range leases: %w", err)

@@ -1,0 +1,301 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/logging"
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
+	"github.com/sandboxd/sandboxd/isolation/network"
+	"github.com/sandboxd/sandboxd/store"
+)
+
+// Network gives the sandboxes of sessions with a network policy their
+// link and policy (isolation/network; a fake in the unit tests). The
+// session's chain and pins live as long as the session; the link lives in
+// its sandbox's network namespace and goes with it, and each new sandbox
+// gets one.
+type Network interface {
+	Plan(id string, slot uint32) *network.Attachment
+	// Attach gives a session's sandbox, whose network namespace ns is, its
+	// network (or, for one that has it, the policy alone).
+	Attach(ctx context.Context, id string, slot uint32, ns *os.File, p *netpolicy.Policy) (*network.Attachment, error)
+	SetPolicy(ctx context.Context, id string, a *network.Attachment, p *netpolicy.Policy) error
+	Detach(ctx context.Context, id string, a *network.Attachment) error
+	Pin(id, name string, addr netip.Addr, ports []uint16, ttl time.Duration) error
+	Denied(id string) (uint64, error)
+	// Leftovers are the sessions of which the host has some network.
+	Leftovers() ([]string, error)
+	Slots() int
+	// Where are the subnets and the nftables table, for /v1/info.
+	Where() (subnet, subnet6, table string)
+	// Remove deletes what the daemon has on the host for networks, for a
+	// daemon that shuts down with no session left.
+	Remove() error
+}
+
+// netTable is what the daemon knows of its sessions' networks: which
+// slots are taken, and which session each sandbox address is (for the
+// DNS, which answers by the asking address).
+type netTable struct {
+	mu    sync.Mutex
+	slots map[uint32]bool
+	next  uint32
+	by    map[netip.Addr]netEntry
+}
+
+type netEntry struct {
+	id     string
+	policy *netpolicy.Policy
+}
+
+func newNetTable() *netTable {
+	return &netTable{slots: map[uint32]bool{}, by: map[netip.Addr]netEntry{}}
+}
+
+// take reserves a free slot of n.
+func (t *netTable) take(n int) (uint32, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := 0; i < n; i++ {
+		s := (t.next + uint32(i)) % uint32(n)
+		if !t.slots[s] {
+			t.slots[s] = true
+			t.next = s + 1
+			return s, nil
+		}
+	}
+	return 0, errdefs.ErrResourceExhausted.WithMessage(fmt.Sprintf("all %d network slots of the subnet are taken: delete a session with a network first", n))
+}
+
+func (t *netTable) reserve(s uint32) {
+	t.mu.Lock()
+	t.slots[s] = true
+	t.mu.Unlock()
+}
+
+func (t *netTable) free(s uint32) {
+	t.mu.Lock()
+	delete(t.slots, s)
+	t.mu.Unlock()
+}
+
+func (t *netTable) set(a *network.Attachment, id string, p *netpolicy.Policy) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, addr := range []netip.Addr{a.Addr, a.Addr6} {
+		if addr.IsValid() {
+			t.by[addr] = netEntry{id: id, policy: p}
+		}
+	}
+}
+
+func (t *netTable) forget(a *network.Attachment) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.by, a.Addr)
+	delete(t.by, a.Addr6)
+}
+
+// lookup is which session, with which policy, sandbox address a is.
+func (t *netTable) lookup(a netip.Addr) (string, *netpolicy.Policy, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.by[a.Unmap()]
+	return e.id, e.policy, ok
+}
+
+// checkNetwork checks a create's network mode and allow list.
+func (d *Daemon) checkNetwork(mode string, allow []string) (*netpolicy.Policy, error) {
+	p, err := netpolicy.Parse(mode, allow)
+	if err != nil {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%s", err.Error())
+	}
+	if p.Mode != netpolicy.ModeNone && d.net == nil {
+		why := d.netOff
+		if why == "" {
+			why = "networking is off on this host ([network] enabled = false)"
+		}
+		return nil, api.Errorf(errdefs.ErrUnavailable, "network %s is not available: %s", api.Quote(p.Mode), why)
+	}
+	return p, nil
+}
+
+// policyOf is a record's network policy (checked when it was made).
+func policyOf(r *store.Record) *netpolicy.Policy {
+	p, err := netpolicy.Parse(r.Network, r.Allow)
+	if err != nil {
+		// A record from a daemon that knew other entries: nothing it
+		// allowed is allowed.
+		return &netpolicy.Policy{Mode: netpolicy.ModeAllowlist}
+	}
+	return p
+}
+
+// ensureNetwork gives the session's new (or restored) sandbox its
+// network, if its policy is not none: its slot (taken at its first start,
+// kept while the session lives), the link into the sandbox's namespace
+// and the policy.
+func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) error {
+	rec := s.record()
+	p := policyOf(&rec)
+	if p.Mode == netpolicy.ModeNone {
+		return nil
+	}
+	if d.net == nil {
+		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(rec.Network), d.netOff)
+	}
+	if rec.NetSlot == 0 {
+		slot, err := d.netTable.take(d.net.Slots())
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.rec.NetSlot = slot + 1
+		s.mu.Unlock()
+		rec.NetSlot = slot + 1
+	}
+	ns, err := sb.NetNS()
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	a, err := d.net.Attach(ctx, rec.ID, rec.NetSlot-1, ns, p)
+	if err != nil {
+		return fmt.Errorf("session %s network: %w", rec.ID, err)
+	}
+	if err := sb.SetNameservers(a.Nameservers()); err != nil {
+		return err
+	}
+	d.netTable.set(a, rec.ID, p)
+	return nil
+}
+
+// releaseNetwork removes the session's network, for its delete.
+func (d *Daemon) releaseNetwork(s *session) error {
+	s.mu.Lock()
+	id, slot := s.rec.ID, s.rec.NetSlot
+	s.mu.Unlock()
+	if slot == 0 || d.net == nil {
+		return nil
+	}
+	a := d.net.Plan(id, slot-1)
+	d.netTable.forget(a)
+	d.metrics.dnsRefused.DeleteLabelValues(id)
+	if err := d.net.Detach(d.daemonCtx(), id, a); err != nil {
+		return fmt.Errorf("session %s network: %w", id, err)
+	}
+	d.netTable.free(slot - 1)
+	return nil
+}
+
+// reconcileNetworks takes the slots of the recorded sessions, indexes the
+// addresses of the running ones for the DNS, and removes the networks no
+// session owns.
+func (d *Daemon) reconcileNetworks(ctx context.Context) error {
+	if d.net == nil {
+		return nil
+	}
+	for _, s := range d.sessions.all() {
+		rec := s.record()
+		if rec.NetSlot == 0 {
+			continue
+		}
+		d.netTable.reserve(rec.NetSlot - 1)
+		d.netTable.set(d.net.Plan(rec.ID, rec.NetSlot-1), rec.ID, policyOf(&rec))
+	}
+	left, err := d.net.Leftovers()
+	if err != nil {
+		return fmt.Errorf("list networks: %w", err)
+	}
+	var errs []error
+	for _, id := range left {
+		if _, ok := d.sessions.get(id); ok {
+			continue
+		}
+		if err := d.net.Detach(ctx, id, nil); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		d.log.Info("removed leftover network", "session", id)
+	}
+	if len(errs) > 0 {
+		d.log.Warn("remove leftover networks", "err", errors.Join(errs...))
+	}
+	return nil
+}
+
+// allowList is a policy's allow entries as the caller wrote them.
+func allowList(p *netpolicy.Policy) []string {
+	var out []string
+	for _, e := range p.Entries {
+		out = append(out, e.Raw)
+	}
+	return out
+}
+
+// deniedCounts reads each networked session's refused packets, for
+// /metrics.
+func (d *Daemon) deniedCounts() map[string]uint64 {
+	out := map[string]uint64{}
+	if d.net == nil {
+		return out
+	}
+	for _, s := range d.sessions.all() {
+		rec := s.record()
+		if rec.NetSlot == 0 {
+			continue
+		}
+		if n, err := d.net.Denied(rec.ID); err == nil {
+			out[rec.ID] = n
+		}
+	}
+	return out
+}
+
+// SetNetwork changes a session's network policy, at once: its chain is
+// rewritten and its connections checked again; a running sandbox that had
+// no network gets its link. A stopped session gets it at its start.
+func (d *Daemon) SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error) {
+	p, err := d.checkNetwork(req.Network, req.Allow)
+	if err != nil {
+		return nil, err
+	}
+	return d.lifecycle(ctx, id, opNetwork, func(s *session) error {
+		rec := s.record()
+		sb := s.sandbox()
+		s.mu.Lock()
+		s.rec.Network, s.rec.Allow = p.Mode, allowList(p)
+		s.mu.Unlock()
+		switch {
+		case rec.NetSlot != 0:
+			a := d.net.Plan(rec.ID, rec.NetSlot-1)
+			if err := d.net.SetPolicy(ctx, rec.ID, a, p); err != nil {
+				return err
+			}
+			d.netTable.set(a, rec.ID, p)
+		case sb != nil:
+			// A sandbox without a network gets its link now.
+			if err := d.ensureNetwork(ctx, s, sb); err != nil {
+				s.mu.Lock()
+				s.rec.Network, s.rec.Allow = rec.Network, rec.Allow
+				s.mu.Unlock()
+				return err
+			}
+		}
+		rec = s.record()
+		if err := d.store.PutSession(&rec); err != nil {
+			return recordErr(rec.ID, err)
+		}
+		logging.From(ctx).Info("session network changed", "session", rec.ID, "network", p.Mode, "allow", rec.Allow)
+		return nil
+	})
+}

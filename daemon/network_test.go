@@ -1,0 +1,194 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
+)
+
+func TestNetworkSession(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	d := e.start()
+	allow := []string{"example.com", "*.github.com:443", "10.1.0.0/16:5432"}
+	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkAllowlist, Allow: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Network != api.NetworkAllowlist || !slices.Equal(s.Allow, allow) {
+		t.Fatalf("session shows network %q allow %q", s.Network, s.Allow)
+	}
+	if got := e.net.mode(s.ID); got != netpolicy.ModeAllowlist {
+		t.Fatalf("the host's network of the session has mode %q", got)
+	}
+	// Its sandbox (a pooled one) got its link, and the daemon's DNS.
+	b := e.h.box(s.ID)
+	if b == nil {
+		t.Fatal("no sandbox")
+	}
+	a := e.net.attached[s.ID]
+	if e.net.linkedNS[s.ID] != b.netns || !slices.Equal(b.nameservers, []string{a.Gateway.String()}) {
+		t.Fatalf("link in %q, sandbox %q, nameservers %q, want %q", e.net.linkedNS[s.ID], b.netns, b.nameservers, a.Gateway)
+	}
+	// The DNS knows the sandbox by its address.
+	if id, p, ok := d.netTable.lookup(a.Addr); !ok || id != s.ID || p.Mode != netpolicy.ModeAllowlist {
+		t.Fatalf("lookup of %s: %q %v %v", a.Addr, id, p, ok)
+	}
+
+	// A stop and a start: the new sandbox gets a link, in the same slot.
+	if _, err := d.StopSession(root, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.StartSession(root, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e.net.attaches != 2 || e.net.linkedNS[s.ID] != e.h.box(s.ID).netns || e.net.attached[s.ID].Slot != a.Slot {
+		t.Fatalf("after stop and start: %d attaches, link in %q", e.net.attaches, e.net.linkedNS[s.ID])
+	}
+
+	// A restarted daemon keeps the running sandbox's link, and knows its
+	// address again.
+	d.Close(context.Background())
+	d = e.start()
+	if e.net.attaches != 2 || e.net.mode(s.ID) != netpolicy.ModeAllowlist {
+		t.Fatalf("after a daemon restart: %d attaches, mode %q", e.net.attaches, e.net.mode(s.ID))
+	}
+	if id, _, ok := d.netTable.lookup(a.Addr); !ok || id != s.ID {
+		t.Fatal("a restarted daemon's DNS does not know the sandbox")
+	}
+
+	if err := d.DeleteSession(root, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e.net.mode(s.ID) != "" {
+		t.Fatal("a deleted session's network is left")
+	}
+	if _, _, ok := d.netTable.lookup(a.Addr); ok {
+		t.Fatal("the DNS still knows a deleted session's address")
+	}
+}
+
+func TestNetworkRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	d := e.start()
+	for _, tc := range []struct {
+		name    string
+		network string
+		allow   []string
+		want    func(error) bool
+	}{
+		{"unknown mode", "internet", nil, errdefs.IsInvalidArgument},
+		{"none with allow", "none", []string{"example.com"}, errdefs.IsInvalidArgument},
+		{"metadata", "allowlist", []string{"169.254.169.254"}, errdefs.IsInvalidArgument},
+		{"bad entry", "allowlist", []string{"exa mple.com"}, errdefs.IsInvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := d.CreateSession(root, &api.CreateSessionRequest{Network: tc.network, Allow: tc.allow})
+			if !tc.want(err) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	if n := len(d.sessions.all()); n != 0 || e.net.attaches != 0 {
+		t.Fatalf("refused creates left %d sessions, %d networks", n, e.net.attaches)
+	}
+
+	// A daemon without networking says so.
+	off := newEnv(t, nil)
+	off.net = nil
+	st, err := openStore(off.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := newDaemon(context.Background(), off.cfg, d.log, newMetrics(), deps{store: st, rt: fakeRuntime{off.h}, inst: instance{id: "off"}, probe: off.disk,
+		net: netDeps{off: "no nftables here"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close(context.Background())
+	if _, err := d2.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen}); !errdefs.IsUnavailable(err) {
+		t.Fatalf("networkless daemon: %v", err)
+	}
+	if _, err := d2.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkNone}); err != nil {
+		t.Fatalf("networkless daemon, network none: %v", err)
+	}
+}
+
+func TestSetNetwork(t *testing.T) {
+	e := newEnv(t, nil)
+	d := e.start()
+	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkAllowlist, Allow: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.SetNetwork(root, s.ID, &api.NetworkRequest{Network: api.NetworkOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Network != api.NetworkOpen || len(got.Allow) != 0 || e.net.mode(s.ID) != netpolicy.ModeOpen {
+		t.Fatalf("after PATCH open: %q %q, host %q", got.Network, got.Allow, e.net.mode(s.ID))
+	}
+	if _, p, _ := d.netTable.lookup(e.net.attached[s.ID].Addr); p.Mode != netpolicy.ModeOpen {
+		t.Fatal("the DNS answers by the old policy")
+	}
+	// Bad input changes nothing.
+	if _, err := d.SetNetwork(root, s.ID, &api.NetworkRequest{Network: "allowlist", Allow: []string{"fd00:ec2::254"}}); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("metadata allowed: %v", err)
+	}
+	if _, err := d.SetNetwork(as(1000), s.ID, &api.NetworkRequest{Network: api.NetworkNone}); !errdefs.IsNotFound(err) {
+		t.Fatalf("another uid changed the network: %v", err)
+	}
+	d.Close(context.Background())
+	d = e.start()
+	if got, _ := d.GetSession(root, s.ID); got.Network != api.NetworkOpen {
+		t.Fatalf("the change was not kept: %q", got.Network)
+	}
+
+	// A running session without a network gets one at once.
+	plain := mustCreate(t, d, root)
+	if _, err := d.SetNetwork(root, plain.ID, &api.NetworkRequest{Network: api.NetworkOpen}); err != nil {
+		t.Fatal(err)
+	}
+	if e.net.mode(plain.ID) != netpolicy.ModeOpen || e.net.linkedNS[plain.ID] != e.h.box(plain.ID).netns {
+		t.Fatal("a running session given a network has none")
+	}
+	// A stopped one gets it at its start.
+	other := mustCreate(t, d, root)
+	if _, err := d.StopSession(root, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SetNetwork(root, other.ID, &api.NetworkRequest{Network: api.NetworkOpen}); err != nil {
+		t.Fatal(err)
+	}
+	if e.net.mode(other.ID) != "" {
+		t.Fatal("a stopped session got a link")
+	}
+	if _, err := d.StartSession(root, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e.net.mode(other.ID) != netpolicy.ModeOpen {
+		t.Fatal("a stopped session given a network started without it")
+	}
+}
+
+func TestLeftoverNetworkRemoved(t *testing.T) {
+	e := newEnv(t, nil)
+	ns, err := os.Create(filepath.Join(t.TempDir(), "ns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	if _, err := e.net.Attach(context.Background(), "orphan", 3, ns, &netpolicy.Policy{Mode: netpolicy.ModeOpen}); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	if e.net.mode("orphan") != "" {
+		t.Fatal("a network no session owns was left at start")
+	}
+}

@@ -1,0 +1,188 @@
+package network
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/sandboxd/sandboxd/isolation/idmap"
+)
+
+// Several daemons can run on one host, and no two may give sandboxes the
+// same addresses: each leases its subnet in a folder all share (one file
+// per instance, under the lock package idmap uses for id ranges), and a
+// lease lives as long as its daemon's data dir names the instance.
+
+// SubnetLease is what a daemon asks of the lease folder.
+type SubnetLease struct {
+	Dir, Instance, DataDir string
+	// Want is the configured subnet, a /16; Move takes the next free /16
+	// of the same /8 when another daemon (or the host's own network) has
+	// it, instead of failing.
+	Want netip.Prefix
+	Move bool
+}
+
+type subnetLease struct {
+	Instance string `json:"instance"`
+	DataDir  string `json:"data_dir"`
+	Subnet   string `json:"subnet"`
+}
+
+// Lease takes the daemon's subnet and returns it.
+func (req SubnetLease) Lease() (netip.Prefix, error) {
+	if req.Want.Bits() != 16 || !req.Want.Addr().Is4() {
+		return netip.Prefix{}, fmt.Errorf("[network] subnet %s must be an IPv4 /16", req.Want)
+	}
+	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
+		return netip.Prefix{}, fmt.Errorf("subnet leases: %w", err)
+	}
+	unlock, err := idmap.LockDir(req.Dir)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	defer unlock()
+	taken, mine, err := readSubnetLeases(req.Dir, req.Instance)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	host, err := hostPrefixes()
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	free := func(p netip.Prefix) string {
+		for owner, q := range taken {
+			if p.Overlaps(q) {
+				return "the sandboxd whose data dir is " + owner
+			}
+		}
+		for _, q := range host {
+			if p.Overlaps(q) {
+				return "the host's network " + q.String()
+			}
+		}
+		return ""
+	}
+	got := req.Want.Masked()
+	if mine.IsValid() && req.Move && free(mine) == "" {
+		got = mine // a moved daemon keeps where it moved to
+	}
+	if who := free(got); who != "" {
+		if !req.Move {
+			return netip.Prefix{}, fmt.Errorf("[network] subnet %s overlaps %s: give this daemon another subnet", got, who)
+		}
+		b := got.Addr().As4()
+		found := false
+		for n := int(b[1]) + 1; n < 256; n++ {
+			p := netip.PrefixFrom(netip.AddrFrom4([4]byte{b[0], byte(n), 0, 0}), 16)
+			if free(p) == "" {
+				got, found = p, true
+				break
+			}
+		}
+		if !found {
+			return netip.Prefix{}, fmt.Errorf("no /16 after %s is free on this host: set [network] subnet", req.Want)
+		}
+	}
+	data, err := json.Marshal(subnetLease{Instance: req.Instance, DataDir: req.DataDir, Subnet: got.String()})
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	tmp := filepath.Join(req.Dir, "."+req.Instance+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return netip.Prefix{}, err
+	}
+	return got, os.Rename(tmp, filepath.Join(req.Dir, req.Instance+".json"))
+}
+
+// ReleaseSubnet gives the daemon's subnet back, for a daemon with no
+// session left.
+func ReleaseSubnet(dir, instance string) error {
+	unlock, err := idmap.LockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := os.Remove(filepath.Join(dir, instance+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// readSubnetLeases reads the live leases of other daemons (by data dir),
+// and the instance's own, removing stale ones.
+func readSubnetLeases(dir, instance string) (others map[string]netip.Prefix, mine netip.Prefix, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, netip.Prefix{}, err
+	}
+	others = map[string]netip.Prefix{}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, netip.Prefix{}, err
+		}
+		var l subnetLease
+		if json.Unmarshal(b, &l) != nil || l.Instance != name {
+			_ = os.Remove(path)
+			continue
+		}
+		p, perr := netip.ParsePrefix(l.Subnet)
+		if perr != nil {
+			_ = os.Remove(path)
+			continue
+		}
+		if name == instance {
+			mine = p
+			continue
+		}
+		if !idmap.Live(l.DataDir, l.Instance) {
+			_ = os.Remove(path)
+			continue
+		}
+		others[l.DataDir] = p
+	}
+	return others, mine, nil
+}
+
+// hostPrefixes are the IPv4 networks of the host's links, but for
+// daemons' sandbox links.
+func hostPrefixes() ([]netip.Prefix, error) {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Prefix
+	for _, l := range links {
+		if strings.HasPrefix(l.Attrs().Alias, "sandboxd/") {
+			continue // a daemon's sandbox link: its lease says whose
+		}
+		addrs, err := netlink.AddrList(l, netlink.FAMILY_V4)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range addrs {
+			ip, ok := netip.AddrFromSlice(a.IP.To4())
+			if !ok {
+				continue
+			}
+			bits, _ := a.Mask.Size()
+			if ip.IsLoopback() {
+				continue
+			}
+			out = append(out, netip.PrefixFrom(ip, bits).Masked())
+		}
+	}
+	return out, nil
+}

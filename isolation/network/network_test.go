@@ -1,0 +1,312 @@
+package network
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/nftables"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/sandboxd/sandboxd/isolation/idmap"
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
+)
+
+// These tests build real networks: root, a manager of a daemon instance
+// of their own (its table, links and leased subnet), and an "outside"
+// namespace on 198.18.0.0/15 standing in for the internet. Nothing is
+// sent anywhere else.
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+}
+
+func randomID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// testManager is a manager of a fresh instance; everything of it goes at
+// the end of the test.
+func testManager(t *testing.T, v6 bool) *Manager {
+	t.Helper()
+	needRoot(t)
+	inst := "t" + randomID()
+	dataDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dataDir, idmap.InstanceFile), []byte(inst), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	leases := "/run/sandboxd-subnets"
+	subnet, err := SubnetLease{Dir: leases, Instance: inst, DataDir: dataDir, Want: netip.MustParsePrefix("10.87.0.0/16"), Move: true}.Lease()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Instance: inst, Subnet: subnet, DNSPort: 5353}
+	if v6 {
+		b := subnet.Addr().As4()
+		cfg.Subnet6 = netip.MustParsePrefix(fmt.Sprintf("fd5b:d0c:%x::/96", b[1]))
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ids, _ := m.Leftovers()
+		for _, id := range ids {
+			if err := m.Detach(context.Background(), id, nil); err != nil {
+				t.Errorf("detach %s: %v", id, err)
+			}
+		}
+		if err := RemoveTable(inst); err != nil {
+			t.Error(err)
+		}
+		_ = ReleaseSubnet(leases, inst)
+	})
+	return m
+}
+
+// outside is a namespace standing in for the internet: a veth from the
+// host, an HTTP server on its address.
+type outside struct {
+	addr, addr6 netip.Addr
+}
+
+func newOutside(t *testing.T) *outside {
+	t.Helper()
+	n := 100 + int(time.Now().UnixNano()%100)
+	for ; ; n++ {
+		if n > 250 {
+			t.Fatal("no free outside index")
+		}
+		if _, err := netlink.LinkByName(fmt.Sprintf("nto%d", n)); err != nil {
+			break
+		}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	host, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	ns, err := netns.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	if err := netns.Set(host); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("nto%d", n)
+	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: "eth0", PeerNamespace: netlink.NsFd(int(ns))}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if l, err := netlink.LinkByName(name); err == nil {
+			_ = netlink.LinkDel(l)
+		}
+	})
+	o := &outside{
+		addr:  netip.MustParseAddr(fmt.Sprintf("198.18.%d.2", n)),
+		addr6: netip.MustParseAddr(fmt.Sprintf("2001:2:0:%x::2", n)),
+	}
+	gw, gw6 := netip.MustParseAddr(fmt.Sprintf("198.18.%d.1", n)), netip.MustParseAddr(fmt.Sprintf("2001:2:0:%x::1", n))
+	hl, _ := netlink.LinkByName(name)
+	if err := addAddrs(&netlink.Handle{}, hl, gw, gw6); err != nil {
+		t.Fatal(err)
+	}
+	if err := netlink.LinkSetUp(hl); err != nil {
+		t.Fatal(err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	eth, _ := h.LinkByName("eth0")
+	lo, _ := h.LinkByName("lo")
+	_ = h.LinkSetUp(lo)
+	if err := addAddrs(h, eth, o.addr, o.addr6); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.LinkSetUp(eth); err != nil {
+		t.Fatal(err)
+	}
+	// The server listens inside; the socket keeps its namespace.
+	if err := netns.Set(ns); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", ":80")
+	_ = netns.Set(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A plain answer to anything (no net/http in package isolation).
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				_, _ = c.Read(make([]byte, 1024))
+				io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\noutside")
+			}()
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+	return o
+}
+
+// sandboxNS is a network namespace standing in for a sandbox's.
+func sandboxNS(t *testing.T) *os.File {
+	t.Helper()
+	ch := make(chan netns.NsHandle, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies in the new namespace
+		ns, err := netns.New()
+		if err != nil {
+			t.Error(err)
+		}
+		ch <- ns
+	}()
+	ns := <-ch
+	f := os.NewFile(uintptr(ns), "netns")
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// get fetches http://addr/ from inside namespace ns.
+func get(f *os.File, addr netip.Addr) (string, error) {
+	ns := netns.NsHandle(f.Fd())
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		if err := netns.Set(ns); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		c, err := net.DialTimeout("tcp", netip.AddrPortFrom(addr, 80).String(), 2*time.Second)
+		ch <- result{c, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		return "", r.err
+	}
+	defer r.c.Close()
+	_ = r.c.SetDeadline(time.Now().Add(3 * time.Second))
+	fmt.Fprintf(r.c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+	b, err := io.ReadAll(r.c)
+	if err != nil {
+		return "", err
+	}
+	_, body, _ := strings.Cut(string(b), "\r\n\r\n")
+	return body, nil
+}
+
+func mustPolicy(t *testing.T, mode string, allow ...string) *netpolicy.Policy {
+	t.Helper()
+	p, err := netpolicy.Parse(mode, allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAttachOpenAndNone(t *testing.T) {
+	m := testManager(t, true)
+	o := newOutside(t)
+	ctx := context.Background()
+	ns1, ns2 := sandboxNS(t), sandboxNS(t)
+	a, err := m.Attach(ctx, "s1", 1, ns1, mustPolicy(t, netpolicy.ModeOpen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.linked("s1", netns.NsHandle(ns1.Fd()), a) {
+		t.Fatal("not linked")
+	}
+	for _, addr := range []netip.Addr{o.addr, o.addr6} {
+		if body, err := get(ns1, addr); err != nil || body != "outside" {
+			t.Fatalf("open: GET %s: %q %v", addr, body, err)
+		}
+	}
+	// The host itself is not reachable: its gateway address, its side
+	// of the outside link.
+	for _, addr := range []netip.Addr{a.Gateway, netip.MustParseAddr(strings.TrimSuffix(o.addr.String(), "2") + "1")} {
+		if _, err := get(ns1, addr); err == nil {
+			t.Fatalf("open reached the host at %s", addr)
+		}
+	}
+	// Another sandbox is not reachable.
+	b, err := m.Attach(ctx, "s2", 2, ns2, mustPolicy(t, netpolicy.ModeOpen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(ns1, b.Addr); err == nil {
+		t.Fatal("a sandbox reached another")
+	}
+
+	// Allowlist with only a CIDR of the outside's v4 address.
+	if err := m.SetPolicy(ctx, "s1", a, mustPolicy(t, netpolicy.ModeAllowlist, o.addr.String()+"/32")); err != nil {
+		t.Fatal(err)
+	}
+	if body, err := get(ns1, o.addr); err != nil || body != "outside" {
+		t.Fatalf("allowlisted CIDR: %q %v", body, err)
+	}
+	if _, err := get(ns1, o.addr6); err == nil {
+		t.Fatal("allowlist reached an address it does not list")
+	}
+	// A pin opens the v6 address.
+	if err := m.Pin("s1", "outside.test", o.addr6, nil, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if body, err := get(ns1, o.addr6); err != nil || body != "outside" {
+		t.Fatalf("pinned address: %q %v", body, err)
+	}
+	if n, err := m.Denied("s1"); err != nil || n == 0 {
+		t.Fatalf("denied counter %d %v", n, err)
+	}
+	// none: nothing.
+	if err := m.SetPolicy(ctx, "s1", a, mustPolicy(t, netpolicy.ModeNone)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(ns1, o.addr); err == nil {
+		t.Fatal("none reached the outside")
+	}
+
+	if err := m.Detach(ctx, "s1", a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := netlink.LinkByName(a.Link); err == nil {
+		t.Fatal("link left")
+	}
+	ids, err := m.Leftovers()
+	if err != nil || len(ids) != 1 || ids[0] != "s2" {
+		t.Fatalf("leftovers %v %v", ids, err)
+	}
+	c, _ := nftables.New()
+	if _, err := c.ListChain(m.table, "s_s1"); err == nil {
+		t.Fatal("chain left")
+	}
+}

@@ -1,0 +1,343 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
+)
+
+// sessionSets are one session's sets of pinned addresses.
+type sessionSets struct {
+	p4, p6, pp4, pp6 *nftables.Set
+	deny             *nftables.CounterObj
+	chain            *nftables.Chain
+}
+
+func (m *Manager) sessionObjects(id string) *sessionSets {
+	t := m.table
+	ap4, _ := nftables.ConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
+	ap6, _ := nftables.ConcatSetType(nftables.TypeIP6Addr, nftables.TypeInetService)
+	return &sessionSets{
+		p4:    &nftables.Set{Table: t, Name: "p4_" + id, KeyType: nftables.TypeIPAddr, HasTimeout: true},
+		p6:    &nftables.Set{Table: t, Name: "p6_" + id, KeyType: nftables.TypeIP6Addr, HasTimeout: true},
+		pp4:   &nftables.Set{Table: t, Name: "pp4_" + id, KeyType: ap4, HasTimeout: true, Concatenation: true},
+		pp6:   &nftables.Set{Table: t, Name: "pp6_" + id, KeyType: ap6, HasTimeout: true, Concatenation: true},
+		deny:  &nftables.CounterObj{Table: t, Name: "deny_" + id},
+		chain: &nftables.Chain{Table: t, Name: "s_" + id},
+	}
+}
+
+// Attach gives session id's sandbox, whose network namespace ns is, its
+// network in slot with policy p: the link (unless the namespace has it
+// already: a restored sandbox), the session's chain and sets. A failure
+// leaves no link behind.
+func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.File, p *netpolicy.Policy) (_ *Attachment, retErr error) {
+	a := m.Plan(id, slot)
+	h := netns.NsHandle(ns.Fd())
+	if !m.linked(id, h, a) {
+		defer func() {
+			if retErr != nil {
+				_ = m.removeLink(id)
+			}
+		}()
+		if err := nsSysctls(h, a.Addr6.IsValid()); err != nil {
+			return nil, err
+		}
+		if err := m.makeLink(id, h, a); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.SetPolicy(ctx, id, a, p); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// SetPolicy writes session id's chain for policy p and cuts the
+// connections the new policy would not let start (the ones it allows
+// carry on: conntrack picks them up again as new, and they pass).
+func (m *Manager) SetPolicy(ctx context.Context, id string, a *Attachment, p *netpolicy.Policy) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := nftables.New()
+	if err != nil {
+		return err
+	}
+	o := m.sessionObjects(id)
+	t, s := m.table, m.sets
+	for _, set := range []*nftables.Set{o.p4, o.p6, o.pp4, o.pp6} {
+		if err := c.AddSet(set, nil); err != nil {
+			return err
+		}
+	}
+	c.AddObj(o.deny)
+	ch := c.AddChain(o.chain)
+	c.FlushChain(ch)
+	deny := one(&expr.Objref{Type: int(nftables.ObjTypeCounter), Name: o.deny.Name}, refuse)
+
+	c.AddRule(rule(t, ch, ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), one(accept)))
+	c.AddRule(rule(t, ch, daddrInSet(false, s.never4), deny))
+	c.AddRule(rule(t, ch, daddrInSet(true, s.never6), deny))
+	for _, e := range p.Entries {
+		if e.Host != "" {
+			continue
+		}
+		if e.Port == 0 {
+			c.AddRule(rule(t, ch, daddrIn(e.Prefix), one(accept)))
+			continue
+		}
+		for _, proto := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
+			c.AddRule(rule(t, ch, daddrIn(e.Prefix), dportIs(proto, e.Port), one(accept)))
+		}
+	}
+	c.AddRule(rule(t, ch, daddrInSet(false, s.blocked4), deny))
+	c.AddRule(rule(t, ch, daddrInSet(true, s.blocked6), deny))
+	c.AddRule(rule(t, ch, daddrInSet(false, o.p4), one(accept)))
+	c.AddRule(rule(t, ch, daddrInSet(true, o.p6), one(accept)))
+	for _, proto := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
+		c.AddRule(rule(t, ch, daddrPortInSet(false, proto, o.pp4), one(accept)))
+		c.AddRule(rule(t, ch, daddrPortInSet(true, proto, o.pp6), one(accept)))
+	}
+	if p.Mode == netpolicy.ModeOpen {
+		c.AddRule(rule(t, ch, one(accept)))
+	}
+	c.AddRule(rule(t, ch, deny))
+
+	if err := c.SetAddElements(s.links, []nftables.SetElement{{Key: ifname(a.Link)}}); err != nil {
+		return err
+	}
+	// Adding the same link → chain element again is no change.
+	if err := c.SetAddElements(s.egress, []nftables.SetElement{{Key: ifname(a.Link),
+		VerdictData: &expr.Verdict{Kind: expr.VerdictJump, Chain: ch.Name}}}); err != nil {
+		return err
+	}
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("session %s policy: %w", id, err)
+	}
+	m.dropPins(id, o, p)
+	return flushConntrack(a)
+}
+
+// dropPins deletes the pins of names policy p does not allow (all of
+// them when the daemon does not know what they are for: a previous daemon
+// made them). Each goes in a batch of its own: one the kernel already
+// let expire must not undo the others.
+func (m *Manager) dropPins(id string, o *sessionSets, p *netpolicy.Policy) {
+	pins := m.pins[id]
+	if pins == nil {
+		_ = m.batch(func(c *nftables.Conn) error {
+			for _, set := range []*nftables.Set{o.p4, o.p6, o.pp4, o.pp6} {
+				c.FlushSet(set)
+			}
+			return nil
+		})
+		m.pins[id] = map[pinKey]pin{}
+		return
+	}
+	for k, v := range pins {
+		ports, ok := p.NamePorts(v.name)
+		if ok && (ports == nil || (k.port != 0 && containsPort(ports, k.port))) {
+			continue
+		}
+		delete(pins, k)
+		set, key := o.pinSet(k)
+		_ = m.batch(func(c *nftables.Conn) error { return c.SetDeleteElements(set, []nftables.SetElement{{Key: key}}) })
+	}
+}
+
+// pinSet is the set of a pin, and its key there.
+func (o *sessionSets) pinSet(k pinKey) (*nftables.Set, []byte) {
+	switch {
+	case k.port == 0 && k.addr.Is4():
+		return o.p4, k.addr.AsSlice()
+	case k.port == 0:
+		return o.p6, k.addr.AsSlice()
+	case k.addr.Is4():
+		return o.pp4, addrPortKey(k.addr, k.port)
+	default:
+		return o.pp6, addrPortKey(k.addr, k.port)
+	}
+}
+
+func containsPort(ps []uint16, p uint16) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// flushConntrack forgets the sandbox's connections, so that each is
+// checked against the policy again at its next packet.
+func flushConntrack(a *Attachment) error {
+	for _, addr := range []netip.Addr{a.Addr, a.Addr6} {
+		if !addr.IsValid() {
+			continue
+		}
+		f := &netlink.ConntrackFilter{}
+		if err := f.AddIP(netlink.ConntrackOrigSrcIP, net.IP(addr.AsSlice())); err != nil {
+			return err
+		}
+		fam := netlink.FAMILY_V4
+		if addr.Is6() {
+			fam = netlink.FAMILY_V6
+		}
+		if _, err := netlink.ConntrackDeleteFilters(netlink.ConntrackTable, netlink.InetFamily(fam), f); err != nil {
+			return fmt.Errorf("conntrack: %w", err)
+		}
+	}
+	return nil
+}
+
+// Pin lets session id reach addr (on ports; nil: every port) for ttl:
+// its DNS answered name with it.
+func (m *Manager) Pin(id, name string, addr netip.Addr, ports []uint16, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := m.sessionObjects(id)
+	pins := m.pins[id]
+	if pins == nil {
+		pins = map[pinKey]pin{}
+		m.pins[id] = pins
+	}
+	expires := time.Now().Add(ttl)
+	keys := []pinKey{{addr: addr}}
+	if ports != nil {
+		keys = keys[:0]
+		for _, p := range ports {
+			keys = append(keys, pinKey{addr: addr, port: p})
+		}
+	}
+	for _, k := range keys {
+		set, key := o.pinSet(k)
+		old, known := pins[k]
+		if known && old.expires.After(expires) {
+			continue // pinned for longer already
+		}
+		el := []nftables.SetElement{{Key: key, Timeout: ttl}}
+		// A live element keeps its timeout when added again: it is
+		// deleted and added in one batch.
+		if known && time.Now().Before(old.expires) {
+			if err := m.batch(func(c *nftables.Conn) error {
+				if err := c.SetDeleteElements(set, el); err != nil {
+					return err
+				}
+				return c.SetAddElements(set, el)
+			}); err == nil {
+				pins[k] = pin{name: name, expires: expires}
+				continue
+			}
+		}
+		if err := m.batch(func(c *nftables.Conn) error { return c.SetAddElements(set, el) }); err != nil {
+			return fmt.Errorf("pin %s for session %s: %w", addr, id, err)
+		}
+		pins[k] = pin{name: name, expires: expires}
+	}
+	return nil
+}
+
+func (m *Manager) batch(f func(c *nftables.Conn) error) error {
+	c, err := nftables.New()
+	if err != nil {
+		return err
+	}
+	if err := f(c); err != nil {
+		return err
+	}
+	return c.Flush()
+}
+
+// Denied is how many packets session id's policy refused.
+func (m *Manager) Denied(id string) (uint64, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return 0, err
+	}
+	obj, err := c.GetObject(m.sessionObjects(id).deny)
+	if err != nil {
+		return 0, err
+	}
+	if co, ok := obj.(*nftables.CounterObj); ok {
+		return co.Packets, nil
+	}
+	return 0, errors.New("not a counter")
+}
+
+// Detach removes everything of session id's network; what is already
+// gone is skipped, so it also cleans up after a failed Attach or a crash.
+// a is its attachment, if known (nil for an orphan the daemon has no
+// record of: its connections then wait for conntrack's timeouts).
+func (m *Manager) Detach(ctx context.Context, id string, a *Attachment) error {
+	known := a != nil
+	if !known {
+		a = m.Plan(id, 0)
+	}
+	m.mu.Lock()
+	delete(m.pins, id)
+	m.mu.Unlock()
+	var errs []error
+	keep := func(err error) {
+		if err != nil && !isNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	o := m.sessionObjects(id)
+	el := []nftables.SetElement{{Key: ifname(a.Link)}}
+	keep(m.batch(func(c *nftables.Conn) error { return c.SetDeleteElements(m.sets.egress, el) }))
+	keep(m.batch(func(c *nftables.Conn) error { return c.SetDeleteElements(m.sets.links, el) }))
+	keep(m.batch(func(c *nftables.Conn) error { c.FlushChain(o.chain); c.DelChain(o.chain); return nil }))
+	for _, set := range []*nftables.Set{o.p4, o.p6, o.pp4, o.pp6} {
+		keep(m.batch(func(c *nftables.Conn) error { c.DelSet(set); return nil }))
+	}
+	keep(m.batch(func(c *nftables.Conn) error { c.DeleteObject(o.deny); return nil }))
+	keep(m.removeLink(id))
+	if known {
+		keep(flushConntrack(a))
+	}
+	return errors.Join(errs...)
+}
+
+// Leftovers are the sessions of which the host has some network: a link
+// or a chain.
+func (m *Manager) Leftovers() ([]string, error) {
+	seen := map[string]bool{}
+	ids, err := m.ownLinks()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	c, err := nftables.New()
+	if err != nil {
+		return nil, err
+	}
+	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyINet)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range chains {
+		if ch.Table.Name != m.table.Name || len(ch.Name) < 3 || ch.Name[:2] != "s_" {
+			continue
+		}
+		seen[ch.Name[2:]] = true
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	return out, nil
+}
