@@ -148,10 +148,8 @@ type fakeBox struct {
 	started time.Time
 	tmp     string
 	env     []string
-	// netns names its network namespace (a file, unique to this box);
-	// nameservers are its resolv.conf's.
-	netns       string
-	nameservers []string
+	// netns names its network namespace (a file, unique to this box).
+	netns string
 
 	mu        sync.Mutex
 	vars      map[string]string
@@ -340,12 +338,6 @@ func (b *fakeBox) NetNS() (*os.File, error) {
 	return os.OpenFile(b.netns, os.O_CREATE|os.O_RDONLY, 0o600)
 }
 
-func (b *fakeBox) SetNameservers(ns []string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.nameservers = ns
-	return nil
-}
 func (b *fakeBox) Started() time.Time { return b.started }
 func (b *fakeBox) Exit() isolation.ExitInfo {
 	<-b.exited

@@ -172,9 +172,6 @@ func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) erro
 	if err != nil {
 		return fmt.Errorf("session %s network: %w", rec.ID, err)
 	}
-	if err := sb.SetNameservers(a.Nameservers()); err != nil {
-		return err
-	}
 	d.netTable.set(a, rec.ID, p)
 	return nil
 }

@@ -67,9 +67,8 @@ type Sandbox interface {
 	Exited() <-chan struct{}
 	Exit() isolation.ExitInfo
 	// NetNS opens the sandbox's network namespace, for its network to be
-	// plumbed in; SetNameservers rewrites its resolv.conf.
+	// plumbed in.
 	NetNS() (*os.File, error)
-	SetNameservers(servers []string) error
 	// Tmp is the host folder shown at /tmp; Started when it started.
 	Tmp() string
 	Started() time.Time

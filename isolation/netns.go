@@ -29,12 +29,6 @@ func (s *Sandbox) NetNS() (*os.File, error) {
 	return f, nil
 }
 
-// SetNameservers rewrites the sandbox's resolv.conf: the daemon's DNS
-// once it has a network.
-func (s *Sandbox) SetNameservers(servers []string) error {
-	return writeResolvConf(s.paths.resolv, servers)
-}
-
 // startTime is field 22 of /proc/PID/stat: when the process started, in
 // clock ticks after boot.
 func startTime(pid int) (uint64, error) {

@@ -75,7 +75,7 @@ func WriteEtc(dir, src string, uid, gid int) error {
 		"hosts":         "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
 		"hostname":      "sandbox\n",
 		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
-		"resolv.conf":   "# sandboxd: this sandbox has no network\n",
+		"resolv.conf":   resolvConf,
 		"ld.so.conf":    "include /etc/ld.so.conf.d/*.conf\n",
 	}
 	for name, content := range files {
@@ -89,6 +89,16 @@ func WriteEtc(dir, src string, uid, gid int) error {
 	_ = os.RemoveAll(filepath.Join(dir, "mtab"))
 	return os.Symlink("/proc/self/mounts", filepath.Join(dir, "mtab"))
 }
+
+// resolvConf is every sandbox's: DNS to any address reaches the daemon's
+// DNS when the sandbox has a network (the daemon's table redirects it), so
+// one nameserver serves all; without a network it is unreachable, and
+// lookups fail at once.
+const resolvConf = "# sandboxd: DNS is the daemon's, for sandboxes with a network\nnameserver " + DNSAddr + "\n"
+
+// DNSAddr is the nameserver of sandboxes: link-local, so that nothing but
+// the daemon's redirect ever answers it.
+const DNSAddr = "169.254.0.53"
 
 // hostEtc are the parts of the host's /etc that programs in a sandbox
 // need and that hold no secrets: the dynamic linker's cache, the

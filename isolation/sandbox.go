@@ -55,7 +55,7 @@ type Spec struct {
 // paths are the host paths of one sandbox's runtime state; rootfs, etc
 // and image are where its view is mounted while it starts (hostview.go).
 type paths struct {
-	dir, rootfs, etc, image, sock, log, resolv string
+	dir, rootfs, etc, image, sock, log string
 }
 
 func (r *Runtime) pathsOf(id string) *paths {
@@ -67,7 +67,6 @@ func (r *Runtime) pathsOf(id string) *paths {
 		image:  filepath.Join(dir, "image"),
 		sock:   filepath.Join(dir, "agent.sock"),
 		log:    filepath.Join(dir, "agent.log"),
-		resolv: filepath.Join(dir, "resolv.conf"),
 	}
 }
 
@@ -145,9 +144,6 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 			r.cpus.release(s.ID)
 		}
 	}()
-	if err := writeResolvConf(p.resolv, nil); err != nil {
-		return nil, err
-	}
 	img := s.Image
 	if img == nil {
 		img = r.host

@@ -1,10 +1,7 @@
 package isolation
 
 import (
-	"fmt"
-	"os"
 	"slices"
-	"strings"
 
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -43,9 +40,6 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
-	// The sandbox's own resolv.conf, which the daemon rewrites in place
-	// when it gives the sandbox a network.
-	spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: p.resolv, Options: bindRO})
 	spec.Mounts = append(spec.Mounts, r.procView()...)
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,
 	// its hypervisor's settings) reads empty.
@@ -83,27 +77,4 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		spec.Linux.Seccomp = r.monitor.Profile(r.seccomp, r.watched, s.ID)
 	}
 	return spec
-}
-
-// writeResolvConf writes a sandbox's resolv.conf: its nameservers, or
-// none. It writes in place: the sandbox sees the file's inode.
-func writeResolvConf(path string, servers []string) error {
-	var b strings.Builder
-	if len(servers) == 0 {
-		b.WriteString("# sandboxd: this sandbox has no network\n")
-	} else {
-		b.WriteString("# sandboxd: the daemon answers, and resolves only what the session's network policy allows\n")
-		for _, s := range servers {
-			fmt.Fprintf(&b, "nameserver %s\n", s)
-		}
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

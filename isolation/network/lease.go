@@ -52,7 +52,7 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 	if err != nil {
 		return netip.Prefix{}, err
 	}
-	host, err := hostPrefixes()
+	host, err := hostPrefixes(req.Instance)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
@@ -156,17 +156,18 @@ func readSubnetLeases(dir, instance string) (others map[string]netip.Prefix, min
 	return others, mine, nil
 }
 
-// hostPrefixes are the IPv4 networks of the host's links, but for
-// daemons' sandbox links.
-func hostPrefixes() ([]netip.Prefix, error) {
+// hostPrefixes are the IPv4 networks of the host's links, but for the
+// instance's own sandbox links. Other daemons' count: a daemon gone with
+// its sandboxes left running still holds their addresses.
+func hostPrefixes(instance string) ([]netip.Prefix, error) {
 	links, err := netlink.LinkList()
 	if err != nil {
 		return nil, err
 	}
 	var out []netip.Prefix
 	for _, l := range links {
-		if strings.HasPrefix(l.Attrs().Alias, "sandboxd/") {
-			continue // a daemon's sandbox link: its lease says whose
+		if strings.HasPrefix(l.Attrs().Alias, "sandboxd/"+instance+"/") {
+			continue
 		}
 		addrs, err := netlink.AddrList(l, netlink.FAMILY_V4)
 		if err != nil {

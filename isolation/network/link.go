@@ -27,19 +27,9 @@ type Attachment struct {
 	// eth0.
 	Link string
 	// Addr is the sandbox's address, Gateway the host side's (the
-	// sandbox's route and DNS server); Addr6 and Gateway6 are invalid
-	// without IPv6.
+	// sandbox's route); Addr6 and Gateway6 are invalid without IPv6.
 	Addr, Gateway   netip.Addr
 	Addr6, Gateway6 netip.Addr
-}
-
-// Nameservers are the resolv.conf nameservers of the sandbox.
-func (a *Attachment) Nameservers() []string {
-	ns := []string{a.Gateway.String()}
-	if a.Gateway6.IsValid() {
-		ns = append(ns, a.Gateway6.String())
-	}
-	return ns
 }
 
 // Plan is the attachment of session id in slot.
