@@ -31,21 +31,31 @@ const (
 	CodeResourceExhausted = "resource_exhausted"
 	CodeInternal          = "internal"
 	CodeUnavailable       = "unavailable"
+	// CodeBadGateway extends the contract: the port proxy found nothing
+	// listening on the port inside the sandbox.
+	CodeBadGateway = "bad_gateway"
 )
 
-// ErrPayloadTooLarge is the class of a body over the configured size limit.
-// errdefs has no such class, so it is defined here in the errdefs style.
-var ErrPayloadTooLarge = errPayloadTooLarge{}
+// Classes errdefs does not have, defined here in its style.
+var (
+	// ErrPayloadTooLarge is a body over the configured size limit.
+	ErrPayloadTooLarge = class("payload too large")
+	// ErrBadGateway is a port proxy with nothing to talk to.
+	ErrBadGateway = class("bad gateway")
+)
 
-type errPayloadTooLarge struct{}
+type class string
 
-func (errPayloadTooLarge) Error() string { return "payload too large" }
+func (c class) Error() string { return string(c) }
 
 // WithMessage gives the class a sentence of its own.
-func (e errPayloadTooLarge) WithMessage(msg string) error { return classed{e, msg} }
+func (c class) WithMessage(msg string) error { return classed{c, msg} }
 
 // IsPayloadTooLarge reports whether err is of the payload-too-large class.
 func IsPayloadTooLarge(err error) bool { return errors.Is(err, ErrPayloadTooLarge) }
+
+// IsBadGateway reports whether err is of the bad-gateway class.
+func IsBadGateway(err error) bool { return errors.Is(err, ErrBadGateway) }
 
 type classed struct {
 	class error
@@ -70,6 +80,7 @@ var codes = []struct {
 	{IsPayloadTooLarge, ErrPayloadTooLarge, CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
 	{errdefs.IsResourceExhausted, errdefs.ErrResourceExhausted, CodeResourceExhausted, http.StatusTooManyRequests},
 	{errdefs.IsUnavailable, errdefs.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
+	{IsBadGateway, ErrBadGateway, CodeBadGateway, http.StatusBadGateway},
 	{errdefs.IsInternal, errdefs.ErrInternal, CodeInternal, http.StatusInternalServerError},
 }
 

@@ -24,3 +24,12 @@ func ValidRequestID(id string) bool {
 	}
 	return true
 }
+
+// A port proxy on the caller's side (sandboxctl port) moves a browser's
+// Origin and Referer to these: the daemon refuses requests that carry
+// Origin or Referer (a browser tricked into talking to the socket would),
+// and puts them back for the server in the sandbox.
+const (
+	ProxiedOriginHeader  = "X-Sandboxd-Origin"
+	ProxiedRefererHeader = "X-Sandboxd-Referer"
+)

@@ -73,25 +73,33 @@ type Session struct {
 	Network    string    `json:"network"`
 	// Allow is what an allowlist (or, for private ranges, an open)
 	// session may reach: host, *.domain or CIDR, each optionally :port.
-	Allow  []string          `json:"allow,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
+	Allow []string `json:"allow,omitempty"`
+	// EgressKbps and MaxConnections cap a networked session's outgoing
+	// rate (kilobits a second) and its open connections (0: no cap).
+	EgressKbps     int               `json:"egress_kbps,omitempty"`
+	MaxConnections int               `json:"max_connections,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
 // the daemon's defaults; pointers tell "absent" from an explicit zero where
 // zero would be out of range.
 type CreateSessionRequest struct {
-	Template     string            `json:"template,omitempty"`
-	MemoryMB     *int64            `json:"memory_mb,omitempty"`
-	CPUs         *float64          `json:"cpus,omitempty"`
-	Pids         *int64            `json:"pids,omitempty"`
-	DiskMB       *int64            `json:"disk_mb,omitempty"`
-	TimeoutS     *int              `json:"timeout_s,omitempty"`
-	IdleTimeoutS *int              `json:"idle_timeout_s,omitempty"`
-	Network      string            `json:"network,omitempty"`
-	Allow        []string          `json:"allow,omitempty"`
-	Env          map[string]string `json:"env,omitempty"`
-	Labels       map[string]string `json:"labels,omitempty"`
+	Template     string   `json:"template,omitempty"`
+	MemoryMB     *int64   `json:"memory_mb,omitempty"`
+	CPUs         *float64 `json:"cpus,omitempty"`
+	Pids         *int64   `json:"pids,omitempty"`
+	DiskMB       *int64   `json:"disk_mb,omitempty"`
+	TimeoutS     *int     `json:"timeout_s,omitempty"`
+	IdleTimeoutS *int     `json:"idle_timeout_s,omitempty"`
+	Network      string   `json:"network,omitempty"`
+	Allow        []string `json:"allow,omitempty"`
+	// EgressKbps and MaxConnections default to the daemon's [network]
+	// egress_kbps and max_connections; 0 is no cap.
+	EgressKbps     *int              `json:"egress_kbps,omitempty"`
+	MaxConnections *int              `json:"max_connections,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
 }
 
 // NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
@@ -99,6 +107,19 @@ type CreateSessionRequest struct {
 type NetworkRequest struct {
 	Network string   `json:"network"`
 	Allow   []string `json:"allow,omitempty"`
+	// EgressKbps and MaxConnections, when given, replace the session's
+	// caps (0: none); absent, they stay.
+	EgressKbps     *int `json:"egress_kbps,omitempty"`
+	MaxConnections *int `json:"max_connections,omitempty"`
+}
+
+// PackagesRequest is the body of POST /v1/sessions/{id}/packages: pip
+// requirements ("numpy==1.26.4", "requests>=2,<3", "rich[jupyter]") to
+// install into the session's /workspace, from IndexURL or the daemon's
+// package index.
+type PackagesRequest struct {
+	Packages []string `json:"packages"`
+	IndexURL string   `json:"index_url,omitempty"`
 }
 
 // SessionList is the answer of GET /v1/sessions.

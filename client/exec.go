@@ -18,6 +18,12 @@ func (c *Client) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	return c.execution(ctx, request{method: "POST", path: sessionPath(id, "/exec"), json: req}, onEvent)
 }
 
+// InstallPackages runs pip in a session: the Execution of the install,
+// its output streamed to onEvent if not nil.
+func (c *Client) InstallPackages(ctx context.Context, id string, req *api.PackagesRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	return c.execution(ctx, request{method: "POST", path: sessionPath(id, "/packages"), json: req}, onEvent)
+}
+
 // Run runs code once in a fresh sandbox that is gone afterwards.
 func (c *Client) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error) {
 	return c.execution(ctx, request{method: "POST", path: "/v1/run", json: req}, onEvent)

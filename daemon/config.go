@@ -123,6 +123,17 @@ type NetworkConfig struct {
 	// port); sandboxes' DNS to any address is sent there.
 	DNSPort  int    `toml:"dns_port"`
 	LeaseDir string `toml:"lease_dir"`
+	// PackageIndexURL is where POST …/packages installs from when the
+	// request names no index; PackageHosts are the other hosts its
+	// downloads come from (PyPI serves files from another name), opened
+	// with it for the length of an install. PackageTimeoutS bounds one.
+	PackageIndexURL string   `toml:"package_index_url"`
+	PackageHosts    []string `toml:"package_hosts"`
+	PackageTimeoutS int      `toml:"package_timeout_s"`
+	// EgressKbps and MaxConnections are the caps of a networked session
+	// that does not ask for its own (0: none).
+	EgressKbps     int `toml:"egress_kbps"`
+	MaxConnections int `toml:"max_connections"`
 	// explicit says the config file set subnet.
 	explicit bool
 }
@@ -193,9 +204,10 @@ func DefaultConfig() Config {
 		Defaults: LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
 		Seccomp:  seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
-		UserNS:  UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
-		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets"},
-		Max:     LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
+		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets", MaxConnections: 1024,
+			PackageIndexURL: "https://pypi.org/simple", PackageHosts: []string{"files.pythonhosted.org"}, PackageTimeoutS: 600},
+		Max: LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 	}
 }
 

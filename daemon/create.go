@@ -95,7 +95,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	policy, err := d.checkNetwork(req.Network, req.Allow)
+	policy, err := d.checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, d.cfg.defaultCaps())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,8 +126,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Limits:     storeLimits(limits),
 		Network:    policy.Mode,
 		Allow:      allowList(policy),
-		Labels:     req.Labels,
-		Env:        envList(env),
+		EgressKbps: policy.EgressKbps, MaxConnections: policy.MaxConnections,
+		Labels: req.Labels,
+		Env:    envList(env),
 	}, t, nil
 }
 

@@ -19,6 +19,9 @@ type fakeNetwork struct {
 	attached map[string]*network.Attachment
 	policy   map[string]*netpolicy.Policy
 	pins     map[string][]netip.Addr
+	// history is each session's policies in force, in order (mode, and
+	// the allow entries).
+	history map[string][]string
 	// linkedNS is the namespace (file name) each session's link was
 	// made in; attaches counts links made.
 	linkedNS map[string]string
@@ -30,7 +33,7 @@ type fakeNetwork struct {
 var _ Network = (*fakeNetwork)(nil)
 
 func newFakeNetwork() *fakeNetwork {
-	return &fakeNetwork{attached: map[string]*network.Attachment{}, policy: map[string]*netpolicy.Policy{}, pins: map[string][]netip.Addr{}, linkedNS: map[string]string{}}
+	return &fakeNetwork{attached: map[string]*network.Attachment{}, policy: map[string]*netpolicy.Policy{}, pins: map[string][]netip.Addr{}, linkedNS: map[string]string{}, history: map[string][]string{}}
 }
 
 func (n *fakeNetwork) Plan(id string, slot uint32) *network.Attachment {
@@ -58,6 +61,7 @@ func (n *fakeNetwork) Attach(ctx context.Context, id string, slot uint32, ns *os
 	}
 	a := n.Plan(id, slot)
 	n.attached[id], n.policy[id] = a, p
+	n.history[id] = append(n.history[id], describe(p))
 	return a, nil
 }
 
@@ -68,7 +72,16 @@ func (n *fakeNetwork) SetPolicy(ctx context.Context, id string, a *network.Attac
 		return fmt.Errorf("no network for %s", id)
 	}
 	n.policy[id] = p
+	n.history[id] = append(n.history[id], describe(p))
 	return nil
+}
+
+func describe(p *netpolicy.Policy) string {
+	d := p.Mode
+	for _, e := range p.Entries {
+		d += " " + e.Raw
+	}
+	return d
 }
 
 func (n *fakeNetwork) Detach(ctx context.Context, id string, a *network.Attachment) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,11 +31,14 @@ type fakeHost struct {
 	// oldAgent marks sandboxes whose agent a restarted daemon cannot
 	// speak to (started by an older daemon).
 	oldAgent map[string]bool
-	tmp      string
+	// ports are the servers "inside" every sandbox: port → the loopback
+	// address a test serves it on.
+	ports map[int]string
+	tmp   string
 }
 
 func newFakeHost(tmp string) *fakeHost {
-	return &fakeHost{running: map[string]*fakeBox{}, leftovers: map[string]bool{}, oldAgent: map[string]bool{}, tmp: tmp}
+	return &fakeHost{running: map[string]*fakeBox{}, leftovers: map[string]bool{}, oldAgent: map[string]bool{}, ports: map[int]string{}, tmp: tmp}
 }
 
 // box is the running sandbox id, nil if none.
@@ -333,6 +337,18 @@ func (b *fakeBox) Stop() error {
 func (b *fakeBox) Detach()                 {}
 func (b *fakeBox) Exited() <-chan struct{} { return b.exited }
 func (b *fakeBox) Tmp() string             { return b.tmp }
+
+// DialPort dials what the test serves for the port on the fake host.
+func (b *fakeBox) DialPort(ctx context.Context, port int) (net.Conn, error) {
+	b.h.mu.Lock()
+	addr, ok := b.h.ports[port]
+	b.h.mu.Unlock()
+	if !ok {
+		return nil, syscall.ECONNREFUSED
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
 
 func (b *fakeBox) NetNS() (*os.File, error) {
 	return os.OpenFile(b.netns, os.O_CREATE|os.O_RDONLY, 0o600)

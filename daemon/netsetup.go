@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sandboxd/sandboxd/isolation/netdns"
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 	"github.com/sandboxd/sandboxd/isolation/network"
 )
 
@@ -31,9 +32,23 @@ func (n *NetworkConfig) validate() error {
 		}
 	}
 	for _, s := range n.DNSServers {
-		if _, err := upstream(s); err != nil {
+		if _, err := netdns.ParseUpstream(s); err != nil {
 			errs = append(errs, fmt.Errorf("network.dns_servers: %w", err))
 		}
+	}
+	if _, err := indexURL(n.PackageIndexURL); err != nil {
+		errs = append(errs, fmt.Errorf("network.package_index_url: %w", err))
+	}
+	for _, h := range n.PackageHosts {
+		if _, err := netpolicy.ParseEntry(h); err != nil {
+			errs = append(errs, fmt.Errorf("network.package_hosts: %w", err))
+		}
+	}
+	if n.PackageTimeoutS <= 0 {
+		errs = append(errs, fmt.Errorf("network.package_timeout_s must be above 0"))
+	}
+	if n.EgressKbps < 0 || n.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("network.egress_kbps and network.max_connections must be 0 (no cap) or more"))
 	}
 	if n.DNSPort < 0 || n.DNSPort > 65535 {
 		errs = append(errs, fmt.Errorf("network.dns_port must be between 0 (a free port) and 65535"))
@@ -42,18 +57,6 @@ func (n *NetworkConfig) validate() error {
 		errs = append(errs, fmt.Errorf("network.lease_dir must be an absolute path"))
 	}
 	return errors.Join(errs...)
-}
-
-// upstream parses a DNS server: "ADDR" (port 53) or "ADDR:PORT".
-func upstream(s string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%q is not an address or address:port", s)
-	}
-	return netip.AddrPortFrom(a, 53), nil
 }
 
 // hostResolvers are the nameservers of the host's /etc/resolv.conf.

@@ -113,11 +113,29 @@ func (t *netTable) lookup(a netip.Addr) (string, *netpolicy.Policy, bool) {
 	return e.id, e.policy, ok
 }
 
-// checkNetwork checks a create's network mode and allow list.
-func (d *Daemon) checkNetwork(mode string, allow []string) (*netpolicy.Policy, error) {
+// checkNetwork checks a network mode, allow list and caps; a cap not
+// given is def's.
+func (d *Daemon) checkNetwork(mode string, allow []string, egressKbps, maxConns *int, def netpolicy.Policy) (*netpolicy.Policy, error) {
 	p, err := netpolicy.Parse(mode, allow)
 	if err != nil {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%s", err.Error())
+	}
+	p.EgressKbps, p.MaxConnections = def.EgressKbps, def.MaxConnections
+	for _, c := range []struct {
+		name string
+		v    *int
+		to   *int
+	}{{"egress_kbps", egressKbps, &p.EgressKbps}, {"max_connections", maxConns, &p.MaxConnections}} {
+		if c.v == nil {
+			continue
+		}
+		if *c.v < 0 {
+			return nil, api.Errorf(errdefs.ErrInvalidArgument, "%s must be 0 (no cap) or more", c.name)
+		}
+		*c.to = *c.v
+	}
+	if p.Mode == netpolicy.ModeNone {
+		p.EgressKbps, p.MaxConnections = 0, 0 // nothing to cap
 	}
 	if p.Mode != netpolicy.ModeNone && d.net == nil {
 		why := d.netOff
@@ -135,23 +153,36 @@ func policyOf(r *store.Record) *netpolicy.Policy {
 	if err != nil {
 		// A record from a daemon that knew other entries: nothing it
 		// allowed is allowed.
-		return &netpolicy.Policy{Mode: netpolicy.ModeAllowlist}
+		p = &netpolicy.Policy{Mode: netpolicy.ModeAllowlist}
 	}
+	p.EgressKbps, p.MaxConnections = r.EgressKbps, r.MaxConnections
 	return p
 }
 
+// defaultCaps are the caps of a session that asks for none.
+func (c *Config) defaultCaps() netpolicy.Policy {
+	return netpolicy.Policy{EgressKbps: c.Network.EgressKbps, MaxConnections: c.Network.MaxConnections}
+}
+
 // ensureNetwork gives the session's new (or restored) sandbox its
-// network, if its policy is not none: its slot (taken at its first start,
-// kept while the session lives), the link into the sandbox's namespace
-// and the policy.
+// network, if its policy is not none.
 func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) error {
 	rec := s.record()
 	p := policyOf(&rec)
 	if p.Mode == netpolicy.ModeNone {
 		return nil
 	}
+	return d.applyPolicy(ctx, s, sb, p)
+}
+
+// applyPolicy puts policy p in force for the session's running sandbox sb:
+// its slot (taken at its first network, kept while the session lives), the
+// link into the sandbox's namespace unless it has it, the chain, and the
+// DNS's view of it.
+func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *netpolicy.Policy) error {
+	rec := s.record()
 	if d.net == nil {
-		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(rec.Network), d.netOff)
+		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(p.Mode), d.netOff)
 	}
 	if rec.NetSlot == 0 {
 		slot, err := d.netTable.take(d.net.Slots())
@@ -262,28 +293,28 @@ func (d *Daemon) deniedCounts() map[string]uint64 {
 // rewritten and its connections checked again; a running sandbox that had
 // no network gets its link. A stopped session gets it at its start.
 func (d *Daemon) SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error) {
-	p, err := d.checkNetwork(req.Network, req.Allow)
-	if err != nil {
-		return nil, err
-	}
 	return d.lifecycle(ctx, id, opNetwork, func(s *session) error {
 		rec := s.record()
 		sb := s.sandbox()
+		caps := *policyOf(&rec)
+		if caps.Mode == netpolicy.ModeNone {
+			caps = d.cfg.defaultCaps() // it had none to keep
+		}
+		p, err := d.checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, caps)
+		if err != nil {
+			return err
+		}
 		s.mu.Lock()
 		s.rec.Network, s.rec.Allow = p.Mode, allowList(p)
+		s.rec.EgressKbps, s.rec.MaxConnections = p.EgressKbps, p.MaxConnections
 		s.mu.Unlock()
-		switch {
-		case rec.NetSlot != 0:
-			a := d.net.Plan(rec.ID, rec.NetSlot-1)
-			if err := d.net.SetPolicy(ctx, rec.ID, a, p); err != nil {
-				return err
-			}
-			d.netTable.set(a, rec.ID, p)
-		case sb != nil:
-			// A sandbox without a network gets its link now.
-			if err := d.ensureNetwork(ctx, s, sb); err != nil {
+		// A running sandbox gets the policy now (and its link, if it had
+		// none); a stopped one at its start.
+		if sb != nil && (rec.NetSlot != 0 || p.Mode != netpolicy.ModeNone) {
+			if err := d.applyPolicy(ctx, s, sb, p); err != nil {
 				s.mu.Lock()
 				s.rec.Network, s.rec.Allow = rec.Network, rec.Allow
+				s.rec.EgressKbps, s.rec.MaxConnections = rec.EgressKbps, rec.MaxConnections
 				s.mu.Unlock()
 				return err
 			}

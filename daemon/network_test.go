@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/containerd/errdefs"
@@ -190,5 +191,80 @@ func TestLeftoverNetworkRemoved(t *testing.T) {
 	e.start()
 	if e.net.mode("orphan") != "" {
 		t.Fatal("a network no session owns was left at start")
+	}
+}
+
+func TestNetworkCaps(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Network.MaxConnections = 100 })
+	d := e.start()
+	plain := mustCreate(t, d, root)
+	if plain.EgressKbps != 0 || plain.MaxConnections != 0 {
+		t.Fatalf("a session without network shows caps %d %d", plain.EgressKbps, plain.MaxConnections)
+	}
+	kbps := 800
+	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen, EgressKbps: &kbps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.EgressKbps != 800 || s.MaxConnections != 100 {
+		t.Fatalf("caps %d %d, want 800 and the default 100", s.EgressKbps, s.MaxConnections)
+	}
+	if p := e.net.policy[s.ID]; p.EgressKbps != 800 || p.MaxConnections != 100 {
+		t.Fatalf("the host's policy has caps %d %d", p.EgressKbps, p.MaxConnections)
+	}
+	five := 5
+	got, err := d.SetNetwork(root, s.ID, &api.NetworkRequest{Network: api.NetworkOpen, MaxConnections: &five})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EgressKbps != 800 || got.MaxConnections != 5 || e.net.policy[s.ID].MaxConnections != 5 {
+		t.Fatalf("after PATCH: %d %d", got.EgressKbps, got.MaxConnections)
+	}
+	neg := -1
+	if _, err := d.SetNetwork(root, s.ID, &api.NetworkRequest{Network: api.NetworkOpen, EgressKbps: &neg}); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("negative cap: %v", err)
+	}
+	// A session that had no network gets the defaults with one.
+	got, err = d.SetNetwork(root, plain.ID, &api.NetworkRequest{Network: api.NetworkOpen})
+	if err != nil || got.MaxConnections != 100 {
+		t.Fatalf("none → open: %v, caps %d", err, got.MaxConnections)
+	}
+}
+
+func TestInstallPackages(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
+	d := e.start()
+	s := mustCreate(t, d, root)
+	for _, bad := range [][]string{nil, {"-r", "x"}, {"numpy; rm -rf /"}, {"numpy==1.0 pandas"}, {"git+https://x/y"}, {"a'b"}} {
+		if _, err := d.InstallPackages(root, s.ID, &api.PackagesRequest{Packages: bad}, nil); !errdefs.IsInvalidArgument(err) {
+			t.Errorf("packages %q: %v", bad, err)
+		}
+	}
+	if _, err := d.InstallPackages(root, s.ID, &api.PackagesRequest{Packages: []string{"x"}, IndexURL: "ftp://mirror/simple"}, nil); !errdefs.IsInvalidArgument(err) {
+		t.Errorf("ftp index: %v", err)
+	}
+	ex, err := d.InstallPackages(root, s.ID, &api.PackagesRequest{Packages: []string{"numpy==1.26.4", "rich[jupyter]>=13,<14"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `PIP_BREAK_SYSTEM_PACKAGES=1 'exec' 'python3' '-m' 'pip' 'install' '--user' '--no-input' '--no-cache-dir' '--disable-pip-version-check' '--no-warn-script-location' '--progress-bar' 'off' '--index-url' 'http://198.19.1.10:8080/simple' '--trusted-host' '198.19.1.10' '--' 'numpy==1.26.4' 'rich[jupyter]>=13,<14'`
+	if !strings.Contains(ex.Stdout, want) {
+		t.Errorf("ran %q", ex.Stdout)
+	}
+	// A session without a network had the index (and PyPI's file host)
+	// for the install, then nothing again.
+	if got := e.net.history[s.ID]; !slices.Equal(got, []string{"allowlist 198.19.1.10:8080 files.pythonhosted.org", "none"}) {
+		t.Errorf("policies in force: %q", got)
+	}
+	// One whose own policy reaches the index keeps it as it is.
+	open, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.InstallPackages(root, open.ID, &api.PackagesRequest{Packages: []string{"x"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.net.history[open.ID]; !slices.Equal(got, []string{"open"}) {
+		t.Errorf("an open session's policies: %q", got)
 	}
 }

@@ -17,6 +17,7 @@ func sessionView(r *store.Record) api.Session {
 		ID: r.ID, OwnerUID: r.OwnerUID, Template: r.Template, Status: r.Status, Reason: r.Reason,
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
+		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections,
 	}
 }
 

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net"
 	"os"
 	"time"
 
@@ -67,8 +68,9 @@ type Sandbox interface {
 	Exited() <-chan struct{}
 	Exit() isolation.ExitInfo
 	// NetNS opens the sandbox's network namespace, for its network to be
-	// plumbed in.
+	// plumbed in. DialPort connects to a TCP port on its loopback.
 	NetNS() (*os.File, error)
+	DialPort(ctx context.Context, port int) (net.Conn, error)
 	// Tmp is the host folder shown at /tmp; Started when it started.
 	Tmp() string
 	Started() time.Time

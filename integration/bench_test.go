@@ -48,17 +48,18 @@ func measure(b *testing.B, op func() error, between func()) {
 	report(b, times)
 }
 
-func BenchmarkCreateSession(b *testing.B) { benchCreate(b, 0) }
+func BenchmarkCreateSession(b *testing.B) {
+	benchCreate(b, startDaemon(b, "pool_size = 0\n"), &api.CreateSessionRequest{})
+}
 
-// benchCreate times creates with a warm pool of poolSize; between creates
-// (off the clock) the session goes and the pool refills.
-func benchCreate(b *testing.B, poolSize int) {
-	d := startDaemon(b, fmt.Sprintf("pool_size = %d\n", poolSize))
+// benchCreate times creates of req; between creates (off the clock) the
+// session goes and the pool, if any, refills.
+func benchCreate(b *testing.B, d *daemon, req *api.CreateSessionRequest) {
 	ctx := context.Background()
 	var id string
 	d.waitPool(b)
 	measure(b, func() error {
-		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+		s, err := d.c.CreateSession(ctx, req)
 		if err == nil {
 			id = s.ID
 		}
@@ -72,7 +73,9 @@ func benchCreate(b *testing.B, poolSize int) {
 }
 
 // BenchmarkCreateSessionPooled claims from a warm pool of 2.
-func BenchmarkCreateSessionPooled(b *testing.B) { benchCreate(b, 2) }
+func BenchmarkCreateSessionPooled(b *testing.B) {
+	benchCreate(b, startDaemon(b, "pool_size = 2\n"), &api.CreateSessionRequest{})
+}
 
 func BenchmarkRunOneShotPooled(b *testing.B) {
 	d := startDaemon(b, "pool_size = 2\n")

@@ -1,6 +1,10 @@
 package integration
 
 import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -32,7 +36,8 @@ type fakeNet struct {
 	n  int
 	ns netns.NsHandle
 	// DNS and DNS6 are the DNS server; Web, Other and Web6 HTTP servers on
-	// port 80 (GET / answers "hello from ADDR"), with a TCP echo on port 7.
+	// port 80 (GET / answers "hello from ADDR"), with a TCP echo on port 7;
+	// Web has a discard server on port 9 (Received).
 	DNS, DNS6           netip.AddrPort
 	Web, Other, Web6    netip.Addr
 	Metadata, Private   netip.Addr
@@ -43,16 +48,20 @@ type fakeNet struct {
 	lock    *os.File
 	closers []io.Closer
 
-	mu      sync.Mutex
-	records map[string][]dns.RR
-	queries []string
-	hits    map[netip.Addr]int
+	mu       sync.Mutex
+	records  map[string][]dns.RR
+	queries  []string
+	hits     map[netip.Addr]int
+	received []received
+	// files are served at their paths by the HTTP servers (a package
+	// index: AddPackage).
+	files map[string][]byte
 }
 
 // newFakeNet builds a fake internet; it is gone at the end of the test.
-func newFakeNet(t *testing.T) *fakeNet {
+func newFakeNet(t testing.TB) *fakeNet {
 	t.Helper()
-	f := &fakeNet{records: map[string][]dns.RR{}, hits: map[netip.Addr]int{}}
+	f := &fakeNet{records: map[string][]dns.RR{}, hits: map[netip.Addr]int{}, files: map[string][]byte{}}
 	t.Cleanup(func() { f.close(t) })
 	f.takeIndex(t)
 	n := f.n
@@ -152,16 +161,20 @@ func newFakeNet(t *testing.T) *fakeNet {
 	for _, a := range []netip.Addr{f.Web, f.Other, f.Web6} {
 		f.serveEcho(t, a)
 	}
+	f.serveDiscard(t, f.Web)
 	for _, a := range []netip.Addr{dnsAddr, dns6} {
-		f.serveDNS(t, a)
+		f.serveDNS(t, a, 53)
 	}
+	// Also on a port the daemon does not redirect: a baseline of DNS
+	// straight to the upstream (BenchmarkDNSDirect).
+	f.serveDNS(t, dnsAddr, 5353)
 	return f
 }
 
 // takeIndex picks a free fixture index, held by a file lock for the
 // fixture's life, so fixtures of parallel tests and processes never share
 // addresses.
-func (f *fakeNet) takeIndex(t *testing.T) {
+func (f *fakeNet) takeIndex(t testing.TB) {
 	dir := filepath.Join(os.TempDir(), "sandboxd-fakenet")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -184,7 +197,7 @@ func prefixNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
 
-func addAddr(t *testing.T, h *netlink.Handle, l netlink.Link, a netip.Addr, bits int) {
+func addAddr(t testing.TB, h *netlink.Handle, l netlink.Link, a netip.Addr, bits int) {
 	t.Helper()
 	if h == nil {
 		h = &netlink.Handle{}
@@ -199,7 +212,7 @@ func addAddr(t *testing.T, h *netlink.Handle, l netlink.Link, a netip.Addr, bits
 }
 
 // waitNoTentative waits until no IPv6 address inside is tentative.
-func waitNoTentative(t *testing.T, h *netlink.Handle) {
+func waitNoTentative(t testing.TB, h *netlink.Handle) {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		addrs, err := h.AddrList(nil, netlink.FAMILY_V6)
@@ -217,7 +230,7 @@ func waitNoTentative(t *testing.T, h *netlink.Handle) {
 	}
 }
 
-func (f *fakeNet) serveHTTP(t *testing.T, a netip.Addr) {
+func (f *fakeNet) serveHTTP(t testing.TB, a netip.Addr) {
 	l, err := net.Listen("tcp", netip.AddrPortFrom(a, 80).String())
 	if err != nil {
 		t.Fatal(err)
@@ -225,15 +238,22 @@ func (f *fakeNet) serveHTTP(t *testing.T, a netip.Addr) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.hits[a]++
+		body, ok := f.files[r.URL.Path]
 		f.mu.Unlock()
+		if ok {
+			_, _ = w.Write(body)
+			return
+		}
 		fmt.Fprintf(w, "hello from %s", a)
 	})}
 	go srv.Serve(l)
 	f.closers = append(f.closers, srv)
 }
 
-func (f *fakeNet) serveEcho(t *testing.T, a netip.Addr) {
-	l, err := net.Listen("tcp", netip.AddrPortFrom(a, 7).String())
+// serveTCP serves each connection to a:port with handle, until the
+// fixture closes.
+func (f *fakeNet) serveTCP(t testing.TB, a netip.Addr, port uint16, handle func(net.Conn)) {
+	l, err := net.Listen("tcp", netip.AddrPortFrom(a, port).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,19 +265,59 @@ func (f *fakeNet) serveEcho(t *testing.T, a netip.Addr) {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
 	f.closers = append(f.closers, l)
 }
 
-func (f *fakeNet) serveDNS(t *testing.T, a netip.Addr) {
-	pc, err := net.ListenPacket("udp", netip.AddrPortFrom(a, 53).String())
+func (f *fakeNet) serveEcho(t testing.TB, a netip.Addr) {
+	f.serveTCP(t, a, 7, func(c net.Conn) { _, _ = io.Copy(c, c) })
+}
+
+// serveDiscard takes what is sent to port 9 and records, per
+// connection, how many bytes came and over how long (first byte to end).
+func (f *fakeNet) serveDiscard(t testing.TB, a netip.Addr) {
+	f.serveTCP(t, a, 9, func(c net.Conn) {
+		buf := make([]byte, 64<<10)
+		var n int64
+		var first time.Time
+		for {
+			k, err := c.Read(buf)
+			if k > 0 && first.IsZero() {
+				first = time.Now()
+			}
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		f.mu.Lock()
+		f.received = append(f.received, received{bytes: n, took: time.Since(first)})
+		f.mu.Unlock()
+	})
+}
+
+// received is what one connection to the discard server brought.
+type received struct {
+	bytes int64
+	took  time.Duration
+}
+
+// Received is what the discard server's connections brought, in order.
+func (f *fakeNet) Received() []received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]received(nil), f.received...)
+}
+
+func (f *fakeNet) serveDNS(t testing.TB, a netip.Addr, port uint16) {
+	pc, err := net.ListenPacket("udp", netip.AddrPortFrom(a, port).String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", netip.AddrPortFrom(a, 53).String())
+	l, err := net.Listen("tcp", netip.AddrPortFrom(a, port).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +417,7 @@ func (f *fakeNet) Hits(a netip.Addr) int {
 }
 
 // close removes everything of the fixture.
-func (f *fakeNet) close(t *testing.T) {
+func (f *fakeNet) close(t testing.TB) {
 	for _, c := range f.closers {
 		_ = c.Close()
 	}
@@ -379,4 +439,45 @@ func (f *fakeNet) close(t *testing.T) {
 	if f.lock != nil {
 		f.lock.Close()
 	}
+}
+
+// AddPackage serves a pure-Python wheel of name==version, whose module
+// name has one file, __init__.py, with code, in a simple (PEP 503) index
+// at /simple/.
+func (f *fakeNet) AddPackage(t testing.TB, name, version, code string) {
+	t.Helper()
+	dist := name + "-" + version + ".dist-info/"
+	files := []struct{ path, body string }{
+		{name + "/__init__.py", code},
+		{dist + "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"},
+		{dist + "WHEEL", "Wheel-Version: 1.0\nGenerator: sandboxd-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	var record strings.Builder
+	for _, fl := range files {
+		w, err := zw.Create(fl.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, fl.body)
+		sum := sha256.Sum256([]byte(fl.body))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", fl.path, base64.RawURLEncoding.EncodeToString(sum[:]), len(fl.body))
+	}
+	record.WriteString(dist + "RECORD,,\n")
+	w, err := zw.Create(dist + "RECORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, record.String())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wheel := name + "-" + version + "-py3-none-any.whl"
+	sum := sha256.Sum256(buf.Bytes())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files["/files/"+wheel] = buf.Bytes()
+	f.files["/simple/"+name+"/"] = []byte(fmt.Sprintf("<!DOCTYPE html><html><body><a href=\"/files/%s#sha256=%x\">%s</a></body></html>", wheel, sum, wheel))
+	f.files["/simple/"] = []byte(fmt.Sprintf("<!DOCTYPE html><html><body><a href=\"/simple/%s/\">%s</a></body></html>", name, name))
 }

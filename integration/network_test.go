@@ -22,8 +22,19 @@ import (
 // carries its (leased, unique) IPv4 address, so daemons can share it.
 const subnet6 = "fd5b:d0c:5b0d::/96"
 
+// hostOnly skips a network test in the VM (-short): the VM, emulated and
+// slow, runs a smoke subset (none, allowlist with DNS and IPv6, restart
+// and crash, the port proxy) under cgroup v2 and systemd; the host runs
+// them all.
+func hostOnly(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("network test of the host's run; the VM runs the smoke subset")
+	}
+}
+
 // netDaemon starts a daemon whose sandboxes' DNS asks the fake internet.
-func netDaemon(t *testing.T, f *fakeNet, extra string) *daemon {
+func netDaemon(t testing.TB, f *fakeNet, extra string) *daemon {
 	t.Helper()
 	return startDaemon(t, extra+fmt.Sprintf("[network]\nsubnet6 = %q\ndns_servers = [%q]\n", subnet6, f.DNS.String()))
 }
@@ -173,6 +184,7 @@ print(query(%q, "unlisted.test", 1), query(%q, "web.test", 16))
 }
 
 func TestNetworkOpen(t *testing.T) {
+	hostOnly(t)
 	f := newFakeNet(t)
 	f.SetRecord("web.test", time.Minute, f.Web)
 	f.SetRecord("rebind-meta.test", time.Minute, f.Metadata)
@@ -205,6 +217,7 @@ func TestNetworkOpen(t *testing.T) {
 }
 
 func TestNetworkPatchCutsConnections(t *testing.T) {
+	hostOnly(t)
 	f := newFakeNet(t)
 	d := netDaemon(t, f, "")
 	id := d.netSession(t, api.NetworkOpen)
@@ -250,6 +263,7 @@ func TestNetworkSurvivesDaemonRestart(t *testing.T) {
 }
 
 func TestNetworkCyclesLeaveNothing(t *testing.T) {
+	hostOnly(t)
 	f := newFakeNet(t)
 	d := netDaemon(t, f, "")
 	inst := d.instance()
@@ -294,6 +308,7 @@ func sessionChains(t *testing.T, instance string) int {
 // TestNetworkAbuse: what code in a networked sandbox might try against its
 // own policy, the host and other sessions.
 func TestNetworkAbuse(t *testing.T) {
+	hostOnly(t)
 	f := newFakeNet(t)
 	f.SetRecord("victim-only.test", time.Minute, f.Other)
 	d := netDaemon(t, f, "")
@@ -353,4 +368,94 @@ print(n)`, f.Web.String(), f.HostAddr.String(), f.DNS.Addr().String())
 		t.Fatalf("the daemon after a flood: %v", err)
 	}
 	expectProbe(t, d, victim, "victim-only.test", "ok:")
+}
+
+func TestNetworkCaps(t *testing.T) {
+	hostOnly(t)
+	f := newFakeNet(t)
+	d := netDaemon(t, f, "")
+	kbps, conns := 8000, 3
+	id := d.session(t, &api.CreateSessionRequest{Network: api.NetworkOpen, EgressKbps: &kbps, MaxConnections: &conns})
+	d.py(t, id, probeCode)
+
+	// Connection 4 is refused while 3 are open; once one closes, it goes.
+	e := d.py(t, id, fmt.Sprintf(`
+held = [socket.create_connection((%[1]q, 7), timeout=3) for _ in range(3)]
+def fourth():
+    try:
+        socket.create_connection((%[1]q, 7), timeout=3).close()
+        return "connected"
+    except OSError as e:
+        return "refused " + type(e).__name__
+print(fourth())
+held.pop().close()
+`, f.Web.String()))
+	if got := strings.TrimSpace(e.Stdout); !strings.HasPrefix(got, "refused") {
+		t.Errorf("connection 4 of 3: %q %s", got, e.Stderr)
+	}
+	if got := strings.TrimSpace(d.py(t, id, "import time\ntime.sleep(0.5)\nprint(fourth())").Stdout); got != "connected" {
+		t.Errorf("a connection after one closed: %q", got)
+	}
+	d.py(t, id, "for c in held: c.close()")
+
+	// The rate: what the fake internet receives of 4 s of sending.
+	d.exec(t, id, api.LanguagePython, fmt.Sprintf(`
+import time
+s = socket.create_connection((%q, 9), timeout=10)
+chunk = b"x" * 65536
+end = time.time() + 4
+while time.time() < end:
+    s.sendall(chunk)
+s.close()
+`, f.Web.String()), 30)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.Received()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	r := f.Received()
+	if len(r) != 1 {
+		t.Fatalf("discard server saw %d connections", len(r))
+	}
+	rate := float64(r[0].bytes) * 8 / 1000 / r[0].took.Seconds()
+	t.Logf("egress: %d bytes in %v: %.0f kbit/s for a cap of %d", r[0].bytes, r[0].took, rate, kbps)
+	if rate < 0.8*float64(kbps) || rate > 1.2*float64(kbps) {
+		t.Errorf("egress rate %.0f kbit/s, cap %d (±20%%)", rate, kbps)
+	}
+}
+
+// TestPackages installs a package from an index in the fake internet into
+// a session without a network: the index is open to it for the install
+// only, the interpreter imports the package at once, and a restart keeps
+// it (it lives in /workspace).
+func TestPackages(t *testing.T) {
+	hostOnly(t)
+	f := newFakeNet(t)
+	f.AddPackage(t, "sbxdemo", "1.0", "VALUE = 'installed from the fake index'\n")
+	index := fmt.Sprintf("http://%s/simple", f.Web)
+	d := netDaemon(t, f, "")
+	id := d.netSession(t, api.NetworkNone)
+	out, errOut, code := d.ctl(t, "", "pip", id, "--index-url", index, "sbxdemo==1.0")
+	if code != 0 || !strings.Contains(out, "Successfully installed sbxdemo-1.0") {
+		t.Fatalf("sandboxctl pip: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := strings.TrimSpace(d.py(t, id, "import sbxdemo\nprint(sbxdemo.VALUE)").Stdout); got != "installed from the fake index" {
+		t.Fatalf("import after install: %q", got)
+	}
+	// The index is closed again.
+	expectProbe(t, d, id, f.Web.String(), "blocked")
+	if _, err := d.c.RestartSession(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(d.py(t, id, "import sbxdemo\nprint(sbxdemo.VALUE)").Stdout); got != "installed from the fake index" {
+		t.Fatalf("import after restart: %q", got)
+	}
+	// A package the index does not have fails as pip fails.
+	e, err := d.c.InstallPackages(context.Background(), id, &api.PackagesRequest{Packages: []string{"nosuchpkg"}, IndexURL: index}, nil)
+	if err != nil || e.Status == api.StatusOK || e.ExitCode == 0 {
+		t.Fatalf("a missing package: %v %+v", err, e)
+	}
+	// Bad input is refused before the sandbox.
+	if _, err := d.c.InstallPackages(context.Background(), id, &api.PackagesRequest{Packages: []string{"--index-url=http://evil/simple"}}, nil); err == nil {
+		t.Fatal("an option passed as a package")
+	}
 }

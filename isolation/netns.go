@@ -1,11 +1,16 @@
 package isolation
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // NetNS opens the sandbox's network namespace (its init's), for the
@@ -47,4 +52,49 @@ func startTime(pid int) (uint64, error) {
 		return 0, errors.New("bad stat")
 	}
 	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// DialPort connects to TCP port on the sandbox's loopback (127.0.0.1, then
+// ::1), with a socket made in its network namespace: whatever its network
+// policy, a server inside is reachable to the daemon and to nothing else.
+func (s *Sandbox) DialPort(ctx context.Context, port int) (net.Conn, error) {
+	ns, err := s.NetNS()
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		defer ns.Close()
+		// Never unlocked: the thread dies with the goroutine instead of
+		// going back to serve others from the sandbox's namespace.
+		runtime.LockOSThread()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: fmt.Errorf("enter sandbox %s's network namespace: %w", s.id, err)}
+			return
+		}
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if errors.Is(err, unix.ECONNREFUSED) {
+			c, err = d.DialContext(ctx, "tcp6", net.JoinHostPort("::1", strconv.Itoa(port)))
+			if err != nil && !errors.Is(err, unix.ECONNREFUSED) {
+				err = unix.ECONNREFUSED // no IPv6 in the sandbox: the IPv4 answer stands
+			}
+		}
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }

@@ -12,19 +12,22 @@ import "time"
 // Record is a session: what the API shows of it and what the daemon needs
 // to bring it back.
 type Record struct {
-	ID         string            `json:"id"`
-	OwnerUID   uint32            `json:"owner_uid"`
-	Template   string            `json:"template"`
-	Status     string            `json:"status"`
-	Reason     string            `json:"reason,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	LastUsedAt time.Time         `json:"last_used_at"`
-	ExecCount  int64             `json:"exec_count"`
-	Limits     Limits            `json:"limits"`
-	Network    string            `json:"network"`
-	Allow      []string          `json:"allow,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	Env        []string          `json:"env,omitempty"`
+	ID         string    `json:"id"`
+	OwnerUID   uint32    `json:"owner_uid"`
+	Template   string    `json:"template"`
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastUsedAt time.Time `json:"last_used_at"`
+	ExecCount  int64     `json:"exec_count"`
+	Limits     Limits    `json:"limits"`
+	Network    string    `json:"network"`
+	Allow      []string  `json:"allow,omitempty"`
+	// EgressKbps and MaxConnections cap its network (0: none).
+	EgressKbps     int               `json:"egress_kbps,omitempty"`
+	MaxConnections int               `json:"max_connections,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Env            []string          `json:"env,omitempty"`
 	// NetSlot is the session's place in the daemon's subnet, plus one
 	// (0: none yet), kept while the session lives so that a restored
 	// sandbox keeps its addresses.

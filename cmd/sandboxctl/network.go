@@ -13,6 +13,7 @@ import (
 // newNetworkCmd shows or changes a session's network policy.
 func newNetworkCmd(a *app) *cobra.Command {
 	var allow []string
+	var caps capFlags
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "network ID [none | allowlist | open]",
@@ -39,22 +40,31 @@ A session created with network "none" gets a new policy at its next start.`,
 				}
 				s, err = a.client().GetSession(cmd.Context(), args[0])
 			} else {
-				s, err = a.client().SetNetwork(cmd.Context(), args[0], &api.NetworkRequest{Network: args[1], Allow: allow})
+				egress, conns := caps.values(cmd.Flags())
+				s, err = a.client().SetNetwork(cmd.Context(), args[0], &api.NetworkRequest{Network: args[1], Allow: allow, EgressKbps: egress, MaxConnections: conns})
 			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return printJSON(os.Stdout, map[string]any{"id": s.ID, "network": s.Network, "allow": s.Allow})
+				return printJSON(os.Stdout, map[string]any{"id": s.ID, "network": s.Network, "allow": s.Allow,
+					"egress_kbps": s.EgressKbps, "max_connections": s.MaxConnections})
 			}
 			fmt.Println(s.Network)
 			if len(s.Allow) > 0 {
 				fmt.Println("allow: " + strings.Join(s.Allow, ", "))
 			}
+			if s.EgressKbps > 0 {
+				fmt.Printf("egress: %d kbit/s\n", s.EgressKbps)
+			}
+			if s.MaxConnections > 0 {
+				fmt.Printf("max connections: %d\n", s.MaxConnections)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&allow, "allow", nil, "what the sandbox may reach: host, *.domain or CIDR, each optionally :port (repeatable or comma-separated)")
+	caps.register(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -66,6 +66,26 @@ type sessionFlags struct {
 	template, network string
 	labels, env       []string
 	allow             []string
+	caps              capFlags
+}
+
+// capFlags are the caps of a session's network.
+type capFlags struct{ egressKbps, maxConns int }
+
+func (c *capFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&c.egressKbps, "egress-kbps", 0, "cap the session's outgoing rate, in kilobits a second (0: none; default: the daemon's)")
+	fs.IntVar(&c.maxConns, "max-connections", 0, "cap the session's open connections (0: none; default: the daemon's)")
+}
+
+// values are the caps the command line set (nil: not set).
+func (c *capFlags) values(fs *pflag.FlagSet) (egress, conns *int) {
+	if fs.Changed("egress-kbps") {
+		egress = &c.egressKbps
+	}
+	if fs.Changed("max-connections") {
+		conns = &c.maxConns
+	}
+	return egress, conns
 }
 
 func (f *sessionFlags) register(fs *pflag.FlagSet) {
@@ -73,6 +93,7 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	f.limitFlags.register(fs)
 	fs.StringVar(&f.network, "network", "", `network policy: "none" (the default: only loopback), "allowlist" (only what --allow names) or "open" (the public internet)`)
 	fs.StringSliceVar(&f.allow, "allow", nil, "what the sandbox may reach: host, *.domain or CIDR, each optionally :port (repeatable or comma-separated; alone it means --network allowlist)")
+	f.caps.register(fs)
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
 }
@@ -115,8 +136,9 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 	if network == "" && len(f.allow) > 0 {
 		network = api.NetworkAllowlist
 	}
+	egress, conns := f.caps.values(fs)
 	r := &api.CreateSessionRequest{
-		Template: f.template, Network: network, Allow: f.allow,
+		Template: f.template, Network: network, Allow: f.allow, EgressKbps: egress, MaxConnections: conns,
 		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -23,6 +24,9 @@ type Backend interface {
 	StartSession(ctx context.Context, id string) (*api.Session, error)
 	RestartSession(ctx context.Context, id string) (*api.Session, error)
 	SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error)
+	InstallPackages(ctx context.Context, id string, req *api.PackagesRequest, onEvent func(api.Event)) (*api.Execution, error)
+	// PortDialer returns a dialer of a TCP port inside a session's sandbox.
+	PortDialer(ctx context.Context, id string, port int) (func(context.Context) (net.Conn, error), error)
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
 	Executions(ctx context.Context, id string, limit int) ([]api.Execution, error)
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)

@@ -167,6 +167,17 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+func (s *Server) packages(w http.ResponseWriter, r *http.Request) error {
+	var req api.PackagesRequest
+	if err := s.decode(w, r, &req, "packages"); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	return s.answerExecution(w, r, func(on func(api.Event)) (*api.Execution, error) {
+		return s.b.InstallPackages(r.Context(), id, &req, on)
+	})
+}
+
 func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 	var req api.RunRequest
 	if err := s.decode(w, r, &req, "code"); err != nil {

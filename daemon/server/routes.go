@@ -37,6 +37,7 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions/{id}/start", nil, s.lifecycle(s.b.StartSession)},
 		{"POST", "/v1/sessions/{id}/restart", nil, s.lifecycle(s.b.RestartSession)},
 		{"PATCH", "/v1/sessions/{id}/network", nil, s.setNetwork},
+		{"POST", "/v1/sessions/{id}/packages", nil, s.packages},
 		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},
 		{"GET", "/v1/sessions/{id}/executions", []string{"limit"}, s.executions},
 		{"GET", "/v1/sessions/{id}/files", files, s.getFile},
@@ -69,6 +70,9 @@ func (s *Server) routes() http.Handler {
 	for path, rs := range byPath {
 		mux.Handle(path, s.wrap(dispatch(rs)))
 	}
+	// The port proxy takes every method and passes the query on.
+	mux.Handle("/v1/sessions/{id}/ports/{port}", s.wrap(s.ports))
+	mux.Handle("/v1/sessions/{id}/ports/{port}/{path...}", s.wrap(s.ports))
 	mux.Handle("/", s.wrap(s.notFound))
 	return mux
 }

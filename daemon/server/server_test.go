@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +26,8 @@ import (
 // fakeBackend answers from memory and remembers who called.
 type fakeBackend struct {
 	caller identity.Caller
+	// ports are the servers "in" session s1: port → loopback address.
+	ports map[int]string
 
 	// Events sends events (after gate closes, if set), then fails with
 	// eventsErr if set, else waits for ctx or f.Until.
@@ -72,6 +75,22 @@ func (f *fakeBackend) RestartSession(ctx context.Context, id string) (*api.Sessi
 }
 func (f *fakeBackend) SetNetwork(_ context.Context, id string, r *api.NetworkRequest) (*api.Session, error) {
 	return &api.Session{ID: id, Network: r.Network, Allow: r.Allow}, nil
+}
+func (f *fakeBackend) PortDialer(_ context.Context, id string, port int) (func(context.Context) (net.Conn, error), error) {
+	if id != "s1" {
+		return nil, errdefs.ErrNotFound.WithMessage("no such session: " + id)
+	}
+	addr, ok := f.ports[port]
+	return func(ctx context.Context) (net.Conn, error) {
+		if !ok {
+			return nil, api.ErrBadGateway.WithMessage("nothing listens")
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}, nil
+}
+func (f *fakeBackend) InstallPackages(ctx context.Context, id string, r *api.PackagesRequest, on func(api.Event)) (*api.Execution, error) {
+	return &api.Execution{Status: api.StatusOK}, nil
 }
 func (f *fakeBackend) Exec(_ context.Context, id string, r *api.ExecRequest, on func(api.Event)) (*api.Execution, error) {
 	if r.Code == "panic" {

@@ -91,7 +91,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, inFlight: make(chan struct{}, maxInFlight)}
 	for _, u := range cfg.Upstreams {
-		ap, err := upstream(u)
+		ap, err := ParseUpstream(u)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +100,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func upstream(s string) (netip.AddrPort, error) {
+// ParseUpstream parses a DNS server: "ADDR" (port 53) or "ADDR:PORT".
+func ParseUpstream(s string) (netip.AddrPort, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap, nil
 	}

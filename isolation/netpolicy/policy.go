@@ -41,10 +41,15 @@ type Entry struct {
 	Port uint16
 }
 
-// Policy is a session's mode and allow list.
+// Policy is a session's mode and allow list, and the limits of its
+// traffic.
 type Policy struct {
 	Mode    string
 	Entries []Entry
+	// EgressKbps caps what the sandbox sends, in kilobits a second;
+	// MaxConnections the connections it has open at once (0: no cap).
+	EgressKbps     int
+	MaxConnections int
 }
 
 func prefixes(s ...string) []netip.Prefix {
@@ -239,6 +244,32 @@ func (p *Policy) Reachable(a netip.Addr) bool {
 func (p *Policy) coversAny(a netip.Addr) bool {
 	for _, e := range p.Entries {
 		if e.Host == "" && e.Prefix.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Allows reports whether the policy lets a connection to address a on
+// port start (names aside: an address a DNS answer pinned is not known
+// here).
+func (p *Policy) Allows(a netip.Addr, port uint16) bool {
+	a = a.Unmap()
+	if !p.Reachable(a) {
+		return false
+	}
+	for _, e := range p.Entries {
+		if e.Host == "" && e.Prefix.Contains(a) && (e.Port == 0 || e.Port == port) {
+			return true
+		}
+	}
+	return p.Mode == ModeOpen && !p.blocked(a)
+}
+
+// blocked reports whether a is in Blocked.
+func (p *Policy) blocked(a netip.Addr) bool {
+	for _, b := range Blocked {
+		if b.Contains(a) {
 			return true
 		}
 	}

@@ -87,7 +87,19 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, a *Attachment, p *ne
 	c.FlushChain(ch)
 	deny := one(&expr.Objref{Type: int(nftables.ObjTypeCounter), Name: o.deny.Name}, refuse)
 
+	// The rate cap polices every packet the sandbox sends, before
+	// anything is accepted.
+	if p.EgressKbps > 0 {
+		bytesPerS := uint64(p.EgressKbps) * 1000 / 8
+		c.AddRule(rule(t, ch, one(&expr.Limit{Type: expr.LimitTypePktBytes, Rate: bytesPerS, Unit: expr.LimitTimeSecond,
+			Over: true, Burst: uint32(max(bytesPerS/10, 64<<10))}, drop)))
+	}
 	c.AddRule(rule(t, ch, ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), one(accept)))
+	if p.MaxConnections > 0 {
+		// Counted by this rule, which every new connection of the sandbox
+		// meets: the one over the cap is refused.
+		c.AddRule(rule(t, ch, one(&expr.Connlimit{Count: uint32(p.MaxConnections), Flags: 1}), deny))
+	}
 	c.AddRule(rule(t, ch, daddrInSet(false, s.never4), deny))
 	c.AddRule(rule(t, ch, daddrInSet(true, s.never6), deny))
 	for _, e := range p.Entries {
