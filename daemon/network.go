@@ -207,8 +207,10 @@ func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *net
 	return nil
 }
 
-// releaseNetwork removes the session's network, for its delete.
-func (d *Daemon) releaseNetwork(s *session) error {
+// releaseNetwork removes what the session's network has on the host
+// (link, chain, pins, conntrack entries): at its delete, and with keepSlot
+// at its stop, which keeps its addresses for its next start.
+func (d *Daemon) releaseNetwork(s *session, keepSlot bool) error {
 	s.mu.Lock()
 	id, slot := s.rec.ID, s.rec.NetSlot
 	s.mu.Unlock()
@@ -217,11 +219,13 @@ func (d *Daemon) releaseNetwork(s *session) error {
 	}
 	a := d.net.Plan(id, slot-1)
 	d.netTable.forget(a)
-	d.metrics.dnsRefused.DeleteLabelValues(id)
 	if err := d.net.Detach(d.daemonCtx(), id, a); err != nil {
 		return fmt.Errorf("session %s network: %w", id, err)
 	}
-	d.netTable.free(slot - 1)
+	if !keepSlot {
+		d.metrics.dnsRefused.DeleteLabelValues(id)
+		d.netTable.free(slot - 1)
+	}
 	return nil
 }
 

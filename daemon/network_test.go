@@ -42,9 +42,13 @@ func TestNetworkSession(t *testing.T) {
 		t.Fatalf("lookup of %s: %q %v %v", a.Addr, id, p, ok)
 	}
 
-	// A stop and a start: the new sandbox gets a link, in the same slot.
+	// A stop removes its network from the host; a start gives the new
+	// sandbox one again, in the same slot.
 	if _, err := d.StopSession(root, s.ID); err != nil {
 		t.Fatal(err)
+	}
+	if e.net.mode(s.ID) != "" {
+		t.Fatal("a stopped session's network is left")
 	}
 	if _, err := d.StartSession(root, s.ID); err != nil {
 		t.Fatal(err)

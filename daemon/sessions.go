@@ -85,7 +85,7 @@ func (d *Daemon) destroySession(s *session) error {
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
-	if err := d.releaseNetwork(s); err != nil {
+	if err := d.releaseNetwork(s, false); err != nil {
 		return err
 	}
 	if err := volume.Remove(d.paths.session(id)); err != nil {

@@ -283,6 +283,17 @@ func TestNetworkCyclesLeaveNothing(t *testing.T) {
 	if n := sessionChains(t, inst); n != 0 {
 		t.Errorf("%d session chains left after 200 cycles", n)
 	}
+	// A stopped session has nothing on the host either.
+	s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{Network: api.NetworkOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.c.StopSession(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if l, n := ownLinks(t, inst), sessionChains(t, inst); len(l) != 0 || n != 0 {
+		t.Errorf("a stopped session left links %v and %d chains", l, n)
+	}
 }
 
 // sessionChains counts the session chains in the daemon instance's table.
