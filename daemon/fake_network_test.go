@@ -3,9 +3,9 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"slices"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"time"
 

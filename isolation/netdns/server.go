@@ -245,8 +245,10 @@ func (s *Server) answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Ms
 			continue
 		}
 		ttl := min(max(time.Duration(rr.Header().Ttl)*time.Second, s.cfg.MinTTL), s.cfg.MaxTTL)
-		// The answer is never cached longer than its pin lasts.
-		rr.Header().Ttl = min(rr.Header().Ttl, uint32(ttl/time.Second))
+		// The answer is cached half its pin's life at most: a pin is
+		// renewed only when half of it is gone, and a client asking
+		// again by then always finds its address pinned.
+		rr.Header().Ttl = min(rr.Header().Ttl, uint32(ttl/2/time.Second))
 		pins = append(pins, Pin{Name: name, Addr: a.Unmap(), Ports: ports, TTL: ttl})
 		m.Answer = append(m.Answer, rr)
 	}

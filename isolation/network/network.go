@@ -50,7 +50,9 @@ type Manager struct {
 	mu   sync.Mutex
 	sets sharedSets
 	pins map[string]map[pinKey]pin
-	host hostAddrs
+	// modes are the policy modes this manager put in force, by session.
+	modes map[string]string
+	host  hostAddrs
 }
 
 // tableName is the nftables table of a daemon instance.

@@ -46,7 +46,8 @@ func (m *Manager) sessionObjects(id string) *sessionSets {
 func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.File, p *netpolicy.Policy) (_ *Attachment, retErr error) {
 	a := m.Plan(id, slot)
 	h := netns.NsHandle(ns.Fd())
-	if !m.linked(id, h, a) {
+	fresh := !m.linked(id, h, a)
+	if fresh {
 		defer func() {
 			if retErr != nil {
 				_ = m.removeLink(id)
@@ -59,7 +60,8 @@ func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.Fil
 			return nil, err
 		}
 	}
-	if err := m.SetPolicy(ctx, id, a, p); err != nil {
+	// A new link has carried no connection to cut.
+	if err := m.setPolicy(ctx, id, a, p, !fresh); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -69,8 +71,19 @@ func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.Fil
 // connections the new policy would not let start (the ones it allows
 // carry on: conntrack picks them up again as new, and they pass).
 func (m *Manager) SetPolicy(ctx context.Context, id string, a *Attachment, p *netpolicy.Policy) error {
+	return m.setPolicy(ctx, id, a, p, true)
+}
+
+// setPolicy is SetPolicy; cut false skips the cutting where no connection
+// can be: the session's link is new, or its policy so far was none (a
+// pooled sandbox's, made ahead). Reading the conntrack table is the
+// costliest part of a policy change.
+func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *netpolicy.Policy, cut bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if prev, ok := m.modes[id]; ok && prev == netpolicy.ModeNone {
+		cut = false
+	}
 	c, err := nftables.New()
 	if err != nil {
 		return err
@@ -138,7 +151,11 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, a *Attachment, p *ne
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("session %s policy: %w", id, err)
 	}
+	m.modes[id] = p.Mode
 	m.dropPins(id, o, p)
+	if !cut {
+		return nil
+	}
 	return flushConntrack(a)
 }
 
@@ -236,8 +253,10 @@ func (m *Manager) Pin(id, name string, addr netip.Addr, ports []uint16, ttl time
 	for _, k := range keys {
 		set, key := o.pinSet(k)
 		old, known := pins[k]
-		if known && old.expires.After(expires) {
-			continue // pinned for longer already
+		// A pin with more than half its time left stands: renewing it
+		// costs an nftables transaction, and answers come often.
+		if known && time.Until(old.expires) > ttl/2 {
+			continue
 		}
 		el := []nftables.SetElement{{Key: key, Timeout: ttl}}
 		// A live element keeps its timeout when added again: it is
@@ -299,6 +318,7 @@ func (m *Manager) Detach(ctx context.Context, id string, a *Attachment) error {
 	}
 	m.mu.Lock()
 	delete(m.pins, id)
+	delete(m.modes, id)
 	m.mu.Unlock()
 	var errs []error
 	keep := func(err error) {

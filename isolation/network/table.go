@@ -39,6 +39,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg:   cfg,
 		table: &nftables.Table{Family: nftables.TableFamilyINet, Name: tableName(cfg.Instance)},
 		pins:  map[string]map[pinKey]pin{},
+		modes: map[string]string{},
 	}
 	if err := enableForwarding(cfg.Subnet6.IsValid()); err != nil {
 		return nil, err
