@@ -248,8 +248,13 @@ func TestNetworkSurvivesDaemonRestart(t *testing.T) {
 	f := newFakeNet(t)
 	f.SetRecord("web.test", time.Minute, f.Web)
 	d := netDaemon(t, f, "")
-	id := d.netSession(t, api.NetworkAllowlist, "web.test")
+	f.SetRecord("echo.test", time.Minute, f.Other)
+	id := d.netSession(t, api.NetworkAllowlist, "web.test", "echo.test")
 	expectProbe(t, d, id, "web.test", "ok:")
+	// A connection open across the restarts carries on.
+	if e := d.py(t, id, "held = socket.create_connection(('echo.test', 7), timeout=3)"); e.Status != api.StatusOK {
+		t.Fatalf("connect: %+v %s", e.Error, e.Stderr)
+	}
 	for _, how := range []string{"restart", "crash"} {
 		if how == "restart" {
 			d.terminate()
@@ -258,7 +263,11 @@ func TestNetworkSurvivesDaemonRestart(t *testing.T) {
 		}
 		d.launch()
 		expectProbe(t, d, id, "web.test", "ok:")
-		expectProbe(t, d, id, f.Other.String(), "blocked")
+		expectProbe(t, d, id, f.Web6.String(), "blocked")
+		e := d.py(t, id, "held.sendall(b'"+how+"')\nprint(held.recv(16))")
+		if got := strings.TrimSpace(e.Stdout); got != "b'"+how+"'" {
+			t.Errorf("the held connection after a %s: %q %s", how, got, e.Stderr)
+		}
 	}
 }
 

@@ -47,6 +47,9 @@ func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.Fil
 	a := m.Plan(id, slot)
 	h := netns.NsHandle(ns.Fd())
 	fresh := !m.linked(id, h, a)
+	if !fresh && m.adopt(id, p) {
+		return a, nil
+	}
 	if fresh {
 		defer func() {
 			if retErr != nil {
@@ -65,6 +68,29 @@ func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.Fil
 		return nil, err
 	}
 	return a, nil
+}
+
+// adopt takes over the chain a previous daemon left for a sandbox it
+// left running (a restart, a crash): the policy is the same (the session's
+// record), so the chain, the pins its DNS made and the connections stay as
+// they are. Pins this manager does not know then all go at the next
+// policy change (dropPins). False: the manager wrote this session's chain
+// itself, or there is none to take over.
+func (m *Manager) adopt(id string, p *netpolicy.Policy) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, known := m.modes[id]; known {
+		return false
+	}
+	c, err := nftables.New()
+	if err != nil {
+		return false
+	}
+	if _, err := c.ListChain(m.table, m.sessionObjects(id).chain.Name); err != nil {
+		return false
+	}
+	m.modes[id] = p.Mode
+	return true
 }
 
 // SetPolicy writes session id's chain for policy p and cuts the
