@@ -83,6 +83,13 @@ func TestDeadPooledSandboxes(t *testing.T) {
 	if info.UserNS.InUse != blocks {
 		t.Errorf("id blocks in use: %d, were %d", info.UserNS.InUse, blocks)
 	}
+	// A refill may still be under way (its disk mounted, its sandbox not
+	// ready): what is left is what stays once the pool is still.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if d.mounts(t) == mounts && d.loopDevices() <= loops && countCgroups(t, d) == cgroupsBefore {
+			break
+		}
+	}
 	if n := d.mounts(t); n != mounts {
 		t.Errorf("mounts: %d, were %d", n, mounts)
 	}
