@@ -277,43 +277,32 @@ func (f *fakeNet) serveEcho(t testing.TB, a netip.Addr) {
 }
 
 // serveDiscard takes what is sent to port 9 and records, per
-// connection, how many bytes came and over how long (first byte to end),
-// and how many in the first second.
+// connection, how many bytes came and over how long (first byte to end).
 func (f *fakeNet) serveDiscard(t testing.TB, a netip.Addr) {
 	f.serveTCP(t, a, 9, func(c net.Conn) {
 		buf := make([]byte, 64<<10)
-		var r received
+		var n int64
 		var first time.Time
 		for {
 			k, err := c.Read(buf)
 			if k > 0 && first.IsZero() {
 				first = time.Now()
 			}
-			r.bytes += int64(k)
-			if time.Since(first) < time.Second {
-				r.firstSecond = r.bytes
-			}
+			n += int64(k)
 			if err != nil {
 				break
 			}
 		}
-		r.took = time.Since(first)
 		f.mu.Lock()
-		f.received = append(f.received, r)
+		f.received = append(f.received, received{bytes: n, took: time.Since(first)})
 		f.mu.Unlock()
 	})
 }
 
-// received is what one connection to the discard server brought, and
-// how much of it in its first second.
+// received is what one connection to the discard server brought.
 type received struct {
-	bytes, firstSecond int64
-	took               time.Duration
-}
-
-// steadyKbps is the rate after the first second.
-func (r received) steadyKbps() float64 {
-	return float64(r.bytes-r.firstSecond) * 8 / 1000 / (r.took - time.Second).Seconds()
+	bytes int64
+	took  time.Duration
 }
 
 // Received is what the discard server's connections brought, in order.
