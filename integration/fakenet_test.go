@@ -277,32 +277,43 @@ func (f *fakeNet) serveEcho(t testing.TB, a netip.Addr) {
 }
 
 // serveDiscard takes what is sent to port 9 and records, per
-// connection, how many bytes came and over how long (first byte to end).
+// connection, how many bytes came and over how long (first byte to end),
+// and how many in the first second.
 func (f *fakeNet) serveDiscard(t testing.TB, a netip.Addr) {
 	f.serveTCP(t, a, 9, func(c net.Conn) {
 		buf := make([]byte, 64<<10)
-		var n int64
+		var r received
 		var first time.Time
 		for {
 			k, err := c.Read(buf)
 			if k > 0 && first.IsZero() {
 				first = time.Now()
 			}
-			n += int64(k)
+			r.bytes += int64(k)
+			if time.Since(first) < time.Second {
+				r.firstSecond = r.bytes
+			}
 			if err != nil {
 				break
 			}
 		}
+		r.took = time.Since(first)
 		f.mu.Lock()
-		f.received = append(f.received, received{bytes: n, took: time.Since(first)})
+		f.received = append(f.received, r)
 		f.mu.Unlock()
 	})
 }
 
-// received is what one connection to the discard server brought.
+// received is what one connection to the discard server brought, and
+// how much of it in its first second.
 type received struct {
-	bytes int64
-	took  time.Duration
+	bytes, firstSecond int64
+	took               time.Duration
+}
+
+// steadyKbps is the rate after the first second.
+func (r received) steadyKbps() float64 {
+	return float64(r.bytes-r.firstSecond) * 8 / 1000 / (r.took - time.Second).Seconds()
 }
 
 // Received is what the discard server's connections brought, in order.

@@ -38,6 +38,15 @@ func newInfoCmd(a *app) *cobra.Command {
 			} else {
 				fmt.Println("User namespaces: off (code runs as the sandbox uid on the host)")
 			}
+			if n := info.Network; len(n.Modes) > 1 {
+				v6 := "no IPv6"
+				if n.Subnet6 != "" {
+					v6 = "IPv6 " + n.Subnet6
+				}
+				fmt.Printf("Networks:        %s (subnet %s, %s, nftables table inet %s)\n", strings.Join(n.Modes, ", "), n.Subnet, v6, n.Table)
+			} else if n.Problem != "" {
+				fmt.Printf("Networks:        none only: %s\n", n.Problem)
+			}
 			fmt.Printf("Sessions:        %d (%d running, %d stopped, %d failed)\n", info.Sessions.Total, info.Sessions.Running, info.Sessions.Stopped, info.Sessions.Failed)
 			d, m := info.Defaults, info.Max
 			fmt.Printf("Default limits:  memory %dMB, cpus %g, pids %d, disk %dMB, timeout %ds, idle %ds\n", d.MemoryMB, d.CPUs, d.Pids, d.DiskMB, d.TimeoutS, d.IdleTimeoutS)
