@@ -84,7 +84,6 @@ type netDeps struct {
 	net   Network
 	off   string
 	table *netTable
-	dns   *netdns.Server
 	// close lets go of the DNS (the table and links stay for the
 	// sandboxes left running).
 	close func()
@@ -178,7 +177,7 @@ func (nd *netDeps) open(cfg Config, inst instance, m *metrics, log *slog.Logger)
 			log.Error("DNS for sandboxes stopped", "err", err)
 		}
 	}()
-	nd.net, nd.dns = mgr, dns
+	nd.net = mgr
 	nd.close = func() {
 		cancel()
 		_ = dns.Close()
