@@ -24,9 +24,15 @@ scope=/sys/fs/cgroup/system.slice/sandboxd-sandboxes.scope
 old=$(dpkg-deb -f pkg/old.deb Version)
 new=$(dpkg-deb -f pkg/new.deb Version)
 upstream() { echo "${1%-*}"; } # what --version prints: no Debian revision
+# The VM has no network: the image holds every package the .deb depends on
+# or recommends (VM_EXTRA_PACKAGES in the Makefile). One that is missing
+# would make apt try the mirror for each package, a timeout apiece (a new
+# Recommends once cost 24 minutes): apt gets no retries and a bounded time,
+# so such a run fails its check at once instead.
+apt_get() { timeout 300 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=5 "$@"; }
 
 step "apt-get install ./pkg/old.deb ($old)"
-check "install" apt-get install -y -q ./pkg/old.deb
+check "install" apt_get install -y -q ./pkg/old.deb
 check "declared dependencies are installed" bash -c "dpkg -s libseccomp2 python3 e2fsprogs >/dev/null"
 check "group sandboxd made" getent group sandboxd
 check "units enabled" bash -c '[ "$(systemctl is-enabled sandboxd.socket sandboxd.service | sort -u)" = enabled ]'
@@ -82,14 +88,14 @@ check "restart: same sandbox process" bash -c "grep -qx $sbpid $scope/sandboxes/
 step "upgrade: apt-get install ./pkg/new.deb ($new), config edited"
 echo "# edited by the administrator" >> /etc/sandboxd/config.toml
 pid=$(systemctl show -p MainPID --value sandboxd)
-check "upgrade" apt-get install -y -q ./pkg/new.deb
+check "upgrade" apt_get install -y -q ./pkg/new.deb
 check "upgrade: new version runs" bash -c "[ \"\$(dpkg-query -W -f '\${Version}' sandboxd)\" = '$new' ] && sandboxd --version | grep -F '$(upstream "$new")' && [ \"\$(systemctl show -p MainPID --value sandboxd)\" != $pid ] && systemctl is-active --quiet sandboxd"
 check "upgrade: edited config kept" grep -q "edited by the administrator" /etc/sandboxd/config.toml
 check "upgrade: the session kept its variables and files" bash -c "[ \"\$(as_alice sandboxctl exec $id -c 'print(x + 1)')\" = 42 ] && [ \"\$(as_alice sandboxctl exec $id --shell -c 'cat /workspace/note')\" = kept ]"
 check "upgrade: same sandbox process" bash -c "grep -qx $sbpid $scope/sandboxes/$id/cgroup.procs"
 
 step "apt-get remove sandboxd, a session running"
-check "remove" apt-get remove -y -q sandboxd
+check "remove" apt_get remove -y -q sandboxd
 check "remove: units stopped" bash -c '! systemctl is-active --quiet sandboxd.socket && ! systemctl is-active --quiet sandboxd.service && ! systemctl is-active --quiet sandboxd-sandboxes.scope'
 check "remove: no process left" bash -c '! pgrep -a -x sandboxd && ps -eo uid=,args= | awk "\$1 >= 2000000 { print; bad = 1 } END { exit bad }"'
 check "remove: no mount or loop device left" bash -c '! grep sandboxd /proc/self/mountinfo && ! losetup -n -O NAME,BACK-FILE | grep sandboxd'
@@ -99,16 +105,16 @@ check "remove: binaries gone, state and config kept" bash -c '! [ -e /usr/bin/sa
 step "apt-get purge sandboxd"
 inst=$(cat /var/lib/sandboxd/instance 2>/dev/null || echo none)
 check "the daemon leased its id range" test -f "/run/sandboxd-ids/$inst.json"
-check "purge" apt-get purge -y -q sandboxd
+check "purge" apt_get purge -y -q sandboxd
 check "purge: id range lease gone" bash -c "! [ -e /run/sandboxd-ids/$inst.json ]"
 check "purge: nothing left" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /run/sandboxd ] && ! [ -e /etc/sandboxd ] && ! getent group sandboxd && [ -z "$(find /etc/systemd /usr/lib/systemd /var/lib/systemd -name "sandboxd*")" ] && ! dpkg -s sandboxd >/dev/null 2>&1 && [ -z "$(systemctl list-units --all --plain --no-legend "sandboxd*")" ]'
 
 step "install under a policy-rc.d that forbids starting services"
 printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
-check "install with policy-rc.d" apt-get install -y -q ./pkg/new.deb
+check "install with policy-rc.d" apt_get install -y -q ./pkg/new.deb
 check "policy-rc.d: enabled, not started" bash -c '[ "$(systemctl is-enabled sandboxd.socket)" = enabled ] && ! systemctl is-active --quiet sandboxd.socket && ! systemctl is-active --quiet sandboxd.service'
 rm -f /usr/sbin/policy-rc.d
-check "purge again" apt-get purge -y -q sandboxd
+check "purge again" apt_get purge -y -q sandboxd
 check "nothing left again" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /etc/sandboxd ] && ! getent group sandboxd && [ -z "$(find /sys/fs/cgroup -name "sandboxd*")" ]'
 userdel -r alice 2>/dev/null; userdel -r bob 2>/dev/null
 
