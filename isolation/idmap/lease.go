@@ -41,10 +41,9 @@ const InstanceFile = "instance"
 
 // lease is a lease file's content.
 type lease struct {
-	Instance string `json:"instance"`
-	DataDir  string `json:"data_dir"`
-	Base     uint32 `json:"base"`
-	Blocks   int    `json:"blocks"`
+	LeaseOwner
+	Base   uint32 `json:"base"`
+	Blocks int    `json:"blocks"`
 }
 
 func (l lease) rng() Range { return Range{Base: l.Base, Blocks: l.Blocks} }
@@ -72,7 +71,7 @@ func Lease(req LeaseRequest) (Range, error) {
 		return Range{}, err
 	}
 	defer unlock()
-	others, mine, err := readLeases(req.Dir, req.Instance)
+	others, mine, err := ReadLeases[lease](req.Dir, req.Instance, nil)
 	if err != nil {
 		return Range{}, err
 	}
@@ -108,7 +107,7 @@ func Lease(req LeaseRequest) (Range, error) {
 			return Range{}, fmt.Errorf("no user-namespace id range of %d blocks is free on this host: lower [userns] blocks", got.Blocks)
 		}
 	}
-	b, err := json.Marshal(lease{Instance: req.Instance, DataDir: req.DataDir, Base: got.Base, Blocks: got.Blocks})
+	b, err := json.Marshal(lease{LeaseOwner{req.Instance, req.DataDir}, got.Base, got.Blocks})
 	if err != nil {
 		return Range{}, err
 	}
@@ -138,9 +137,27 @@ func ReleaseLease(dir, instance string) error {
 
 func leasePath(dir, instance string) string { return filepath.Join(dir, instance+".json") }
 
-// readLeases reads the live leases of other daemons, and the instance's
-// own, removing stale ones.
-func readLeases(dir, instance string) (others []lease, mine *lease, err error) {
+// LeaseOwner is what every lease file of a lease folder names: the daemon
+// instance holding it and that daemon's data dir (which shows whether it
+// still lives). The id ranges here and the subnets of package network
+// are such leases.
+type LeaseOwner struct {
+	Instance string `json:"instance"`
+	DataDir  string `json:"data_dir"`
+}
+
+// Owner is the lease's owner, for ReadLeases.
+func (o LeaseOwner) Owner() LeaseOwner { return o }
+
+// Leased is a lease file's JSON: its LeaseOwner and what it holds.
+type Leased interface{ Owner() LeaseOwner }
+
+// ReadLeases reads the lease files of dir (its lock held): the live
+// leases of other daemons, and the instance's own. Stale ones (their
+// daemon's data dir names another instance, or none) are removed, and so
+// are files this code did not write, or whose lease valid (if not nil)
+// refuses.
+func ReadLeases[T Leased](dir, instance string, valid func(T) bool) (others []T, mine *T, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -155,8 +172,8 @@ func readLeases(dir, instance string) (others []lease, mine *lease, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		var l lease
-		if json.Unmarshal(b, &l) != nil || l.Instance != name {
+		var l T
+		if json.Unmarshal(b, &l) != nil || l.Owner().Instance != name || valid != nil && !valid(l) {
 			_ = os.Remove(path) // not a lease this code wrote
 			continue
 		}
@@ -164,7 +181,7 @@ func readLeases(dir, instance string) (others []lease, mine *lease, err error) {
 			mine = &l
 			continue
 		}
-		if !Live(l.DataDir, l.Instance) {
+		if o := l.Owner(); !Live(o.DataDir, o.Instance) {
 			_ = os.Remove(path)
 			continue
 		}

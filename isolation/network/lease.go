@@ -30,9 +30,15 @@ type SubnetLease struct {
 }
 
 type subnetLease struct {
-	Instance string `json:"instance"`
-	DataDir  string `json:"data_dir"`
-	Subnet   string `json:"subnet"`
+	idmap.LeaseOwner
+	Subnet string `json:"subnet"`
+}
+
+// prefix is the lease's subnet; ok is false for a file this code did not
+// write.
+func (l subnetLease) prefix() (p netip.Prefix, ok bool) {
+	p, err := netip.ParsePrefix(l.Subnet)
+	return p, err == nil
 }
 
 // Lease takes the daemon's subnet and returns it.
@@ -90,7 +96,7 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 			return netip.Prefix{}, fmt.Errorf("no /16 after %s is free on this host: set [network] subnet", req.Want)
 		}
 	}
-	data, err := json.Marshal(subnetLease{Instance: req.Instance, DataDir: req.DataDir, Subnet: got.String()})
+	data, err := json.Marshal(subnetLease{idmap.LeaseOwner{Instance: req.Instance, DataDir: req.DataDir}, got.String()})
 	if err != nil {
 		return netip.Prefix{}, err
 	}
@@ -118,40 +124,17 @@ func ReleaseSubnet(dir, instance string) error {
 // readSubnetLeases reads the live leases of other daemons (by data dir),
 // and the instance's own, removing stale ones.
 func readSubnetLeases(dir, instance string) (others map[string]netip.Prefix, mine netip.Prefix, err error) {
-	ents, err := os.ReadDir(dir)
+	valid := func(l subnetLease) bool { _, ok := l.prefix(); return ok }
+	live, own, err := idmap.ReadLeases(dir, instance, valid)
 	if err != nil {
 		return nil, netip.Prefix{}, err
 	}
 	others = map[string]netip.Prefix{}
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, netip.Prefix{}, err
-		}
-		var l subnetLease
-		if json.Unmarshal(b, &l) != nil || l.Instance != name {
-			_ = os.Remove(path)
-			continue
-		}
-		p, perr := netip.ParsePrefix(l.Subnet)
-		if perr != nil {
-			_ = os.Remove(path)
-			continue
-		}
-		if name == instance {
-			mine = p
-			continue
-		}
-		if !idmap.Live(l.DataDir, l.Instance) {
-			_ = os.Remove(path)
-			continue
-		}
-		others[l.DataDir] = p
+	for _, l := range live {
+		others[l.DataDir], _ = l.prefix()
+	}
+	if own != nil {
+		mine, _ = own.prefix()
 	}
 	return others, mine, nil
 }
