@@ -42,6 +42,9 @@ func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	dir := t.TempDir()
 	cfg := DefaultConfig()
 	cfg.DataDir, cfg.RunDir = filepath.Join(dir, "data"), filepath.Join(dir, "run")
+	// The host's lease folders are not the unit tier's: a closing daemon
+	// gives its range back there.
+	cfg.UserNS.LeaseDir, cfg.Network.LeaseDir = filepath.Join(dir, "ids"), filepath.Join(dir, "subnets")
 	cfg.DiskQuota = volume.Plain
 	cfg.PoolSize = 0
 	cfg.Seccomp.LogDenied = false

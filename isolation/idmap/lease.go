@@ -124,6 +124,9 @@ func Lease(req LeaseRequest) (Range, error) {
 // ReleaseLease gives the daemon's range back: for a daemon that holds no
 // ids any more (no session left).
 func ReleaseLease(dir, instance string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil // no folder, no lease (a host whose /run was cleared)
+	}
 	unlock, err := LockDir(dir)
 	if err != nil {
 		return err

@@ -83,6 +83,11 @@ func TestLeaseKeptAndReleased(t *testing.T) {
 	if err := ReleaseLease(dir, "a"); err != nil {
 		t.Fatal(err)
 	}
+	// A lease folder that is gone (a host whose /run was cleared) holds no
+	// lease to give back.
+	if err := ReleaseLease(filepath.Join(dir, "gone"), "a"); err != nil {
+		t.Fatalf("release in a missing folder: %v", err)
+	}
 	again, err := Lease(LeaseRequest{Dir: dir, Instance: "b", DataDir: b, Want: want, Move: true})
 	if err != nil || again != rb {
 		t.Fatalf("b again: %+v %v, want its earlier %+v", again, err, rb)

@@ -110,6 +110,9 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 // ReleaseSubnet gives the daemon's subnet back, for a daemon with no
 // session left.
 func ReleaseSubnet(dir, instance string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil // no folder, no lease (a host whose /run was cleared)
+	}
 	unlock, err := idmap.LockDir(dir)
 	if err != nil {
 		return err
