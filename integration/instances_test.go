@@ -94,8 +94,9 @@ func TestDeadPooledSandboxes(t *testing.T) {
 		t.Errorf("mounts: %d, were %d", n, mounts)
 	}
 	if n := d.loopDevices(); n > loops {
-		t.Errorf("loop devices: %d, were %d", n, loops)
+		t.Errorf("loop devices: %d, were %d:\n%s", n, loops, d.loopHolders())
 	}
+	d.checkMountNS(t)
 	if n := countCgroups(t, d); n != cgroupsBefore {
 		t.Errorf("sandbox cgroups: %d, were %d", n, cgroupsBefore)
 	}

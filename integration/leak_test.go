@@ -57,8 +57,9 @@ func TestNoLeaksAfterManyCycles(t *testing.T) {
 	t.Logf("%d cycles: before %v; after %v; mounts %d -> %d; loop devices in use %d -> %d",
 		cycles, before, after, mountsBefore, mountsAfter, loopsBefore, loopsAfter)
 	if loopsAfter > loopsBefore {
-		t.Errorf("loop devices in use grew from %d to %d", loopsBefore, loopsAfter)
+		t.Errorf("loop devices in use grew from %d to %d:\n%s", loopsBefore, loopsAfter, d.loopHolders())
 	}
+	d.checkMountNS(t)
 	if after.fds > before.fds+2 {
 		t.Errorf("the daemon's fds grew from %d to %d", before.fds, after.fds)
 	}

@@ -107,3 +107,67 @@ func (d *daemon) owns(path string) bool {
 	}
 	return false
 }
+
+// loopHolders says, for each loop device attached to a file of the
+// daemon's, its backing file and every process whose mount namespace
+// still has it mounted (pid, command, mount namespace, mount point): what
+// keeps a device that should have gone.
+func (d *daemon) loopHolders() string {
+	m, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	var out strings.Builder
+	for _, p := range m {
+		b, err := os.ReadFile(p)
+		if err != nil || !d.owns(strings.TrimSpace(string(b))) {
+			continue
+		}
+		dir := filepath.Dir(filepath.Dir(p))
+		dev, _ := os.ReadFile(filepath.Join(dir, "dev"))
+		majMin := strings.TrimSpace(string(dev))
+		fmt.Fprintf(&out, "%s (%s) backs %s; mounted by:", filepath.Base(dir), majMin, strings.TrimSpace(string(b)))
+		seen := map[string]bool{}
+		procs, _ := filepath.Glob("/proc/[0-9]*/mountinfo")
+		for _, mi := range procs {
+			pdir := filepath.Dir(mi)
+			ns, _ := os.Readlink(filepath.Join(pdir, "ns", "mnt"))
+			info, err := os.ReadFile(mi)
+			if err != nil || seen[ns] {
+				continue
+			}
+			for _, line := range strings.Split(string(info), "\n") {
+				if f := strings.Fields(line); len(f) > 4 && f[2] == majMin {
+					comm, _ := os.ReadFile(filepath.Join(pdir, "comm"))
+					cmd, _ := os.ReadFile(filepath.Join(pdir, "cmdline"))
+					cg, _ := os.ReadFile(filepath.Join(pdir, "cgroup"))
+					st, _ := os.ReadFile(filepath.Join(pdir, "status"))
+					var keep []string
+					for _, l := range strings.Split(string(st), "\n") {
+						if k, _, _ := strings.Cut(l, ":"); k == "State" || k == "PPid" || k == "NSpid" || k == "Uid" {
+							keep = append(keep, strings.Join(strings.Fields(l), " "))
+						}
+					}
+					fmt.Fprintf(&out, " pid %s (%s %q) %s at %s [%s; cgroup %s];", filepath.Base(pdir), strings.TrimSpace(string(comm)),
+						strings.ReplaceAll(string(cmd), "\x00", " "), ns, f[4], strings.Join(keep, ", "), strings.TrimSpace(string(cg)))
+					seen[ns] = true
+					break
+				}
+			}
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}
+
+// checkMountNS fails the test if the daemon's main thread left the host's
+// mount namespace: a sandbox's namespace held there keeps its mounts
+// (disk and loop device) alive for the daemon's whole life (see
+// isolation's init).
+func (d *daemon) checkMountNS(t testing.TB) {
+	t.Helper()
+	own, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", d.cmd.Process.Pid)); err != nil || got != own {
+		t.Errorf("the daemon's main thread is in mount namespace %s (%v), not the host's %s", got, err, own)
+	}
+}

@@ -7,6 +7,7 @@ package isolation
 
 import (
 	"os"
+	"runtime"
 
 	"github.com/opencontainers/runc/libcontainer"
 
@@ -23,8 +24,20 @@ const initArg = "init"
 // init turns any binary that links this package — sandboxd and every test
 // binary that starts sandboxes — into its own libcontainer init. It runs
 // before main (and before TestMain), as libcontainer requires.
+//
+// It also keeps the process's main thread to the main goroutine. To make a
+// sandbox's mount sources libcontainer locks a goroutine to its thread and
+// moves that thread into the new sandbox's mount namespace, counting on Go
+// to end the thread when the goroutine returns. Go ends any thread so
+// left but the main one, which it parks instead: a process whose main
+// thread ran that goroutine stayed in that sandbox's mount namespace for
+// good, and kept the sandbox's disk mounted (its loop device with it) long
+// after the sandbox was deleted (TestDeadPooledSandboxes in the VM, about
+// one run in ten). Locked here, in an init, the main thread runs main
+// and nothing else.
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == initArg {
 		libcontainer.Init()
 	}
+	runtime.LockOSThread()
 }
