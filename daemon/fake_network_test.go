@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,9 +24,9 @@ type fakeNetwork struct {
 	// the allow entries).
 	history map[string][]string
 	// linkedNS is the namespace (file name) each session's link was
-	// made in; attaches counts links made.
+	// made in; attaches counts the links made for each.
 	linkedNS map[string]string
-	attaches int
+	attaches map[string]int
 	// failAttach, if set, makes every attach fail with it.
 	failAttach error
 }
@@ -33,7 +34,7 @@ type fakeNetwork struct {
 var _ Network = (*fakeNetwork)(nil)
 
 func newFakeNetwork() *fakeNetwork {
-	return &fakeNetwork{attached: map[string]*network.Attachment{}, policy: map[string]*netpolicy.Policy{}, pins: map[string][]netip.Addr{}, linkedNS: map[string]string{}, history: map[string][]string{}}
+	return &fakeNetwork{attached: map[string]*network.Attachment{}, policy: map[string]*netpolicy.Policy{}, pins: map[string][]netip.Addr{}, linkedNS: map[string]string{}, history: map[string][]string{}, attaches: map[string]int{}}
 }
 
 func (n *fakeNetwork) Plan(id string, slot uint32) *network.Attachment {
@@ -56,7 +57,7 @@ func (n *fakeNetwork) Attach(ctx context.Context, id string, slot uint32, ns *os
 		return nil, fmt.Errorf("network of %s moved from slot %d to %d", id, old.Slot, slot)
 	}
 	if n.linkedNS[id] != ns.Name() {
-		n.attaches++
+		n.attaches[id]++
 		n.linkedNS[id] = ns.Name()
 	}
 	a := n.Plan(id, slot)
@@ -128,3 +129,25 @@ func (n *fakeNetwork) mode(id string) string {
 func (n *fakeNetwork) Remove() error { return nil }
 
 func (n *fakeNetwork) Where() (string, string, string) { return "10.87.0.0/16", "", "sandboxd-test" }
+
+// state is what the fake host has of session id's network: links made, the
+// namespace of its link, its attachment.
+func (n *fakeNetwork) state(id string) (attaches int, linkedNS string, a *network.Attachment) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.attaches[id], n.linkedNS[id], n.attached[id]
+}
+
+// policyOf is session id's policy on the fake host (nil without a network).
+func (n *fakeNetwork) policyOf(id string) *netpolicy.Policy {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.policy[id]
+}
+
+// historyOf is session id's policies in force, in order.
+func (n *fakeNetwork) historyOf(id string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.history[id])
+}

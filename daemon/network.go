@@ -229,6 +229,30 @@ func (d *Daemon) releaseNetwork(s *session, keepSlot bool) error {
 	return nil
 }
 
+// dropLinkLater removes the link a pooled sandbox was given ahead, for a
+// session of network "none" that claimed it: the session forgets its slot
+// at once; the link, closed to everything meanwhile, goes in the
+// background, off the claim's path.
+func (d *Daemon) dropLinkLater(s *session) {
+	s.mu.Lock()
+	id, slot := s.rec.ID, s.rec.NetSlot
+	s.rec.NetSlot = 0
+	s.mu.Unlock()
+	if slot == 0 || d.net == nil {
+		return
+	}
+	a := d.net.Plan(id, slot-1)
+	d.netTable.forget(a)
+	d.background.Add(1)
+	go func() {
+		defer d.background.Done()
+		if err := d.net.Detach(d.daemonCtx(), id, a); err != nil {
+			d.log.Warn("remove a claimed pooled sandbox's link", "session", id, "err", err)
+		}
+		d.netTable.free(slot - 1)
+	}()
+}
+
 // reconcileNetworks takes the slots of the recorded sessions, indexes the
 // addresses of the running ones for the DNS, and removes the networks no
 // session owns.

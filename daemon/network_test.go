@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -33,9 +34,9 @@ func TestNetworkSession(t *testing.T) {
 	if b == nil {
 		t.Fatal("no sandbox")
 	}
-	a := e.net.attached[s.ID]
-	if e.net.linkedNS[s.ID] != b.netns {
-		t.Fatalf("link in %q, sandbox %q", e.net.linkedNS[s.ID], b.netns)
+	_, linked, a := e.net.state(s.ID)
+	if linked != b.netns {
+		t.Fatalf("link in %q, sandbox %q", linked, b.netns)
 	}
 	// The DNS knows the sandbox by its address.
 	if id, p, ok := d.netTable.lookup(a.Addr); !ok || id != s.ID || p.Mode != netpolicy.ModeAllowlist {
@@ -53,16 +54,16 @@ func TestNetworkSession(t *testing.T) {
 	if _, err := d.StartSession(root, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	if e.net.attaches != 2 || e.net.linkedNS[s.ID] != e.h.box(s.ID).netns || e.net.attached[s.ID].Slot != a.Slot {
-		t.Fatalf("after stop and start: %d attaches, link in %q", e.net.attaches, e.net.linkedNS[s.ID])
+	if n, linked, now := e.net.state(s.ID); n != 2 || linked != e.h.box(s.ID).netns || now.Slot != a.Slot {
+		t.Fatalf("after stop and start: %d attaches, link in %q", n, linked)
 	}
 
 	// A restarted daemon keeps the running sandbox's link, and knows its
 	// address again.
 	d.Close(context.Background())
 	d = e.start()
-	if e.net.attaches != 2 || e.net.mode(s.ID) != netpolicy.ModeAllowlist {
-		t.Fatalf("after a daemon restart: %d attaches, mode %q", e.net.attaches, e.net.mode(s.ID))
+	if n, _, _ := e.net.state(s.ID); n != 2 || e.net.mode(s.ID) != netpolicy.ModeAllowlist {
+		t.Fatalf("after a daemon restart: %d attaches, mode %q", n, e.net.mode(s.ID))
 	}
 	if id, _, ok := d.netTable.lookup(a.Addr); !ok || id != s.ID {
 		t.Fatal("a restarted daemon's DNS does not know the sandbox")
@@ -74,7 +75,7 @@ func TestNetworkSession(t *testing.T) {
 	if e.net.mode(s.ID) != "" {
 		t.Fatal("a deleted session's network is left")
 	}
-	if _, _, ok := d.netTable.lookup(a.Addr); ok {
+	if id, _, ok := d.netTable.lookup(a.Addr); ok && id == s.ID {
 		t.Fatal("the DNS still knows a deleted session's address")
 	}
 }
@@ -100,8 +101,8 @@ func TestNetworkRefused(t *testing.T) {
 			}
 		})
 	}
-	if n := len(d.sessions.all()); n != 0 || e.net.attaches != 0 {
-		t.Fatalf("refused creates left %d sessions, %d networks", n, e.net.attaches)
+	if n := len(d.sessions.all()); n != 0 || len(e.net.attaches) != 0 {
+		t.Fatalf("refused creates left %d sessions, %d networks", n, len(e.net.attaches))
 	}
 
 	// A daemon without networking says so.
@@ -139,7 +140,9 @@ func TestSetNetwork(t *testing.T) {
 	if got.Network != api.NetworkOpen || len(got.Allow) != 0 || e.net.mode(s.ID) != netpolicy.ModeOpen {
 		t.Fatalf("after PATCH open: %q %q, host %q", got.Network, got.Allow, e.net.mode(s.ID))
 	}
-	if _, p, _ := d.netTable.lookup(e.net.attached[s.ID].Addr); p.Mode != netpolicy.ModeOpen {
+	if _, _, a := e.net.state(s.ID); a == nil {
+		t.Fatal("no network")
+	} else if _, p, _ := d.netTable.lookup(a.Addr); p.Mode != netpolicy.ModeOpen {
 		t.Fatal("the DNS answers by the old policy")
 	}
 	// Bad input changes nothing.
@@ -160,7 +163,7 @@ func TestSetNetwork(t *testing.T) {
 	if _, err := d.SetNetwork(root, plain.ID, &api.NetworkRequest{Network: api.NetworkOpen}); err != nil {
 		t.Fatal(err)
 	}
-	if e.net.mode(plain.ID) != netpolicy.ModeOpen || e.net.linkedNS[plain.ID] != e.h.box(plain.ID).netns {
+	if _, linked, _ := e.net.state(plain.ID); e.net.mode(plain.ID) != netpolicy.ModeOpen || linked != e.h.box(plain.ID).netns {
 		t.Fatal("a running session given a network has none")
 	}
 	// A stopped one gets it at its start.
@@ -213,7 +216,7 @@ func TestNetworkCaps(t *testing.T) {
 	if s.EgressKbps != 800 || s.MaxConnections != 100 {
 		t.Fatalf("caps %d %d, want 800 and the default 100", s.EgressKbps, s.MaxConnections)
 	}
-	if p := e.net.policy[s.ID]; p.EgressKbps != 800 || p.MaxConnections != 100 {
+	if p := e.net.policyOf(s.ID); p.EgressKbps != 800 || p.MaxConnections != 100 {
 		t.Fatalf("the host's policy has caps %d %d", p.EgressKbps, p.MaxConnections)
 	}
 	five := 5
@@ -221,7 +224,7 @@ func TestNetworkCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.EgressKbps != 800 || got.MaxConnections != 5 || e.net.policy[s.ID].MaxConnections != 5 {
+	if got.EgressKbps != 800 || got.MaxConnections != 5 || e.net.policyOf(s.ID).MaxConnections != 5 {
 		t.Fatalf("after PATCH: %d %d", got.EgressKbps, got.MaxConnections)
 	}
 	neg := -1
@@ -257,7 +260,7 @@ func TestInstallPackages(t *testing.T) {
 	}
 	// A session without a network had the index (and PyPI's file host)
 	// for the install, then nothing again.
-	if got := e.net.history[s.ID]; !slices.Equal(got, []string{"allowlist 198.19.1.10:8080 files.pythonhosted.org", "none"}) {
+	if got := e.net.historyOf(s.ID); !slices.Equal(got, []string{"allowlist 198.19.1.10:8080 files.pythonhosted.org", "none"}) {
 		t.Errorf("policies in force: %q", got)
 	}
 	// One whose own policy reaches the index keeps it as it is.
@@ -268,7 +271,36 @@ func TestInstallPackages(t *testing.T) {
 	if _, err := d.InstallPackages(root, open.ID, &api.PackagesRequest{Packages: []string{"x"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.net.history[open.ID]; !slices.Equal(got, []string{"open"}) {
+	if got := e.net.historyOf(open.ID); !slices.Equal(got, []string{"open"}) {
 		t.Errorf("an open session's policies: %q", got)
+	}
+}
+
+func TestPooledSandboxNetworkAhead(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	d := e.start()
+	waitPool(t, d, 1)
+	// A claim with a network keeps the link made ahead: no new one.
+	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attaches, _, _ := e.net.state(s.ID)
+	history := e.net.historyOf(s.ID)
+	if attaches != 1 || !slices.Equal(history, []string{"none", "open"}) {
+		t.Fatalf("a claimed sandbox: %d links, policies %q", attaches, history)
+	}
+	// A claim without one loses the link (in the background) and its slot.
+	waitPool(t, d, 1)
+	plain := mustCreate(t, d, root)
+	deadline := time.Now().Add(5 * time.Second)
+	for e.net.mode(plain.ID) != "" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if e.net.mode(plain.ID) != "" {
+		t.Fatal("a session of network none kept the link made ahead")
+	}
+	if sess, _ := d.sessions.get(plain.ID); sess.record().NetSlot != 0 {
+		t.Fatal("a session of network none kept a slot")
 	}
 }

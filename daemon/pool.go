@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -163,6 +164,13 @@ func (p *pool) add(ctx context.Context) error {
 		_ = p.d.destroySession(s)
 		return err
 	}
+	// Its link is made now, closed to everything, so that a claim with a
+	// network pays only for its policy.
+	if p.d.net != nil {
+		if err := p.d.applyPolicy(ctx, s, s.sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
+			p.d.log.Warn("warm pool: plumb a sandbox's network ahead", "template", p.t.def.Name, "err", err)
+		}
+	}
 	p.mu.Lock()
 	keep := ctx.Err() == nil && !p.d.sessions.isClosed()
 	if keep {
@@ -309,13 +317,16 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 			}
 		}
 		s.mu.Lock()
-		rec.ID, rec.IDBase = s.rec.ID, s.rec.IDBase
+		rec.ID, rec.IDBase, rec.NetSlot = s.rec.ID, s.rec.IDBase, s.rec.NetSlot
 		rec.Status = s.rec.Status
 		s.rec = rec
 		s.mu.Unlock()
-		// A pooled sandbox has no network: one is plumbed into its
-		// namespace now, if the session has a policy.
-		if err := p.d.ensureNetwork(ctx, s, sb); err != nil {
+		// A pooled sandbox's link waits closed: the session's policy opens
+		// it, or for network "none" it goes (after the answer: until then
+		// it lets nothing through).
+		if rec.Network == api.NetworkNone {
+			p.d.dropLinkLater(s)
+		} else if err := p.d.ensureNetwork(ctx, s, sb); err != nil {
 			p.d.log.Warn("warm pool: give a claimed sandbox its network", "template", p.t.def.Name, "err", err)
 			_ = p.d.destroySession(s)
 			return nil
