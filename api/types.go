@@ -365,6 +365,11 @@ type Template struct {
 	Preload  string            `json:"preload,omitempty"`
 	Limits   *LimitDefaults    `json:"limits,omitempty"`
 	PoolSize *int              `json:"pool_size,omitempty"`
+	// Packages are pip requirements installed when the template is added,
+	// from IndexURL or the daemon's package index; its sessions see them
+	// read-only (at /packages) and import them with no network.
+	Packages []string `json:"packages,omitempty"`
+	IndexURL string   `json:"index_url,omitempty"`
 
 	// Set by the daemon.
 	Builtin   bool      `json:"builtin,omitempty"`

@@ -155,7 +155,10 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	}
 	disk := time.Since(t0)
 	spec := d.sandboxSpec(s, &rec)
-	spec.Image, spec.Preload, spec.Warm = t.image, t.def.Preload, warm
+	spec.Image, spec.Warm = t.image, warm
+	if !t.building {
+		spec.Preload, spec.Packages = t.def.Preload, t.packages
+	}
 	sb, err := d.rt.Start(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +36,8 @@ type fakeHost struct {
 	// address a test serves it on.
 	ports map[int]string
 	tmp   string
+	// specs are the specs of every start, in order.
+	specs []isolation.Spec
 }
 
 func newFakeHost(tmp string) *fakeHost {
@@ -79,7 +82,8 @@ func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, 
 		return nil, fmt.Errorf("sandbox %s exists", spec.ID)
 	}
 	h.starts++
-	b := &fakeBox{h: h, id: spec.ID, exited: make(chan struct{}), vars: map[string]string{},
+	h.specs = append(h.specs, *spec)
+	b := &fakeBox{h: h, id: spec.ID, workspace: spec.Workspace, exited: make(chan struct{}), vars: map[string]string{},
 		limits: spec.Limits, started: time.Now(), tmp: filepath.Join(h.tmp, spec.ID+"-tmp"), env: spec.Env,
 		netns: filepath.Join(h.tmp, fmt.Sprintf("%s-netns-%d", spec.ID, h.starts))}
 	if err := os.MkdirAll(b.tmp, 0o700); err != nil {
@@ -147,11 +151,12 @@ func (fakeRuntime) Close() error                                            { re
 //	           timeout (status timeout); variables stay
 //	anything else: echoed to stdout
 type fakeBox struct {
-	h       *fakeHost
-	id      string
-	started time.Time
-	tmp     string
-	env     []string
+	h         *fakeHost
+	id        string
+	started   time.Time
+	tmp       string
+	workspace string
+	env       []string
 	// netns names its network namespace (a file, unique to this box).
 	netns string
 
@@ -220,6 +225,13 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		return nil, errors.New("agent connection closed")
 	case code == "hang":
 		return nil, isolation.ErrUnresponsive
+	case o.Language == api.LanguageShell && strings.Contains(code, "'--target'"):
+		// pip install --target: the fake installs a module of each
+		// requirement's name.
+		if err := b.fakeInstall(code); err != nil {
+			return nil, err
+		}
+		out(api.EventStdout, code+"\n")
 	case code == "oom":
 		b.oomKills++
 		r.Status, r.ExitCode, r.StateReset = api.StatusKilled, 137, true
@@ -237,6 +249,31 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		out(api.EventStdout, code+"\n")
 	}
 	return r, nil
+}
+
+// fakeInstall makes a module of each requirement of a pip command line in
+// its --target folder, a folder of /workspace.
+func (b *fakeBox) fakeInstall(code string) error {
+	words := strings.Fields(strings.ReplaceAll(code, "'", ""))
+	i := slices.Index(words, "--target")
+	dir := filepath.Join(b.workspace, strings.TrimPrefix(words[i+1], "/workspace/"))
+	for _, req := range words[slices.Index(words, "--")+1:] {
+		name, _, _ := strings.Cut(req, "==")
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "__init__.py"), []byte("VALUE = 1\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startSpecs are the specs of every start so far, in order.
+func (h *fakeHost) startSpecs() []isolation.Spec {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.specs)
 }
 
 // sleep is the execution "sleep": it blocks, holding none of b's locks,

@@ -23,3 +23,9 @@ func (l layout) imports() string { return filepath.Join(l.dataDir, "templates") 
 func (l layout) importDir(name string) string { return filepath.Join(l.imports(), name) }
 
 func (l layout) importRootfs(name string) string { return filepath.Join(l.importDir(name), "rootfs") }
+
+// packages holds templates' packages (see isolation.WritePackages), one
+// folder per template name: <data-dir>/packages/<name>.
+func (l layout) packages() string { return filepath.Join(l.dataDir, "packages") }
+
+func (l layout) templatePackages(name string) string { return filepath.Join(l.packages(), name) }

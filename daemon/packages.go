@@ -44,21 +44,9 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 	if len(req.Packages) == 0 {
 		return nil, errdefs.ErrInvalidArgument.WithMessage("packages is empty: name at least one, such as \"numpy==1.26.4\"")
 	}
-	if len(req.Packages) > maxPackages {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%d packages, more than %d in one install", len(req.Packages), maxPackages)
-	}
-	for _, p := range req.Packages {
-		if !requirement.MatchString(p) {
-			return nil, api.Errorf(errdefs.ErrInvalidArgument, "package %s is not a requirement pip takes here: a name, optional [extras] and version specifiers such as ==1.26.4 or >=2,<3", api.Quote(p))
-		}
-	}
-	index := req.IndexURL
-	if index == "" {
-		index = d.cfg.Network.PackageIndexURL
-	}
-	u, err := indexURL(index)
+	u, err := d.checkPackages(req.Packages, req.IndexURL)
 	if err != nil {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "index_url: %s", err.Error())
+		return nil, err
 	}
 	s, err := d.lookup(ctx, id)
 	if err != nil {
@@ -72,8 +60,7 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 		return nil, err
 	}
 	defer closeIndex()
-	timeout := float64(min(d.cfg.Network.PackageTimeoutS, d.cfg.Max.TimeoutS))
-	e, err := d.Exec(ctx, id, &api.ExecRequest{Language: api.LanguageShell, Code: pipCommand(u, req.Packages), TimeoutS: &timeout}, onEvent)
+	e, err := d.Exec(ctx, id, d.pipRequest(u, req.Packages, ""), onEvent)
 	if err != nil || e.Status != api.StatusOK {
 		return e, err
 	}
@@ -86,11 +73,44 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 	return e, nil
 }
 
+// checkPackages checks an install's requirements and index (the
+// daemon's if index is ""), and says where it installs from.
+func (d *Daemon) checkPackages(pkgs []string, index string) (*url.URL, error) {
+	if len(pkgs) > maxPackages {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%d packages, more than %d in one install", len(pkgs), maxPackages)
+	}
+	for _, p := range pkgs {
+		if !requirement.MatchString(p) {
+			return nil, api.Errorf(errdefs.ErrInvalidArgument, "package %s is not a requirement pip takes here: a name, optional [extras] and version specifiers such as ==1.26.4 or >=2,<3", api.Quote(p))
+		}
+	}
+	if index == "" {
+		index = d.cfg.Network.PackageIndexURL
+	}
+	u, err := indexURL(index)
+	if err != nil {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "index_url: %s", err.Error())
+	}
+	return u, nil
+}
+
+// pipRequest is the execution of an install, bounded by package_timeout_s:
+// into the user's site folder, or into target (a folder of the sandbox).
+func (d *Daemon) pipRequest(index *url.URL, pkgs []string, target string) *api.ExecRequest {
+	timeout := float64(min(d.cfg.Network.PackageTimeoutS, d.cfg.Max.TimeoutS))
+	return &api.ExecRequest{Language: api.LanguageShell, Code: pipCommand(index, pkgs, target), TimeoutS: &timeout}
+}
+
 // pipCommand is the shell command of an install. Every word is quoted:
-// the requirements and the URL were checked to hold no quote.
-func pipCommand(index *url.URL, pkgs []string) string {
-	words := []string{"exec", "python3", "-m", "pip", "install", "--user", "--no-input", "--no-cache-dir",
-		"--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off", "--index-url", index.String()}
+// the requirements, the URL and the target were checked to hold no quote.
+func pipCommand(index *url.URL, pkgs []string, target string) string {
+	dest := []string{"--user"}
+	if target != "" {
+		dest = []string{"--target", target}
+	}
+	words := append([]string{"exec", "python3", "-m", "pip", "install"}, dest...)
+	words = append(words, "--no-input", "--no-cache-dir",
+		"--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off", "--index-url", index.String())
 	if index.Scheme == "http" {
 		words = append(words, "--trusted-host", index.Hostname())
 	}

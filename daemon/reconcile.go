@@ -35,6 +35,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		return err
 	}
 	d.reconcileImports()
+	d.reconcilePackages()
 	if err := d.reconcileNetworks(ctx); err != nil {
 		return err
 	}

@@ -69,7 +69,8 @@ func executionView(r *store.Execution) api.Execution {
 func templateRecord(t *api.Template) *store.Template {
 	return &store.Template{
 		Name: t.Name, Description: t.Description, Rootfs: t.Rootfs, Env: t.Env, Preload: t.Preload,
-		Limits: (*store.LimitDefaults)(t.Limits), PoolSize: t.PoolSize, OwnerUID: t.OwnerUID, CreatedAt: t.CreatedAt,
+		Limits: (*store.LimitDefaults)(t.Limits), PoolSize: t.PoolSize, Packages: t.Packages, IndexURL: t.IndexURL,
+		OwnerUID: t.OwnerUID, CreatedAt: t.CreatedAt,
 	}
 }
 
@@ -77,6 +78,7 @@ func templateRecord(t *api.Template) *store.Template {
 func templateDef(r *store.Template) api.Template {
 	return api.Template{
 		Name: r.Name, Description: r.Description, Rootfs: r.Rootfs, Env: r.Env, Preload: r.Preload,
-		Limits: (*api.LimitDefaults)(r.Limits), PoolSize: r.PoolSize, OwnerUID: r.OwnerUID, CreatedAt: r.CreatedAt,
+		Limits: (*api.LimitDefaults)(r.Limits), PoolSize: r.PoolSize, Packages: r.Packages, IndexURL: r.IndexURL,
+		OwnerUID: r.OwnerUID, CreatedAt: r.CreatedAt,
 	}
 }

@@ -55,6 +55,11 @@ type template struct {
 	// adding is set while the template's first sandbox is tried: it is
 	// not listed or usable yet.
 	adding bool
+	// packages is the host folder of its packages ("": none);
+	// building is set while they are installed, in a sandbox that has
+	// neither them nor the preload code yet.
+	packages string
+	building bool
 	// lastErr is why the last pooled start failed.
 	lastErr string
 }
@@ -162,8 +167,16 @@ func (d *Daemon) loadTemplates() error {
 		if def.Rootfs != api.RootfsHost {
 			if t.image, err = d.rt.OpenImage(def.Name, def.Rootfs); err != nil {
 				t.broken = err.Error()
-				d.log.Warn("template cannot start", "template", def.Name, "err", err)
 			}
+		}
+		if len(def.Packages) > 0 {
+			t.packages = d.paths.templatePackages(def.Name)
+			if _, err := os.Stat(t.packages); err != nil && t.broken == "" {
+				t.broken = fmt.Sprintf("its packages are gone (%v)", err)
+			}
+		}
+		if t.broken != "" {
+			d.log.Warn("template cannot start", "template", def.Name, "err", t.broken)
 		}
 		d.tmpl.byName[def.Name] = t
 	}
@@ -253,6 +266,13 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 		delete(d.tmpl.byName, def.Name)
 		d.tmpl.mu.Unlock()
 		_ = d.rt.RemoveImage(def.Name)
+		_ = d.removePackages(def.Name)
+	}
+	if len(def.Packages) > 0 {
+		if err := d.buildPackages(ctx, t); err != nil {
+			forget()
+			return nil, err
+		}
 	}
 	if err := d.tryTemplate(ctx, t); err != nil {
 		forget()
@@ -296,6 +316,7 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 	def := &api.Template{
 		Name: req.Name, Description: req.Description, Rootfs: req.Rootfs,
 		Env: req.Env, Preload: req.Preload, Limits: req.Limits, PoolSize: req.PoolSize,
+		Packages: req.Packages, IndexURL: req.IndexURL,
 		OwnerUID: caller.UID, CreatedAt: now(),
 	}
 	if def.Rootfs == "" {
@@ -317,6 +338,9 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 	}
 	if _, err := d.cfg.resolveLimits(d.cfg.Defaults.api(), def.Limits); err != nil {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "template limits: %v", err)
+	}
+	if err := d.checkTemplatePackages(def); err != nil {
+		return nil, err
 	}
 	if n := def.PoolSize; n != nil {
 		if *n < 0 {
@@ -406,11 +430,7 @@ func within(dir, path string) bool {
 // tryTemplate starts one sandbox of a template being added, and removes it:
 // a template that cannot start is refused with the reason.
 func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
-	s := newSession(&store.Record{
-		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
-		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
-		Env: envList(t.def.Env),
-	})
+	s := d.trialSession(t)
 	err := d.startSandbox(ctx, s, false)
 	if derr := d.destroySession(s); err == nil && derr != nil {
 		d.log.Warn("remove a template's trial sandbox", "template", t.def.Name, "err", derr)
@@ -423,6 +443,16 @@ func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
 		return api.Errorf(errdefs.ErrInvalidArgument, "template %s cannot start: %v", t.def.Name, err)
 	}
 	return nil
+}
+
+// trialSession is a session of template t that is never recorded: the
+// daemon starts its sandbox to try or build the template, then destroys it.
+func (d *Daemon) trialSession(t *template) *session {
+	return newSession(&store.Record{
+		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
+		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
+		Env: envList(t.def.Env),
+	})
 }
 
 // DeleteTemplate removes a template no session uses, with its pool, and
@@ -474,6 +504,9 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		return err
 	}
 	_ = d.rt.RemoveImage(name)
+	if err := d.removePackages(name); err != nil {
+		return err
+	}
 	if t.def.Rootfs == d.paths.importRootfs(name) {
 		if err := os.RemoveAll(d.paths.importDir(name)); err != nil {
 			return err

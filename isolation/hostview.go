@@ -23,6 +23,7 @@ import (
 //	<dir>/rootfs  a tmpfs with the root's skeleton (mountpoints, symlinks)
 //	<dir>/etc     a read-only overlay of the image's /etc
 //	<dir>/image   a read-only overlay of an imported image's root filesystem
+//	<dir>/packages  a read-only overlay of a template's packages folder
 //
 // The overlays name their layers by /proc/self/fd/N, so their options show
 // descriptor numbers, not paths. libcontainer binds them into the
@@ -43,8 +44,9 @@ const viewSource = "sandbox"
 
 // mountView mounts what sandbox p starts from (see above) and returns img
 // as the sandbox is to see it: its root in p.rootfs, its /etc and folders
-// from the mounts. unmountView undoes it.
-func (r *Runtime) mountView(p *paths, img *Image) (*Image, error) {
+// from the mounts, and the template's packages folder if it has one.
+// unmountView undoes it.
+func (r *Runtime) mountView(p *paths, img *Image, packages string) (*Image, error) {
 	if err := os.MkdirAll(p.rootfs, 0o755); err != nil {
 		return nil, err
 	}
@@ -52,13 +54,20 @@ func (r *Runtime) mountView(p *paths, img *Image) (*Image, error) {
 	if err := unix.Mount(viewSource, p.rootfs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=256k,nr_inodes=4096"); err != nil {
 		return nil, fmt.Errorf("mount the root: %w", err)
 	}
-	if err := makeSkeleton(p.rootfs, img); err != nil {
+	if err := makeSkeleton(p.rootfs, img, packages != ""); err != nil {
 		return nil, err
 	}
-	if !r.overlay {
-		return img, nil
-	}
 	v := *img
+	v.packages = packages
+	if !r.overlay {
+		return &v, nil
+	}
+	if packages != "" {
+		if err := overlayOf(packages, r.empty, p.packages); err != nil {
+			return nil, fmt.Errorf("mount the packages: %w", err)
+		}
+		v.packages = p.packages
+	}
 	if err := overlayOf(img.etc, r.empty, p.etc); err != nil {
 		return nil, fmt.Errorf("mount /etc: %w", err)
 	}
@@ -104,7 +113,7 @@ func overlayOf(dir, empty, target string) error {
 // never) is fine; what a crashed daemon left, even twice over, goes too.
 func unmountView(p *paths) error {
 	var errs []error
-	for _, d := range []string{p.image, p.etc, p.rootfs} {
+	for _, d := range []string{p.packages, p.image, p.etc, p.rootfs} {
 		for {
 			err := unix.Unmount(d, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
 			if err == unix.EINVAL || err == unix.ENOENT {

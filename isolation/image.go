@@ -25,6 +25,9 @@ type Image struct {
 	links  map[string]string
 	etc    string
 	python string
+	// packages is where a sandbox's view finds its template's packages
+	// folder ("": none); set by mountView only.
+	packages string
 }
 
 // bind is a host folder shown read-only at a path of the sandbox.

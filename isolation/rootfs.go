@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // systemDirs are the host folders the "host" root filesystem shows,
@@ -16,13 +17,18 @@ var systemDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr
 var mountpoints = []string{"proc", "dev", "sys", "etc", "workspace", "tmp"}
 
 // makeSkeleton makes an empty root for one sandbox: only mountpoints and
-// the image's symlinks. Every sandbox gets its own, so libcontainer never
-// has to create a mountpoint in a root another sandbox shares.
-func makeSkeleton(root string, img *Image) error {
+// the image's symlinks (and PackagesDir if its template has packages).
+// Every sandbox gets its own, so libcontainer never has to create a
+// mountpoint in a root another sandbox shares.
+func makeSkeleton(root string, img *Image, packages bool) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	for _, d := range mountpoints {
+	dirs := mountpoints
+	if packages {
+		dirs = append(slices.Clip(dirs), PackagesDir[1:])
+	}
+	for _, d := range dirs {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !os.IsExist(err) {
 			return err
 		}

@@ -43,6 +43,9 @@ type Spec struct {
 	// Preload is Python the interpreter runs when it starts, before any
 	// execution (the template's).
 	Preload string
+	// Packages, if set, is the host folder of a template's installed
+	// packages (see WritePackages), shown read-only at PackagesDir.
+	Packages string
 	// Warm makes Start return only once the interpreter has fully started
 	// (its site-packages and imports, which it otherwise finishes while
 	// the first request is on its way): for sandboxes kept in a pool.
@@ -55,18 +58,19 @@ type Spec struct {
 // paths are the host paths of one sandbox's runtime state; rootfs, etc
 // and image are where its view is mounted while it starts (hostview.go).
 type paths struct {
-	dir, rootfs, etc, image, sock, log string
+	dir, rootfs, etc, image, packages, sock, log string
 }
 
 func (r *Runtime) pathsOf(id string) *paths {
 	dir := filepath.Join(r.stateDir, "sandboxes", id)
 	return &paths{
-		dir:    dir,
-		rootfs: filepath.Join(dir, "rootfs"),
-		etc:    filepath.Join(dir, "etc"),
-		image:  filepath.Join(dir, "image"),
-		sock:   filepath.Join(dir, "agent.sock"),
-		log:    filepath.Join(dir, "agent.log"),
+		dir:      dir,
+		rootfs:   filepath.Join(dir, "rootfs"),
+		etc:      filepath.Join(dir, "etc"),
+		image:    filepath.Join(dir, "image"),
+		packages: filepath.Join(dir, "packages"),
+		sock:     filepath.Join(dir, "agent.sock"),
+		log:      filepath.Join(dir, "agent.log"),
 	}
 }
 
@@ -124,6 +128,16 @@ var baseEnv = []string{
 	"PYTHONDONTWRITEBYTECODE=1",
 }
 
+// sandboxEnv is the environment of a sandbox's first process: baseEnv,
+// what a template's packages need, then the session's own.
+func sandboxEnv(s *Spec) []string {
+	env := append([]string{}, baseEnv...)
+	if s.Packages != "" {
+		env = append(env, packagesEnv...)
+	}
+	return append(env, s.Env...)
+}
+
 // Start builds and starts a sandbox and waits until its agent answers.
 func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error) {
 	if r.userns && s.IDBase == 0 {
@@ -148,7 +162,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if img == nil {
 		img = r.host
 	}
-	view, err := r.mountView(p, img)
+	view, err := r.mountView(p, img, s.Packages)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
@@ -197,7 +211,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	sb.Timings.Prepare = time.Since(t0)
 	proc := &libcontainer.Process{
 		Args:       agentArgs(img.python, s.Preload),
-		Env:        append(append([]string{}, baseEnv...), s.Env...),
+		Env:        sandboxEnv(s),
 		UID:        r.UID(),
 		GID:        r.GID(),
 		Cwd:        "/workspace",

@@ -40,6 +40,9 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
+	if img.packages != "" {
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: PackagesDir, Type: "bind", Source: img.packages, Options: bindRO})
+	}
 	spec.Mounts = append(spec.Mounts, r.procView()...)
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,
 	// its hypervisor's settings) reads empty.

@@ -88,6 +88,8 @@ type Template struct {
 	Preload     string            `json:"preload,omitempty"`
 	Limits      *LimitDefaults    `json:"limits,omitempty"`
 	PoolSize    *int              `json:"pool_size,omitempty"`
+	Packages    []string          `json:"packages,omitempty"`
+	IndexURL    string            `json:"index_url,omitempty"`
 	OwnerUID    uint32            `json:"owner_uid"`
 	CreatedAt   time.Time         `json:"created_at"`
 }

@@ -22,10 +22,13 @@ func newTemplateCmd(a *app) *cobra.Command {
 		Short:   "Manage templates: root filesystem, environment, preload, limits, warm pool",
 		Long: `A template is what sessions start from: a root filesystem (the host's system
 folders, or one imported from a tarball), environment variables, Python
-preloaded when the interpreter starts, default limits, and a warm pool of
-sandboxes started ahead of demand.
+preloaded when the interpreter starts, default limits, a warm pool of
+sandboxes started ahead of demand, and packages installed once, when it is
+added (sessions import them without a network; a session's own installs
+take precedence).
 
   sandboxctl template add data --preload 'import json, csv' --pool-size 2
+  sandboxctl template add sci -p numpy==1.26.4 -p pandas --preload 'import numpy as np'
   docker export $(docker create python:3.12-slim) | gzip > py312.tar.gz
   sandboxctl template import py312 py312.tar.gz --memory 1G
   sandboxctl create --template py312`,
@@ -95,7 +98,8 @@ func newTemplateInspectCmd(a *app) *cobra.Command {
 type templateFlags struct {
 	limitFlags
 	description, preload, preloadFile string
-	env                               []string
+	env, packages                     []string
+	indexURL                          string
 	poolSize                          int
 	asJSON                            bool
 }
@@ -106,12 +110,14 @@ func (f *templateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.preload, "preload", "", "Python run when the interpreter starts, e.g. 'import numpy as np'")
 	fs.StringVar(&f.preloadFile, "preload-file", "", "file of Python run when the interpreter starts")
 	fs.IntVar(&f.poolSize, "pool-size", 0, "sandboxes kept started ahead of demand")
+	fs.StringArrayVarP(&f.packages, "package", "p", nil, "pip requirement installed into the template when it is added, e.g. numpy==1.26.4 (repeatable)")
+	fs.StringVar(&f.indexURL, "index-url", "", "package index of --package (default: the daemon's package_index_url)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the template as JSON")
 	f.limitFlags.register(fs)
 }
 
 func (f *templateFlags) template(fs *pflag.FlagSet, name, rootfs string) (*api.Template, error) {
-	t := &api.Template{Name: name, Rootfs: rootfs, Description: f.description, Preload: f.preload}
+	t := &api.Template{Name: name, Rootfs: rootfs, Description: f.description, Preload: f.preload, Packages: f.packages, IndexURL: f.indexURL}
 	if f.preloadFile != "" {
 		if f.preload != "" {
 			return nil, fmt.Errorf("give --preload or --preload-file, not both")
