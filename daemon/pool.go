@@ -279,12 +279,15 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 	if rec.Limits.DiskMB != def.DiskMB {
 		return nil
 	}
+	// The refill starts once the claim is done: on a host of few cores a
+	// sandbox starting beside it slows every step of it (the nftables
+	// commit of its network most).
+	defer p.wake()
 	for {
 		s := p.takeFirst()
 		if s == nil {
 			return nil
 		}
-		p.wake()
 		sb := s.sandbox()
 		select {
 		case <-sb.Exited():

@@ -52,7 +52,10 @@ type Manager struct {
 	pins map[string]map[pinKey]pin
 	// modes are the policy modes this manager put in force, by session.
 	modes map[string]string
-	host  hostAddrs
+	// bareNone are the sessions whose chain holds the rules of policy
+	// none alone, as this manager wrote it whole (see setPolicy).
+	bareNone map[string]bool
+	host     hostAddrs
 }
 
 // tableName is the nftables table of a daemon instance.

@@ -310,3 +310,72 @@ func TestAttachOpenAndNone(t *testing.T) {
 		t.Fatal("chain left")
 	}
 }
+
+// TestPolicyAheadOfNone is a pooled sandbox's link: made with policy
+// none, then given the session's policy at claim (its rules put ahead of
+// none's, no rewrite), then changed again (written whole: no dead rules
+// stay behind).
+func TestPolicyAheadOfNone(t *testing.T) {
+	m := testManager(t, true)
+	o := newOutside(t)
+	ctx := context.Background()
+	ns := sandboxNS(t)
+	rules := func() int {
+		t.Helper()
+		c, _ := nftables.New()
+		r, err := c.GetRules(m.table, m.sessionObjects("s1").chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(r)
+	}
+	a, err := m.Attach(ctx, "s1", 1, ns, mustPolicy(t, netpolicy.ModeNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := rules()
+	if _, err := get(ns, o.addr); err == nil {
+		t.Fatal("none reached the outside")
+	}
+	if _, err := m.Attach(ctx, "s1", 1, ns, mustPolicy(t, netpolicy.ModeOpen)); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []netip.Addr{o.addr, o.addr6} {
+		if body, err := get(ns, addr); err != nil || body != "outside" {
+			t.Fatalf("open after none: GET %s: %q %v", addr, body, err)
+		}
+	}
+	if _, err := get(ns, a.Gateway); err == nil {
+		t.Fatal("open after none reached the host")
+	}
+	open := rules() - none
+	if open <= 0 {
+		t.Fatalf("%d rules after none's %d", open+none, none)
+	}
+	if err := m.SetPolicy(ctx, "s1", a, mustPolicy(t, netpolicy.ModeAllowlist, o.addr6.String()+"/128")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(ns, o.addr); err == nil {
+		t.Fatal("allowlist reached an address it does not list")
+	}
+	if body, err := get(ns, o.addr6); err != nil || body != "outside" {
+		t.Fatalf("allowlisted CIDR: %q %v", body, err)
+	}
+	// An allowlist of one CIDR has open's rules, an accept of the CIDR in
+	// place of the accept of everything.
+	if n := rules(); n != open {
+		t.Fatalf("%d rules after a whole write of an allowlist of one CIDR, want %d", n, open)
+	}
+	// Back to none and open again: ahead once more, never piling up.
+	for i := 0; i < 2; i++ {
+		if err := m.SetPolicy(ctx, "s1", a, mustPolicy(t, netpolicy.ModeNone)); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetPolicy(ctx, "s1", a, mustPolicy(t, netpolicy.ModeOpen)); err != nil {
+			t.Fatal(err)
+		}
+		if n := rules(); n != none+open {
+			t.Fatalf("round %d: %d rules, want %d", i, n, none+open)
+		}
+	}
+}

@@ -36,10 +36,11 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		cfg:   cfg,
-		table: &nftables.Table{Family: nftables.TableFamilyINet, Name: tableName(cfg.Instance)},
-		pins:  map[string]map[pinKey]pin{},
-		modes: map[string]string{},
+		cfg:      cfg,
+		table:    &nftables.Table{Family: nftables.TableFamilyINet, Name: tableName(cfg.Instance)},
+		pins:     map[string]map[pinKey]pin{},
+		modes:    map[string]string{},
+		bareNone: map[string]bool{},
 	}
 	if err := enableForwarding(cfg.Subnet6.IsValid()); err != nil {
 		return nil, err
