@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,24 +108,33 @@ func TestNetworkRefused(t *testing.T) {
 	}
 
 	// A daemon without networking says so.
-	off := newEnv(t, nil)
-	off.net = nil
-	st, err := openStore(off.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d2, err := newDaemon(context.Background(), off.cfg, d.log, newMetrics(), deps{store: st, rt: fakeRuntime{off.h}, inst: instance{id: "off"}, probe: off.disk,
-		net: netDeps{off: "no nftables here"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close(context.Background())
+	d2 := startNetless(t)
 	if _, err := d2.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen}); !errdefs.IsUnavailable(err) {
 		t.Fatalf("networkless daemon: %v", err)
 	}
 	if _, err := d2.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkNone}); err != nil {
 		t.Fatalf("networkless daemon, network none: %v", err)
 	}
+}
+
+// startNetless starts a daemon of a new env that cannot give sandboxes a
+// network (as on a host without nftables).
+func startNetless(t *testing.T) *Daemon {
+	t.Helper()
+	off := newEnv(t, nil)
+	st, err := openStore(off.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d, err := newDaemon(context.Background(), off.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{off.h}, inst: instance{id: "off"}, probe: off.disk,
+		net: netDeps{off: "no nftables here"}})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	return d
 }
 
 func TestSetNetwork(t *testing.T) {

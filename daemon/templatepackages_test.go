@@ -145,18 +145,7 @@ func TestTemplatePackagesFailed(t *testing.T) {
 		t.Errorf("stray packages left: %v", err)
 	}
 
-	off := newEnv(t, nil)
-	off.net = nil
-	st, err := openStore(off.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d2, err := newDaemon(context.Background(), off.cfg, d.log, newMetrics(), deps{store: st, rt: fakeRuntime{off.h}, inst: instance{id: "off"}, probe: off.disk,
-		net: netDeps{off: "no nftables here"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close(context.Background())
+	d2 := startNetless(t)
 	if _, err := d2.AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"x"}}); !errdefs.IsUnavailable(err) {
 		t.Fatalf("networkless daemon: %v", err)
 	}

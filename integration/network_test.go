@@ -448,16 +448,22 @@ s.close()
 	}
 }
 
+// packageIndex is a host-only test's fake internet serving sbxdemo 1.0
+// (its module's code given) at index, and a daemon whose sandboxes use it.
+func packageIndex(t *testing.T, code string) (f *fakeNet, index string, d *daemon) {
+	t.Helper()
+	hostOnly(t)
+	f = newFakeNet(t)
+	f.AddPackage(t, "sbxdemo", "1.0", code)
+	return f, fmt.Sprintf("http://%s/simple", f.Web), netDaemon(t, f, "")
+}
+
 // TestPackages installs a package from an index in the fake internet into
 // a session without a network: the index is open to it for the install
 // only, the interpreter imports the package at once, and a restart keeps
 // it (it lives in /workspace).
 func TestPackages(t *testing.T) {
-	hostOnly(t)
-	f := newFakeNet(t)
-	f.AddPackage(t, "sbxdemo", "1.0", "VALUE = 'installed from the fake index'\n")
-	index := fmt.Sprintf("http://%s/simple", f.Web)
-	d := netDaemon(t, f, "")
+	f, index, d := packageIndex(t, "VALUE = 'installed from the fake index'\n")
 	id := d.netSession(t, api.NetworkNone)
 	out, errOut, code := d.ctl(t, "", "pip", id, "--index-url", index, "sbxdemo==1.0")
 	if code != 0 || !strings.Contains(out, "Successfully installed sbxdemo-1.0") {
@@ -492,11 +498,7 @@ func TestPackages(t *testing.T) {
 // template keeps its packages across a daemon restart, and its removal
 // takes them.
 func TestTemplatePackages(t *testing.T) {
-	hostOnly(t)
-	f := newFakeNet(t)
-	f.AddPackage(t, "sbxdemo", "1.0", "VALUE = 'from the template'\n")
-	index := fmt.Sprintf("http://%s/simple", f.Web)
-	d := netDaemon(t, f, "")
+	f, index, d := packageIndex(t, "VALUE = 'from the template'\n")
 	ctx := context.Background()
 	out, errOut, code := d.ctl(t, "", "template", "add", "sci", "-p", "sbxdemo==1.0", "--index-url", index,
 		"--preload", "import sbxdemo", "--pool-size", "1", "--json")
