@@ -28,7 +28,11 @@ const (
 type memoryReturn struct {
 	mu      sync.Mutex
 	pending bool
-	last    time.Time
+	// again is set by a big answer relayed while a return was pending:
+	// its memory may still be in use when that return runs, so another
+	// follows.
+	again bool
+	last  time.Time
 	// free returns memory to the system; delay and every stand in for
 	// returnDelay and returnEvery. Tests set them; zero is the default.
 	free         func()
@@ -43,8 +47,15 @@ func (m *memoryReturn) relayed(n int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pending {
+		m.again = true
 		return
 	}
+	m.schedule()
+}
+
+// schedule has memory returned after the delay, no sooner than every
+// after the last return. The caller holds mu.
+func (m *memoryReturn) schedule() {
 	m.pending = true
 	delay, every, free := returnDelay, returnEvery, debug.FreeOSMemory
 	if m.free != nil {
@@ -53,7 +64,11 @@ func (m *memoryReturn) relayed(n int64) {
 	time.AfterFunc(max(delay, time.Until(m.last.Add(every))), func() {
 		free()
 		m.mu.Lock()
+		defer m.mu.Unlock()
 		m.pending, m.last = false, time.Now()
-		m.mu.Unlock()
+		if m.again {
+			m.again = false
+			m.schedule()
+		}
 	})
 }
