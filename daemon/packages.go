@@ -84,6 +84,11 @@ func (d *Daemon) checkPackages(pkgs []string, index string) (*url.URL, error) {
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "package %s is not a requirement pip takes here: a name, optional [extras] and version specifiers such as ==1.26.4 or >=2,<3", api.Quote(p))
 		}
 	}
+	return d.packageIndex(index)
+}
+
+// packageIndex is where an install goes: index, or the daemon's if "".
+func (d *Daemon) packageIndex(index string) (*url.URL, error) {
 	if index == "" {
 		index = d.cfg.Network.PackageIndexURL
 	}

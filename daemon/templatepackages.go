@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/containerd/errdefs"
@@ -41,14 +40,15 @@ func (d *Daemon) checkTemplatePackages(def *api.Template) error {
 // isolation.WritePackages) in a sandbox of it, without its preload code,
 // whose network reaches the package index alone, and keeps them in the
 // template's packages folder.
-func (d *Daemon) buildPackages(ctx context.Context, t *template) (retErr error) {
+func (d *Daemon) buildPackages(ctx context.Context, t *template) error {
 	name := t.def.Name
 	dst := d.paths.templatePackages(name)
 	// An add the daemon did not live to finish may have left one.
 	if err := os.RemoveAll(dst); err != nil {
 		return err
 	}
-	u, err := d.checkPackages(t.def.Packages, t.def.IndexURL)
+	// Checked with the template (checkTemplatePackages).
+	u, err := d.packageIndex(t.def.IndexURL)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (d *Daemon) reconcilePackages() {
 		if t, ok := d.tmpl.byName[e.Name()]; ok && len(t.def.Packages) > 0 {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(d.paths.packages(), e.Name())); err != nil {
+		if err := d.removePackages(e.Name()); err != nil {
 			d.log.Warn("remove the packages of a template never added", "folder", e.Name(), "err", err)
 		}
 	}
