@@ -424,15 +424,29 @@ held.pop().close()
 
 	// The rate: what the fake internet receives of 5 s of sending, after
 	// the first second (a token bucket starts full: a second's worth).
-	d.exec(t, id, api.LanguagePython, fmt.Sprintf(`
+	// The held connections' conntrack entries leave the count once their
+	// close is through (FIN both ways), which can take a moment on a
+	// loaded host: until then a connection may be refused; try again.
+	e = d.exec(t, id, api.LanguagePython, fmt.Sprintf(`
 import time
-s = socket.create_connection((%q, 9), timeout=10)
+give_up = time.time() + 10
+while True:
+    try:
+        s = socket.create_connection((%q, 9), timeout=10)
+        break
+    except OSError:
+        if time.time() > give_up:
+            raise
+        time.sleep(0.2)
 chunk = b"x" * 65536
 end = time.time() + 5
 while time.time() < end:
     s.sendall(chunk)
 s.close()
-`, f.Web.String()), 30)
+`, f.Web.String()), 40)
+	if e.Error != nil {
+		t.Fatalf("sending to the discard server: %s: %s", e.Error.Name, e.Error.Value)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(f.Received()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
