@@ -34,7 +34,7 @@ const PackagesSite = PackagesDir + "/site"
 // the folder's scripts come after the system's.
 var packagesEnv = []string{
 	"PYTHONPATH=" + PackagesDir + "/boot",
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + PackagesSite + "/bin",
+	"PATH=" + basePath + ":" + PackagesSite + "/bin",
 }
 
 // sitecustomize adds the site folder; an image's own sitecustomize (which

@@ -117,9 +117,12 @@ type runningExec struct {
 	conn *agent.Conn
 }
 
+// basePath is a sandbox's PATH: the system's folders.
+const basePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // baseEnv is every sandbox's environment before the session's own.
 var baseEnv = []string{
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"PATH=" + basePath,
 	"HOME=/workspace",
 	"USER=sandbox",
 	"LANG=C.UTF-8",

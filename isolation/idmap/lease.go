@@ -121,8 +121,9 @@ func Lease(req LeaseRequest) (Range, error) {
 	return got, nil
 }
 
-// ReleaseLease gives the daemon's range back: for a daemon that holds no
-// ids any more (no session left).
+// ReleaseLease gives the daemon's lease of lease folder dir back: its id
+// range here, its subnet in package network; for a daemon that holds no
+// ids (or addresses) any more, no session being left.
 func ReleaseLease(dir, instance string) error {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil // no folder, no lease (a host whose /run was cleared)

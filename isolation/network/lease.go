@@ -2,7 +2,6 @@ package network
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -108,21 +107,8 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 }
 
 // ReleaseSubnet gives the daemon's subnet back, for a daemon with no
-// session left.
-func ReleaseSubnet(dir, instance string) error {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil // no folder, no lease (a host whose /run was cleared)
-	}
-	unlock, err := idmap.LockDir(dir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := os.Remove(filepath.Join(dir, instance+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}
+// session left: a lease of idmap's kind, released as they all are.
+func ReleaseSubnet(dir, instance string) error { return idmap.ReleaseLease(dir, instance) }
 
 // readSubnetLeases reads the live leases of other daemons (by data dir),
 // and the instance's own, removing stale ones.
