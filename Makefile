@@ -62,7 +62,8 @@ down:
 # test-deps: what the tests use beyond the build: matplotlib checks rich
 # outputs for real; lxcfs serves sandboxes their own /proc/meminfo, cpuinfo,
 # stat and uptime (the procview tests start their own lxcfs from it); pip
-# installs packages into sessions (POST …/packages).
+# installs packages into sessions (POST …/packages); runsc (gVisor) is the
+# second runtime, which the session, restore and isolation tests also run on.
 test-deps: deps
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
 		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
@@ -71,6 +72,8 @@ test-deps: deps
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxcfs >/dev/null))
 	@command -v rpm >/dev/null || (apt-get install -y -qq --no-install-recommends rpm >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rpm >/dev/null))
+	@command -v runsc >/dev/null || (apt-get install -y -qq --no-install-recommends runsc >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runsc >/dev/null))
 	@/usr/bin/python3 -m pip --version >/dev/null 2>&1 || (apt-get install -y -qq --no-install-recommends python3-pip >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null))
 

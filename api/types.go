@@ -49,6 +49,14 @@ const (
 	NetworkOpen      = "open"
 )
 
+// Runtimes run sandboxes: runc (namespaces, cgroups and seccomp on the
+// host's kernel, through libcontainer) and runsc (gVisor: a kernel of its
+// own between the code and the host's). See docs/runsc.md.
+const (
+	RuntimeRunc  = "runc"
+	RuntimeRunsc = "runsc"
+)
+
 // Limits are the resources one session may use.
 type Limits struct {
 	MemoryMB     int64   `json:"memory_mb"`
@@ -79,6 +87,8 @@ type Session struct {
 	EgressKbps     int               `json:"egress_kbps,omitempty"`
 	MaxConnections int               `json:"max_connections,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
+	// Runtime runs the session's sandbox: RuntimeRunc or RuntimeRunsc.
+	Runtime string `json:"runtime"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -100,6 +110,9 @@ type CreateSessionRequest struct {
 	MaxConnections *int              `json:"max_connections,omitempty"`
 	Env            map[string]string `json:"env,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
+	// Runtime is RuntimeRunc or RuntimeRunsc; "" takes the template's,
+	// else the daemon's default_runtime.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
@@ -269,18 +282,37 @@ type DataDirHealth struct {
 
 // Info is the answer of GET /v1/info.
 type Info struct {
-	Version       string      `json:"version"`
-	APIVersion    string      `json:"api_version"`
-	Runtime       string      `json:"runtime"`
-	CgroupVersion int         `json:"cgroup_version"`
-	Seccomp       SeccompInfo `json:"seccomp"`
-	Sessions      SessionInfo `json:"sessions"`
-	Pool          PoolInfo    `json:"pool"`
-	Defaults      Limits      `json:"defaults"`
-	Max           Limits      `json:"max"`
-	SandboxUID    int         `json:"sandbox_uid"`
-	UserNS        UserNSInfo  `json:"userns"`
-	Network       NetworkInfo `json:"network"`
+	Version    string `json:"version"`
+	APIVersion string `json:"api_version"`
+	// Runtime is the default runtime (RuntimeRunc or RuntimeRunsc);
+	// Runtimes are those this host can run, and why the others cannot.
+	Runtime       string        `json:"runtime"`
+	Runtimes      []RuntimeInfo `json:"runtimes"`
+	CgroupVersion int           `json:"cgroup_version"`
+	Seccomp       SeccompInfo   `json:"seccomp"`
+	Sessions      SessionInfo   `json:"sessions"`
+	Pool          PoolInfo      `json:"pool"`
+	Defaults      Limits        `json:"defaults"`
+	Max           Limits        `json:"max"`
+	SandboxUID    int           `json:"sandbox_uid"`
+	UserNS        UserNSInfo    `json:"userns"`
+	Network       NetworkInfo   `json:"network"`
+}
+
+// RuntimeInfo is one runtime of the host.
+type RuntimeInfo struct {
+	Name string `json:"name"`
+	// Usable says sessions can use it; Problem says why not, and what to
+	// install.
+	Usable  bool   `json:"usable"`
+	Problem string `json:"problem,omitempty"`
+	// Version is the runtime's own (runsc's build date, runc's
+	// libcontainer version); Platform is runsc's (ptrace, systrap, kvm).
+	Version  string `json:"version,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	// Networks says whether its sessions can have a network ("none"
+	// aside): runsc builds before 2023 cannot on kernels from 6.0.
+	Networks bool `json:"networks"`
 }
 
 // NetworkInfo says whether sessions can have a network, and where.
@@ -370,6 +402,9 @@ type Template struct {
 	// read-only (at /packages) and import them with no network.
 	Packages []string `json:"packages,omitempty"`
 	IndexURL string   `json:"index_url,omitempty"`
+	// Runtime runs its sessions unless they name one (RuntimeRunc or
+	// RuntimeRunsc; "": the daemon's default_runtime).
+	Runtime string `json:"runtime,omitempty"`
 
 	// Set by the daemon.
 	Builtin   bool      `json:"builtin,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -95,12 +96,30 @@ type Config struct {
 	// instead of the host's. "" turns that off; a dir where lxcfs does not
 	// serve leaves the host's files, with one warning at start.
 	LXCFSDir string `toml:"lxcfs_dir"`
+	// DefaultRuntime runs sessions that name no runtime (nor their
+	// template): "runc" or "runsc". StrictRuntime makes it the only one:
+	// the daemon refuses to start when it is unusable, and refuses
+	// sessions and templates that ask for another.
+	DefaultRuntime string      `toml:"default_runtime"`
+	StrictRuntime  bool        `toml:"strict_runtime"`
+	Runsc          RunscConfig `toml:"runsc"`
 
 	Defaults LimitsConfig   `toml:"defaults"`
 	Max      LimitsConfig   `toml:"max"`
 	Seccomp  seccomp.Config `toml:"seccomp"`
 	UserNS   UserNSConfig   `toml:"userns"`
 	Network  NetworkConfig  `toml:"network"`
+}
+
+// RunscConfig is gVisor's runsc, the second runtime (docs/runsc.md).
+type RunscConfig struct {
+	// Path is the runsc binary ("": runsc on PATH).
+	Path string `toml:"path"`
+	// Platform is gVisor's: "ptrace" (works anywhere), "systrap" (newer
+	// builds) or "kvm" (needs hardware virtualization).
+	Platform string `toml:"platform"`
+	// Flags are more global flags for every runsc call.
+	Flags []string `toml:"flags"`
 }
 
 // NetworkConfig is the network of sessions whose policy is not "none"
@@ -200,9 +219,11 @@ func DefaultConfig() Config {
 		PoolMaxTotal:       32,
 		MaxTemplateMB:      8192,
 		// Where Debian's and Ubuntu's lxcfs.service mounts it.
-		LXCFSDir: "/var/lib/lxcfs",
-		Defaults: LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
-		Seccomp:  seccomp.Config{LogDenied: true},
+		LXCFSDir:       "/var/lib/lxcfs",
+		DefaultRuntime: api.RuntimeRunc,
+		Runsc:          RunscConfig{Platform: "ptrace", Flags: []string{}},
+		Defaults:       LimitsConfig{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 30, IdleTimeoutS: 3600},
+		Seccomp:        seccomp.Config{LogDenied: true},
 		// Inside the range systemd leaves to containers (524288-1879048191).
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets", MaxConnections: 1024,
@@ -339,6 +360,9 @@ func (c *Config) Validate() error {
 	check(c.MaxTemplateMB > 0, "max_template_mb must be above 0")
 	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")
 	check(c.LXCFSDir == "" || filepath.IsAbs(c.LXCFSDir), "lxcfs_dir must be an absolute path, or \"\" to show sandboxes the host's /proc/meminfo")
+	check(c.DefaultRuntime == api.RuntimeRunc || c.DefaultRuntime == api.RuntimeRunsc, "default_runtime must be %q or %q", api.RuntimeRunc, api.RuntimeRunsc)
+	check(c.Runsc.Path == "" || filepath.IsAbs(c.Runsc.Path), "runsc.path must be an absolute path, or \"\" to find runsc on PATH")
+	check(slices.Contains([]string{"ptrace", "systrap", "kvm"}, c.Runsc.Platform), "runsc.platform must be \"ptrace\", \"systrap\" or \"kvm\"")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
 	d, m := c.Defaults, c.Max
 	check(d.MemoryMB >= minMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", minMemoryMB)

@@ -99,6 +99,10 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
+	runtime, err := d.sessionRuntime(req.Runtime, t, policy.Mode)
+	if err != nil {
+		return nil, nil, err
+	}
 	limits, err := d.cfg.resolveLimits(t.limits(&d.cfg), requestLimits(req))
 	if err != nil {
 		return nil, nil, err
@@ -127,8 +131,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Network:    policy.Mode,
 		Allow:      allowList(policy),
 		EgressKbps: policy.EgressKbps, MaxConnections: policy.MaxConnections,
-		Labels: req.Labels,
-		Env:    envList(env),
+		Labels:  req.Labels,
+		Env:     envList(env),
+		Runtime: runtime,
 	}, t, nil
 }
 
@@ -144,6 +149,11 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	rec := s.record()
 	t, err := d.tmpl.forStart(rec.Template)
 	if err != nil {
+		return err
+	}
+	// Checked at every start: a stopped session of runc stays stopped on
+	// a daemon since made strict about runsc.
+	if _, err := d.checkRuntime(runtimeOf(rec.Runtime)); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -182,6 +192,7 @@ func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
 		Limits:        limitsOf(rec.Limits),
 		Env:           rec.Env,
 		IDBase:        rec.IDBase,
+		Runtime:       runtimeOf(rec.Runtime),
 		OnUndelivered: func(r *isolation.ExecResult) { d.recordUndelivered(s, r) },
 	}
 }

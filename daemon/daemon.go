@@ -47,6 +47,8 @@ type Daemon struct {
 	store *store.Store
 	rt    Runtime
 	inst  instance
+	// runtimes are what rt said of its runtimes at start (runtimes.go).
+	runtimes []isolation.RuntimeInfo
 
 	sessions *table
 	tmpl     *templates
@@ -176,6 +178,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		Cgroups:  tree,
 		Monitor:  dp.monitor,
 		LXCFSDir: cfg.LXCFSDir,
+		Runsc:    &isolation.RunscOptions{Path: cfg.Runsc.Path, Platform: cfg.Runsc.Platform, Flags: cfg.Runsc.Flags},
 	})
 	if err != nil {
 		return nil, err
@@ -234,6 +237,10 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	}
 	if d.probe == nil {
 		d.probe = volumeProbe{kind: cfg.DiskQuota}
+	}
+	d.runtimes = d.rt.Info().Runtimes
+	if err := d.checkStrictRuntime(); err != nil {
+		return nil, err
 	}
 	m.sessions = d.sessions.countByStatus
 	m.netDenied = d.deniedCounts

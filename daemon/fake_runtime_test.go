@@ -38,10 +38,15 @@ type fakeHost struct {
 	tmp   string
 	// specs are the specs of every start, in order.
 	specs []isolation.Spec
+	// runtimes are what the runtime says of runc and runsc (both usable,
+	// runsc without networks, unless a test says otherwise before the
+	// daemon starts).
+	runtimes []isolation.RuntimeInfo
 }
 
 func newFakeHost(tmp string) *fakeHost {
-	return &fakeHost{running: map[string]*fakeBox{}, leftovers: map[string]bool{}, oldAgent: map[string]bool{}, ports: map[int]string{}, tmp: tmp}
+	return &fakeHost{running: map[string]*fakeBox{}, leftovers: map[string]bool{}, oldAgent: map[string]bool{}, ports: map[int]string{}, tmp: tmp,
+		runtimes: []isolation.RuntimeInfo{{Name: api.RuntimeRunc, Usable: true, Networks: true}, {Name: api.RuntimeRunsc, Usable: true, Platform: "ptrace"}}}
 }
 
 // box is the running sandbox id, nil if none.
@@ -137,8 +142,12 @@ func (fakeRuntime) OpenImage(name, rootfs string) (*isolation.Image, error) { re
 func (fakeRuntime) RemoveImage(name string) error                           { return nil }
 func (fakeRuntime) HostOwner(uint32) (int, int)                             { return os.Getuid(), os.Getgid() }
 func (fakeRuntime) UID() int                                                { return 1000 }
-func (fakeRuntime) Info() isolation.Info                                    { return isolation.Info{Name: "fake", CgroupVersion: 2} }
-func (fakeRuntime) Close() error                                            { return nil }
+func (r fakeRuntime) Info() isolation.Info {
+	r.h.mu.Lock()
+	defer r.h.mu.Unlock()
+	return isolation.Info{Name: "fake", CgroupVersion: 2, Runtimes: slices.Clone(r.h.runtimes)}
+}
+func (fakeRuntime) Close() error { return nil }
 
 // fakeBox is one fake sandbox: a tiny interpreter whose variables live
 // as long as the sandbox. Code it knows:

@@ -16,7 +16,8 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 	info := &api.Info{
 		Version:       version.Version,
 		APIVersion:    api.Version,
-		Runtime:       rt.Name,
+		Runtime:       d.cfg.DefaultRuntime,
+		Runtimes:      apiRuntimes(d.runtimes),
 		CgroupVersion: rt.CgroupVersion,
 		Seccomp: api.SeccompInfo{
 			Enabled:        true,

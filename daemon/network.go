@@ -184,6 +184,9 @@ func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *net
 	if d.net == nil {
 		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(p.Mode), d.netOff)
 	}
+	if rt := runtimeOf(rec.Runtime); !d.runtimeInfo(rt).Networks {
+		return api.Errorf(errdefs.ErrInvalidArgument, "session %s runs on %s, which cannot have a network on this host (see sandboxctl info)", rec.ID, rt)
+	}
 	if rec.NetSlot == 0 {
 		slot, err := d.netTable.take(d.net.Slots())
 		if err != nil {

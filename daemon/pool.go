@@ -158,7 +158,7 @@ func (p *pool) add(ctx context.Context) error {
 	s := newSession(&store.Record{
 		ID: newID(), Template: p.t.def.Name, Status: api.StatusRunning,
 		CreatedAt: t, LastUsedAt: t, Limits: storeLimits(p.t.limits(&p.d.cfg)), Network: api.NetworkNone,
-		Env: envList(p.t.def.Env),
+		Env: envList(p.t.def.Env), Runtime: p.runtime(),
 	})
 	if err := p.d.startSandbox(ctx, s, true); err != nil {
 		_ = p.d.destroySession(s)
@@ -166,7 +166,7 @@ func (p *pool) add(ctx context.Context) error {
 	}
 	// Its link is made now, closed to everything, so that a claim with a
 	// network pays only for its policy.
-	if p.d.net != nil {
+	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks {
 		if err := p.d.applyPolicy(ctx, s, s.sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
 			p.d.log.Warn("warm pool: plumb a sandbox's network ahead", "template", p.t.def.Name, "err", err)
 		}
@@ -274,9 +274,13 @@ func (p *pool) wake() {
 // claim takes a pooled sandbox for rec, if there is one that fits: the
 // template's disk size (a filesystem cannot shrink). The sandbox takes
 // rec's limits; rec takes the sandbox's id and ids.
+// runtime is the runtime of the pool's sandboxes (its template's): a
+// session asking for another starts cold.
+func (p *pool) runtime() string { return p.t.runtime(&p.d.cfg) }
+
 func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 	def := storeLimits(p.t.limits(&p.d.cfg))
-	if rec.Limits.DiskMB != def.DiskMB {
+	if rec.Limits.DiskMB != def.DiskMB || rec.Runtime != p.runtime() {
 		return nil
 	}
 	// The refill starts once the claim is done: on a host of few cores a

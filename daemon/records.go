@@ -17,7 +17,7 @@ func sessionView(r *store.Record) api.Session {
 		ID: r.ID, OwnerUID: r.OwnerUID, Template: r.Template, Status: r.Status, Reason: r.Reason,
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
-		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections,
+		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections, Runtime: runtimeOf(r.Runtime),
 	}
 }
 
@@ -70,7 +70,7 @@ func templateRecord(t *api.Template) *store.Template {
 	return &store.Template{
 		Name: t.Name, Description: t.Description, Rootfs: t.Rootfs, Env: t.Env, Preload: t.Preload,
 		Limits: (*store.LimitDefaults)(t.Limits), PoolSize: t.PoolSize, Packages: t.Packages, IndexURL: t.IndexURL,
-		OwnerUID: t.OwnerUID, CreatedAt: t.CreatedAt,
+		Runtime: t.Runtime, OwnerUID: t.OwnerUID, CreatedAt: t.CreatedAt,
 	}
 }
 
@@ -79,6 +79,6 @@ func templateDef(r *store.Template) api.Template {
 	return api.Template{
 		Name: r.Name, Description: r.Description, Rootfs: r.Rootfs, Env: r.Env, Preload: r.Preload,
 		Limits: (*api.LimitDefaults)(r.Limits), PoolSize: r.PoolSize, Packages: r.Packages, IndexURL: r.IndexURL,
-		OwnerUID: r.OwnerUID, CreatedAt: r.CreatedAt,
+		Runtime: r.Runtime, OwnerUID: r.OwnerUID, CreatedAt: r.CreatedAt,
 	}
 }

@@ -316,8 +316,13 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 	def := &api.Template{
 		Name: req.Name, Description: req.Description, Rootfs: req.Rootfs,
 		Env: req.Env, Preload: req.Preload, Limits: req.Limits, PoolSize: req.PoolSize,
-		Packages: req.Packages, IndexURL: req.IndexURL,
+		Packages: req.Packages, IndexURL: req.IndexURL, Runtime: req.Runtime,
 		OwnerUID: caller.UID, CreatedAt: now(),
+	}
+	if def.Runtime != "" {
+		if _, err := d.checkRuntime(def.Runtime); err != nil {
+			return nil, err
+		}
 	}
 	if def.Rootfs == "" {
 		def.Rootfs = api.RootfsHost
@@ -451,8 +456,17 @@ func (d *Daemon) trialSession(t *template) *session {
 	return newSession(&store.Record{
 		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
 		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
-		Env: envList(t.def.Env),
+		Env: envList(t.def.Env), Runtime: t.runtime(&d.cfg),
 	})
+}
+
+// runtime is the runtime of the template's sessions that name none (its
+// pool's, and its trial's): its own, else the daemon's default.
+func (t *template) runtime(c *Config) string {
+	if t.def.Runtime != "" {
+		return t.def.Runtime
+	}
+	return c.DefaultRuntime
 }
 
 // DeleteTemplate removes a template no session uses, with its pool, and

@@ -455,3 +455,21 @@ func testConfig(extra string, old bool) string {
 	}
 	return c + extra
 }
+
+// eachRuntime runs body once for each runtime, as subtests named for it:
+// cfg is the config line that makes it the daemon's default_runtime, for
+// the body to put first in the config of the daemon it starts. The
+// assertions are the same for both: where gVisor answers differently
+// the body says so, per runtime (docs/runsc.md lists every difference).
+//
+// The VM (-short: cgroup v2 under systemd, emulated) runs runc alone for
+// now: runsc on v2 is the next step of issue 16 (docs/runsc.md).
+func eachRuntime(t *testing.T, body func(t *testing.T, rt, cfg string)) {
+	rts := []string{api.RuntimeRunc, api.RuntimeRunsc}
+	if testing.Short() {
+		rts = rts[:1]
+	}
+	for _, rt := range rts {
+		t.Run(rt, func(t *testing.T) { body(t, rt, fmt.Sprintf("default_runtime = %q\n", rt)) })
+	}
+}

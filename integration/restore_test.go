@@ -19,60 +19,62 @@ import (
 // with SIGKILL, with sessions holding interpreter state and files: after
 // each start every session runs on, state, files, history and limits intact.
 func TestSessionsSurviveTheDaemon(t *testing.T) {
-	d := startDaemon(t, "")
-	ctx := context.Background()
-	mem := int64(128)
-	var ids []string
-	for i := 0; i < 3; i++ {
-		id := d.session(t, &api.CreateSessionRequest{MemoryMB: &mem})
-		d.py(t, id, fmt.Sprintf("n = %d\nopen('f.txt', 'w').write('file %d')", i, i))
-		d.sh(t, id, "echo tmp > /tmp/t.txt")
-		ids = append(ids, id)
-	}
-	for round, how := range []string{"SIGTERM", "SIGKILL"} {
-		if how == "SIGTERM" {
-			d.terminate()
-		} else {
-			d.crash()
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		ctx := context.Background()
+		mem := int64(128)
+		var ids []string
+		for i := 0; i < 3; i++ {
+			id := d.session(t, &api.CreateSessionRequest{MemoryMB: &mem})
+			d.py(t, id, fmt.Sprintf("n = %d\nopen('f.txt', 'w').write('file %d')", i, i))
+			d.sh(t, id, "echo tmp > /tmp/t.txt")
+			ids = append(ids, id)
 		}
-		// The sandboxes run on while no daemon is there.
-		for _, id := range ids {
-			if len(sandboxProcs(t, id)) == 0 {
-				t.Fatalf("after %s: session %s has no processes left", how, id)
+		for round, how := range []string{"SIGTERM", "SIGKILL"} {
+			if how == "SIGTERM" {
+				d.terminate()
+			} else {
+				d.crash()
+			}
+			// The sandboxes run on while no daemon is there.
+			for _, id := range ids {
+				if len(sandboxProcs(t, id)) == 0 {
+					t.Fatalf("after %s: session %s has no processes left", how, id)
+				}
+			}
+			d.launch()
+			for i, id := range ids {
+				s, err := d.c.GetSession(ctx, id)
+				if err != nil || s.Status != api.StatusRunning || s.Limits.MemoryMB != mem {
+					t.Fatalf("after %s: %+v %v", how, s, err)
+				}
+				want := fmt.Sprintf("(%d, 'file %d', 'tmp\\n')", i+round+1, i)
+				if e := d.py(t, id, "n += 1\nn, open('f.txt').read(), open('/tmp/t.txt').read()"); result(e) != want {
+					t.Fatalf("after %s: session %s: %s", how, id, describe(e))
+				}
+				st, err := d.c.Stats(ctx, id)
+				if err != nil || st.MemoryLimitBytes != uint64(mem)<<20 || st.Pids == 0 {
+					t.Fatalf("after %s: stats %+v %v", how, st, err)
+				}
 			}
 		}
-		d.launch()
-		for i, id := range ids {
-			s, err := d.c.GetSession(ctx, id)
-			if err != nil || s.Status != api.StatusRunning || s.Limits.MemoryMB != mem {
-				t.Fatalf("after %s: %+v %v", how, s, err)
-			}
-			want := fmt.Sprintf("(%d, 'file %d', 'tmp\\n')", i+round+1, i)
-			if e := d.py(t, id, "n += 1\nn, open('f.txt').read(), open('/tmp/t.txt').read()"); result(e) != want {
-				t.Fatalf("after %s: session %s: %s", how, id, describe(e))
-			}
-			st, err := d.c.Stats(ctx, id)
-			if err != nil || st.MemoryLimitBytes != uint64(mem)<<20 || st.Pids == 0 {
-				t.Fatalf("after %s: stats %+v %v", how, st, err)
-			}
+		// A restored session stops, starts and deletes like any other.
+		if _, err := d.c.StopSession(ctx, ids[0]); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// A restored session stops, starts and deletes like any other.
-	if _, err := d.c.StopSession(ctx, ids[0]); err != nil {
-		t.Fatal(err)
-	}
-	if len(sandboxProcs(t, ids[0])) != 0 {
-		t.Fatal("a stopped restored session left processes")
-	}
-	if _, err := d.c.StartSession(ctx, ids[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.c.DeleteSession(ctx, ids[1]); err != nil {
-		t.Fatal(err)
-	}
-	if len(sandboxProcs(t, ids[1])) != 0 {
-		t.Fatal("a deleted restored session left processes")
-	}
+		if len(sandboxProcs(t, ids[0])) != 0 {
+			t.Fatal("a stopped restored session left processes")
+		}
+		if _, err := d.c.StartSession(ctx, ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.c.DeleteSession(ctx, ids[1]); err != nil {
+			t.Fatal(err)
+		}
+		if len(sandboxProcs(t, ids[1])) != 0 {
+			t.Fatal("a deleted restored session left processes")
+		}
+	})
 }
 
 // TestExecutionInFlightAtACrash kills the daemon during an execution: the

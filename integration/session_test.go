@@ -11,127 +11,139 @@ import (
 )
 
 func TestPythonStatePersists(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	if e := d.py(t, id, "x = 41\ndef inc(v):\n    return v + 1"); e.Status != api.StatusOK || e.Result != nil {
-		t.Fatalf("assignment: %+v", e)
-	}
-	if e := d.py(t, id, "inc(x)"); result(e) != "42" {
-		t.Fatalf("result = %s, want 42 (%+v)", result(e), e)
-	}
-	if e := d.py(t, id, "None"); e.Result != nil {
-		t.Fatalf("None must give no result, got %s", result(e))
-	}
-	if e := d.py(t, id, "print('hi'); 'x' * 3"); e.Stdout != "hi\n" || result(e) != "'xxx'" {
-		t.Fatalf("stdout %q result %s", e.Stdout, result(e))
-	}
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		if e := d.py(t, id, "x = 41\ndef inc(v):\n    return v + 1"); e.Status != api.StatusOK || e.Result != nil {
+			t.Fatalf("assignment: %+v", e)
+		}
+		if e := d.py(t, id, "inc(x)"); result(e) != "42" {
+			t.Fatalf("result = %s, want 42 (%+v)", result(e), e)
+		}
+		if e := d.py(t, id, "None"); e.Result != nil {
+			t.Fatalf("None must give no result, got %s", result(e))
+		}
+		if e := d.py(t, id, "print('hi'); 'x' * 3"); e.Stdout != "hi\n" || result(e) != "'xxx'" {
+			t.Fatalf("stdout %q result %s", e.Stdout, result(e))
+		}
+	})
 }
 
 func TestPythonExceptions(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	e := d.py(t, id, "a = 1\n1/0")
-	if e.Status != api.StatusError || e.Error == nil || e.Error.Name != "ZeroDivisionError" || e.Error.Value != "division by zero" {
-		t.Fatalf("exception: %+v", e)
-	}
-	if !strings.Contains(e.Error.Traceback, "line 2") || !strings.Contains(e.Stderr, "ZeroDivisionError") {
-		t.Fatalf("traceback %q stderr %q", e.Error.Traceback, e.Stderr)
-	}
-	if e := d.py(t, id, "a"); result(e) != "1" {
-		t.Fatalf("state before the exception is kept: %s", result(e))
-	}
-	if e := d.py(t, id, "def f(:"); e.Error == nil || e.Error.Name != "SyntaxError" {
-		t.Fatalf("syntax error: %+v", e)
-	}
-	if e := d.py(t, id, "raise SystemExit(3)"); e.Status != api.StatusError || e.Error.Name != "SystemExit" {
-		t.Fatalf("SystemExit: %+v", e)
-	}
-	if e := d.py(t, id, "a + 1"); result(e) != "2" {
-		t.Fatalf("session survives SystemExit: %+v", e)
-	}
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		e := d.py(t, id, "a = 1\n1/0")
+		if e.Status != api.StatusError || e.Error == nil || e.Error.Name != "ZeroDivisionError" || e.Error.Value != "division by zero" {
+			t.Fatalf("exception: %+v", e)
+		}
+		if !strings.Contains(e.Error.Traceback, "line 2") || !strings.Contains(e.Stderr, "ZeroDivisionError") {
+			t.Fatalf("traceback %q stderr %q", e.Error.Traceback, e.Stderr)
+		}
+		if e := d.py(t, id, "a"); result(e) != "1" {
+			t.Fatalf("state before the exception is kept: %s", result(e))
+		}
+		if e := d.py(t, id, "def f(:"); e.Error == nil || e.Error.Name != "SyntaxError" {
+			t.Fatalf("syntax error: %+v", e)
+		}
+		if e := d.py(t, id, "raise SystemExit(3)"); e.Status != api.StatusError || e.Error.Name != "SystemExit" {
+			t.Fatalf("SystemExit: %+v", e)
+		}
+		if e := d.py(t, id, "a + 1"); result(e) != "2" {
+			t.Fatalf("session survives SystemExit: %+v", e)
+		}
+	})
 }
 
 func TestChildProcessOutputIsCaptured(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	e := d.py(t, id, "import os, subprocess\nos.system('echo from-system')\nsubprocess.run(['sh', '-c', 'echo to-stderr >&2'])\nprint('from-python')")
-	if !strings.Contains(e.Stdout, "from-system") || !strings.Contains(e.Stdout, "from-python") || !strings.Contains(e.Stderr, "to-stderr") {
-		t.Fatalf("stdout %q stderr %q", e.Stdout, e.Stderr)
-	}
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		e := d.py(t, id, "import os, subprocess\nos.system('echo from-system')\nsubprocess.run(['sh', '-c', 'echo to-stderr >&2'])\nprint('from-python')")
+		if !strings.Contains(e.Stdout, "from-system") || !strings.Contains(e.Stdout, "from-python") || !strings.Contains(e.Stderr, "to-stderr") {
+			t.Fatalf("stdout %q stderr %q", e.Stdout, e.Stderr)
+		}
+	})
 }
 
 func TestShell(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	e := d.sh(t, id, "pwd; echo oops >&2; exit 3")
-	if e.Status != api.StatusError || e.ExitCode != 3 || e.Stdout != "/workspace\n" || e.Stderr != "oops\n" {
-		t.Fatalf("shell: %+v", e)
-	}
-	if e := d.sh(t, id, "echo hi > f.txt && cat f.txt"); e.Status != api.StatusOK || e.ExitCode != 0 || e.Stdout != "hi\n" {
-		t.Fatalf("shell ok: %+v", e)
-	}
-	if e := d.py(t, id, "open('/workspace/f.txt').read()"); result(e) != "'hi\\n'" {
-		t.Fatalf("python sees the shell's file: %s", result(e))
-	}
-	timeout := 5.0
-	e, err := d.c.Exec(context.Background(), id, &api.ExecRequest{Language: "shell", Code: "echo $FOO; pwd", Env: map[string]string{"FOO": "bar"}, Cwd: "/tmp", TimeoutS: &timeout}, nil)
-	if err != nil || e.Stdout != "bar\n/tmp\n" {
-		t.Fatalf("env and cwd: %+v %v", e, err)
-	}
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		e := d.sh(t, id, "pwd; echo oops >&2; exit 3")
+		if e.Status != api.StatusError || e.ExitCode != 3 || e.Stdout != "/workspace\n" || e.Stderr != "oops\n" {
+			t.Fatalf("shell: %+v", e)
+		}
+		if e := d.sh(t, id, "echo hi > f.txt && cat f.txt"); e.Status != api.StatusOK || e.ExitCode != 0 || e.Stdout != "hi\n" {
+			t.Fatalf("shell ok: %+v", e)
+		}
+		if e := d.py(t, id, "open('/workspace/f.txt').read()"); result(e) != "'hi\\n'" {
+			t.Fatalf("python sees the shell's file: %s", result(e))
+		}
+		timeout := 5.0
+		e, err := d.c.Exec(context.Background(), id, &api.ExecRequest{Language: "shell", Code: "echo $FOO; pwd", Env: map[string]string{"FOO": "bar"}, Cwd: "/tmp", TimeoutS: &timeout}, nil)
+		if err != nil || e.Stdout != "bar\n/tmp\n" {
+			t.Fatalf("env and cwd: %+v %v", e, err)
+		}
+	})
 }
 
 func TestStreaming(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	var events []api.Event
-	e, err := d.c.Exec(context.Background(), id, &api.ExecRequest{Language: "python", Code: "import time, sys\nprint('one', flush=True)\ntime.sleep(0.3)\nprint('two', file=sys.stderr)\n7"}, func(ev api.Event) {
-		events = append(events, ev)
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		var events []api.Event
+		e, err := d.c.Exec(context.Background(), id, &api.ExecRequest{Language: "python", Code: "import time, sys\nprint('one', flush=True)\ntime.sleep(0.3)\nprint('two', file=sys.stderr)\n7"}, func(ev api.Event) {
+			events = append(events, ev)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) < 2 || events[0].Type != "stdout" || events[0].Data != "one\n" || events[len(events)-1].Type != "stderr" {
+			t.Fatalf("events %+v", events)
+		}
+		if result(e) != "7" || e.Stdout != "one\n" || e.Stderr != "two\n" {
+			t.Fatalf("final execution %+v", e)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(events) < 2 || events[0].Type != "stdout" || events[0].Data != "one\n" || events[len(events)-1].Type != "stderr" {
-		t.Fatalf("events %+v", events)
-	}
-	if result(e) != "7" || e.Stdout != "one\n" || e.Stderr != "two\n" {
-		t.Fatalf("final execution %+v", e)
-	}
 }
 
 func TestTimeouts(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	d.py(t, id, "kept = 'yes'")
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		d.py(t, id, "kept = 'yes'")
 
-	start := time.Now()
-	e := d.exec(t, id, "python", "import time\ntime.sleep(60)", 1)
-	if e.Status != api.StatusTimeout || e.StateReset || time.Since(start) > 5*time.Second {
-		t.Fatalf("interruptible timeout: %+v after %v", e, time.Since(start))
-	}
-	if e := d.py(t, id, "kept"); result(e) != "'yes'" {
-		t.Fatalf("state after an interrupted timeout: %+v", e)
-	}
+		start := time.Now()
+		e := d.exec(t, id, "python", "import time\ntime.sleep(60)", 1)
+		if e.Status != api.StatusTimeout || e.StateReset || time.Since(start) > 5*time.Second {
+			t.Fatalf("interruptible timeout: %+v after %v", e, time.Since(start))
+		}
+		if e := d.py(t, id, "kept"); result(e) != "'yes'" {
+			t.Fatalf("state after an interrupted timeout: %+v", e)
+		}
 
-	start = time.Now()
-	e = d.exec(t, id, "python", "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", 1)
-	if e.Status != api.StatusTimeout || !e.StateReset || time.Since(start) > 6*time.Second {
-		t.Fatalf("uninterruptible timeout: %+v after %v", e, time.Since(start))
-	}
-	if e := d.py(t, id, "kept"); e.Error == nil || e.Error.Name != "NameError" {
-		t.Fatalf("state must be gone after a reset: %+v", e)
-	}
-	if e := d.py(t, id, "1 + 1"); result(e) != "2" {
-		t.Fatalf("session usable after a reset: %+v", e)
-	}
+		start = time.Now()
+		e = d.exec(t, id, "python", "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", 1)
+		if e.Status != api.StatusTimeout || !e.StateReset || time.Since(start) > 6*time.Second {
+			t.Fatalf("uninterruptible timeout: %+v after %v", e, time.Since(start))
+		}
+		if e := d.py(t, id, "kept"); e.Error == nil || e.Error.Name != "NameError" {
+			t.Fatalf("state must be gone after a reset: %+v", e)
+		}
+		if e := d.py(t, id, "1 + 1"); result(e) != "2" {
+			t.Fatalf("session usable after a reset: %+v", e)
+		}
 
-	start = time.Now()
-	e = d.exec(t, id, "shell", "sleep 60 & sleep 60; echo never", 1)
-	if e.Status != api.StatusTimeout || strings.Contains(e.Stdout, "never") || time.Since(start) > 5*time.Second {
-		t.Fatalf("shell timeout: %+v after %v", e, time.Since(start))
-	}
-	if e := d.sh(t, id, "ps -eo comm | grep -c '^sleep$' || true"); strings.TrimSpace(e.Stdout) != "0" {
-		t.Fatalf("the timed-out shell's process group must be gone: %q", e.Stdout)
-	}
+		start = time.Now()
+		e = d.exec(t, id, "shell", "sleep 60 & sleep 60; echo never", 1)
+		if e.Status != api.StatusTimeout || strings.Contains(e.Stdout, "never") || time.Since(start) > 5*time.Second {
+			t.Fatalf("shell timeout: %+v after %v", e, time.Since(start))
+		}
+		if e := d.sh(t, id, "ps -eo comm | grep -c '^sleep$' || true"); strings.TrimSpace(e.Stdout) != "0" {
+			t.Fatalf("the timed-out shell's process group must be gone: %q", e.Stdout)
+		}
+	})
 }
 
 func TestOutputCap(t *testing.T) {
@@ -153,36 +165,38 @@ func TestOutputCap(t *testing.T) {
 }
 
 func TestStopStartRestart(t *testing.T) {
-	d := startDaemon(t, "")
-	ctx := context.Background()
-	id := d.session(t, nil)
-	d.py(t, id, "v = 5\nopen('keep.txt', 'w').write('kept')")
-	s, err := d.c.StopSession(ctx, id)
-	if err != nil || s.Status != api.StatusStopped {
-		t.Fatalf("stop: %+v %v", s, err)
-	}
-	if _, err := d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "v"}, nil); err == nil || !strings.Contains(err.Error(), "start it first") {
-		t.Fatalf("exec on a stopped session must be a conflict: %v", err)
-	}
-	if code, body := d.raw(t, "POST", "/v1/sessions/"+id+"/exec", `{"language":"python","code":"1"}`); code != 409 || !strings.Contains(string(body), `"conflict"`) {
-		t.Fatalf("stopped exec: %d %s", code, body)
-	}
-	if s, err = d.c.StartSession(ctx, id); err != nil || s.Status != api.StatusRunning {
-		t.Fatalf("start: %+v %v", s, err)
-	}
-	if e := d.py(t, id, "open('keep.txt').read()"); result(e) != "'kept'" {
-		t.Fatalf("workspace kept: %+v", e)
-	}
-	if e := d.py(t, id, "v"); e.Error == nil || e.Error.Name != "NameError" {
-		t.Fatalf("fresh interpreter after start: %+v", e)
-	}
-	d.py(t, id, "w = 1")
-	if s, err = d.c.RestartSession(ctx, id); err != nil || s.Status != api.StatusRunning {
-		t.Fatalf("restart: %+v %v", s, err)
-	}
-	if e := d.py(t, id, "w"); e.Error == nil || e.Error.Name != "NameError" {
-		t.Fatalf("fresh interpreter after restart: %+v", e)
-	}
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		ctx := context.Background()
+		id := d.session(t, nil)
+		d.py(t, id, "v = 5\nopen('keep.txt', 'w').write('kept')")
+		s, err := d.c.StopSession(ctx, id)
+		if err != nil || s.Status != api.StatusStopped {
+			t.Fatalf("stop: %+v %v", s, err)
+		}
+		if _, err := d.c.Exec(ctx, id, &api.ExecRequest{Language: "python", Code: "v"}, nil); err == nil || !strings.Contains(err.Error(), "start it first") {
+			t.Fatalf("exec on a stopped session must be a conflict: %v", err)
+		}
+		if code, body := d.raw(t, "POST", "/v1/sessions/"+id+"/exec", `{"language":"python","code":"1"}`); code != 409 || !strings.Contains(string(body), `"conflict"`) {
+			t.Fatalf("stopped exec: %d %s", code, body)
+		}
+		if s, err = d.c.StartSession(ctx, id); err != nil || s.Status != api.StatusRunning {
+			t.Fatalf("start: %+v %v", s, err)
+		}
+		if e := d.py(t, id, "open('keep.txt').read()"); result(e) != "'kept'" {
+			t.Fatalf("workspace kept: %+v", e)
+		}
+		if e := d.py(t, id, "v"); e.Error == nil || e.Error.Name != "NameError" {
+			t.Fatalf("fresh interpreter after start: %+v", e)
+		}
+		d.py(t, id, "w = 1")
+		if s, err = d.c.RestartSession(ctx, id); err != nil || s.Status != api.StatusRunning {
+			t.Fatalf("restart: %+v %v", s, err)
+		}
+		if e := d.py(t, id, "w"); e.Error == nil || e.Error.Name != "NameError" {
+			t.Fatalf("fresh interpreter after restart: %+v", e)
+		}
+	})
 }
 
 func TestHistoryAndStats(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 
-	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sandboxd/sandboxd/cgroups"
@@ -64,10 +64,14 @@ func (e ExitInfo) String() string {
 }
 
 // newSandbox is the Sandbox of container c made from spec s.
-func (r *Runtime) newSandbox(s *Spec, c *libcontainer.Container) *Sandbox {
+func (r *Runtime) newSandbox(s *Spec, c container) *Sandbox {
 	id := s.ID
+	p := r.pathsOf(id)
+	if _, ok := c.(*gvisorContainer); ok {
+		p.sock = filepath.Join(p.agent, "agent.sock")
+	}
 	return &Sandbox{
-		id: id, paths: r.pathsOf(id), tmp: s.Tmp, c: c, exited: make(chan struct{}),
+		id: id, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}),
 		onUndelivered: s.OnUndelivered,
 		oomKills:      func() (uint64, error) { return r.cgroups.OOMKills(id) },
 		cpus:          r.cpus,
@@ -102,11 +106,11 @@ func (s *Sandbox) Exit() ExitInfo {
 
 // Stats reads the sandbox's cgroup.
 func (s *Sandbox) Stats() (Stats, error) {
-	st, err := s.c.Stats()
+	st, err := s.c.stats()
 	if err != nil {
 		return Stats{}, err
 	}
-	u := cgroups.UsageOf(st.CgroupStats)
+	u := cgroups.UsageOf(st)
 	out := Stats{CPUSeconds: u.CPUSeconds, MemoryBytes: u.MemoryBytes, MemoryLimit: u.MemoryLimit, Pids: u.Pids}
 	out.OOMKills, _ = s.oomKills()
 	return out, nil
@@ -114,10 +118,10 @@ func (s *Sandbox) Stats() (Stats, error) {
 
 // Freeze stops every process of the sandbox where it is (the cgroup
 // freezer): memory and state stay, CPU use is nil until Thaw.
-func (s *Sandbox) Freeze() error { return s.c.Pause() }
+func (s *Sandbox) Freeze() error { return s.c.pause() }
 
 // Thaw lets a frozen sandbox run on.
-func (s *Sandbox) Thaw() error { return s.c.Resume() }
+func (s *Sandbox) Thaw() error { return s.c.resume() }
 
 // Check asks the sandbox's agent whether it answers, within ctx: the
 // health check of a sandbox that waits in a warm pool.

@@ -24,7 +24,7 @@ func TestFreezeThaw(t *testing.T) {
 	if err := sb.Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := sb.c.Status(); err != nil || st != libcontainer.Paused {
+	if st, err := sb.c.(runcContainer).c.Status(); err != nil || st != libcontainer.Paused {
 		t.Fatalf("frozen sandbox is %v (%v)", st, err)
 	}
 	if err := sb.Thaw(); err != nil {

@@ -45,16 +45,30 @@ const viewSource = "sandbox"
 // mountView mounts what sandbox p starts from (see above) and returns img
 // as the sandbox is to see it: its root in p.rootfs, its /etc and folders
 // from the mounts, and the template's packages folder if it has one.
+// A runsc sandbox's root also has the mountpoint of its agent's folder.
 // unmountView undoes it.
-func (r *Runtime) mountView(p *paths, img *Image, packages string) (*Image, error) {
+func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool) (*Image, error) {
 	if err := os.MkdirAll(p.rootfs, 0o755); err != nil {
 		return nil, err
 	}
-	// The skeleton takes a few dozen inodes and no data.
-	if err := unix.Mount(viewSource, p.rootfs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=256k,nr_inodes=4096"); err != nil {
+	// The skeleton takes a few dozen inodes and no data. runsc's gofer, in
+	// the sandbox's user namespace, remounts it read-only with no other
+	// flag, which the kernel refuses for a mount with flags it locked.
+	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	if runsc {
+		flags = 0
+	}
+	if err := unix.Mount(viewSource, p.rootfs, "tmpfs", flags, "mode=0755,size=256k,nr_inodes=4096"); err != nil {
 		return nil, fmt.Errorf("mount the root: %w", err)
 	}
-	if err := makeSkeleton(p.rootfs, img, packages != ""); err != nil {
+	var extra []string
+	if packages != "" {
+		extra = append(extra, PackagesDir)
+	}
+	if runsc {
+		extra = append(extra, agentDir)
+	}
+	if err := makeSkeleton(p.rootfs, img, extra...); err != nil {
 		return nil, err
 	}
 	v := *img

@@ -117,7 +117,7 @@ func TestCleanupUnmountsView(t *testing.T) {
 	r := newTestRuntime(t)
 	p := r.pathsOf("hostview-e5f6")
 	for i := 0; i < 2; i++ {
-		if _, err := r.mountView(p, r.host, ""); err != nil {
+		if _, err := r.mountView(p, r.host, "", false); err != nil {
 			t.Fatal(err)
 		}
 	}

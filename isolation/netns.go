@@ -16,18 +16,17 @@ import (
 // NetNS opens the sandbox's network namespace (its init's), for the
 // daemon to plumb a network into. The caller closes it.
 func (s *Sandbox) NetNS() (*os.File, error) {
-	st, err := s.c.State()
+	pid, started, err := s.c.initProcess()
 	if err != nil {
 		return nil, err
 	}
-	pid := st.InitProcessPid
 	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", pid))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s network namespace: %w", s.id, err)
 	}
 	// The file is the init's if the pid still is: it is, if the process of
 	// that pid started when the init did.
-	if start, err := startTime(pid); err != nil || start != st.InitProcessStartTime {
+	if start, err := startTime(pid); err != nil || start != started {
 		f.Close()
 		return nil, fmt.Errorf("sandbox %s: its init exited", s.id)
 	}

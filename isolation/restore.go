@@ -10,6 +10,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -20,6 +21,13 @@ import (
 // listened. An agent still busy with such an execution is connected to
 // later, by the next Exec.
 func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
+	if s.Runtime == api.RuntimeRunsc {
+		sb, err := r.restoreRunsc(s)
+		if err != nil {
+			return nil, err
+		}
+		return sb.reconnect(ctx)
+	}
 	c, err := libcontainer.Load(r.lcRoot, s.ID)
 	if err != nil {
 		return nil, err
@@ -41,7 +49,7 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 		unix.Close(pidfd)
 		return nil, fmt.Errorf("sandbox stopped while being restored (%v)", err)
 	}
-	sb := r.newSandbox(s, c)
+	sb := r.newSandbox(s, runcContainer{c})
 	sb.started = state.Created
 	if cg := c.Config().Cgroups; cg != nil && cg.Resources != nil {
 		r.cpus.adopt(s.ID, cg.Resources.CpusetCpus)
@@ -52,9 +60,14 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 		sb.setExit(nil)
 		close(sb.exited)
 	}()
+	return sb.reconnect(ctx)
+}
+
+// reconnect connects a restored sandbox's agent. An agent that accepts
+// but does not answer yet is busy: it is kept, and connected to later.
+func (sb *Sandbox) reconnect(ctx context.Context) (*Sandbox, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	// An agent that accepts but does not answer yet is busy: keep it.
 	if _, err := sb.connect(cctx, false); err != nil && !errors.Is(err, agent.ErrUnresponsive) {
 		_ = sb.destroy()
 		return nil, fmt.Errorf("sandbox agent: %w", err)

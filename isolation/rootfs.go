@@ -16,20 +16,16 @@ var systemDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr
 // mountpoints every sandbox root needs, besides the system folders.
 var mountpoints = []string{"proc", "dev", "sys", "etc", "workspace", "tmp"}
 
-// makeSkeleton makes an empty root for one sandbox: only mountpoints and
-// the image's symlinks (and PackagesDir if its template has packages).
-// Every sandbox gets its own, so libcontainer never has to create a
-// mountpoint in a root another sandbox shares.
-func makeSkeleton(root string, img *Image, packages bool) error {
+// makeSkeleton makes an empty root for one sandbox: only mountpoints (extra
+// ones too, absolute: PackagesDir if its template has packages) and the
+// image's symlinks. Every sandbox gets its own, so the runtime never has
+// to create a mountpoint in a root another sandbox shares.
+func makeSkeleton(root string, img *Image, extra ...string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	dirs := mountpoints
-	if packages {
-		dirs = append(slices.Clip(dirs), PackagesDir[1:])
-	}
-	for _, d := range dirs {
-		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil && !os.IsExist(err) {
+	for _, d := range append(slices.Clip(mountpoints), extra...) {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}
 	}

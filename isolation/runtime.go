@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
@@ -33,6 +35,8 @@ type Options struct {
 	// LXCFSDir is where lxcfs serves per-reader /proc files, bound over
 	// each sandbox's own (procview.go); "" turns that off.
 	LXCFSDir string
+	// Runsc configures the runsc runtime; nil leaves it out.
+	Runsc *RunscOptions
 }
 
 // Runtime starts sandboxes.
@@ -56,6 +60,10 @@ type Runtime struct {
 	lxcfsDir string
 	// cpus gives sandboxes their cpuset (cpuset.go).
 	cpus *cpuPicker
+	// runsc runs sandboxes of api.RuntimeRunsc; nil when it cannot, for
+	// the reason runscProblem says.
+	runsc        *runsc
+	runscProblem string
 }
 
 // NewRuntime checks the host has what sandboxes need and prepares the
@@ -92,6 +100,11 @@ func NewRuntime(o Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.overlay = overlaySupported(r.stateDir, r.empty) == nil
+	if o.Runsc == nil {
+		r.runscProblem = "runsc is not configured"
+	} else if r.runsc, err = newRunsc(*o.Runsc, r.stateDir); err != nil {
+		r.runscProblem = err.Error()
+	}
 	if r.host, err = r.hostImage(); err != nil {
 		return nil, err
 	}
@@ -147,6 +160,9 @@ func (r *Runtime) HostOwner(idBase uint32) (uid, gid int) {
 type Info struct {
 	// Name is the runtime's name in the API.
 	Name string
+	// Runtimes are the runtimes a Spec can name (runc, runsc), usable or
+	// not.
+	Runtimes []RuntimeInfo
 	// CgroupVersion is 1 or 2.
 	CgroupVersion int
 	// InScope says sandboxes live in a systemd scope of their own, which
@@ -161,12 +177,42 @@ type Info struct {
 	ProcViewProblem string
 }
 
+// RuntimeInfo is one runtime: usable, or why not.
+type RuntimeInfo struct {
+	Name     string
+	Usable   bool
+	Problem  string
+	Version  string
+	Platform string
+	// Networks says its sandboxes can join a network namespace.
+	Networks bool
+}
+
 // Info describes r.
 func (r *Runtime) Info() Info {
-	return Info{Name: "libcontainer", CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay, ProcViewProblem: r.ProcViewProblem()}
+	runc := RuntimeInfo{Name: api.RuntimeRunc, Usable: true, Version: "libcontainer " + runcVersion(), Networks: true}
+	return Info{Name: "libcontainer", Runtimes: []RuntimeInfo{runc, r.runscInfo()}, CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay, ProcViewProblem: r.ProcViewProblem()}
 }
 
 // Close lets go of the cgroup folder sandboxes go in, removing it once no
 // sandbox is left there. Sandboxes still running stay, for the next
 // daemon.
-func (r *Runtime) Close() error { return r.cgroups.Remove() }
+func (r *Runtime) Close() error {
+	var err error
+	if r.runsc != nil {
+		err = r.runsc.close()
+	}
+	return errors.Join(err, r.cgroups.Remove())
+}
+
+// runcVersion is the version of runc's libcontainer built in.
+func runcVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/opencontainers/runc" {
+				return m.Version
+			}
+		}
+	}
+	return "unknown"
+}

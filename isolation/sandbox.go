@@ -38,6 +38,8 @@ type Spec struct {
 	// IDBase is the first host id of the sandbox's user namespace block
 	// (see package idmap); needed when the runtime has user namespaces.
 	IDBase uint32
+	// Runtime runs the sandbox: api.RuntimeRunsc, else runc.
+	Runtime string
 	// Image is the root filesystem (nil: the host's system folders).
 	Image *Image
 	// Preload is Python the interpreter runs when it starts, before any
@@ -59,6 +61,9 @@ type Spec struct {
 // and image are where its view is mounted while it starts (hostview.go).
 type paths struct {
 	dir, rootfs, etc, image, packages, sock, log string
+	// agent is a runsc sandbox's folder for its agent's socket, bound at
+	// agentDir.
+	agent string
 }
 
 func (r *Runtime) pathsOf(id string) *paths {
@@ -71,6 +76,7 @@ func (r *Runtime) pathsOf(id string) *paths {
 		packages: filepath.Join(dir, "packages"),
 		sock:     filepath.Join(dir, "agent.sock"),
 		log:      filepath.Join(dir, "agent.log"),
+		agent:    filepath.Join(dir, "agent"),
 	}
 }
 
@@ -79,7 +85,7 @@ type Sandbox struct {
 	id      string
 	paths   *paths
 	tmp     string
-	c       *libcontainer.Container
+	c       container
 	started time.Time
 	exited  chan struct{}
 	// exit is how init ended, set before exited is closed.
@@ -146,7 +152,9 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if r.userns && s.IDBase == 0 {
 		return nil, errors.New("a sandbox with a user namespace needs a block of host ids")
 	}
-	uid, gid := r.HostOwner(s.IDBase)
+	if s.Runtime == api.RuntimeRunsc && r.runsc == nil {
+		return nil, fmt.Errorf("runsc is not usable on this host: %s", r.runscProblem)
+	}
 	p := r.pathsOf(s.ID)
 	t0 := time.Now()
 	// 0711: the sandbox's root inside a user namespace is a nobody on the
@@ -161,11 +169,60 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 			r.cpus.release(s.ID)
 		}
 	}()
+	view, err := r.prepare(s, p)
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	launch := r.launchRunc
+	if s.Runtime == api.RuntimeRunsc {
+		launch = r.launchRunsc
+	}
+	sb, err := launch(ctx, s, p, view, logf, t0)
+	if err != nil {
+		return nil, err
+	}
+	sb.Timings.Container = sb.started.Sub(t0) - sb.Timings.Prepare
+	defer func() {
+		if retErr != nil {
+			_ = sb.destroy()
+		}
+	}()
+	// The agent answers once the preload code has run (the agent gives it
+	// up to two minutes).
+	wait := 15 * time.Second
+	if s.Preload != "" {
+		wait += 2 * time.Minute
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	pong, err := sb.connect(dctx, s.Warm)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
+	}
+	// runsc's gofer serves the view from mounts of its own by now.
+	_ = unmountView(p)
+	if e := pong.PreloadError; e != nil {
+		return nil, &PreloadError{*e}
+	}
+	sb.Timings.Agent = time.Since(sb.started)
+	return sb, nil
+}
+
+// prepare makes what a sandbox starts from, for either runtime: its view
+// (mounted in p), an empty /tmp and a workspace it owns. It returns the
+// image as the sandbox is to see it.
+func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
+	uid, gid := r.HostOwner(s.IDBase)
 	img := s.Image
 	if img == nil {
 		img = r.host
 	}
-	view, err := r.mountView(p, img, s.Packages)
+	view, err := r.mountView(p, img, s.Packages, s.Runtime == api.RuntimeRunsc)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
@@ -182,7 +239,12 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err := ensureOwner(s.Workspace, uid, gid); err != nil {
 		return nil, err
 	}
+	return view, nil
+}
 
+// launchRunc starts sandbox s in a libcontainer container. The agent gets
+// its listening socket from the daemon, made on the host.
+func (r *Runtime) launchRunc(_ context.Context, s *Spec, p *paths, view *Image, logf *os.File, t0 time.Time) (*Sandbox, error) {
 	// The daemon makes the agent's listening socket itself, on the host:
 	// the sandbox inherits the listener and never sees the file.
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: p.sock, Net: "unix"})
@@ -196,11 +258,6 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		return nil, err
 	}
 	defer lf.Close()
-	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
 
 	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, view)})
 	if err != nil {
@@ -210,10 +267,10 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	sb := r.newSandbox(s, c)
+	sb := r.newSandbox(s, runcContainer{c})
 	sb.Timings.Prepare = time.Since(t0)
 	proc := &libcontainer.Process{
-		Args:       agentArgs(img.python, s.Preload),
+		Args:       agentArgs(view.python, s.Preload),
 		Env:        sandboxEnv(s),
 		UID:        r.UID(),
 		GID:        r.GID(),
@@ -234,34 +291,12 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	sb.started = time.Now()
-	sb.Timings.Container = sb.started.Sub(t0) - sb.Timings.Prepare
 	go func() {
 		// libcontainer's parent must reap init, even after Destroy.
 		ps, _ := proc.Wait()
 		sb.setExit(ps)
 		close(sb.exited)
 	}()
-	defer func() {
-		if retErr != nil {
-			_ = sb.destroy()
-		}
-	}()
-	// The agent answers once the preload code has run (the agent gives it
-	// up to two minutes).
-	wait := 15 * time.Second
-	if s.Preload != "" {
-		wait += 2 * time.Minute
-	}
-	dctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	pong, err := sb.connect(dctx, s.Warm)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
-	}
-	if e := pong.PreloadError; e != nil {
-		return nil, &PreloadError{*e}
-	}
-	sb.Timings.Agent = time.Since(sb.started)
 	return sb, nil
 }
 
@@ -407,7 +442,7 @@ func (s *Sandbox) Stop() error {
 
 func (s *Sandbox) destroy() error {
 	// SIGKILL to init of a pid namespace kills all of it.
-	if err := s.c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
+	if err := s.c.kill(); err != nil {
 		return fmt.Errorf("kill sandbox %s: %w", s.id, err)
 	}
 	select {
@@ -415,7 +450,7 @@ func (s *Sandbox) destroy() error {
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.id)
 	}
-	if err := destroyContainer(s.c); err != nil {
+	if err := s.c.destroy(); err != nil {
 		return err
 	}
 	s.cpus.release(s.id)
@@ -423,19 +458,6 @@ func (s *Sandbox) destroy() error {
 		return err
 	}
 	return os.RemoveAll(s.paths.dir)
-}
-
-// destroyContainer removes a stopped container's cgroup and state. On v1
-// the cgroup can be busy for a moment after the last exit: retry briefly.
-func destroyContainer(c *libcontainer.Container) error {
-	var err error
-	for i := 0; i < 50; i++ {
-		if err = c.Destroy(); err == nil {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return err
 }
 
 // Cleanup removes whatever is left of sandbox id after a daemon that did
@@ -454,11 +476,14 @@ func (r *Runtime) Cleanup(id string) error {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		errs = append(errs, destroyContainer(c))
+		errs = append(errs, retryBusy(c.Destroy))
 	}
 	// A daemon that died while the sandbox started may have left its view
 	// mounted: unmounted first, so that RemoveAll stays in the folder.
 	p := r.pathsOf(id)
+	if r.runsc != nil {
+		errs = append(errs, r.runsc.delete(id))
+	}
 	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), unmountView(p), os.RemoveAll(p.dir))
 	return errors.Join(errs...)
 }
@@ -516,8 +541,7 @@ func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
 // from the warm pool takes the limits of the session that claims it.
 func (s *Sandbox) SetLimits(l Limits) error {
 	res := l.resources()
-	cfg := s.c.Config()
-	r := *cfg.Cgroups.Resources
+	r := s.c.resources()
 	if m := res.Memory; m != nil {
 		if m.Limit != nil {
 			r.Memory = *m.Limit
@@ -545,11 +569,8 @@ func (s *Sandbox) SetLimits(l Limits) error {
 	} else if r.CpusetCpus != "" {
 		r.CpusetCpus = s.cpus.all()
 	}
-	cg := *cfg.Cgroups
-	cg.Resources = &r
-	cfg.Cgroups = &cg
 	release := limitsGate()
-	err := s.c.Set(cfg)
+	err := s.c.set(&r)
 	release(err == nil)
 	return err
 }

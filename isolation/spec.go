@@ -6,6 +6,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 )
 
@@ -43,7 +44,9 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 	if img.packages != "" {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: PackagesDir, Type: "bind", Source: img.packages, Options: bindRO})
 	}
-	spec.Mounts = append(spec.Mounts, r.procView()...)
+	if s.Runtime != api.RuntimeRunsc {
+		spec.Mounts = append(spec.Mounts, r.procView()...)
+	}
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,
 	// its hypervisor's settings) reads empty.
 	spec.Linux.MaskedPaths = append(spec.Linux.MaskedPaths, "/proc/cmdline", "/proc/sys/kernel/core_pattern", "/sys/kernel", "/sys/devices/virtual/powercap")

@@ -35,6 +35,9 @@ type Record struct {
 	// IDBase is the session's block of host ids for its user namespace
 	// (0: none yet).
 	IDBase uint32 `json:"id_base,omitempty"`
+	// Runtime runs its sandbox ("": runc, as before runtimes could be
+	// chosen).
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // Limits are a session's resources.
@@ -90,6 +93,7 @@ type Template struct {
 	PoolSize    *int              `json:"pool_size,omitempty"`
 	Packages    []string          `json:"packages,omitempty"`
 	IndexURL    string            `json:"index_url,omitempty"`
+	Runtime     string            `json:"runtime,omitempty"`
 	OwnerUID    uint32            `json:"owner_uid"`
 	CreatedAt   time.Time         `json:"created_at"`
 }

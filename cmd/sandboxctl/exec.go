@@ -194,6 +194,7 @@ func newRunCmd(a *app) *cobra.Command {
 	s.register(cmd.Flags())
 	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
 	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
+	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	cmd.Flags().StringArrayVar(&files, "file", nil, "copy LOCAL[:PATH] into the sandbox first (repeatable)")
 	return cmd
 }

@@ -64,6 +64,7 @@ func (f *limitFlags) limits(fs *pflag.FlagSet) (*api.LimitDefaults, error) {
 type sessionFlags struct {
 	limitFlags
 	template, network string
+	runtime           string
 	labels, env       []string
 	allow             []string
 	caps              capFlags
@@ -90,6 +91,7 @@ func (c *capFlags) values(fs *pflag.FlagSet) (egress, conns *int) {
 
 func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.template, "template", "", "template (default python; see sandboxctl template ls)")
+	fs.StringVar(&f.runtime, "runtime", "", `runtime: "runc" or "runsc" (gVisor); default: the template's, else the daemon's (see sandboxctl info)`)
 	f.limitFlags.register(fs)
 	fs.StringVar(&f.network, "network", "", `network policy: "none" (the default: only loopback), "allowlist" (only what --allow names) or "open" (the public internet)`)
 	fs.StringSliceVar(&f.allow, "allow", nil, "what the sandbox may reach: host, *.domain or CIDR, each optionally :port (repeatable or comma-separated; alone it means --network allowlist)")
@@ -97,6 +99,8 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
 }
+
+var completeRuntime = cobra.FixedCompletions([]string{api.RuntimeRunc, api.RuntimeRunsc}, cobra.ShellCompDirectiveNoFileComp)
 
 var completeNetwork = cobra.FixedCompletions([]string{api.NetworkNone, api.NetworkAllowlist, api.NetworkOpen}, cobra.ShellCompDirectiveNoFileComp)
 
@@ -138,7 +142,7 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 	}
 	egress, conns := f.caps.values(fs)
 	r := &api.CreateSessionRequest{
-		Template: f.template, Network: network, Allow: f.allow, EgressKbps: egress, MaxConnections: conns,
+		Template: f.template, Runtime: f.runtime, Network: network, Allow: f.allow, EgressKbps: egress, MaxConnections: conns,
 		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {
@@ -176,6 +180,7 @@ func newCreateCmd(a *app) *cobra.Command {
 	f.register(cmd.Flags())
 	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
 	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
+	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
 	return cmd
 }
@@ -207,13 +212,13 @@ func newLsCmd(a *app) *cobra.Command {
 				return nil
 			}
 			t := newTable()
-			fmt.Fprintln(t, "ID\tTEMPLATE\tSTATUS\tCREATED\tEXECS\tMEMORY\tCPUS\tLABELS")
+			fmt.Fprintln(t, "ID\tTEMPLATE\tRUNTIME\tSTATUS\tCREATED\tEXECS\tMEMORY\tCPUS\tLABELS")
 			for _, s := range list {
 				var ls []string
 				for k, v := range s.Labels {
 					ls = append(ls, k+"="+v)
 				}
-				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%d\t%dMB\t%g\t%s\n", s.ID, s.Template, s.Status, ago(s.CreatedAt), s.ExecCount, s.Limits.MemoryMB, s.Limits.CPUs, strings.Join(ls, ","))
+				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%dMB\t%g\t%s\n", s.ID, s.Template, s.Runtime, s.Status, ago(s.CreatedAt), s.ExecCount, s.Limits.MemoryMB, s.Limits.CPUs, strings.Join(ls, ","))
 			}
 			return t.Flush()
 		},

@@ -27,7 +27,10 @@ func newInfoCmd(a *app) *cobra.Command {
 				return printJSON(os.Stdout, info)
 			}
 			fmt.Printf("Server version:  %s (API v%s)\n", info.Version, info.APIVersion)
-			fmt.Printf("Runtime:         %s\n", info.Runtime)
+			fmt.Printf("Runtime:         %s (the default)\n", info.Runtime)
+			for _, r := range info.Runtimes {
+				fmt.Printf("  %-6s         %s\n", r.Name, runtimeLine(r))
+			}
 			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
 			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
 			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
@@ -106,4 +109,25 @@ func poolDetail(p api.PoolInfo) string {
 		parts[i] = fmt.Sprintf("%s %d/%d", name, p.Templates[name].Idle, p.Templates[name].Size)
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// runtimeLine says what info knows of one runtime.
+func runtimeLine(r api.RuntimeInfo) string {
+	if !r.Usable {
+		return "not usable: " + r.Problem
+	}
+	var parts []string
+	if r.Version != "" {
+		parts = append(parts, r.Version)
+	}
+	if r.Platform != "" {
+		parts = append(parts, "platform "+r.Platform)
+	}
+	if !r.Networks {
+		parts = append(parts, "network \"none\" only on this host")
+	}
+	if len(parts) == 0 {
+		return "usable"
+	}
+	return "usable (" + strings.Join(parts, ", ") + ")"
 }

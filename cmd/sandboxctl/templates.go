@@ -99,7 +99,7 @@ type templateFlags struct {
 	limitFlags
 	description, preload, preloadFile string
 	env, packages                     []string
-	indexURL                          string
+	indexURL, runtime                 string
 	poolSize                          int
 	asJSON                            bool
 }
@@ -112,12 +112,13 @@ func (f *templateFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.poolSize, "pool-size", 0, "sandboxes kept started ahead of demand")
 	fs.StringArrayVarP(&f.packages, "package", "p", nil, "pip requirement installed into the template when it is added, e.g. numpy==1.26.4 (repeatable)")
 	fs.StringVar(&f.indexURL, "index-url", "", "package index of --package (default: the daemon's package_index_url)")
+	fs.StringVar(&f.runtime, "runtime", "", `runtime of its sessions (and its pool): "runc" or "runsc" (gVisor); default: the daemon's`)
 	fs.BoolVar(&f.asJSON, "json", false, "print the template as JSON")
 	f.limitFlags.register(fs)
 }
 
 func (f *templateFlags) template(fs *pflag.FlagSet, name, rootfs string) (*api.Template, error) {
-	t := &api.Template{Name: name, Rootfs: rootfs, Description: f.description, Preload: f.preload, Packages: f.packages, IndexURL: f.indexURL}
+	t := &api.Template{Name: name, Rootfs: rootfs, Description: f.description, Preload: f.preload, Packages: f.packages, IndexURL: f.indexURL, Runtime: f.runtime}
 	if f.preloadFile != "" {
 		if f.preload != "" {
 			return nil, fmt.Errorf("give --preload or --preload-file, not both")
@@ -170,6 +171,7 @@ func newTemplateAddCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&rootfs, "rootfs", api.RootfsHost, `root filesystem: "host" (its system folders, read-only) or a folder only root can write (root only)`)
 	f.register(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	return cmd
 }
 
@@ -227,6 +229,7 @@ owned by root, without setuid or setgid bits. Root only.`,
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	f.register(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	return cmd
 }
 

@@ -80,7 +80,12 @@ const (
 )
 
 // ListenFD is the descriptor number the agent expects its listener on.
-const ListenFD = 3
+// Without it (gVisor passes no descriptors) the agent listens at
+// ListenPath instead, in a folder the host binds in.
+const (
+	ListenFD   = 3
+	ListenPath = "/run/sandboxd/agent.sock"
+)
 
 // Request is one line from the daemon to the agent.
 type Request struct {

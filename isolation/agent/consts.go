@@ -43,6 +43,7 @@ func pyConsts() []pyConst {
 	return []pyConst{
 		{"PROTOCOL", ProtocolVersion},
 		{"LISTEN_FD", ListenFD},
+		{"LISTEN_PATH", ListenPath},
 		{"MODULES", modules()},
 		{"OP_PING", OpPing},
 		{"OP_EXEC", OpExec},

@@ -38,6 +38,9 @@ import "errors"
 //	   request the agent fails on (a NUL in a path) is answered with an
 //	   error line instead of ending the sandbox. Requests and answers
 //	   are otherwise those of 3.
+//	5  without an inherited listener on ListenFD (gVisor passes none), the
+//	   agent listens at ListenPath, a folder the host binds in. Requests
+//	   and answers are those of 4.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -46,7 +49,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 4
+const ProtocolVersion = 5
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

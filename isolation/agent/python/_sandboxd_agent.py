@@ -11,7 +11,9 @@
 #
 # Shape: this supervisor process never runs user code. It accepts the daemon
 # on an inherited listening Unix socket (LISTEN_FD; the socket file lives on
-# the host, out of the sandbox's reach, so a restarted daemon can reconnect),
+# the host, out of the sandbox's reach, so a restarted daemon can reconnect;
+# under gVisor, which passes no descriptors, on one it makes at LISTEN_PATH,
+# in a folder of the host's),
 # and keeps one forked worker interpreter whose globals persist between
 # executions. The worker's fd 1 and 2 are pipes that the supervisor reads, so
 # output of child processes is captured too. Timeouts, and the daemon's
@@ -79,7 +81,7 @@ import time
 import _sandboxd_procs as procs
 import _sandboxd_worker as worker
 from _sandboxd_consts import (
-    LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, OP_EXEC, OP_INTERRUPT, OP_PING, PROTOCOL, STATUS_ERROR,
+    LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, LISTEN_PATH, OP_EXEC, OP_INTERRUPT, OP_PING, PROTOCOL, STATUS_ERROR,
     STATUS_INTERRUPTED, STATUS_KILLED, STATUS_OK, STATUS_TIMEOUT, TYPE_DONE, TYPE_ERROR, TYPE_PONG, TYPE_STDERR,
     TYPE_STDOUT)
 from _sandboxd_wire import READ_CHUNK, LineReader, json_dumps, json_loads, log, write_some
@@ -268,9 +270,26 @@ def drain(fd, cap):
         cap.feed(data)
 
 
+def listen():
+    """The daemon's listener: inherited on LISTEN_FD, else (gVisor) made at
+    LISTEN_PATH, whose folder the host binds in and the daemon connects to."""
+    try:
+        return _socket.socket(fileno=LISTEN_FD)
+    except OSError:
+        pass
+    try:
+        os.unlink(LISTEN_PATH)
+    except FileNotFoundError:
+        pass
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    s.bind(LISTEN_PATH)
+    s.listen(4)
+    return s
+
+
 class Agent:
     def __init__(self):
-        self.listener = _socket.socket(fileno=LISTEN_FD)
+        self.listener = listen()
         self.conn = None
         self.reader = None  # the LineReader of conn
         self.undelivered = None

@@ -1,0 +1,555 @@
+package isolation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	ocgroups "github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/agent"
+)
+
+// gVisor's runsc is the second runtime: the same OCI spec, root view,
+// workspace, limits and agent as runc's, run on gVisor's own kernel (the
+// Sentry) instead of the host's. The daemon drives runsc's command line,
+// as containerd's shim does: create, start, state, delete; a sandbox's
+// processes are gVisor's, and the host sees only its sandbox process (and
+// gofer), in the sandbox's cgroup. See docs/runsc.md.
+
+// RunscOptions configure the runsc runtime.
+type RunscOptions struct {
+	// Path is the runsc binary; "" looks for runsc on PATH.
+	Path string
+	// Platform is how gVisor traps the sandbox's system calls: ptrace
+	// (works anywhere), systrap (newer builds), kvm (needs hardware
+	// virtualization).
+	Platform string
+	// Flags are more global flags for every runsc call (e.g. "--debug").
+	Flags []string
+}
+
+// agentDir is where a runsc sandbox's agent makes its socket: a folder of
+// the host's, so the daemon can connect to it (runsc passes no inherited
+// listener).
+var agentDir = path.Dir(agent.ListenPath)
+
+// runsc runs the runsc binary with the global flags every call needs:
+// they must be the same for create, start, state and delete of one
+// sandbox, or runsc takes it for another (a start without --network=none
+// tries to set a network up).
+type runsc struct {
+	path     string
+	root     string
+	platform string
+	flags    []string
+	version  string
+	// networks says gVisor's own network stack can run here: builds from
+	// before 2023 refuse it on kernels from 6.0 (they take any network
+	// namespace for the host's).
+	networks bool
+}
+
+// runscDate is the build date in runsc's version ("0.0~20221219.0",
+// "release-20240513.0").
+var runscDate = regexp.MustCompile(`(20\d{6})`)
+
+// newRunsc finds runsc and checks it runs, with its state under stateDir.
+func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
+	path := o.Path
+	if path == "" {
+		path = "runsc"
+	}
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("runsc is not installed (%v): install the runsc package (gVisor)", err)
+	}
+	platform := o.Platform
+	if platform == "" {
+		platform = "ptrace"
+	}
+	if err := checkPlatform(platform); err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(p, "--version").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %v: %s", p, err, firstLine(out))
+	}
+	rs := &runsc{
+		path: p, root: filepath.Join(stateDir, "runsc"), platform: platform,
+		version: strings.TrimPrefix(firstLine(out), "runsc version "), networks: true,
+	}
+	if m := runscDate.FindString(rs.version); m != "" && m < "20230101" && kernelAtLeast(6) {
+		rs.networks = false
+	}
+	rs.flags = append([]string{"--root", rs.root, "--platform", platform, "--network", "none", "--host-uds", "create"}, o.Flags...)
+	if err := os.MkdirAll(rs.root, 0o700); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// checkPlatform says whether gVisor's platform can run on this host.
+func checkPlatform(platform string) error {
+	switch platform {
+	case "ptrace", "systrap":
+		return nil
+	case "kvm":
+		cpu, _ := os.ReadFile("/proc/cpuinfo")
+		if !bytes.Contains(cpu, []byte(" vmx")) && !bytes.Contains(cpu, []byte(" svm")) {
+			return errors.New("runsc's kvm platform needs hardware virtualization, which this host's CPU does not offer: set [runsc] platform = \"ptrace\"")
+		}
+		f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("runsc's kvm platform needs /dev/kvm: %v", err)
+		}
+		return f.Close()
+	}
+	return fmt.Errorf("unknown runsc platform %q: use ptrace, systrap or kvm", platform)
+}
+
+// kernelAtLeast says the host's kernel is of major version v or later.
+func kernelAtLeast(v int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	major, _, _ := strings.Cut(unix.ByteSliceToString(u.Release[:]), ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= v
+}
+
+func firstLine(b []byte) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return l
+}
+
+// runscTimeout bounds every runsc call: one that hangs (a sandbox that
+// never signals its start) fails the start or the delete instead of
+// holding the daemon's goroutine for good.
+const runscTimeout = 30 * time.Second
+
+// command is runsc with the global flags and args, killed after
+// runscTimeout. Its output goes to files, never pipes: the gofer and
+// sandbox processes that create leaves running inherit it.
+func (rs *runsc) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, rs.path, append(append([]string{}, rs.flags...), args...)...)
+	cmd.WaitDelay = time.Second
+	return cmd
+}
+
+// run runs a quick runsc command and returns its output; an error carries
+// the output's last line (runsc says what went wrong there).
+func (rs *runsc) run(args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
+	defer cancel()
+	out, err := rs.command(ctx, args...).CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("runsc %s: %w: %s", args[0], err, lastLine(out))
+	}
+	return out, nil
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// runscState is what `runsc state` says of a sandbox.
+type runscState struct {
+	Status string `json:"status"`
+	Pid    int    `json:"pid"`
+}
+
+func (rs *runsc) state(id string) (*runscState, error) {
+	out, err := rs.run("state", id)
+	if err != nil {
+		return nil, err
+	}
+	var st runscState
+	if err := json.Unmarshal(out, &st); err != nil {
+		return nil, fmt.Errorf("runsc state %s: %w", id, err)
+	}
+	return &st, nil
+}
+
+// has says runsc has state for sandbox id.
+func (rs *runsc) has(id string) bool {
+	m, _ := filepath.Glob(filepath.Join(rs.root, "*"+id+"*"))
+	return len(m) > 0
+}
+
+// delete removes sandbox id's runsc state (and, with it, its cgroup),
+// killing it if it still runs.
+func (rs *runsc) delete(id string) error {
+	if !rs.has(id) {
+		return nil
+	}
+	_, err := rs.run("delete", "--force", id)
+	return err
+}
+
+// runscSpec is the OCI spec of a runsc sandbox: runc's, with the agent as
+// its process and the agent's folder bound from the host. Without what
+// gVisor does itself or does not take: the seccomp filter (gVisor's
+// Sentry is the filter between the code and the host; its own filters
+// guard the host from the Sentry), device rules, and lxcfs's /proc files
+// (gVisor's /proc is its own).
+func (r *Runtime) runscSpec(s *Spec, p *paths, view *Image) *specs.Spec {
+	spec := r.ociSpec(s, p, view)
+	spec.Linux.Seccomp = nil
+	spec.Linux.Resources.Devices = nil
+	spec.Mounts = append(spec.Mounts, specs.Mount{Destination: agentDir, Type: "bind", Source: p.agent, Options: bindRW})
+	spec.Process.Args = agentArgs(view.python, s.Preload)
+	spec.Process.Env = sandboxEnv(s)
+	spec.Process.Cwd = "/workspace"
+	spec.Process.User = specs.User{UID: uint32(r.UID()), GID: uint32(r.GID())}
+	return spec
+}
+
+// launchRunsc starts sandbox s with runsc: a bundle in its folder, runsc
+// create and start. The agent makes its socket in p.agent.
+func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image, logf *os.File, t0 time.Time) (_ *Sandbox, retErr error) {
+	rs := r.runsc
+	uid, gid := r.HostOwner(s.IDBase)
+	if r.userns {
+		if err := searchable(p.dir, s.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Mkdir(p.agent, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(p.agent, uid, gid); err != nil {
+		return nil, err
+	}
+	spec := r.runscSpec(s, p, view)
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "config.json"), b, 0o600); err != nil {
+		return nil, err
+	}
+	// The daemon makes the sandbox's cgroup and sets its limits, as
+	// libcontainer does for runc (the parents of a v1 cpuset need their
+	// CPUs copied down): runsc joins a cgroup that exists and leaves it
+	// as it is.
+	cg, err := r.runscCgroup(s.ID, spec.Linux.Resources)
+	if err != nil {
+		return nil, err
+	}
+	if err := cg.Apply(-1); err != nil {
+		_ = cg.Destroy()
+		return nil, fmt.Errorf("sandbox cgroup: %w", err)
+	}
+	release := limitsGate()
+	res := resourcesOf(cg)
+	err = cg.Set(&res)
+	release(err == nil)
+	if err != nil {
+		_ = cg.Destroy()
+		return nil, fmt.Errorf("sandbox limits: %w", err)
+	}
+	pidFile := filepath.Join(p.dir, "runsc.pid")
+	t1 := time.Now()
+	cctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
+	defer cancel()
+	create := rs.command(cctx, "create", "--bundle", p.dir, "--pid-file", pidFile, s.ID)
+	create.Stdout, create.Stderr = logf, logf
+	defer func() {
+		if retErr != nil {
+			_ = rs.delete(s.ID)
+			_ = r.cgroups.RemoveSandbox(s.ID)
+		}
+	}()
+	if err := create.Run(); err != nil {
+		return nil, fmt.Errorf("runsc create: %w%s", err, tailOf(p.log))
+	}
+	c, err := r.runscContainer(s.ID, pidFile, cg)
+	if err != nil {
+		return nil, err
+	}
+	sb := r.newSandbox(s, c)
+	sb.Timings.Prepare = t1.Sub(t0)
+	if _, err := rs.run("start", s.ID); err != nil {
+		c.close()
+		return nil, err
+	}
+	sb.started = time.Now()
+	sb.watch(c)
+	return sb, nil
+}
+
+// tailOf is the end of a log file, for an error message.
+func tailOf(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return ": " + string(bytes.TrimSpace(b))
+}
+
+// runscCgroup is the cgroup of runsc sandbox id, with limits res.
+func (r *Runtime) runscCgroup(id string, res *specs.LinuxResources) (ocgroups.Manager, error) {
+	return manager.New(&ocgroups.Cgroup{Path: r.cgroups.PathFor(id), Resources: cgroupResources(res)})
+}
+
+// runscContainer is the runsc sandbox id in cgroup cg, whose sandbox
+// process's pid is in pidFile (or, when pidFile is "", runsc's state says).
+func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager) (*gvisorContainer, error) {
+	var pid int
+	if pidFile != "" {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return nil, err
+		}
+		if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+			return nil, fmt.Errorf("runsc pid file: %w", err)
+		}
+	} else {
+		st, err := r.runsc.state(id)
+		if err != nil {
+			return nil, err
+		}
+		if st.Status != "running" {
+			return nil, fmt.Errorf("sandbox is %s", st.Status)
+		}
+		pid = st.Pid
+	}
+	pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("watch runsc sandbox %d: %w", pid, err)
+	}
+	start, err := startTime(pid)
+	if err != nil {
+		unix.Close(pidfd)
+		return nil, err
+	}
+	return &gvisorContainer{rs: r.runsc, id: id, pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
+}
+
+// cgroupResources is the part of an OCI spec's resources the daemon sets,
+// as the cgroup manager takes them.
+func cgroupResources(l *specs.LinuxResources) *ocgroups.Resources {
+	// Device rules are gVisor's own: its gofer and Sentry open the
+	// host's devices they need.
+	r := &ocgroups.Resources{SkipDevices: true}
+	if l == nil {
+		return r
+	}
+	if m := l.Memory; m != nil {
+		if m.Limit != nil {
+			r.Memory = *m.Limit
+		}
+		if m.Swap != nil {
+			r.MemorySwap = *m.Swap
+		}
+	}
+	if c := l.CPU; c != nil {
+		if c.Quota != nil {
+			r.CpuQuota = *c.Quota
+		}
+		if c.Period != nil {
+			r.CpuPeriod = *c.Period
+		}
+		r.CpusetCpus = c.Cpus
+	}
+	if p := l.Pids; p != nil && p.Limit != nil {
+		limit := *p.Limit
+		r.PidsLimit = &limit
+	}
+	return r
+}
+
+// gvisorContainer is a sandbox runsc runs. Its limits, stats and freezer
+// are its cgroup's, read and written directly (runsc applied the spec's
+// limits there at create); its end is its sandbox process's, watched
+// through a pidfd (runsc's processes are not the daemon's children).
+type gvisorContainer struct {
+	rs    *runsc
+	id    string
+	pid   int
+	start uint64
+	cg    ocgroups.Manager
+
+	mu     sync.Mutex
+	pidfd  int // -1 once closed
+	res    ocgroups.Resources
+	closed bool
+}
+
+func (c *gvisorContainer) kill() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	if err := unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0); err != nil && err != unix.ESRCH {
+		return err
+	}
+	return nil
+}
+
+// destroy deletes runsc's state of the exited sandbox, and its cgroup
+// (with whatever of the gofer is left in it).
+func (c *gvisorContainer) destroy() error {
+	c.close()
+	err := retryBusy(func() error { return c.rs.delete(c.id) })
+	return errors.Join(err, retryBusy(c.cg.Destroy))
+}
+
+// close lets go of the pidfd.
+func (c *gvisorContainer) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		unix.Close(c.pidfd)
+		c.closed = true
+	}
+}
+
+func (c *gvisorContainer) stats() (*ocgroups.Stats, error) { return c.cg.GetStats() }
+func (c *gvisorContainer) pause() error                    { return c.cg.Freeze(ocgroups.Frozen) }
+func (c *gvisorContainer) resume() error                   { return c.cg.Freeze(ocgroups.Thawed) }
+
+func (c *gvisorContainer) resources() ocgroups.Resources {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.res
+}
+
+func (c *gvisorContainer) set(r *ocgroups.Resources) error {
+	if err := c.cg.Set(r); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.res = *r
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *gvisorContainer) initProcess() (int, uint64, error) { return c.pid, c.start, nil }
+
+// dupPidfd is a descriptor of the sandbox process for a watcher of its
+// own.
+func (c *gvisorContainer) dupPidfd() (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return -1, errors.New("sandbox let go")
+	}
+	return unix.FcntlInt(uintptr(c.pidfd), unix.F_DUPFD_CLOEXEC, 0)
+}
+
+// watch closes s.exited when runsc's sandbox process exits: how it ended
+// is not the daemon's to learn (not its child), but for memory.
+func (s *Sandbox) watch(c *gvisorContainer) {
+	fd, err := c.dupPidfd()
+	go func() {
+		if err == nil {
+			watchExit(fd)
+		}
+		s.setExit(nil)
+		close(s.exited)
+	}()
+}
+
+// restoreRunsc takes back a runsc sandbox a previous daemon left running.
+func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
+	if r.runsc == nil {
+		return nil, fmt.Errorf("runsc is not usable on this host: %s", r.runscProblem)
+	}
+	p := r.pathsOf(s.ID)
+	b, err := os.ReadFile(filepath.Join(p.dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	var spec specs.Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return nil, err
+	}
+	cg, err := r.runscCgroup(s.ID, spec.Linux.Resources)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.runscContainer(s.ID, "", cg)
+	if err != nil {
+		return nil, err
+	}
+	if set := c.res.CpusetCpus; set != "" {
+		r.cpus.adopt(s.ID, set)
+	}
+	sb := r.newSandbox(s, c)
+	if fi, err := os.Stat(filepath.Join(p.dir, "runsc.pid")); err == nil {
+		sb.started = fi.ModTime()
+	}
+	sb.watch(c)
+	return sb, nil
+}
+
+// runscInfo describes the runsc runtime for Info.
+func (r *Runtime) runscInfo() RuntimeInfo {
+	if r.runsc == nil {
+		return RuntimeInfo{Name: api.RuntimeRunsc, Problem: r.runscProblem}
+	}
+	return RuntimeInfo{Name: api.RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks}
+}
+
+// resourcesOf is the limits cgroup manager m was made with.
+func resourcesOf(m ocgroups.Manager) ocgroups.Resources {
+	if c, err := m.GetCgroups(); err == nil && c.Resources != nil {
+		return *c.Resources
+	}
+	return ocgroups.Resources{}
+}
+
+// searchable checks that every folder above each path lets anyone through
+// (o+x): runsc's gofer, in the sandbox's user namespace, is a stranger to
+// the host's folders, and opens the sandbox's mounts by path. (runc's
+// container opens them as root, before it enters the namespace.)
+func searchable(paths ...string) error {
+	for _, p := range paths {
+		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+			fi, err := os.Stat(d)
+			if err != nil {
+				return err
+			}
+			if fi.Mode().Perm()&0o001 == 0 {
+				return fmt.Errorf("runsc sandboxes with user namespaces need the folders above their files searchable by all users, and %s is not: chmod o+x %s (or move run_dir or data_dir)", d, d)
+			}
+			if d == "/" {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// close unmounts what runsc leaves in its root: newer builds bind the
+// network namespace of their sandboxes without a network there.
+func (rs *runsc) close() error {
+	err := unix.Unmount(filepath.Join(rs.root, "null-netns"), unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+	if err == unix.EINVAL || err == unix.ENOENT {
+		return nil
+	}
+	return err
+}
