@@ -185,5 +185,6 @@ test-vm: deps
 	# 8G (sparse): the packaged daemon's defaults promise no disk the data
 	# dir lacks (1 GiB floor, two pooled 1 GiB disks, the test's session).
 	# The guest has no network: its image holds what the .deb recommends
-	# (lxcfs, python3-pip), or apt would try the mirror for each at install.
-	VM_EXTRA_PACKAGES=python3-matplotlib,lxcfs,python3-pip VM_DISK_SIZE=8G VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh
+	# (lxcfs, python3-pip, runsc), or apt would try the mirror for each at
+	# install; runsc also runs the VM's gVisor smoke tests.
+	VM_EXTRA_PACKAGES=python3-matplotlib,lxcfs,python3-pip,runsc VM_DISK_SIZE=8G VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh

@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/seccomp"
@@ -109,6 +110,11 @@ type Config struct {
 	Seccomp  seccomp.Config `toml:"seccomp"`
 	UserNS   UserNSConfig   `toml:"userns"`
 	Network  NetworkConfig  `toml:"network"`
+}
+
+// runscOptions is how the runtime runs runsc.
+func (c *Config) runscOptions() isolation.RunscOptions {
+	return isolation.RunscOptions{Path: c.Runsc.Path, Platform: c.Runsc.Platform, Flags: c.Runsc.Flags}
 }
 
 // RunscConfig is gVisor's runsc, the second runtime (docs/runsc.md).

@@ -169,6 +169,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 			return nil, err
 		}
 	}
+	runscOpts := cfg.runscOptions()
 	rt, err := isolation.NewRuntime(isolation.Options{
 		StateDir: stateDir,
 		UID:      cfg.SandboxUID,
@@ -178,7 +179,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		Cgroups:  tree,
 		Monitor:  dp.monitor,
 		LXCFSDir: cfg.LXCFSDir,
-		Runsc:    &isolation.RunscOptions{Path: cfg.Runsc.Path, Platform: cfg.Runsc.Platform, Flags: cfg.Runsc.Flags},
+		Runsc:    &runscOpts,
 	})
 	if err != nil {
 		return nil, err

@@ -188,9 +188,11 @@ func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api
 	}
 	defer s.end()
 	log.Warn("sandbox lost during an execution; restarting it", "session", e.SessionID, "err", cause)
-	if s.setExited(sb, "the sandbox stopped answering during an execution") {
-		_ = sb.Stop()
-	}
+	// Stopped here, or by the exit watcher that saw it die first: a
+	// second Stop returns once the first has removed it, so the new
+	// sandbox never starts over the old one's folder and cgroup.
+	s.setExited(sb, "the sandbox stopped answering during an execution")
+	_ = sb.Stop()
 	if err := d.restartSandbox(repairCtx(ctx), s, api.ActionRestarted, "the sandbox was lost during an execution"); err != nil {
 		log.Error("restart sandbox", "session", e.SessionID, "err", err)
 	}

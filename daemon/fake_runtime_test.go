@@ -161,6 +161,7 @@ func (fakeRuntime) Close() error { return nil }
 //	anything else: echoed to stdout
 type fakeBox struct {
 	h         *fakeHost
+	stopMu    sync.Mutex // Stop's calls one after the other, as the real one's
 	id        string
 	started   time.Time
 	tmp       string
@@ -372,6 +373,8 @@ func (b *fakeBox) Freeze() error { b.mu.Lock(); b.frozen = true; b.mu.Unlock(); 
 func (b *fakeBox) Thaw() error   { b.mu.Lock(); b.frozen = false; b.mu.Unlock(); return nil }
 
 func (b *fakeBox) Stop() error {
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
 	b.h.mu.Lock()
 	delay := b.h.stopDelay
 	b.h.mu.Unlock()

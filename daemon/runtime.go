@@ -60,7 +60,8 @@ type Sandbox interface {
 	Freeze() error
 	Thaw() error
 	// Stop kills the sandbox and removes its runtime state (not its
-	// workspace). Detach lets go of it, running, for the next daemon.
+	// workspace); a call while another runs returns once the sandbox is
+	// gone. Detach lets go of it, running, for the next daemon.
 	Stop() error
 	Detach()
 	// Exited is closed when the sandbox's init has exited; Exit then says

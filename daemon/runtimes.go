@@ -26,6 +26,18 @@ func (d *Daemon) runtimeInfo(name string) isolation.RuntimeInfo {
 	return isolation.RuntimeInfo{Name: name, Problem: "this daemon does not know it"}
 }
 
+// CheckStrictRuntime says, before a daemon starts (sandboxd --validate),
+// what checkStrictRuntime would refuse it for.
+func (c *Config) CheckStrictRuntime() error {
+	if !c.StrictRuntime || c.DefaultRuntime != api.RuntimeRunsc {
+		return nil
+	}
+	if err := isolation.CheckRunsc(c.runscOptions()); err != nil {
+		return fmt.Errorf("strict_runtime is set and the default runtime %s is not usable: %w", c.DefaultRuntime, err)
+	}
+	return nil
+}
+
 // checkStrictRuntime refuses to start a daemon whose strict runtime is
 // unusable.
 func (d *Daemon) checkStrictRuntime() error {

@@ -105,26 +105,28 @@ func TestSessionQuota(t *testing.T) {
 }
 
 func TestOneShotRun(t *testing.T) {
-	d := startDaemon(t, "")
-	status, body := d.raw(t, "POST", "/v1/run", `{"language":"python","code":"print(open('data.txt').read().upper())\n6*7","files":[{"path":"data.txt","content_base64":"aGVsbG8="}],"memory_mb":128}`)
-	var e api.Execution
-	if err := json.Unmarshal(body, &e); err != nil || status != 200 || e.Stdout != "HELLO\n" || result(&e) != "42" {
-		t.Fatalf("run: %d %s", status, body)
-	}
-	status, body = d.raw(t, "POST", "/v1/run", `{"language":"shell","code":"exit 7"}`)
-	if err := json.Unmarshal(body, &e); err != nil || status != 200 || e.ExitCode != 7 || e.Status != api.StatusError {
-		t.Fatalf("run shell: %d %s", status, body)
-	}
-	list, err := d.c.ListSessions(t.Context(), nil)
-	if err != nil || len(list) != 0 {
-		t.Fatalf("one-shot runs must leave no session: %+v %v", list, err)
-	}
-	// The sandbox goes right after the answer.
-	waitFor(t, func() bool {
-		ents, _ := os.ReadDir(filepath.Join(d.stateDir(), "sandboxes"))
-		return len(ents) == 0
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		status, body := d.raw(t, "POST", "/v1/run", `{"language":"python","code":"print(open('data.txt').read().upper())\n6*7","files":[{"path":"data.txt","content_base64":"aGVsbG8="}],"memory_mb":128}`)
+		var e api.Execution
+		if err := json.Unmarshal(body, &e); err != nil || status != 200 || e.Stdout != "HELLO\n" || result(&e) != "42" {
+			t.Fatalf("run: %d %s", status, body)
+		}
+		status, body = d.raw(t, "POST", "/v1/run", `{"language":"shell","code":"exit 7"}`)
+		if err := json.Unmarshal(body, &e); err != nil || status != 200 || e.ExitCode != 7 || e.Status != api.StatusError {
+			t.Fatalf("run shell: %d %s", status, body)
+		}
+		list, err := d.c.ListSessions(t.Context(), nil)
+		if err != nil || len(list) != 0 {
+			t.Fatalf("one-shot runs must leave no session: %+v %v", list, err)
+		}
+		// The sandbox goes right after the answer.
+		waitFor(t, func() bool {
+			ents, _ := os.ReadDir(filepath.Join(d.stateDir(), "sandboxes"))
+			return len(ents) == 0
+		})
+		assertNoSandboxesLeft(t, d, nil, false)
 	})
-	assertNoSandboxesLeft(t, d, nil, false)
 }
 
 // whileRunning starts an execution that prints and then sleeps, waits until

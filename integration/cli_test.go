@@ -164,6 +164,22 @@ func TestDoctor(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) < 8 {
 		t.Fatalf("doctor --json: %v %q", err, out)
 	}
+	// runsc is installed for the tests: doctor runs a sandbox on the
+	// daemon's platform, and lists the daemon's runtimes.
+	byName := map[string]string{}
+	for _, r := range results {
+		byName[r.Name] = r.Status + " " + r.Detail
+	}
+	if got := byName["gVisor (runsc)"]; !strings.HasPrefix(got, "ok ") || !strings.Contains(got, "platform ptrace") {
+		t.Errorf("doctor's runsc check: %q", got)
+	}
+	if got := byName["runtimes (daemon)"]; !strings.HasPrefix(got, "ok ") || !strings.Contains(got, "runc (default)") || !strings.Contains(got, "runsc") {
+		t.Errorf("doctor's runtimes: %q", got)
+	}
+	out, _, _ = d.ctl(t, "", "doctor", "--json", "--data-dir", d.base, "--runsc", "/nonexistent/runsc")
+	if !strings.Contains(out, "not installed") {
+		t.Errorf("doctor with a runsc that is not there: %s", out)
+	}
 	_, _, code = runCtl(t, filepath.Join(t.TempDir(), "none.sock"), nil, "", "doctor")
 	if code != 1 {
 		t.Fatalf("doctor without a daemon must fail: %d", code)

@@ -462,12 +462,23 @@ func testConfig(extra string, old bool) string {
 // assertions are the same for both: where gVisor answers differently
 // the body says so, per runtime (docs/runsc.md lists every difference).
 //
-// The VM (-short: cgroup v2 under systemd, emulated) runs runc alone for
-// now: runsc on v2 is the next step of issue 16 (docs/runsc.md).
+// The VM (-short: cgroup v2 under systemd, emulated, where gVisor's
+// ptrace platform is slow) runs runc alone here; runsc there runs the
+// smoke subset, the tests that call eachRuntimeAlsoInVM.
 func eachRuntime(t *testing.T, body func(t *testing.T, rt, cfg string)) {
-	rts := []string{api.RuntimeRunc, api.RuntimeRunsc}
-	if testing.Short() {
-		rts = rts[:1]
+	runtimes(t, !testing.Short(), body)
+}
+
+// eachRuntimeAlsoInVM is eachRuntime for the VM's runsc smoke subset: it
+// runs runsc under -short too.
+func eachRuntimeAlsoInVM(t *testing.T, body func(t *testing.T, rt, cfg string)) {
+	runtimes(t, true, body)
+}
+
+func runtimes(t *testing.T, runsc bool, body func(t *testing.T, rt, cfg string)) {
+	rts := []string{api.RuntimeRunc}
+	if runsc {
+		rts = append(rts, api.RuntimeRunsc)
 	}
 	for _, rt := range rts {
 		t.Run(rt, func(t *testing.T) { body(t, rt, fmt.Sprintf("default_runtime = %q\n", rt)) })

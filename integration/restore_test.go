@@ -19,7 +19,7 @@ import (
 // with SIGKILL, with sessions holding interpreter state and files: after
 // each start every session runs on, state, files, history and limits intact.
 func TestSessionsSurviveTheDaemon(t *testing.T) {
-	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
 		mem := int64(128)

@@ -11,7 +11,7 @@ import (
 )
 
 func TestPythonStatePersists(t *testing.T) {
-	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
 		if e := d.py(t, id, "x = 41\ndef inc(v):\n    return v + 1"); e.Status != api.StatusOK || e.Result != nil {
@@ -67,7 +67,7 @@ func TestChildProcessOutputIsCaptured(t *testing.T) {
 }
 
 func TestShell(t *testing.T) {
-	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
 		e := d.sh(t, id, "pwd; echo oops >&2; exit 3")
@@ -165,7 +165,7 @@ func TestOutputCap(t *testing.T) {
 }
 
 func TestStopStartRestart(t *testing.T) {
-	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
 		id := d.session(t, nil)

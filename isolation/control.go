@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	ocgroups "github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sandboxd/sandboxd/cgroups"
@@ -22,6 +23,31 @@ type Limits struct {
 
 func (l Limits) resources() *specs.LinuxResources {
 	return cgroups.Resources(cgroups.Limits{MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids})
+}
+
+// setResources sets in r the memory, CPU quota and pids limits of l that
+// l sets (a claimed pooled sandbox's new limits, or a runsc sandbox's).
+func setResources(r *ocgroups.Resources, l *specs.LinuxResources) {
+	if m := l.Memory; m != nil {
+		if m.Limit != nil {
+			r.Memory = *m.Limit
+		}
+		if m.Swap != nil {
+			r.MemorySwap = *m.Swap
+		}
+	}
+	if c := l.CPU; c != nil {
+		if c.Quota != nil {
+			r.CpuQuota = *c.Quota
+		}
+		if c.Period != nil {
+			r.CpuPeriod = *c.Period
+		}
+	}
+	if p := l.Pids; p != nil && p.Limit != nil {
+		limit := *p.Limit
+		r.PidsLimit = &limit
+	}
 }
 
 // Stats are what a sandbox uses now.

@@ -69,8 +69,31 @@ type runsc struct {
 // "release-20240513.0").
 var runscDate = regexp.MustCompile(`(20\d{6})`)
 
+// CheckRunsc says why runsc, as o configures it, cannot run sandboxes on
+// this host (nil: it can), without keeping anything: for a configuration
+// check before the daemon runs.
+func CheckRunsc(o RunscOptions) error {
+	_, err := findRunsc(o)
+	return err
+}
+
 // newRunsc finds runsc and checks it runs, with its state under stateDir.
 func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
+	rs, err := findRunsc(o)
+	if err != nil {
+		return nil, err
+	}
+	rs.root = filepath.Join(stateDir, "runsc")
+	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--network", "none", "--host-uds", "create"}, o.Flags...)
+	if err := os.MkdirAll(rs.root, 0o700); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// findRunsc finds runsc, checks its platform can work here and that it
+// runs, and learns its version.
+func findRunsc(o RunscOptions) (*runsc, error) {
 	path := o.Path
 	if path == "" {
 		path = "runsc"
@@ -91,15 +114,11 @@ func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
 		return nil, fmt.Errorf("%s --version: %v: %s", p, err, firstLine(out))
 	}
 	rs := &runsc{
-		path: p, root: filepath.Join(stateDir, "runsc"), platform: platform,
+		path: p, platform: platform,
 		version: strings.TrimPrefix(firstLine(out), "runsc version "), networks: true,
 	}
 	if m := runscDate.FindString(rs.version); m != "" && m < "20230101" && kernelAtLeast(6) {
 		rs.networks = false
-	}
-	rs.flags = append([]string{"--root", rs.root, "--platform", platform, "--network", "none", "--host-uds", "create"}, o.Flags...)
-	if err := os.MkdirAll(rs.root, 0o700); err != nil {
-		return nil, err
 	}
 	return rs, nil
 }
@@ -188,20 +207,19 @@ func (rs *runsc) state(id string) (*runscState, error) {
 	return &st, nil
 }
 
-// has says runsc has state for sandbox id.
-func (rs *runsc) has(id string) bool {
+// remove ends what is left of sandbox id (its gofer, or all of it) and
+// removes runsc's state of it, and its cgroup. Not with `runsc delete`:
+// that SIGKILLs the pids runsc recorded at create whether or not they are
+// still its processes, and once the sandbox process has died (killed by
+// the daemon, or by the OOM killer) another process on the host may have
+// its pid. The cgroup knows which processes are the sandbox's.
+func (rs *runsc) remove(id string, cg ocgroups.Manager) error {
+	err := killAll(cg)
 	m, _ := filepath.Glob(filepath.Join(rs.root, "*"+id+"*"))
-	return len(m) > 0
-}
-
-// delete removes sandbox id's runsc state (and, with it, its cgroup),
-// killing it if it still runs.
-func (rs *runsc) delete(id string) error {
-	if !rs.has(id) {
-		return nil
+	for _, f := range m {
+		err = errors.Join(err, os.RemoveAll(f))
 	}
-	_, err := rs.run("delete", "--force", id)
-	return err
+	return errors.Join(err, retryBusy(cg.Destroy))
 }
 
 // runscSpec is the OCI spec of a runsc sandbox: runc's, with the agent as
@@ -274,7 +292,7 @@ func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image,
 	create.Stdout, create.Stderr = logf, logf
 	defer func() {
 		if retErr != nil {
-			_ = rs.delete(s.ID)
+			_ = rs.remove(s.ID, cg)
 			_ = r.cgroups.RemoveSandbox(s.ID)
 		}
 	}()
@@ -356,26 +374,9 @@ func cgroupResources(l *specs.LinuxResources) *ocgroups.Resources {
 	if l == nil {
 		return r
 	}
-	if m := l.Memory; m != nil {
-		if m.Limit != nil {
-			r.Memory = *m.Limit
-		}
-		if m.Swap != nil {
-			r.MemorySwap = *m.Swap
-		}
-	}
+	setResources(r, l)
 	if c := l.CPU; c != nil {
-		if c.Quota != nil {
-			r.CpuQuota = *c.Quota
-		}
-		if c.Period != nil {
-			r.CpuPeriod = *c.Period
-		}
 		r.CpusetCpus = c.Cpus
-	}
-	if p := l.Pids; p != nil && p.Limit != nil {
-		limit := *p.Limit
-		r.PidsLimit = &limit
 	}
 	return r
 }
@@ -413,8 +414,7 @@ func (c *gvisorContainer) kill() error {
 // (with whatever of the gofer is left in it).
 func (c *gvisorContainer) destroy() error {
 	c.close()
-	err := retryBusy(func() error { return c.rs.delete(c.id) })
-	return errors.Join(err, retryBusy(c.cg.Destroy))
+	return c.rs.remove(c.id, c.cg)
 }
 
 // close lets go of the pidfd.

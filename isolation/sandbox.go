@@ -114,6 +114,12 @@ type Sandbox struct {
 	// running is the execution under way, nil if none: what Interrupt
 	// interrupts.
 	running *runningExec
+
+	// stopMu serialises Stop: a second caller (the exit watcher and an
+	// execution's recovery both stop a sandbox that died) returns once
+	// the sandbox is gone, not while the first still removes it.
+	stopMu  sync.Mutex
+	stopped bool
 }
 
 // runningExec is an execution under way: its ID and the connection its
@@ -436,8 +442,17 @@ func (s *Sandbox) close() {
 // Stop kills every process of the sandbox and removes its cgroup and
 // runtime folder. The workspace is the caller's.
 func (s *Sandbox) Stop() error {
+	s.stopMu.Lock()
+	defer s.stopMu.Unlock()
+	if s.stopped {
+		return nil
+	}
 	s.close()
-	return s.destroy()
+	if err := s.destroy(); err != nil {
+		return err
+	}
+	s.stopped = true
+	return nil
 }
 
 func (s *Sandbox) destroy() error {
@@ -482,7 +497,9 @@ func (r *Runtime) Cleanup(id string) error {
 	// mounted: unmounted first, so that RemoveAll stays in the folder.
 	p := r.pathsOf(id)
 	if r.runsc != nil {
-		errs = append(errs, r.runsc.delete(id))
+		if cg, err := r.runscCgroup(id, nil); err == nil {
+			errs = append(errs, r.runsc.remove(id, cg))
+		}
 	}
 	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), unmountView(p), os.RemoveAll(p.dir))
 	return errors.Join(errs...)
@@ -540,28 +557,8 @@ func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
 // SetLimits changes the sandbox's cgroup limits while it runs: a sandbox
 // from the warm pool takes the limits of the session that claims it.
 func (s *Sandbox) SetLimits(l Limits) error {
-	res := l.resources()
 	r := s.c.resources()
-	if m := res.Memory; m != nil {
-		if m.Limit != nil {
-			r.Memory = *m.Limit
-		}
-		if m.Swap != nil {
-			r.MemorySwap = *m.Swap
-		}
-	}
-	if c := res.CPU; c != nil {
-		if c.Quota != nil {
-			r.CpuQuota = *c.Quota
-		}
-		if c.Period != nil {
-			r.CpuPeriod = *c.Period
-		}
-	}
-	if p := res.Pids; p != nil && p.Limit != nil {
-		limit := *p.Limit
-		r.PidsLimit = &limit
-	}
+	setResources(&r, l.resources())
 	// The claiming session's cpus, rounded up, are the CPUs it may run on
 	// (cpuset.go): a sandbox that had fewer gets every CPU back.
 	if set := s.cpus.pick(s.id, l.CPUs); set != "" {

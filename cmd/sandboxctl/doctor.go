@@ -8,18 +8,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/client"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 )
 
 func newDoctorCmd(a *app) *cobra.Command {
 	var asJSON bool
-	var dataDir, lxcfsDir string
+	var dataDir, lxcfsDir, runscPath, runscPlatform string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check this host for what sandboxd needs and say what is missing",
 		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
-user namespaces, the python3 of the default template, gVisor, the daemon's
+user namespaces, the python3 of the default template, gVisor (runsc runs a
+sandbox on the daemon's platform), the runtimes the daemon found, the daemon's
 socket, the disk where workspaces live, lxcfs (sandboxes' own /proc view) and
 networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 		Args: cobra.NoArgs,
@@ -27,14 +29,29 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 			socket := client.New(a.socket).Socket()
 			checks := hostcheck.Default(socket, dataDir)
 			checks.LXCFS = lxcfsDir
+			checks.RunscPath = runscPath
+			// A running daemon says which runsc platform it uses, and
+			// which runtimes it found usable.
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+			defer cancel()
+			info, infoErr := a.client().Info(ctx)
+			checks.RunscPlatform = runscPlatform
+			if infoErr == nil && runscPlatform == "" {
+				for _, rt := range info.Runtimes {
+					if rt.Name == api.RuntimeRunsc {
+						checks.RunscPlatform = rt.Platform
+					}
+				}
+			}
 			results := checks.Run()
+			if infoErr == nil {
+				results = append(results, hostcheck.DaemonRuntimes(info))
+			}
 			// The daemon knows its floor; a daemon too old to say, or not
 			// running (the socket check says so), adds nothing.
-			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 			if h, err := a.client().HealthStatus(ctx); err == nil && h.DataDir != nil {
 				results = append(results, hostcheck.DataDirFloor(h.DataDir.FreeMB, h.DataDir.MinFreeMB, h.DataDir.OK))
 			}
-			cancel()
 			if asJSON {
 				if err := printJSON(os.Stdout, results); err != nil {
 					return err
@@ -57,6 +74,8 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "/var/lib/sandboxd", "the daemon's data dir, for the disk check")
+	cmd.Flags().StringVar(&runscPath, "runsc", "", "the daemon's [runsc] path (\"\": runsc on PATH)")
+	cmd.Flags().StringVar(&runscPlatform, "runsc-platform", "", "the runsc platform to check (\"\": the running daemon's, else ptrace)")
 	cmd.Flags().StringVar(&lxcfsDir, "lxcfs-dir", "/var/lib/lxcfs", "the daemon's lxcfs_dir (\"\": off)")
 	return cmd
 }

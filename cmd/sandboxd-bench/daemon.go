@@ -153,3 +153,17 @@ func pssBytes(id string) int64 {
 	}
 	return total
 }
+
+// usable says the daemon can run sessions on runtime name.
+func (d *daemon) usable(ctx context.Context, name string) bool {
+	info, err := d.c.Info(ctx)
+	if err != nil {
+		return false
+	}
+	for _, rt := range info.Runtimes {
+		if rt.Name == name {
+			return rt.Usable
+		}
+	}
+	return false
+}

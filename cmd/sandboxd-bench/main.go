@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 func main() {
@@ -84,26 +86,25 @@ func run(ctx context.Context, bin string, scale float64, idle int) (*report, err
 	// the memory figures can be taken, the session quotas.
 	quota := fmt.Sprintf("max_sessions = %d\nmax_sessions_per_uid = %d\n", idle+50, idle+50)
 
+	// runc's figures are the baselines of runsc's rows.
+	var runc struct{ pooled, pooledRun, exec, cold, coldRun latency }
+	var runscUsable bool
 	step("sandboxd with a warm pool (pool_size = 2)")
-	d, err := startDaemon(ctx, bin, "pool_size = 2\n"+quota)
-	if err != nil {
-		return nil, err
-	}
-	err = func() error {
-		defer d.stop()
-		l, err := creates(ctx, d, n(200))
-		if err != nil {
+	err = withDaemon(ctx, bin, "pool_size = 2\n"+quota, func(d *daemon) error {
+		runscUsable = d.usable(ctx, api.RuntimeRunsc)
+		var err error
+		if runc.pooled, err = creates(ctx, d, n(200)); err != nil {
 			return err
 		}
-		r.latency("create → ready, from the pool", l, "python3 -c 'print(1)'", py.P50, goalP50(5))
-		if l, err = runs(ctx, d, n(200)); err != nil {
+		r.latency("create → ready, from the pool", runc.pooled, "python3 -c 'print(1)'", py.P50, goalP50(5))
+		if runc.pooledRun, err = runs(ctx, d, n(200)); err != nil {
 			return err
 		}
-		r.latency("/v1/run print(1), from the pool", l, "python3 -c 'print(1)'", py.P50, goalP50(10))
-		if l, err = execs(ctx, d, n(2000)); err != nil {
+		r.latency("/v1/run print(1), from the pool", runc.pooledRun, "python3 -c 'print(1)'", py.P50, goalP50(10))
+		if runc.exec, err = execs(ctx, d, n(2000)); err != nil {
 			return err
 		}
-		r.latency("exec x = 1 on a live session", l, "pipe round trip to a python3 REPL", pipe.P50, goalExec())
+		r.latency("exec x = 1 on a live session", runc.exec, "pipe round trip to a python3 REPL", pipe.P50, goalExec())
 		for _, clients := range []int{1, 4, 16} {
 			step(fmt.Sprintf("create + exec + delete, %d clients", clients))
 			if err := d.waitPool(ctx); err != nil {
@@ -120,27 +121,22 @@ func run(ctx context.Context, bin string, scale float64, idle int) (*report, err
 			r.value(fmt.Sprintf("create+exec+delete cycles/s, %d clients", clients), perS, "cycles/s", cycles, goal)
 		}
 		return nil
-	}()
+	})
 	if err != nil {
 		return nil, err
 	}
 
 	step("sandboxd without a pool (cold starts)")
-	d, err = startDaemon(ctx, bin, "pool_size = 0\n"+quota)
-	if err != nil {
-		return nil, err
-	}
-	err = func() error {
-		defer d.stop()
-		l, err := creates(ctx, d, n(100))
-		if err != nil {
+	err = withDaemon(ctx, bin, "pool_size = 0\n"+quota, func(d *daemon) error {
+		var err error
+		if runc.cold, err = creates(ctx, d, n(100)); err != nil {
 			return err
 		}
-		r.latency("create → ready, cold", l, "bwrap python3 -c 'pass'", bwPass.P50, goalRatio(1.5))
-		if l, err = runs(ctx, d, n(100)); err != nil {
+		r.latency("create → ready, cold", runc.cold, "bwrap python3 -c 'pass'", bwPass.P50, goalRatio(1.5))
+		if runc.coldRun, err = runs(ctx, d, n(100)); err != nil {
 			return err
 		}
-		r.latency("/v1/run print(1), cold", l, "bwrap python3 -c 'print(1)'", bwPrint.P50, noGoal)
+		r.latency("/v1/run print(1), cold", runc.coldRun, "bwrap python3 -c 'print(1)'", bwPrint.P50, noGoal)
 		step(fmt.Sprintf("idle memory: up to %d idle sessions", idle))
 		counts := []int{min(100, idle)}
 		if idle > 100 {
@@ -159,13 +155,70 @@ func run(ctx context.Context, bin string, scale float64, idle int) (*report, err
 			r.memory(fmt.Sprintf("daemon RSS, %d idle sessions", c), m.DaemonRSS[c], c, goal)
 		}
 		return nil
-	}()
+	})
 	if err != nil {
 		return nil, err
+	}
+	if !runscUsable {
+		step("runsc (gVisor) is not usable here: no runsc rows")
+	} else {
+		// The same paths on gVisor, each beside runc's figure of this run.
+		step("runsc (gVisor) with a warm pool (pool_size = 2)")
+		err = withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 2\n"+quota, func(d *daemon) error {
+			l, err := creates(ctx, d, n(50))
+			if err != nil {
+				return err
+			}
+			r.latency("runsc: create → ready, from the pool", l, "runc: from the pool", runc.pooled.P50, goalRatio(2))
+			if l, err = runs(ctx, d, n(50)); err != nil {
+				return err
+			}
+			r.latency("runsc: /v1/run print(1), from the pool", l, "runc: /v1/run, from the pool", runc.pooledRun.P50, noGoal)
+			if l, err = execs(ctx, d, n(1000)); err != nil {
+				return err
+			}
+			r.latency("runsc: exec x = 1 on a live session", l, "runc: exec x = 1", runc.exec.P50, goalRatio(2))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		step("runsc (gVisor) without a pool (cold starts)")
+		err = withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 0\n"+quota, func(d *daemon) error {
+			l, err := creates(ctx, d, n(50))
+			if err != nil {
+				return err
+			}
+			r.latency("runsc: create → ready, cold", l, "runc: cold", runc.cold.P50, goalP50(250))
+			if l, err = runs(ctx, d, n(50)); err != nil {
+				return err
+			}
+			r.latency("runsc: /v1/run print(1), cold", l, "runc: /v1/run, cold", runc.coldRun.P50, noGoal)
+			m, err := idleMemory(ctx, d, []int{min(20, idle)}, 20)
+			if err != nil {
+				return err
+			}
+			r.memory(fmt.Sprintf("runsc: idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, noGoal)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	r.Host = hostInfo()
 	r.Scale = scale
 	return r, nil
+}
+
+// withDaemon runs measure against a daemon of its own with config, and
+// stops it after.
+func withDaemon(ctx context.Context, bin, config string, measure func(*daemon) error) error {
+	d, err := startDaemon(ctx, bin, config)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	return measure(d)
 }
 
 // hostInfo says where the numbers come from.

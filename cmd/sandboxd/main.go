@@ -86,6 +86,9 @@ live data is compacted at start.`,
 				return err
 			}
 			if f.validate {
+				if err := cfg.CheckStrictRuntime(); err != nil {
+					return err
+				}
 				fmt.Println("configuration is valid")
 				return nil
 			}

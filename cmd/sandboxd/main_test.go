@@ -174,3 +174,35 @@ func TestRecoverAndValidateExclude(t *testing.T) {
 		t.Fatal("--recover with --validate ran")
 	}
 }
+
+// TestValidateStrictRuntime: --validate refuses a configuration whose
+// strict default runtime cannot run here, in the sentence the daemon's
+// start would say; without strict_runtime it is valid.
+func TestValidateStrictRuntime(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "runsc")
+	cases := []struct {
+		name, config, want string
+	}{
+		{"strict", "default_runtime = \"runsc\"\nstrict_runtime = true\n[runsc]\npath = \"" + missing + "\"\n", "strict_runtime is set and the default runtime runsc is not usable: runsc is not installed"},
+		{"not strict", "default_runtime = \"runsc\"\n[runsc]\npath = \"" + missing + "\"\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "c.toml")
+			if err := os.WriteFile(cfg, []byte(c.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := execute(t, "--config", cfg, "--validate")
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("valid configuration refused: %v %s", err, out)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -51,6 +51,10 @@ type Host struct {
 	Python  string // the default template's interpreter
 	Dev     string // /dev
 	LXCFS   string // the daemon's lxcfs_dir
+	// RunscPath and RunscPlatform are the daemon's [runsc] path ("":
+	// runsc on PATH) and platform ("": ptrace).
+	RunscPath     string
+	RunscPlatform string
 }
 
 // Default is this machine with the default paths.
@@ -188,14 +192,6 @@ func (h Host) PythonTemplate() Result {
 		return Result{"python template", Fail, fmt.Sprintf("%s does not run: %v", h.Python, err)}
 	}
 	return Result{"python template", OK, strings.TrimSpace(string(out))}
-}
-
-// Runsc reports whether gVisor is installed.
-func (h Host) Runsc() Result {
-	if p, err := exec.LookPath("runsc"); err == nil {
-		return Result{"gVisor (runsc)", OK, p}
-	}
-	return Result{"gVisor (runsc)", Info, "not installed: sandboxes use the native runtime (namespaces, cgroups, seccomp)"}
 }
 
 // SocketAccess checks the daemon's socket exists, who may use it, and that

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // fakeProc makes a /proc with the given files.
@@ -86,5 +88,37 @@ func TestDataDirFloor(t *testing.T) {
 	}
 	if r := DataDirFloor(4096, 1024, true); r.Status != OK {
 		t.Fatalf("above the floor: %+v", r)
+	}
+}
+
+func TestDaemonRuntimes(t *testing.T) {
+	runc := api.RuntimeInfo{Name: "runc", Usable: true, Networks: true}
+	runsc := api.RuntimeInfo{Name: "runsc", Usable: true, Platform: "ptrace"}
+	broken := api.RuntimeInfo{Name: "runsc", Problem: "runsc is not installed"}
+	cases := []struct {
+		name string
+		info api.Info
+		want Status
+		text string
+	}{
+		{"both usable", api.Info{Runtime: "runc", Runtimes: []api.RuntimeInfo{runc, runsc}}, OK, `runc (default); runsc: network "none" only`},
+		{"other one unusable", api.Info{Runtime: "runc", Runtimes: []api.RuntimeInfo{runc, broken}}, Warn, "runsc: not usable: runsc is not installed"},
+		{"default unusable", api.Info{Runtime: "runsc", Runtimes: []api.RuntimeInfo{runc, broken}}, Fail, "runsc (default): not usable"},
+		{"an older daemon", api.Info{}, Info, "does not list"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := DaemonRuntimes(&c.info)
+			if r.Status != c.want || !strings.Contains(r.Detail, c.text) {
+				t.Errorf("got %s %q, want %s with %q", r.Status, r.Detail, c.want, c.text)
+			}
+		})
+	}
+}
+
+func TestRunscNotInstalled(t *testing.T) {
+	r := Host{RunscPath: filepath.Join(t.TempDir(), "runsc")}.Runsc()
+	if r.Status != Info || !strings.Contains(r.Detail, "not installed") {
+		t.Errorf("got %s %q", r.Status, r.Detail)
 	}
 }

@@ -1,0 +1,135 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// gvisorKernel is the kernel release gVisor's Sentry reports.
+const gvisorKernel = "4.4.0"
+
+// TestRuntimeChoice checks a session's runtime comes from the request,
+// else its template, else the daemon's default, end to end from the API
+// and sandboxctl: each session runs where it says (gVisor reports its own
+// kernel), a template's warm pool runs on the template's runtime, one-shot
+// runs take a runtime too, and a runtime the daemon lacks answers 400.
+func TestRuntimeChoice(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	kernel := func(id string) string {
+		t.Helper()
+		return strings.TrimSpace(d.sh(t, id, "uname -r").Stdout)
+	}
+	info := d.info(t)
+	if info.Runtime != api.RuntimeRunc || len(info.Runtimes) != 2 || !info.Runtimes[1].Usable || info.Runtimes[1].Platform != "ptrace" {
+		t.Fatalf("info's runtimes: %q %+v", info.Runtime, info.Runtimes)
+	}
+
+	native := d.session(t, nil)
+	gvisor := d.session(t, &api.CreateSessionRequest{Runtime: api.RuntimeRunsc})
+	if k := kernel(native); k == gvisorKernel {
+		t.Fatalf("a default session runs on gVisor (%s)", k)
+	}
+	if k := kernel(gvisor); k != gvisorKernel {
+		t.Fatalf("a runsc session reports kernel %s", k)
+	}
+	if s, err := d.c.GetSession(ctx, gvisor); err != nil || s.Runtime != api.RuntimeRunsc {
+		t.Fatalf("session's runtime: %+v %v", s, err)
+	}
+
+	// sandboxctl: create --runtime, ls shows it, info lists the runtimes.
+	out, stderr, code := d.ctl(t, "", "create", "--runtime", "runsc", "--json")
+	var s api.Session
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Runtime != api.RuntimeRunsc {
+		t.Fatalf("sandboxctl create --runtime runsc: %d %s %s", code, out, stderr)
+	}
+	t.Cleanup(func() { _ = d.c.DeleteSession(ctx, s.ID) })
+	if k := kernel(s.ID); k != gvisorKernel {
+		t.Fatalf("sandboxctl's runsc session reports kernel %s", k)
+	}
+	if out, _, _ := d.ctl(t, "", "ls"); !strings.Contains(out, "RUNTIME") || !strings.Contains(out, "runsc") {
+		t.Fatalf("sandboxctl ls:\n%s", out)
+	}
+	if out, _, _ := d.ctl(t, "", "info"); !strings.Contains(out, "runsc") {
+		t.Fatalf("sandboxctl info:\n%s", out)
+	}
+	if _, stderr, code := d.ctl(t, "", "create", "--runtime", "kata"); code == 0 || !strings.Contains(stderr, "kata") {
+		t.Fatalf("an unknown runtime: %d %s", code, stderr)
+	}
+	if code, body := d.raw(t, "POST", "/v1/sessions", `{"runtime":"kata"}`); code != 400 || !strings.Contains(string(body), api.CodeInvalidArgument) {
+		t.Fatalf("an unknown runtime over the API: %d %s", code, body)
+	}
+
+	// A template's runtime, and its warm pool on it.
+	one := 1
+	if _, err := d.c.AddTemplate(ctx, &api.Template{Name: "gv", Runtime: api.RuntimeRunsc, PoolSize: &one}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		tp, err := d.c.Template(ctx, "gv")
+		return err == nil && tp.PoolIdle == 1
+	})
+	pooled := d.session(t, &api.CreateSessionRequest{Template: "gv"})
+	if !strings.Contains(d.log(), `"from":"pool"`) {
+		t.Fatalf("the template's session did not come from its pool:\n%s", d.log())
+	}
+	if k := kernel(pooled); k != gvisorKernel {
+		t.Fatalf("a session of a runsc template reports kernel %s", k)
+	}
+	if e := d.py(t, pooled, "x = 6\nx * 7"); result(e) != "42" {
+		t.Fatalf("python in a pooled runsc session: %s", describe(e))
+	}
+	// The request's runtime wins over the template's.
+	over := d.session(t, &api.CreateSessionRequest{Template: "gv", Runtime: api.RuntimeRunc})
+	if k := kernel(over); k == gvisorKernel {
+		t.Fatal("runtime runc on a runsc template ran on gVisor")
+	}
+
+	// One-shot runs.
+	run, err := d.c.Run(ctx, &api.RunRequest{CreateSessionRequest: api.CreateSessionRequest{Runtime: api.RuntimeRunsc}, Language: "shell", Code: "uname -r"}, nil)
+	if err != nil || strings.TrimSpace(run.Stdout) != gvisorKernel {
+		t.Fatalf("a one-shot run on runsc: %+v %v", run, err)
+	}
+}
+
+// TestStrictRuntime checks a daemon with strict_runtime and runsc as its
+// default refuses runc requests, and that one whose runsc cannot run
+// refuses to start (and --validate says why) instead of falling back to
+// runc.
+func TestStrictRuntime(t *testing.T) {
+	d := startDaemon(t, "default_runtime = \"runsc\"\nstrict_runtime = true\n")
+	id := d.session(t, nil)
+	if k := strings.TrimSpace(d.sh(t, id, "uname -r").Stdout); k != gvisorKernel {
+		t.Fatalf("a strict runsc daemon's session reports kernel %s", k)
+	}
+	if code, body := d.raw(t, "POST", "/v1/sessions", `{"runtime":"runc"}`); code != 400 || !strings.Contains(string(body), "strict_runtime") {
+		t.Fatalf("runc on a strict runsc daemon: %d %s", code, body)
+	}
+
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	config := "default_runtime = \"runsc\"\nstrict_runtime = true\n[runsc]\npath = \"" + filepath.Join(dir, "runsc") + "\"\n"
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const want = "strict_runtime is set and the default runtime runsc is not usable"
+	for _, args := range [][]string{
+		{"--config", cfg, "--validate"},
+		{"--config", cfg, "--socket", filepath.Join(dir, "s.sock"), "--data-dir", filepath.Join(dir, "data"), "--run-dir", filepath.Join(dir, "run")},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, filepath.Join(bin, "sandboxd"), args...).CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("sandboxd %v: %v\n%s", args, err, out)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package hostcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// runscProbeTimeout bounds the platform probe: a platform that cannot
+// work here (kvm without hardware virtualization) hangs rather than fails.
+const runscProbeTimeout = 15 * time.Second
+
+// Runsc reports whether gVisor's runsc is installed and runs a sandbox on
+// the chosen platform: `runsc do true` in a state folder of its own, with
+// no network.
+func (h Host) Runsc() Result {
+	const name = "gVisor (runsc)"
+	path := h.RunscPath
+	if path == "" {
+		path = "runsc"
+	}
+	bin, err := exec.LookPath(path)
+	if err != nil {
+		return Result{name, Info, "not installed: sessions use runc (namespaces, cgroups, seccomp); install the runsc package for runtime \"runsc\""}
+	}
+	platform := h.RunscPlatform
+	if platform == "" {
+		platform = "ptrace"
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	version := strings.TrimPrefix(firstLine(string(out)), "runsc version ")
+	if err != nil {
+		return Result{name, Warn, fmt.Sprintf("%s does not run: %v", bin, err)}
+	}
+	took, err := probeRunsc(bin, platform)
+	if err != nil {
+		return Result{name, Warn, fmt.Sprintf("%s (%s) cannot run a sandbox on platform %s: %v", bin, version, platform, err)}
+	}
+	return Result{name, OK, fmt.Sprintf("%s (%s): a sandbox on platform %s ran in %d ms", bin, version, platform, took.Milliseconds())}
+}
+
+// probeRunsc runs `runsc do true` and says how long it took.
+func probeRunsc(bin, platform string) (time.Duration, error) {
+	if os.Geteuid() != 0 {
+		return 0, errors.New("checking it needs root")
+	}
+	root, err := os.MkdirTemp("", "sandboxctl-doctor-runsc-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(root)
+	ctx, cancel := context.WithTimeout(context.Background(), runscProbeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--root", root, "--platform", platform, "--network", "none", "do", "true")
+	// runsc's sandbox and gofer processes stay in its process group: a
+	// hung probe is killed with all of them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(t0)
+	switch {
+	case ctx.Err() != nil:
+		return 0, fmt.Errorf("it hung for %s (choose another [runsc] platform; kvm needs hardware virtualization)", runscProbeTimeout)
+	case err != nil:
+		return 0, fmt.Errorf("%v: %s", err, lastLine(string(out)))
+	}
+	return took, nil
+}
+
+// DaemonRuntimes reports the runtimes the running daemon found usable:
+// what its sessions can ask for.
+func DaemonRuntimes(info *api.Info) Result {
+	const name = "runtimes (daemon)"
+	var parts []string
+	status := OK
+	for _, rt := range info.Runtimes {
+		s := rt.Name
+		if rt.Name == info.Runtime {
+			s += " (default)"
+		}
+		switch {
+		case !rt.Usable:
+			s += ": not usable: " + rt.Problem
+			if rt.Name == info.Runtime {
+				status = Fail
+			} else if status == OK {
+				status = Warn
+			}
+		case !rt.Networks:
+			s += ": network \"none\" only"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return Result{name, Info, "the daemon does not list its runtimes (older than sandboxd's runsc support)"}
+	}
+	return Result{name, status, strings.Join(parts, "; ")}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}

@@ -1,0 +1,55 @@
+package isolation
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	ocgroups "github.com/opencontainers/cgroups"
+	"golang.org/x/sys/unix"
+)
+
+// killAll SIGKILLs every process in cg and waits, 5 s at most, until none
+// is left. The cgroup says which processes are the sandbox's: unlike a
+// pid recorded earlier, its list cannot name a stranger that was given a
+// dead process's pid. It is frozen while its pids are read and signalled,
+// so that none of them exits (and is reused) in between; on cgroup v2,
+// cgroup.kill does it all in the kernel.
+func killAll(cg ocgroups.Manager) error {
+	if !cg.Exists() {
+		return nil
+	}
+	killed := false
+	if ocgroups.IsCgroup2UnifiedMode() {
+		err := ocgroups.WriteFile(cg.Path(""), "cgroup.kill", "1")
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		killed = err == nil
+	}
+	if !killed {
+		frozen := cg.Freeze(ocgroups.Frozen) == nil
+		pids, err := cg.GetAllPids()
+		for _, pid := range pids {
+			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+				_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+				unix.Close(fd)
+			}
+		}
+		if frozen {
+			_ = cg.Freeze(ocgroups.Thawed)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i := 0; i < 250; i++ {
+		pids, err := cg.GetAllPids()
+		if err != nil || len(pids) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("processes of cgroup %s left after SIGKILL", cg.Path(""))
+}
