@@ -1,11 +1,14 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +133,66 @@ func TestStrictRuntime(t *testing.T) {
 		cancel()
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("sandboxd %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestRunscCgroup checks a runsc sandbox's processes, its Sentry and its
+// gofer, are in the session's own cgroup (its limits and its stats are
+// there), and that the daemon changed nothing above its own cgroup for
+// it: runsc given the cgroup's path enables every controller the host has
+// in each of its parents on cgroup v2, the root's and systemd's slices
+// included, and runsc do makes runsc-<pid> at the root of each hierarchy.
+func TestRunscCgroup(t *testing.T) {
+	d := startDaemon(t, `default_runtime = "runsc"`+"\n")
+	before := parentControls(t) // once the daemon set its own cgroup up
+	id := d.session(t, &api.CreateSessionRequest{Pids: ptr(int64(256))})
+	if e := d.py(t, id, "print(6 * 7)"); e.Stdout != "42\n" {
+		t.Fatalf("exec: %+v", e)
+	}
+	b, err := os.ReadFile(filepath.Join(sandboxCgroupParent(t, d), id, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, pid := range strings.Fields(string(b)) {
+		if cmd, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil {
+			found = append(found, string(cmd[:bytes.IndexByte(append(cmd, 0), 0)]))
+		}
+	}
+	if !slices.Contains(found, "runsc-sandbox") || !slices.Contains(found, "runsc-gofer") {
+		t.Fatalf("the session's cgroup holds %q, not runsc's sandbox and gofer", found)
+	}
+	if out, stderr, _ := d.ctl(t, "", "doctor", "--data-dir", d.base); !strings.Contains(out, "a sandbox on platform") {
+		t.Fatalf("doctor ran no runsc sandbox:\n%s%s", out, stderr)
+	}
+	if after := parentControls(t); !maps.Equal(before, after) {
+		t.Fatalf("cgroup.subtree_control above the daemon's cgroup changed:\nbefore %q\nafter  %q", before, after)
+	}
+}
+
+// parentControls is the cgroup.subtree_control of every parent of the
+// test's cgroup v2, from the root down (none on cgroup v1): what the test
+// and its daemons must leave as they are.
+func parentControls(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if !isCgroup2() {
+		return out
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := strings.TrimPrefix(strings.TrimSpace(string(b)), "0::")
+	for dir := filepath.Dir(own); ; dir = filepath.Dir(dir) {
+		c, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", dir, "cgroup.subtree_control"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[dir] = string(c)
+		if dir == "/" {
+			return out
 		}
 	}
 }

@@ -84,7 +84,7 @@ func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
 		return nil, err
 	}
 	rs.root = filepath.Join(stateDir, "runsc")
-	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--network", "none", "--host-uds", "create"}, o.Flags...)
+	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--network", "none", "--host-uds", "create", "--ignore-cgroups"}, o.Flags...)
 	if err := os.MkdirAll(rs.root, 0o700); err != nil {
 		return nil, err
 	}
@@ -266,8 +266,8 @@ func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image,
 	}
 	// The daemon makes the sandbox's cgroup and sets its limits, as
 	// libcontainer does for runc (the parents of a v1 cpuset need their
-	// CPUs copied down): runsc joins a cgroup that exists and leaves it
-	// as it is.
+	// CPUs copied down), and starts runsc in it (startIn): runsc, told to
+	// leave cgroups alone, forks its gofer and sandbox there.
 	cg, err := r.runscCgroup(s.ID, spec.Linux.Resources)
 	if err != nil {
 		return nil, err
@@ -296,7 +296,11 @@ func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image,
 			_ = r.cgroups.RemoveSandbox(s.ID)
 		}
 	}()
-	if err := create.Run(); err != nil {
+	err = startIn(create, cg)
+	if err == nil {
+		err = create.Wait()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("runsc create: %w%s", err, tailOf(p.log))
 	}
 	c, err := r.runscContainer(s.ID, pidFile, cg)

@@ -19,7 +19,7 @@ const runscProbeTimeout = 15 * time.Second
 
 // Runsc reports whether gVisor's runsc is installed and runs a sandbox on
 // the chosen platform: `runsc do true` in a state folder of its own, with
-// no network.
+// no network and no cgroup.
 func (h Host) Runsc() Result {
 	const name = "gVisor (runsc)"
 	path := h.RunscPath
@@ -58,7 +58,9 @@ func probeRunsc(bin, platform string) (time.Duration, error) {
 	defer os.RemoveAll(root)
 	ctx, cancel := context.WithTimeout(context.Background(), runscProbeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--root", root, "--platform", platform, "--network", "none", "do", "true")
+	// --ignore-cgroups: runsc's own cgroup, runsc-<pid>, would be made at
+	// the root of every hierarchy and never removed.
+	cmd := exec.CommandContext(ctx, bin, "--root", root, "--platform", platform, "--network", "none", "--ignore-cgroups", "do", "true")
 	// runsc's sandbox and gofer processes stay in its process group: a
 	// hung probe is killed with all of them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
