@@ -283,6 +283,11 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 	if rec.Limits.DiskMB != def.DiskMB || rec.Runtime != p.runtime() {
 		return nil
 	}
+	// gVisor keeps a sandbox's pids limit inside it, set at its start
+	// (RLIMIT_NPROC): another one needs a sandbox of its own.
+	if rec.Runtime == api.RuntimeRunsc && rec.Limits.Pids != def.Pids {
+		return nil
+	}
 	// The refill starts once the claim is done: on a host of few cores a
 	// sandbox starting beside it slows every step of it (the nftables
 	// commit of its network most).

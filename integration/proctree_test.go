@@ -60,37 +60,39 @@ func running(ps []proc, cmd string) bool {
 // children and every later shell execution failed (EAGAIN, exit 127)
 // until a restart.
 func TestForkBombLeavesNoZombies(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, &api.CreateSessionRequest{Pids: ptr(int64(128))})
-	d.py(t, id, "kept = 'state'")
-	if e := d.exec(t, id, api.LanguageShell, "bomb() { bomb | bomb & }; bomb; sleep 100", 3); e.Status != api.StatusTimeout {
-		t.Fatalf("bomb: %+v", e)
-	}
-	start := time.Now()
-	var last *api.Execution
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		last = d.sh(t, id, "echo alive")
-		if last.Status == api.StatusOK && last.Stdout == "alive\n" {
-			break
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, &api.CreateSessionRequest{Pids: ptr(int64(128))})
+		d.py(t, id, "kept = 'state'")
+		if e := d.exec(t, id, api.LanguageShell, "bomb() { bomb | bomb & }; bomb; sleep 100", 3); e.Status != api.StatusTimeout {
+			t.Fatalf("bomb: %+v", e)
 		}
-	}
-	if last.Stdout != "alive\n" {
-		t.Fatalf("the shell never worked again after the bomb: %+v", last)
-	}
-	t.Logf("the shell worked again %v after the bomb's timeout", time.Since(start).Round(time.Millisecond))
-	// Nothing of the bomb is left: no zombie, no process.
-	waitFor(t, func() bool {
-		ps := d.procs(t, id)
-		for _, p := range ps {
-			if p.state == "Z" || strings.Contains(p.cmdln, "sh -c") && !strings.Contains(p.cmdln, "python3") {
-				return false
+		start := time.Now()
+		var last *api.Execution
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			last = d.sh(t, id, "echo alive")
+			if last.Status == api.StatusOK && last.Stdout == "alive\n" {
+				break
 			}
 		}
-		return true
+		if last.Stdout != "alive\n" {
+			t.Fatalf("the shell never worked again after the bomb: %+v", last)
+		}
+		t.Logf("the shell worked again %v after the bomb's timeout", time.Since(start).Round(time.Millisecond))
+		// Nothing of the bomb is left: no zombie, no process.
+		waitFor(t, func() bool {
+			ps := d.procs(t, id)
+			for _, p := range ps {
+				if p.state == "Z" || strings.Contains(p.cmdln, "sh -c") && !strings.Contains(p.cmdln, "python3") {
+					return false
+				}
+			}
+			return true
+		})
+		if e := d.py(t, id, "kept"); result(e) != "'state'" || e.StateReset {
+			t.Fatalf("the interpreter after the bomb: %+v", e)
+		}
 	})
-	if e := d.py(t, id, "kept"); result(e) != "'state'" || e.StateReset {
-		t.Fatalf("the interpreter after the bomb: %+v", e)
-	}
 }
 
 // TestStoppedExecutionStopsWhatItStarted: a timeout stops everything the

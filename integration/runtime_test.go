@@ -90,6 +90,26 @@ func TestRuntimeChoice(t *testing.T) {
 	if e := d.py(t, pooled, "x = 6\nx * 7"); result(e) != "42" {
 		t.Fatalf("python in a pooled runsc session: %s", describe(e))
 	}
+	// gVisor keeps the pids limit inside (RLIMIT_NPROC), fixed at its
+	// start: a session that asks for another one starts cold, with it.
+	nproc := func(id string) string {
+		t.Helper()
+		return strings.TrimSpace(d.py(t, id, "import resource\nprint(resource.getrlimit(resource.RLIMIT_NPROC)[0])").Stdout)
+	}
+	if n := nproc(pooled); n != "256" {
+		t.Fatalf("a pooled runsc session's RLIMIT_NPROC: %s, want the default pids 256", n)
+	}
+	waitFor(t, func() bool {
+		tp, err := d.c.Template(ctx, "gv")
+		return err == nil && tp.PoolIdle == 1
+	})
+	own := d.session(t, &api.CreateSessionRequest{Template: "gv", Pids: ptr(int64(64))})
+	if n := nproc(own); n != "64" {
+		t.Fatalf("a runsc session with pids 64 has RLIMIT_NPROC %s", n)
+	}
+	if tp, err := d.c.Template(ctx, "gv"); err != nil || tp.PoolIdle != 1 {
+		t.Fatalf("a session with its own pids limit took the pooled sandbox: %+v %v", tp, err)
+	}
 	// The request's runtime wins over the template's.
 	over := d.session(t, &api.CreateSessionRequest{Template: "gv", Runtime: api.RuntimeRunc})
 	if k := kernel(over); k == gvisorKernel {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,59 +15,76 @@ import (
 // TestSandboxIsolation runs probes inside a sandbox; each prints one word
 // that the table expects.
 func TestSandboxIsolation(t *testing.T) {
-	d := startDaemon(t, "")
-	id := d.session(t, nil)
-	// A marker the sandbox must not see, and host state it must not change.
-	marker := "/root/sandboxd-secret-marker"
-	if err := os.WriteFile(marker, []byte("secret"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(marker) })
-
-	probes := []struct {
-		name, lang, code, want string
-	}{
-		{"runs as the sandbox user", "shell", "id -un", "sandbox"},
-		{"in a user namespace", "shell", "id -u; awk '{print $1, $3}' /proc/self/uid_map", "1000\n0 65536"},
-		{"host root is nobody", "shell", "stat -c %U /usr/bin/python3", "nobody"},
-		{"no capabilities", "shell", "grep CapEff /proc/self/status | awk '{print $2}'", "0000000000000000"},
-		{"no_new_privs", "shell", "grep NoNewPrivs /proc/self/status | awk '{print $2}'", "1"},
-		{"seccomp filter on", "shell", "grep '^Seccomp:' /proc/self/status | awk '{print $2}'", "2"},
-		{"no host processes", "python", "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) < 10)", "True"},
-		{"no /etc/shadow", "shell", "test -e /etc/shadow && echo present || echo absent", "absent"},
-		{"no host home", "shell", "test -e " + marker + " && echo present || echo absent", "absent"},
-		{"no private keys", "shell", "test -e /etc/ssl/private && echo present || echo absent", "absent"},
-		{"CA certificates", "shell", "test -d /etc/ssl/certs && echo present || echo absent", "present"},
-		{"only lo", "shell", "ls /sys/class/net | tr '\\n' ' '", "lo"},
-		{"no network egress", "python", "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.2', 9))\n    print('connected')\nexcept OSError as e:\n    print('refused' if e.errno in (111, 101) else e)", "refused"},
-		{"/usr read-only", "shell", "touch /usr/x 2>/dev/null && echo wrote || echo denied", "denied"},
-		{"/etc read-only", "shell", "touch /etc/x 2>/dev/null && echo wrote || echo denied", "denied"},
-		{"/ read-only", "shell", "touch /x 2>/dev/null && echo wrote || echo denied", "denied"},
-		{"/workspace writable", "shell", "touch /workspace/x && echo wrote", "wrote"},
-		{"/tmp writable", "shell", "touch /tmp/x && echo wrote", "wrote"},
-		{"/proc/sys read-only", "shell", "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo wrote || echo denied", "denied"},
-		{"no cgroupfs", "shell", "ls /sys/fs/cgroup 2>/dev/null | wc -l", "0"},
-		{"/proc/kcore masked", "shell", "test -s /proc/kcore && echo readable || echo masked", "masked"},
-		{"unshare user ns denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.unshare(0x10000000) == 0 else 'denied')", "denied"},
-		{"unshare command fails", "shell", "unshare -Ur true 2>/dev/null && echo ok || echo denied", "denied"},
-		{"mount denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0 else 'denied')", "denied"},
-		{"clone with new namespace denied", "python", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(56, 0x40000000 | 17, 0, 0, 0, 0)\nprint('denied' if r == -1 else 'ok')\nif r == 0: os._exit(0)", "denied"},
-		{"ptrace denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.ptrace(16, 1, 0, 0) == 0 else 'denied')", "denied"},
-		{"keyctl denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.syscall(250, 0, 0, 0, 0, 0) >= 0 else 'denied')", "denied"},
-		{"mknod denied", "shell", "mknod /tmp/mem c 1 1 2>/dev/null && echo made || echo denied", "denied"},
-		{"agent socket not visible", "shell", "find / \\( -path /proc -o -path /sys -o -path /usr \\) -prune -o -name agent.sock -print 2>/dev/null | wc -l", "0"},
-		{"cannot signal the agent", "python", "import os, signal\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept OSError:\n    pass\nprint('alive')", "alive"},
-	}
-	for _, p := range probes {
-		e := d.exec(t, id, p.lang, p.code, 20)
-		got := strings.TrimSpace(e.Stdout)
-		if got != p.want {
-			t.Errorf("%s: got %q, want %q (stderr %q, status %s)", p.name, got, p.want, e.Stderr, e.Status)
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		id := d.session(t, nil)
+		// A marker the sandbox must not see, and host state it must not change.
+		marker := "/root/sandboxd-secret-marker"
+		if err := os.WriteFile(marker, []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if e := d.py(t, id, "1 + 1"); result(e) != "2" {
-		t.Fatalf("the session must survive its probes: %+v", e)
-	}
+		t.Cleanup(func() { os.Remove(marker) })
+
+		// want is what both runtimes answer, unless gvisor says what
+		// gVisor does instead (docs/runsc.md lists each difference).
+		probes := []struct {
+			name, lang, code, want string
+			gvisor                 string
+		}{
+			{"runs as the sandbox user", "shell", "id -un", "sandbox", ""},
+			// gVisor shows a namespace of its own; its processes on the host
+			// are in the sandbox's (checked below).
+			{"in a user namespace", "shell", "id -u; awk '{print $1, $3}' /proc/self/uid_map", "1000\n0 65536", "1000\n0 4294967295"},
+			{"host root is nobody", "python", "import os, pwd\nprint(pwd.getpwuid(os.stat('/usr/bin/python3').st_uid).pw_name)", "nobody", ""},
+			{"no capabilities", "shell", "grep CapEff /proc/self/status | awk '{print $2}'", "0000000000000000", ""},
+			{"no_new_privs", "python", "import ctypes\nprint(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))", "1", ""},
+			{"seccomp filter on", "shell", "grep '^Seccomp:' /proc/self/status | awk '{print $2}'", "2", ""},
+			{"no host processes", "python", "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) < 10)", "True", ""},
+			{"no /etc/shadow", "shell", "test -e /etc/shadow && echo present || echo absent", "absent", ""},
+			{"no host home", "shell", "test -e " + marker + " && echo present || echo absent", "absent", ""},
+			{"no private keys", "shell", "test -e /etc/ssl/private && echo present || echo absent", "absent", ""},
+			{"CA certificates", "shell", "test -d /etc/ssl/certs && echo present || echo absent", "present", ""},
+			{"only lo", "python", "import socket\nprint(' '.join(n for _, n in socket.if_nameindex()))", "lo", ""},
+			{"no network egress", "python", "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.2', 9))\n    print('connected')\nexcept OSError as e:\n    print('refused' if e.errno in (111, 101) else e)", "refused", ""},
+			{"/usr read-only", "shell", "touch /usr/x 2>/dev/null && echo wrote || echo denied", "denied", ""},
+			{"/etc read-only", "shell", "touch /etc/x 2>/dev/null && echo wrote || echo denied", "denied", ""},
+			{"/ read-only", "shell", "touch /x 2>/dev/null && echo wrote || echo denied", "denied", ""},
+			{"/workspace writable", "shell", "touch /workspace/x && echo wrote", "wrote", ""},
+			{"/tmp writable", "shell", "touch /tmp/x && echo wrote", "wrote", ""},
+			{"/proc/sys read-only", "shell", "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo wrote || echo denied", "denied", ""},
+			{"no cgroupfs", "shell", "ls /sys/fs/cgroup 2>/dev/null | wc -l", "0", ""},
+			{"/proc/kcore masked", "shell", "test -s /proc/kcore && echo readable || echo masked", "masked", ""},
+			{"unshare user ns denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.unshare(0x10000000) == 0 else 'denied')", "denied", ""},
+			{"unshare command fails", "shell", "unshare -Ur true 2>/dev/null && echo ok || echo denied", "denied", ""},
+			{"mount denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0 else 'denied')", "denied", ""},
+			{"clone with new namespace denied", "python", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(56, 0x40000000 | 17, 0, 0, 0, 0)\nprint('denied' if r == -1 else 'ok')\nif r == 0: os._exit(0)", "denied", ""},
+			{"ptrace denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.ptrace(16, 1, 0, 0) == 0 else 'denied')", "denied", ""},
+			{"keyctl denied", "python", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('ok' if libc.syscall(250, 0, 0, 0, 0, 0) >= 0 else 'denied')", "denied", ""},
+			{"mknod denied", "shell", "mknod /tmp/mem c 1 1 2>/dev/null && echo made || echo denied", "denied", ""},
+			{"agent socket not visible", "shell", "find / \\( -path /proc -o -path /sys -o -path /usr \\) -prune -o -name agent.sock -print 2>/dev/null | wc -l", "0", ""},
+			{"cannot replace the agent socket", "python", "import os\ntry:\n    os.rename('/run/sandboxd/agent.sock', '/tmp/a')\n    print('moved')\nexcept OSError:\n    print('denied')", "denied", ""},
+			{"cannot signal the agent", "python", "import os, signal\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept OSError:\n    pass\nprint('alive')", "alive", ""},
+			// The kernel reads a pid's low 32 bits: a filter that compares
+			// all 64 would let this one through.
+			{"cannot signal the agent otherwise", "python", "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.syscall(62, ctypes.c_long((1 << 32) | 1), 9)\nlibc.syscall(200, 1, 9)\nlibc.syscall(234, 1, 1, 9)\nprint('alive')", "alive", ""},
+		}
+		for _, p := range probes {
+			e := d.exec(t, id, p.lang, p.code, 20)
+			want := p.want
+			if rt == api.RuntimeRunsc && p.gvisor != "" {
+				want = p.gvisor
+			}
+			if got := strings.TrimSpace(e.Stdout); got != want {
+				t.Errorf("%s: got %q, want %q (stderr %q, status %s)", p.name, got, want, e.Stderr, e.Status)
+			}
+		}
+		if rt == api.RuntimeRunsc {
+			checkGvisorUserns(t, d, id)
+		}
+		if e := d.py(t, id, "1 + 1"); result(e) != "2" {
+			t.Fatalf("the session must survive its probes: %+v", e)
+		}
+	})
 }
 
 func TestMemoryLimit(t *testing.T) {
@@ -94,10 +112,11 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 func TestPidsLimit(t *testing.T) {
-	d := startDaemon(t, "")
-	pids := int64(32)
-	id := d.session(t, &api.CreateSessionRequest{Pids: &pids})
-	e := d.exec(t, id, "python", `import os, time
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		pids := int64(32)
+		id := d.session(t, &api.CreateSessionRequest{Pids: &pids})
+		e := d.exec(t, id, "python", `import os, time
 n = 0
 try:
     while n < 1000:
@@ -108,18 +127,19 @@ try:
 except OSError as e:
     print("stopped at", n, e.errno)
 `, 30)
-	if !strings.HasPrefix(e.Stdout, "stopped at") || e.Status != api.StatusOK {
-		t.Fatalf("fork bomb: %+v", e)
-	}
-	// The limit holds for everything in the sandbox: no new process until
-	// the bomb's children end and are reaped.
-	if e := d.exec(t, id, "shell", "true", 20); e.Status != api.StatusError {
-		t.Fatalf("a shell must not start while the sandbox is at its pids limit: %+v", e)
-	}
-	d.exec(t, id, "python", "time.sleep(3.5)\nwhile True:\n    try:\n        os.wait()\n    except ChildProcessError:\n        break", 20)
-	if e := d.exec(t, id, "shell", "echo ok", 20); strings.TrimSpace(e.Stdout) != "ok" {
-		t.Fatalf("session usable after the fork bomb: %+v", e)
-	}
+		if !strings.HasPrefix(e.Stdout, "stopped at") || e.Status != api.StatusOK {
+			t.Fatalf("fork bomb: %+v", e)
+		}
+		// The limit holds for everything in the sandbox: no new process until
+		// the bomb's children end and are reaped.
+		if e := d.exec(t, id, "shell", "true", 20); e.Status != api.StatusError {
+			t.Fatalf("a shell must not start while the sandbox is at its pids limit: %+v", e)
+		}
+		d.exec(t, id, "python", "time.sleep(3.5)\nwhile True:\n    try:\n        os.wait()\n    except ChildProcessError:\n        break", 20)
+		if e := d.exec(t, id, "shell", "echo ok", 20); strings.TrimSpace(e.Stdout) != "ok" {
+			t.Fatalf("session usable after the fork bomb: %+v", e)
+		}
+	})
 }
 
 func TestOtherUsersSeeNothing(t *testing.T) {
@@ -203,5 +223,31 @@ func TestSeccompRefusalsAreLogged(t *testing.T) {
 	_, b := d.raw(t, "GET", "/v1/info", "")
 	if err := json.Unmarshal(b, &info); err != nil || !info.Seccomp.LogDenied {
 		t.Fatalf("info must say refusals are logged: %s", b)
+	}
+}
+
+// checkGvisorUserns checks, from the host, that a runsc session's gofer
+// runs in the sandbox's user namespace (its root is the session's first
+// host uid, not root) and its Sentry as nobody in a namespace of its own.
+func checkGvisorUserns(t *testing.T, d *daemon, id string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sandboxCgroupParent(t, d), id, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, pid := range strings.Fields(string(b)) {
+		cmd, err1 := os.ReadFile("/proc/" + pid + "/cmdline")
+		m, err2 := os.ReadFile("/proc/" + pid + "/uid_map")
+		if err1 == nil && err2 == nil {
+			name, _, _ := strings.Cut(string(cmd), "\x00")
+			seen[name] = strings.Join(strings.Fields(string(m)), " ")
+		}
+	}
+	if g := seen["runsc-gofer"]; !strings.HasPrefix(g, "0 ") || strings.HasPrefix(g, "0 0 ") || !strings.HasSuffix(g, " 65536") {
+		t.Errorf("runsc's gofer's uid_map on the host: %q (all: %q)", g, seen)
+	}
+	if s := seen["runsc-sandbox"]; s != "65534 65534 1" {
+		t.Errorf("the Sentry's uid_map on the host: %q (all: %q)", s, seen)
 	}
 }

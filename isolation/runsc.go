@@ -84,7 +84,7 @@ func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
 		return nil, err
 	}
 	rs.root = filepath.Join(stateDir, "runsc")
-	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--network", "none", "--host-uds", "create", "--ignore-cgroups"}, o.Flags...)
+	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--network", "none", "--host-uds", "create", "--ignore-cgroups", "--oci-seccomp"}, o.Flags...)
 	if err := os.MkdirAll(rs.root, 0o700); err != nil {
 		return nil, err
 	}
@@ -223,14 +223,24 @@ func (rs *runsc) remove(id string, cg ocgroups.Manager) error {
 }
 
 // runscSpec is the OCI spec of a runsc sandbox: runc's, with the agent as
-// its process and the agent's folder bound from the host. Without what
-// gVisor does itself or does not take: the seccomp filter (gVisor's
-// Sentry is the filter between the code and the host; its own filters
-// guard the host from the Sentry), device rules, and lxcfs's /proc files
-// (gVisor's /proc is its own).
+// its process and the agent's folder bound from the host. The seccomp
+// allowlist in gVisor's form (seccomp.GvisorProfile), which gVisor applies
+// to the sandbox's processes inside (--oci-seccomp): the Sentry stands
+// between the code and the host, but code must not do more under gVisor
+// than under runc either (make namespaces of gVisor's own, say). Its
+// monitored form is runc's alone: the refusals it reports are the host
+// kernel's. Without device rules and
+// lxcfs's /proc files (gVisor's devices and /proc are its own).
 func (r *Runtime) runscSpec(s *Spec, p *paths, view *Image) *specs.Spec {
 	spec := r.ociSpec(s, p, view)
-	spec.Linux.Seccomp = nil
+	spec.Linux.Seccomp = r.gvisorSeccomp
+	if s.Limits.Pids > 0 {
+		// gVisor keeps the session's pids limit inside: tasks of the
+		// sandbox's user, which every process in it runs as.
+		n := uint64(s.Limits.Pids)
+		spec.Process.Rlimits = append(spec.Process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: n, Soft: n})
+		spec.Linux.Resources.Pids = s.Limits.gvisorResources().Pids
+	}
 	spec.Linux.Resources.Devices = nil
 	spec.Mounts = append(spec.Mounts, specs.Mount{Destination: agentDir, Type: "bind", Source: p.agent, Options: bindRW})
 	spec.Process.Args = agentArgs(view.python, s.Preload)
@@ -556,4 +566,48 @@ func (rs *runsc) close() error {
 		return nil
 	}
 	return err
+}
+
+// The host's pids cgroup of a runsc sandbox counts the Sentry's and the
+// gofer's threads, not the sandbox's processes: ~50 idle, and at a shell
+// fork bomb's peak, on the ptrace platform, 417 host tasks for 32 processes
+// inside and 2778 for 128 (measured), more per process the more there are.
+// The session's limit holds inside (RLIMIT_NPROC, which gVisor enforces);
+// the host's is the room the Sentry needs to get there, so that a fork
+// bomb fails its forks instead of killing the Sentry, up to a cap that
+// keeps one sandbox from taking the host's pid space (pid_max is 32768 on
+// many hosts): above ~300 processes a bomb may end the sandbox instead
+// (the session restarts, as after a memory kill).
+const (
+	gvisorPidsBase   = 128
+	gvisorPidsFactor = 24
+	gvisorPidsCap    = 8192
+)
+
+// gvisorResources are the host cgroup's resources for a runsc sandbox of
+// limits l.
+func (l Limits) gvisorResources() *specs.LinuxResources {
+	res := l.resources()
+	if l.Pids > 0 {
+		n := min(gvisorPidsBase+gvisorPidsFactor*l.Pids, gvisorPidsCap)
+		res.Pids = &specs.LinuxPids{Limit: &n}
+	}
+	return res
+}
+
+// sealAgentDir makes a runsc sandbox's agent folder root's once its agent
+// listens there. The agent made its socket in it as the sandbox's user,
+// which code runs as too: code could not connect to it (gVisor refuses a
+// connection from inside to a socket of the host's), but could rename it
+// and listen in its place, for the daemon to find after a restart. A
+// folder of root's, 0700, is closed to the sandbox's user on the host,
+// whatever gVisor remembers of it. runc sandboxes have no such folder.
+func sealAgentDir(p *paths) error {
+	if filepath.Dir(p.sock) != p.agent {
+		return nil
+	}
+	if err := os.Chown(p.agent, 0, 0); err != nil {
+		return fmt.Errorf("agent folder: %w", err)
+	}
+	return nil
 }

@@ -47,10 +47,12 @@ type Runtime struct {
 	uid, gid int
 	userns   bool
 	seccomp  *specs.LinuxSeccomp
-	monitor  *seccomp.Monitor
-	watched  []string
-	cgroups  *cgroups.Tree
-	host     *Image
+	// gvisorSeccomp is seccomp in the form runsc takes.
+	gvisorSeccomp *specs.LinuxSeccomp
+	monitor       *seccomp.Monitor
+	watched       []string
+	cgroups       *cgroups.Tree
+	host          *Image
 	// overlay says sandboxes get their /etc and image folders through
 	// overlays, which hide those folders' host paths (see hostview.go);
 	// empty is the overlays' second, empty, layer.
@@ -76,20 +78,25 @@ func NewRuntime(o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	gvisorProfile, err := seccomp.GvisorProfile(o.Seccomp)
+	if err != nil {
+		return nil, err
+	}
 	r := &Runtime{
-		stateDir: o.StateDir,
-		lcRoot:   filepath.Join(o.StateDir, "runc"),
-		etcDir:   filepath.Join(o.StateDir, "etc"),
-		uid:      o.UID,
-		gid:      o.GID,
-		userns:   o.UserNS,
-		seccomp:  profile,
-		monitor:  o.Monitor,
-		watched:  seccomp.Watched(o.Seccomp),
-		cgroups:  o.Cgroups,
-		empty:    filepath.Join(o.StateDir, "empty"),
-		lxcfsDir: o.LXCFSDir,
-		cpus:     newCPUPicker(o.Cgroups != nil && o.Cgroups.CPUSet()),
+		stateDir:      o.StateDir,
+		lcRoot:        filepath.Join(o.StateDir, "runc"),
+		etcDir:        filepath.Join(o.StateDir, "etc"),
+		uid:           o.UID,
+		gid:           o.GID,
+		userns:        o.UserNS,
+		seccomp:       profile,
+		gvisorSeccomp: gvisorProfile,
+		monitor:       o.Monitor,
+		watched:       seccomp.Watched(o.Seccomp),
+		cgroups:       o.Cgroups,
+		empty:         filepath.Join(o.StateDir, "empty"),
+		lxcfsDir:      o.LXCFSDir,
+		cpus:          newCPUPicker(o.Cgroups != nil && o.Cgroups.CPUSet()),
 	}
 	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {

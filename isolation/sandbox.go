@@ -348,6 +348,10 @@ func (s *Sandbox) connect(ctx context.Context, ready bool) (*agent.Message, erro
 		conn.Close()
 		return nil, err
 	}
+	if err := sealAgentDir(s.paths); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	if pong.Undelivered != nil && s.onUndelivered != nil {
 		s.onUndelivered(resultOf(pong.Undelivered))
 	}
@@ -558,7 +562,11 @@ func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
 // from the warm pool takes the limits of the session that claims it.
 func (s *Sandbox) SetLimits(l Limits) error {
 	r := s.c.resources()
-	setResources(&r, l.resources())
+	res := l.resources()
+	if _, ok := s.c.(*gvisorContainer); ok {
+		res = l.gvisorResources() // its pids limit inside stays what it started with
+	}
+	setResources(&r, res)
 	// The claiming session's cpus, rounded up, are the CPUs it may run on
 	// (cpuset.go): a sandbox that had fewer gets every CPU back.
 	if set := s.cpus.pick(s.id, l.CPUs); set != "" {
