@@ -20,6 +20,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vishvananda/netlink"
+
+	"github.com/sandboxd/sandboxd/isolation/network"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -215,7 +217,7 @@ func addAddr(t testing.TB, h *netlink.Handle, l netlink.Link, a netip.Addr, bits
 func waitNoTentative(t testing.TB, h *netlink.Handle) {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		addrs, err := h.AddrList(nil, netlink.FAMILY_V6)
+		addrs, err := network.Consistent(func() ([]netlink.Addr, error) { return h.AddrList(nil, netlink.FAMILY_V6) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
+
+	"github.com/sandboxd/sandboxd/isolation/network"
 )
 
 // subnetLeaseDir is where every sandboxd of the host leases its subnet.
@@ -44,7 +46,7 @@ func assertNoNetworkLeft(t testing.TB, instance string) {
 // session), by their alias "sandboxd/<instance>/<session>".
 func ownLinks(t testing.TB, instance string) map[string]string {
 	t.Helper()
-	links, err := netlink.LinkList()
+	links, err := network.Consistent(netlink.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (m *Manager) IsHostAddr(a netip.Addr) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if time.Since(h.at) > hostAddrsRefresh {
-		if addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL); err == nil {
+		if addrs, err := Consistent(func() ([]netlink.Addr, error) { return netlink.AddrList(nil, netlink.FAMILY_ALL) }); err == nil {
 			h.addr = map[netip.Addr]bool{}
 			for _, x := range addrs {
 				if ip, ok := netip.AddrFromSlice(x.IP); ok {

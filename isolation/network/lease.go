@@ -132,7 +132,7 @@ func readSubnetLeases(dir, instance string) (others map[string]netip.Prefix, min
 // instance's own sandbox links. Other daemons' count: a daemon gone with
 // its sandboxes left running still holds their addresses.
 func hostPrefixes(instance string) ([]netip.Prefix, error) {
-	links, err := netlink.LinkList()
+	links, err := Consistent(netlink.LinkList)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func hostPrefixes(instance string) ([]netip.Prefix, error) {
 		if strings.HasPrefix(l.Attrs().Alias, "sandboxd/"+instance+"/") {
 			continue
 		}
-		addrs, err := netlink.AddrList(l, netlink.FAMILY_V4)
+		addrs, err := Consistent(func() ([]netlink.Addr, error) { return netlink.AddrList(l, netlink.FAMILY_V4) })
 		if err != nil {
 			return nil, err
 		}

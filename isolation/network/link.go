@@ -230,7 +230,7 @@ func (m *Manager) removeLink(id string) error {
 
 // ownLinks are the session ids of the daemon's links on the host.
 func (m *Manager) ownLinks() ([]string, error) {
-	links, err := netlink.LinkList()
+	links, err := Consistent(netlink.LinkList)
 	if err != nil {
 		return nil, err
 	}
