@@ -284,8 +284,9 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 		return nil
 	}
 	// gVisor keeps a sandbox's pids limit inside it, set at its start
-	// (RLIMIT_NPROC): another one needs a sandbox of its own.
-	if rec.Runtime == api.RuntimeRunsc && rec.Limits.Pids != def.Pids {
+	// (RLIMIT_NPROC), and its memory is watched for the limit it started
+	// with: other limits need a sandbox of their own.
+	if rec.Runtime == api.RuntimeRunsc && (rec.Limits.Pids != def.Pids || rec.Limits.MemoryMB != def.MemoryMB) {
 		return nil
 	}
 	// The refill starts once the claim is done: on a host of few cores a

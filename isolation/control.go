@@ -96,12 +96,18 @@ func (r *Runtime) newSandbox(s *Spec, c container) *Sandbox {
 	if _, ok := c.(*gvisorContainer); ok {
 		p.sock = filepath.Join(p.agent, "agent.sock")
 	}
-	return &Sandbox{
+	sb := &Sandbox{
 		id: id, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}),
 		onUndelivered: s.OnUndelivered,
-		oomKills:      func() (uint64, error) { return r.cgroups.OOMKills(id) },
 		cpus:          r.cpus,
 	}
+	// Under runsc the kernel's kills are the Sentry's (the sandbox's
+	// end), the agent's reclaims the processes'.
+	sb.oomKills = func() (uint64, error) {
+		n, err := r.cgroups.OOMKills(id)
+		return n + sb.reclaims.Load(), err
+	}
+	return sb
 }
 
 // setExit records how init ended (ps nil: unknown) before Exited closes.
@@ -138,6 +144,9 @@ func (s *Sandbox) Stats() (Stats, error) {
 	}
 	u := cgroups.UsageOf(st)
 	out := Stats{CPUSeconds: u.CPUSeconds, MemoryBytes: u.MemoryBytes, MemoryLimit: u.MemoryLimit, Pids: u.Pids}
+	if in := s.inside; in != nil && in.MemoryBytes > 0 {
+		out.MemoryLimit = uint64(in.MemoryBytes) // the session's; the cgroup's has room for gVisor
+	}
 	out.OOMKills, _ = s.oomKills()
 	return out, nil
 }

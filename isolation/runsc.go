@@ -234,12 +234,13 @@ func (rs *runsc) remove(id string, cg ocgroups.Manager) error {
 func (r *Runtime) runscSpec(s *Spec, p *paths, view *Image) *specs.Spec {
 	spec := r.ociSpec(s, p, view)
 	spec.Linux.Seccomp = r.gvisorSeccomp
+	host := s.Limits.gvisorResources()
+	spec.Linux.Resources.Memory, spec.Linux.Resources.Pids = host.Memory, host.Pids
 	if s.Limits.Pids > 0 {
 		// gVisor keeps the session's pids limit inside: tasks of the
 		// sandbox's user, which every process in it runs as.
 		n := uint64(s.Limits.Pids)
 		spec.Process.Rlimits = append(spec.Process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: n, Soft: n})
-		spec.Linux.Resources.Pids = s.Limits.gvisorResources().Pids
 	}
 	spec.Linux.Resources.Devices = nil
 	spec.Mounts = append(spec.Mounts, specs.Mount{Destination: agentDir, Type: "bind", Source: p.agent, Options: bindRW})
@@ -324,7 +325,10 @@ func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image,
 		return nil, err
 	}
 	sb.started = time.Now()
-	sb.watch(c)
+	if err := sb.watch(c, s.Limits); err != nil {
+		c.close()
+		return nil, err
+	}
 	return sb, nil
 }
 
@@ -476,7 +480,11 @@ func (c *gvisorContainer) dupPidfd() (int, error) {
 
 // watch closes s.exited when runsc's sandbox process exits: how it ended
 // is not the daemon's to learn (not its child), but for memory.
-func (s *Sandbox) watch(c *gvisorContainer) {
+func (s *Sandbox) watch(c *gvisorContainer, l Limits) error {
+	if err := watchMemory(c.cg, l.MemoryBytes, s.exited, s.reclaim); err != nil {
+		return err
+	}
+	s.inside = &Limits{MemoryBytes: l.MemoryBytes, Pids: l.Pids}
 	fd, err := c.dupPidfd()
 	go func() {
 		if err == nil {
@@ -485,6 +493,7 @@ func (s *Sandbox) watch(c *gvisorContainer) {
 		s.setExit(nil)
 		close(s.exited)
 	}()
+	return nil
 }
 
 // restoreRunsc takes back a runsc sandbox a previous daemon left running.
@@ -516,7 +525,10 @@ func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 	if fi, err := os.Stat(filepath.Join(p.dir, "runsc.pid")); err == nil {
 		sb.started = fi.ModTime()
 	}
-	sb.watch(c)
+	if err := sb.watch(c, s.Limits); err != nil {
+		c.close()
+		return nil, err
+	}
 	return sb, nil
 }
 
@@ -585,9 +597,14 @@ const (
 )
 
 // gvisorResources are the host cgroup's resources for a runsc sandbox of
-// limits l.
+// limits l: room for the Sentry above the session's memory and pids limits,
+// which hold inside (watchMemory, RLIMIT_NPROC).
 func (l Limits) gvisorResources() *specs.LinuxResources {
 	res := l.resources()
+	if m := res.Memory; m != nil && m.Limit != nil {
+		hard := *m.Limit + gvisorMemoryRoom(*m.Limit)
+		m.Limit, m.Swap = &hard, &hard
+	}
 	if l.Pids > 0 {
 		n := min(gvisorPidsBase+gvisorPidsFactor*l.Pids, gvisorPidsCap)
 		res.Pids = &specs.LinuxPids{Limit: &n}

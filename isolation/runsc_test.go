@@ -92,11 +92,19 @@ func TestRunscSandbox(t *testing.T) {
 	if err != nil || st.MemoryLimit != 256<<20 || st.Pids == 0 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
-	if err := sb.SetLimits(Limits{MemoryBytes: 300 << 20, CPUs: 1, Pids: 512}); err != nil {
+	// Memory and pids are kept inside (the memory watch's mark, RLIMIT_NPROC)
+	// from the start; CPUs change, and the cgroup keeps its room for gVisor.
+	if err := sb.SetLimits(Limits{MemoryBytes: 300 << 20, CPUs: 1, Pids: 512}); err == nil {
+		t.Fatal("SetLimits changed a runsc sandbox's memory limit")
+	}
+	if err := sb.SetLimits(Limits{MemoryBytes: 256 << 20, CPUs: 0.5, Pids: 512}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := sb.Stats(); st.MemoryLimit != 300<<20 {
+	if st, _ := sb.Stats(); st.MemoryLimit != 256<<20 {
 		t.Fatalf("limit after SetLimits: %d", st.MemoryLimit)
+	}
+	if r := sb.c.resources(); r.Memory != 256<<20+gvisorMemoryRoom(256<<20) || r.CpuQuota != 50000 {
+		t.Fatalf("the cgroup after SetLimits: memory %d, quota %d", r.Memory, r.CpuQuota)
 	}
 	if err := sb.Freeze(); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@ package isolation
 
 import "testing"
 
-// TestGvisorResources checks the host's pids room for a runsc sandbox.
+// TestGvisorResources checks the host's room for a runsc sandbox's Sentry.
 func TestGvisorResources(t *testing.T) {
 	for _, c := range []struct {
 		pids int64
@@ -21,8 +21,8 @@ func TestGvisorResources(t *testing.T) {
 		if got != c.host {
 			t.Errorf("pids %d: host limit %d, want %d", c.pids, got, c.host)
 		}
-		if res.Memory == nil || *res.Memory.Limit != 1<<28 {
-			t.Errorf("pids %d: memory %+v", c.pids, res.Memory)
+		if want := int64(1<<28 + 96<<20); res.Memory == nil || *res.Memory.Limit != want || *res.Memory.Swap != want {
+			t.Errorf("pids %d: memory %+v, want %d with its room", c.pids, res.Memory, want)
 		}
 	}
 }

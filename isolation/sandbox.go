@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -93,6 +94,13 @@ type Sandbox struct {
 	// oomKills reads the count of out-of-memory kills in the sandbox's
 	// cgroup.
 	oomKills func() (uint64, error)
+	// reclaims counts the kills a runsc sandbox's memory watcher had its
+	// agent make (watchMemory): its out-of-memory kills.
+	reclaims atomic.Uint64
+	// inside are the memory and pids limits a runsc sandbox keeps inside
+	// (its memory watcher's mark, its RLIMIT_NPROC), fixed at its start;
+	// nil for runc, whose cgroup keeps them.
+	inside *Limits
 	// Timings are how long the steps of Start took, for the logs.
 	Timings struct{ Prepare, Container, Agent time.Duration }
 
@@ -563,8 +571,11 @@ func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
 func (s *Sandbox) SetLimits(l Limits) error {
 	r := s.c.resources()
 	res := l.resources()
-	if _, ok := s.c.(*gvisorContainer); ok {
-		res = l.gvisorResources() // its pids limit inside stays what it started with
+	if in := s.inside; in != nil {
+		if l.MemoryBytes != in.MemoryBytes || l.Pids != in.Pids {
+			return errors.New("a runsc sandbox's memory and pids limits are fixed at its start")
+		}
+		res = l.gvisorResources()
 	}
 	setResources(&r, res)
 	// The claiming session's cpus, rounded up, are the CPUs it may run on

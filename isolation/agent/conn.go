@@ -145,6 +145,24 @@ func (a *Conn) Interrupt(ctx context.Context, id string) error {
 	return a.send(Request{Op: OpInterrupt, ID: id}, dl)
 }
 
+// reclaimVersion is the first protocol version with OpReclaim.
+const reclaimVersion = 6
+
+// Reclaim has the agent kill the sandbox's process with the most resident
+// memory (its OOM kill). It has no answer, and may be sent while another
+// goroutine is in Exec, as Interrupt. Agents before version 6 answer
+// ErrUnsupported, and nothing is sent.
+func (a *Conn) Reclaim(ctx context.Context) error {
+	if v := a.Version(); v < reclaimVersion {
+		return fmt.Errorf("%w: reclaiming memory needs agent protocol %d, this agent speaks %d", ErrUnsupported, reclaimVersion, v)
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(interruptWait)
+	}
+	return a.send(Request{Op: OpReclaim}, dl)
+}
+
 // interruptWait bounds Interrupt's write when its ctx does not. The line
 // is short and the agent reads its socket while an execution runs: only a
 // stuck agent makes it wait.

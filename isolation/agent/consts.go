@@ -16,6 +16,10 @@ const (
 	// (version 3 on). It has no answer of its own: the execution's done
 	// says "interrupted".
 	OpInterrupt = "interrupt"
+	// OpReclaim kills the sandbox's process with the most resident
+	// memory, but PID 1 (version 6 on): the daemon's OOM killer where the
+	// kernel is not one (gVisor). It has no answer of its own.
+	OpReclaim = "reclaim"
 )
 
 // Types of the agent's lines (Message.Type).
@@ -48,6 +52,7 @@ func pyConsts() []pyConst {
 		{"OP_PING", OpPing},
 		{"OP_EXEC", OpExec},
 		{"OP_INTERRUPT", OpInterrupt},
+		{"OP_RECLAIM", OpReclaim},
 		{"TYPE_PONG", TypePong},
 		{"TYPE_STDOUT", TypeStdout},
 		{"TYPE_STDERR", TypeStderr},

@@ -156,6 +156,19 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 		t.Fatalf("Interrupt to an agent of version %d: %v, want ErrUnsupported", version, err)
 	}
 
+	// Reclaims: since 6; before, the Conn refuses to send them. Outside a
+	// pid namespace the agent kills nothing (as for kill(-1)).
+	if version >= reclaimVersion {
+		if err := ra.conn.Reclaim(context.Background()); err != nil {
+			t.Fatalf("Reclaim: %v", err)
+		}
+		if m, _, _ := ra.exec(t, py("x")); result(m) != "41" {
+			t.Fatalf("state after a reclaim outside a pid namespace: %+v", m)
+		}
+	} else if err := ra.conn.Reclaim(context.Background()); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Reclaim to an agent of version %d: %v, want ErrUnsupported", version, err)
+	}
+
 	// A new connection (a restarted daemon) finds the same interpreter.
 	ra.conn.Close()
 	ra.connect(t)

@@ -41,6 +41,11 @@ import "errors"
 //	5  without an inherited listener on ListenFD (gVisor passes none), the
 //	   agent listens at ListenPath, a folder the host binds in. Requests
 //	   and answers are those of 4.
+//	6  {"op":"reclaim"} kills the sandbox's process with the most resident
+//	   memory but PID 1, while an execution runs or not, and is not
+//	   answered: the daemon's OOM kill for runsc sandboxes, whose memory
+//	   limit no kernel enforces inside. Conn.Reclaim refuses agents before
+//	   6 with ErrUnsupported. Everything else is as in 5.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -49,7 +54,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 5
+const ProtocolVersion = 6
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -40,6 +40,12 @@
 #   <- {"type":"done","id":S,"language":S,"status":S,"exit_code":N,"result":S|null,
 #       "error":{}|null,"outputs":[],"truncated":B,"state_reset":B,"duration_ms":F}
 #   -> {"op":"interrupt","id":S}   while execution S runs (version 3 on)
+#   -> {"op":"reclaim"}   at any time (version 6 on)
+# A reclaim kills the sandbox's process with the most resident memory but
+# PID 1, as the kernel's OOM killer would: the daemon sends it when the
+# sandbox reaches its memory limit and no kernel enforces it inside (gVisor).
+# It has no answer of its own; the execution whose process it was answers
+# as one the OOM killer hit (the interpreter: "killed", state reset).
 # An interrupt stops the execution as a Python timeout does: SIGINT to the
 # worker's (or the shell command's) process group, then the kill once the
 # grace has passed; its done then says "interrupted" (exit code 130). It has
@@ -81,7 +87,8 @@ import time
 import _sandboxd_procs as procs
 import _sandboxd_worker as worker
 from _sandboxd_consts import (
-    LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, LISTEN_PATH, OP_EXEC, OP_INTERRUPT, OP_PING, PROTOCOL, STATUS_ERROR,
+    LANGUAGE_PYTHON, LANGUAGE_SHELL, LISTEN_FD, LISTEN_PATH, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL,
+    STATUS_ERROR,
     STATUS_INTERRUPTED, STATUS_KILLED, STATUS_OK, STATUS_TIMEOUT, TYPE_DONE, TYPE_ERROR, TYPE_PONG, TYPE_STDERR,
     TYPE_STDOUT)
 from _sandboxd_wire import READ_CHUNK, LineReader, json_dumps, json_loads, log, write_some
@@ -399,6 +406,8 @@ class Agent:
             op = req.get("op")
             if op == OP_INTERRUPT:
                 interrupt = interrupt or str(req.get("id") or "") == exec_id
+            elif op == OP_RECLAIM:
+                procs.kill_largest()
             else:
                 self.send({"type": TYPE_ERROR, "message": "op %r while an execution runs" % op})
         if not more:
@@ -449,6 +458,8 @@ class Agent:
                 self.undelivered = done
         elif op == OP_INTERRUPT:
             pass  # nothing runs: the execution it was for has ended
+        elif op == OP_RECLAIM:
+            procs.kill_largest()  # a process left running holds the memory
         else:
             self.send({"type": TYPE_ERROR, "message": "unknown op %r" % op})
 
