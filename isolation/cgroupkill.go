@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	ocgroups "github.com/opencontainers/cgroups"
@@ -31,7 +32,7 @@ func killAll(cg ocgroups.Manager) error {
 	if !killed {
 		frozen := cg.Freeze(ocgroups.Frozen) == nil
 		pids, err := cg.GetAllPids()
-		for _, pid := range pids {
+		for _, pid := range notSelf(pids) {
 			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
 				_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 				unix.Close(fd)
@@ -46,10 +47,17 @@ func killAll(cg ocgroups.Manager) error {
 	}
 	for i := 0; i < 250; i++ {
 		pids, err := cg.GetAllPids()
-		if err != nil || len(pids) == 0 {
+		if err != nil || len(notSelf(pids)) == 0 {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("processes of cgroup %s left after SIGKILL", cg.Path(""))
+}
+
+// notSelf is pids without the daemon's: a thread of it that startIn could
+// not move back out of a v1 cgroup lists the daemon there.
+func notSelf(pids []int) []int {
+	self := os.Getpid()
+	return slices.DeleteFunc(pids, func(p int) bool { return p == self })
 }

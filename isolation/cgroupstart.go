@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	ocgroups "github.com/opencontainers/cgroups"
@@ -23,9 +25,10 @@ import (
 // On cgroup v2 the kernel places the child (clone3 CLONE_INTO_CGROUP). v1
 // has no such call: the child is forked from a thread of the daemon that
 // was moved into cg's folders first (v1 places threads one by one, and a
-// child starts in its parent thread's cgroups). That thread never leaves
-// them: it is locked to this goroutine, which ends without unlocking it,
-// and Go ends the thread with it.
+// child starts in its parent thread's cgroups), then moved back where it
+// was. The thread is locked to its goroutine meanwhile; if it cannot go
+// back it stays locked, and Go ends it with the goroutine (or, were it the
+// main thread, parks it for good: killAll never signals the daemon).
 func startIn(cmd *exec.Cmd, cg ocgroups.Manager) error {
 	if ocgroups.IsCgroup2UnifiedMode() {
 		fd, err := unix.Open(cg.Path(""), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -42,22 +45,79 @@ func startIn(cmd *exec.Cmd, cg ocgroups.Manager) error {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // for good: see above
-		tid := strconv.Itoa(unix.Gettid())
-		for name, dir := range cg.GetPaths() {
-			if name == "" {
-				continue // a hybrid host's unified hierarchy places processes only
-			}
-			err := ocgroups.WriteFile(dir, "tasks", tid)
-			if errors.Is(err, os.ErrNotExist) {
-				continue // a controller cg does not use (devices, for runsc)
-			}
-			if err != nil {
-				errc <- fmt.Errorf("sandbox cgroup %s: %w", name, err)
-				return
-			}
+		runtime.LockOSThread()
+		home, err := threadCgroups()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
 		}
-		errc <- cmd.Start()
+		tid := strconv.Itoa(unix.Gettid())
+		moved, err := moveThread(tid, cg.GetPaths())
+		if err == nil {
+			err = cmd.Start()
+		}
+		back := map[string]string{}
+		for _, name := range moved {
+			back[name] = home[name]
+		}
+		if n, herr := moveThread(tid, back); herr == nil && len(n) == len(moved) {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
+}
+
+// moveThread writes thread tid into the tasks file of each v1 folder of
+// dirs (by subsystem), and says which it moved it to. A hybrid host's
+// unified hierarchy ("") places processes only, and a folder that does
+// not exist is a controller the sandbox does not use (devices, for
+// runsc): both are left out.
+func moveThread(tid string, dirs map[string]string) ([]string, error) {
+	var moved []string
+	for name, dir := range dirs {
+		if name == "" || dir == "" {
+			continue
+		}
+		err := ocgroups.WriteFile(dir, "tasks", tid)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return moved, fmt.Errorf("sandbox cgroup %s: %w", name, err)
+		}
+		moved = append(moved, name)
+	}
+	return moved, nil
+}
+
+// threadCgroups is the calling thread's folder in each v1 hierarchy, by
+// subsystem (named ones as "name=systemd"): where it goes back to.
+func threadCgroups() (map[string]string, error) {
+	own, err := ocgroups.ParseCgroupFile("/proc/thread-self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := ocgroups.GetCgroupMounts(false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, m := range mounts {
+		for _, sub := range m.Subsystems {
+			for _, name := range []string{sub, "name=" + sub} {
+				p, ok := own[name]
+				if !ok {
+					continue
+				}
+				rel, err := filepath.Rel(m.Root, p)
+				if err != nil || strings.HasPrefix(rel, "..") {
+					continue
+				}
+				out[name] = filepath.Join(m.Mountpoint, rel)
+			}
+		}
+	}
+	return out, nil
 }
