@@ -144,7 +144,30 @@ func (t *Tree) dirs() ([]string, error) {
 	if t.Version == 2 {
 		return []string{path.Join(unifiedMount, t.Parent)}, nil
 	}
+	folders, err := V1Folders("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, dir := range folders {
+		out = append(out, filepath.Join(dir, t.Parent))
+	}
 	own, err := ocgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := own[""]; ok && isCgroup2(hybridMount) {
+		out = append(out, filepath.Join(hybridMount, p, t.Parent))
+	}
+	return out, nil
+}
+
+// V1Folders is, for a cgroup file of a process or a thread
+// (/proc/self/cgroup, /proc/thread-self/cgroup), its folder in each
+// mounted v1 hierarchy, by the name /proc gives the hierarchy ("memory",
+// "name=systemd"; co-mounted ones each have theirs).
+func V1Folders(cgroupFile string) (map[string]string, error) {
+	own, err := ocgroups.ParseCgroupFile(cgroupFile)
 	if err != nil {
 		return nil, err
 	}
@@ -152,25 +175,22 @@ func (t *Tree) dirs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := map[string]string{}
 	for _, m := range mounts {
 		for _, sub := range m.Subsystems {
-			p, ok := own[sub]
-			if !ok {
-				// Named hierarchies: "systemd" in mountinfo, "name=systemd" in /proc.
-				if p, ok = own["name="+sub]; !ok {
+			// Named hierarchies: "systemd" in mountinfo, "name=systemd" in /proc.
+			for _, name := range []string{sub, "name=" + sub} {
+				p, ok := own[name]
+				if !ok {
 					continue
 				}
+				rel, err := filepath.Rel(m.Root, p)
+				if err != nil || strings.HasPrefix(rel, "..") {
+					continue
+				}
+				out[name] = filepath.Join(m.Mountpoint, rel)
 			}
-			rel, err := filepath.Rel(m.Root, p)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				continue
-			}
-			out = append(out, filepath.Join(m.Mountpoint, rel, t.Parent))
 		}
-	}
-	if p, ok := own[""]; ok && isCgroup2(hybridMount) {
-		out = append(out, filepath.Join(hybridMount, p, t.Parent))
 	}
 	return out, nil
 }

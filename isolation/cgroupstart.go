@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 
 	ocgroups "github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/cgroups"
 )
 
 // startIn starts cmd with its process in cgroup cg from its first
@@ -46,7 +46,7 @@ func startIn(cmd *exec.Cmd, cg ocgroups.Manager) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		home, err := threadCgroups()
+		home, err := cgroups.V1Folders("/proc/thread-self/cgroup")
 		if err != nil {
 			runtime.UnlockOSThread()
 			errc <- err
@@ -90,34 +90,4 @@ func moveThread(tid string, dirs map[string]string) ([]string, error) {
 		moved = append(moved, name)
 	}
 	return moved, nil
-}
-
-// threadCgroups is the calling thread's folder in each v1 hierarchy, by
-// subsystem (named ones as "name=systemd"): where it goes back to.
-func threadCgroups() (map[string]string, error) {
-	own, err := ocgroups.ParseCgroupFile("/proc/thread-self/cgroup")
-	if err != nil {
-		return nil, err
-	}
-	mounts, err := ocgroups.GetCgroupMounts(false)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, m := range mounts {
-		for _, sub := range m.Subsystems {
-			for _, name := range []string{sub, "name=" + sub} {
-				p, ok := own[name]
-				if !ok {
-					continue
-				}
-				rel, err := filepath.Rel(m.Root, p)
-				if err != nil || strings.HasPrefix(rel, "..") {
-					continue
-				}
-				out[name] = filepath.Join(m.Mountpoint, rel)
-			}
-		}
-	}
-	return out, nil
 }
