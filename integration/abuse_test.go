@@ -48,7 +48,10 @@ func TestAbuseBattery(t *testing.T) {
 }
 
 func abuseBattery(t *testing.T, cfg string) {
-	d := startDaemon(t, cfg)
+	// A 64 KiB output cap: 2 s of yes must overflow it on any host (the
+	// emulated VM at 0.5 CPUs once wrote exactly the default 1 MiB).
+	const outputCap = 64 << 10
+	d := startDaemon(t, cfg+fmt.Sprintf("max_output_bytes = %d\n", outputCap))
 	victim := d.session(t, nil)
 	d.sh(t, victim, "echo other-session-secret > victim-secret-file.txt")
 	// pids 64: under gVisor each forked Python costs ~2 MiB of the host's
@@ -245,7 +248,7 @@ for k in kids:
 	}
 
 	// Infinite output: capped, cut off by the timeout, daemon unharmed.
-	if e := d.exec(t, id, "shell", "yes", 2); e.Status != "timeout" || !e.Truncated || len(e.Stdout) > 1<<20 {
+	if e := d.exec(t, id, "shell", "yes", 2); e.Status != "timeout" || !e.Truncated || len(e.Stdout) > outputCap {
 		t.Errorf("infinite output: status %s, truncated %v, %d bytes", e.Status, e.Truncated, len(e.Stdout))
 	} else {
 		t.Logf("%-40s blocked", "infinite output")
