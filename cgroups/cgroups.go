@@ -144,7 +144,11 @@ func (t *Tree) dirs() ([]string, error) {
 	if t.Version == 2 {
 		return []string{path.Join(unifiedMount, t.Parent)}, nil
 	}
-	folders, err := V1Folders("/proc/self/cgroup")
+	own, err := ocgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	folders, err := V1Folders(own)
 	if err != nil {
 		return nil, err
 	}
@@ -152,25 +156,17 @@ func (t *Tree) dirs() ([]string, error) {
 	for _, dir := range folders {
 		out = append(out, filepath.Join(dir, t.Parent))
 	}
-	own, err := ocgroups.ParseCgroupFile("/proc/self/cgroup")
-	if err != nil {
-		return nil, err
-	}
 	if p, ok := own[""]; ok && isCgroup2(hybridMount) {
 		out = append(out, filepath.Join(hybridMount, p, t.Parent))
 	}
 	return out, nil
 }
 
-// V1Folders is, for a cgroup file of a process or a thread
-// (/proc/self/cgroup, /proc/thread-self/cgroup), its folder in each
+// V1Folders is, for the cgroups of a process or a thread (own, parsed
+// from /proc/self/cgroup or /proc/thread-self/cgroup), its folder in each
 // mounted v1 hierarchy, by the name /proc gives the hierarchy ("memory",
 // "name=systemd"; co-mounted ones each have theirs).
-func V1Folders(cgroupFile string) (map[string]string, error) {
-	own, err := ocgroups.ParseCgroupFile(cgroupFile)
-	if err != nil {
-		return nil, err
-	}
+func V1Folders(own map[string]string) (map[string]string, error) {
 	mounts, err := ocgroups.GetCgroupMounts(true)
 	if err != nil {
 		return nil, err

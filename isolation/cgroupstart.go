@@ -46,7 +46,11 @@ func startIn(cmd *exec.Cmd, cg ocgroups.Manager) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		home, err := cgroups.V1Folders("/proc/thread-self/cgroup")
+		own, err := ocgroups.ParseCgroupFile("/proc/thread-self/cgroup")
+		var home map[string]string
+		if err == nil {
+			home, err = cgroups.V1Folders(own)
+		}
 		if err != nil {
 			runtime.UnlockOSThread()
 			errc <- err

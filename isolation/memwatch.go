@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	ocgroups "github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fscommon"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,21 +52,19 @@ func watchMemory(cg ocgroups.Manager, limit int64, exited <-chan struct{}, recla
 		return nil
 	}
 	var (
-		events *os.File
-		usage  string
-		keep   *os.File // v1: the usage file the threshold is registered on
-		err    error
+		events     *os.File
+		dir, usage string
+		keep       *os.File // v1: the usage file the threshold is registered on
+		err        error
 	)
 	if ocgroups.IsCgroup2UnifiedMode() {
-		dir := cg.Path("")
-		usage = dir + "/memory.current"
+		dir, usage = cg.Path(""), "memory.current"
 		if err := ocgroups.WriteFile(dir, "memory.high", strconv.FormatInt(limit, 10)); err != nil {
 			return fmt.Errorf("memory mark: %w", err)
 		}
 		events, err = inotifyFile(dir + "/memory.events")
 	} else {
-		dir := cg.Path("memory")
-		usage = dir + "/memory.usage_in_bytes"
+		dir, usage = cg.Path("memory"), "memory.usage_in_bytes"
 		events, keep, err = thresholdFile(dir, limit)
 	}
 	if err != nil {
@@ -103,7 +101,7 @@ func watchMemory(cg ocgroups.Manager, limit int64, exited <-chan struct{}, recla
 			case <-poke:
 			case <-tick:
 			}
-			n, err := readInt(usage)
+			n, err := fscommon.GetCgroupParamInt(dir, usage)
 			if err != nil {
 				continue
 			}
@@ -178,14 +176,6 @@ func thresholdFile(dir string, threshold int64) (*os.File, *os.File, error) {
 		return nil, nil, err
 	}
 	return ev, usage, nil
-}
-
-func readInt(file string) (int64, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // reclaim has the agent kill the sandbox's process with the most resident

@@ -135,14 +135,7 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 // refuses, and the execution then fails as out of step. Agents before
 // version 3 know no interrupt: ErrUnsupported, and nothing is sent.
 func (a *Conn) Interrupt(ctx context.Context, id string) error {
-	if v := a.Version(); v < interruptVersion {
-		return fmt.Errorf("%w: interrupting an execution needs agent protocol %d, this agent speaks %d", ErrUnsupported, interruptVersion, v)
-	}
-	dl, ok := ctx.Deadline()
-	if !ok {
-		dl = time.Now().Add(interruptWait)
-	}
-	return a.send(Request{Op: OpInterrupt, ID: id}, dl)
+	return a.sendBeside(ctx, Request{Op: OpInterrupt, ID: id}, interruptVersion, "interrupting an execution")
 }
 
 // reclaimVersion is the first protocol version with OpReclaim.
@@ -153,19 +146,28 @@ const reclaimVersion = 6
 // goroutine is in Exec, as Interrupt. Agents before version 6 answer
 // ErrUnsupported, and nothing is sent.
 func (a *Conn) Reclaim(ctx context.Context) error {
-	if v := a.Version(); v < reclaimVersion {
-		return fmt.Errorf("%w: reclaiming memory needs agent protocol %d, this agent speaks %d", ErrUnsupported, reclaimVersion, v)
+	return a.sendBeside(ctx, Request{Op: OpReclaim}, reclaimVersion, "reclaiming memory")
+}
+
+// sendBeside sends r, a request without an answer that may go out while
+// another goroutine is in Exec, to an agent of protocol since or later
+// (ErrUnsupported, and nothing sent, before; what names the request in
+// that error). The write is bounded by ctx's deadline, else by
+// interruptWait.
+func (a *Conn) sendBeside(ctx context.Context, r Request, since int, what string) error {
+	if v := a.Version(); v < since {
+		return fmt.Errorf("%w: %s needs agent protocol %d, this agent speaks %d", ErrUnsupported, what, since, v)
 	}
 	dl, ok := ctx.Deadline()
 	if !ok {
 		dl = time.Now().Add(interruptWait)
 	}
-	return a.send(Request{Op: OpReclaim}, dl)
+	return a.send(r, dl)
 }
 
-// interruptWait bounds Interrupt's write when its ctx does not. The line
-// is short and the agent reads its socket while an execution runs: only a
-// stuck agent makes it wait.
+// interruptWait bounds Interrupt's and Reclaim's write when their ctx
+// does not. The line is short and the agent reads its socket while an
+// execution runs: only a stuck agent makes it wait.
 const interruptWait = 10 * time.Second
 
 // send writes r as one line, within deadline (zero: none).
