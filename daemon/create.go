@@ -169,13 +169,25 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	if !t.building {
 		spec.Preload, spec.Packages = t.def.Preload, t.packages
 	}
+	ns, err := d.networkAhead(ctx, s)
+	if err != nil {
+		return err
+	}
+	if ns != nil {
+		spec.NetNS = isolation.NetNSPath(ns)
+	}
 	sb, err := d.rt.Start(ctx, spec)
+	if ns != nil {
+		ns.Close() // the sandbox holds it now, or it goes with its link
+	}
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
 	}
-	if err := d.ensureNetwork(ctx, s, sb); err != nil {
-		_ = sb.Stop()
-		return err
+	if ns == nil {
+		if err := d.ensureNetwork(ctx, s, sb); err != nil {
+			_ = sb.Stop()
+			return err
+		}
 	}
 	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "disk", disk, "took", time.Since(t0))
 	s.setRunning(sb)

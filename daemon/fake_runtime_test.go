@@ -42,6 +42,7 @@ type fakeHost struct {
 	// runsc without networks, unless a test says otherwise before the
 	// daemon starts).
 	runtimes []isolation.RuntimeInfo
+	netnses  int // made by NewNetNS
 }
 
 func newFakeHost(tmp string) *fakeHost {
@@ -91,6 +92,14 @@ func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, 
 	b := &fakeBox{h: h, id: spec.ID, workspace: spec.Workspace, exited: make(chan struct{}), vars: map[string]string{},
 		limits: spec.Limits, started: time.Now(), tmp: filepath.Join(h.tmp, spec.ID+"-tmp"), env: spec.Env,
 		netns: filepath.Join(h.tmp, fmt.Sprintf("%s-netns-%d", spec.ID, h.starts))}
+	if spec.NetNS != "" {
+		// The namespace the daemon made (NewNetNS): the file it opened.
+		ns, err := os.Readlink(spec.NetNS)
+		if err != nil {
+			return nil, fmt.Errorf("network namespace: %w", err)
+		}
+		b.netns = ns
+	}
 	if err := os.MkdirAll(b.tmp, 0o700); err != nil {
 		return nil, err
 	}
@@ -110,6 +119,15 @@ func (r fakeRuntime) Restore(ctx context.Context, spec *isolation.Spec) (Sandbox
 		return nil, fmt.Errorf("sandbox agent: %w: the agent's is 0", isolation.ErrAgentVersion)
 	}
 	return b, nil
+}
+
+// NewNetNS is a file standing for a network namespace.
+func (r fakeRuntime) NewNetNS() (*os.File, error) {
+	r.h.mu.Lock()
+	r.h.netnses++
+	n := r.h.netnses
+	r.h.mu.Unlock()
+	return os.Create(filepath.Join(r.h.tmp, fmt.Sprintf("netns-%d", n)))
 }
 
 func (r fakeRuntime) Leftovers() ([]string, error) {

@@ -165,11 +165,12 @@ func (c *Config) defaultCaps() netpolicy.Policy {
 }
 
 // ensureNetwork gives the session's new (or restored) sandbox its
-// network, if its policy is not none.
+// network, if its policy is not none. A restored sandbox that started with
+// its link (networkAhead) gets its policy back whatever it is.
 func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) error {
 	rec := s.record()
 	p := policyOf(&rec)
-	if p.Mode == netpolicy.ModeNone {
+	if p.Mode == netpolicy.ModeNone && (rec.NetSlot == 0 || !d.linkAtStart(runtimeOf(rec.Runtime))) {
 		return nil
 	}
 	return d.applyPolicy(ctx, s, sb, p)
@@ -180,6 +181,22 @@ func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) erro
 // link into the sandbox's namespace unless it has it, the chain, and the
 // DNS's view of it.
 func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *netpolicy.Policy) error {
+	rec := s.record()
+	if rt := runtimeOf(rec.Runtime); rec.NetSlot == 0 && d.runtimeInfo(rt).NetworkAtStart {
+		// Only a daemon without networks starts one so (linkAtStart).
+		return api.Errorf(errdefs.ErrConflict, "session %s runs on %s, which takes its network when its sandbox starts, and it started without one: stop the session, change its network, and start it again", rec.ID, rt)
+	}
+	ns, err := sb.NetNS()
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	return d.attach(ctx, s, ns, p)
+}
+
+// attach puts policy p in force for the session's sandbox whose network
+// namespace ns is (see applyPolicy).
+func (d *Daemon) attach(ctx context.Context, s *session, ns *os.File, p *netpolicy.Policy) error {
 	rec := s.record()
 	if d.net == nil {
 		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(p.Mode), d.netOff)
@@ -197,17 +214,44 @@ func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *net
 		s.mu.Unlock()
 		rec.NetSlot = slot + 1
 	}
-	ns, err := sb.NetNS()
-	if err != nil {
-		return err
-	}
-	defer ns.Close()
 	a, err := d.net.Attach(ctx, rec.ID, rec.NetSlot-1, ns, p)
 	if err != nil {
 		return fmt.Errorf("session %s network: %w", rec.ID, err)
 	}
 	d.netTable.set(a, rec.ID, p)
 	return nil
+}
+
+// linkAtStart says the sandboxes of runtime rt get their link before they
+// start: gVisor's netstack takes the links of its namespace when runsc
+// creates the sandbox and sees none added later, so each of its sandboxes
+// starts with one, passing nothing for a session of network "none" (as a
+// pooled runc sandbox's waits): a PATCH, or a package install, then opens
+// it as it would add a runc sandbox's.
+func (d *Daemon) linkAtStart(rt string) bool {
+	info := d.runtimeInfo(rt)
+	return d.net != nil && info.NetworkAtStart && info.Networks
+}
+
+// networkAhead is the network namespace a session's sandbox starts in when
+// its runtime takes its network at start (linkAtStart), with its link made
+// and the session's policy in force; nil for other runtimes, which get
+// theirs once started (ensureNetwork). The caller closes it once the
+// sandbox has started (it then holds the namespace).
+func (d *Daemon) networkAhead(ctx context.Context, s *session) (*os.File, error) {
+	rec := s.record()
+	if !d.linkAtStart(runtimeOf(rec.Runtime)) {
+		return nil, nil
+	}
+	ns, err := d.rt.NewNetNS()
+	if err != nil {
+		return nil, fmt.Errorf("session %s network: %w", rec.ID, err)
+	}
+	if err := d.attach(ctx, s, ns, policyOf(&rec)); err != nil {
+		ns.Close()
+		return nil, err
+	}
+	return ns, nil
 }
 
 // releaseNetwork removes what the session's network has on the host

@@ -166,7 +166,7 @@ func (p *pool) add(ctx context.Context) error {
 	}
 	// Its link is made now, closed to everything, so that a claim with a
 	// network pays only for its policy.
-	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks {
+	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks && s.record().NetSlot == 0 {
 		if err := p.d.applyPolicy(ctx, s, s.sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
 			p.d.log.Warn("warm pool: plumb a sandbox's network ahead", "template", p.t.def.Name, "err", err)
 		}
@@ -336,9 +336,12 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 		s.mu.Unlock()
 		// A pooled sandbox's link waits closed: the session's policy opens
 		// it, or for network "none" it goes (after the answer: until then
-		// it lets nothing through).
+		// it lets nothing through), but a runsc sandbox's, which it could
+		// not have again (linkAtStart).
 		if rec.Network == api.NetworkNone {
-			p.d.dropLinkLater(s)
+			if !p.d.linkAtStart(p.runtime()) {
+				p.d.dropLinkLater(s)
+			}
 		} else if err := p.d.ensureNetwork(ctx, s, sb); err != nil {
 			p.d.log.Warn("warm pool: give a claimed sandbox its network", "template", p.t.def.Name, "err", err)
 			_ = p.d.destroySession(s)

@@ -36,6 +36,10 @@ type Runtime interface {
 	HostOwner(idBase uint32) (uid, gid int)
 	UID() int
 	Info() isolation.Info
+	// NewNetNS makes a network namespace for a sandbox of a runtime that
+	// takes its network at start (isolation.RuntimeInfo.NetworkAtStart),
+	// given to it in Spec.NetNS (isolation.NetNSPath).
+	NewNetNS() (*os.File, error)
 	// Close lets go of the runtime; running sandboxes stay.
 	Close() error
 }

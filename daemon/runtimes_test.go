@@ -121,3 +121,69 @@ func TestStrictRuntime(t *testing.T) {
 		t.Fatalf("a strict daemon without its runtime started: %v", err)
 	}
 }
+
+// TestNetworkAtStart: a runtime that takes its network when its sandbox
+// starts (runsc) gets a namespace with the link made and the policy in
+// force before the start, for a session of network "none" too (its link
+// passes nothing), so a PATCH and a restart work as under runc; a sandbox
+// started without one (networks were off) cannot get one later.
+func TestNetworkAtStart(t *testing.T) {
+	e := newEnv(t, nil)
+	e.h.runtimes[1].Networks, e.h.runtimes[1].NetworkAtStart = true, true
+	d := e.start()
+	for _, network := range []string{api.NetworkNone, api.NetworkOpen} {
+		s, err := d.CreateSession(root, &api.CreateSessionRequest{Runtime: api.RuntimeRunsc, Network: network})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := e.h.lastSpec()
+		n, ns, _ := e.net.state(s.ID)
+		if spec.NetNS == "" || n != 1 || ns != e.h.box(s.ID).netns {
+			t.Fatalf("%s: started in %q; links %d, made in %q", network, spec.NetNS, n, ns)
+		}
+		if p := e.net.policyOf(s.ID); p == nil || p.Mode != network {
+			t.Fatalf("%s: policy in force %+v", network, p)
+		}
+		if _, err := d.SetNetwork(root, s.ID, &api.NetworkRequest{Network: api.NetworkAllowlist, Allow: []string{"example.com"}}); err != nil {
+			t.Fatal(err)
+		}
+		if n, _, _ := e.net.state(s.ID); n != 1 || e.net.policyOf(s.ID).Mode != api.NetworkAllowlist {
+			t.Fatalf("%s: a PATCH made another link (%d) or left the policy %+v", network, n, e.net.policyOf(s.ID))
+		}
+		if _, err := d.RestartSession(root, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n, ns, _ := e.net.state(s.ID); n != 2 || ns != e.h.box(s.ID).netns || e.h.lastSpec().NetNS == "" {
+			t.Fatalf("%s: restarted: links %d in %q", network, n, ns)
+		}
+	}
+	// runc sandboxes get theirs once started, as before.
+	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.h.lastSpec().NetNS != "" || e.net.policyOf(s.ID) == nil {
+		t.Fatalf("a runc session started in %q", e.h.lastSpec().NetNS)
+	}
+
+	// A runsc sandbox started without a link (no networks then) keeps
+	// none: a PATCH to a network says what to do.
+	off := newEnv(t, nil)
+	off.h.runtimes[1].Networks, off.h.runtimes[1].NetworkAtStart = true, true
+	d2 := off.start()
+	s, err = d2.CreateSession(root, &api.CreateSessionRequest{Runtime: api.RuntimeRunsc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, _ := d2.sessions.get(s.ID)
+	ss.mu.Lock()
+	ss.rec.NetSlot = 0
+	ss.mu.Unlock()
+	_, err = d2.SetNetwork(root, s.ID, &api.NetworkRequest{Network: api.NetworkOpen})
+	if !errdefs.IsConflict(err) || !strings.Contains(err.Error(), "stop the session, change its network, and start it again") {
+		t.Fatalf("PATCH of a runsc sandbox without a link: %v", err)
+	}
+	if got, _ := d2.GetSession(root, s.ID); got.Network != api.NetworkNone {
+		t.Fatalf("the refused PATCH was kept: %s", got.Network)
+	}
+}

@@ -43,6 +43,32 @@ func netDaemon(t testing.TB, f *fakeNet, extra string) *daemon {
 	return startDaemon(t, extra+fmt.Sprintf("[network]\nsubnet6 = %q\ndns_servers = [%q]\n", subnet6, f.DNS.String()))
 }
 
+// netRuntimes is eachRuntime for the network tests: cfg, the body's first
+// config lines, makes runsc the default on a runsc that can give sessions
+// a network (make's RUNSC_NET: Debian 12's cannot run gVisor's netstack
+// on Linux 6). In the VM (-short) runc alone.
+func netRuntimes(t *testing.T, body func(t *testing.T, rt, cfg string)) {
+	runtimes(t, !testing.Short(), func(t *testing.T, rt, cfg string) {
+		if rt == api.RuntimeRunsc {
+			cfg += fmt.Sprintf("[runsc]\npath = %q\n", runscNet(t))
+		}
+		body(t, rt, cfg)
+	})
+}
+
+// runscNet is the runsc make builds for networked runsc sessions.
+func runscNet(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../dist/runsc/runsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("no runsc for networked sessions (%v): make dist/runsc/runsc (make test does)", err)
+	}
+	return p
+}
+
 // probeCode defines probe() in a session's interpreter: it resolves a
 // name (or takes an address), connects to port 80 and GETs /, and says
 // "ok:<body>", "nxdomain" or "blocked:<error>".
@@ -91,8 +117,13 @@ func (d *daemon) probe(t *testing.T, id, target string) string {
 func (d *daemon) netSession(t *testing.T, network string, allow ...string) string {
 	t.Helper()
 	id := d.session(t, &api.CreateSessionRequest{Network: network, Allow: allow})
-	if e := d.py(t, id, probeCode); e.Status != api.StatusOK {
+	e := d.py(t, id, probeCode+"import os\nprint(os.uname().release)")
+	if e.Status != api.StatusOK {
 		t.Fatalf("define probe: %+v", e.Error)
+	}
+	// On the runtime netRuntimes asked for (gVisor reports its own kernel).
+	if runsc := strings.Contains(d.config, `default_runtime = "runsc"`); runsc != isGvisorKernel(strings.TrimSpace(e.Stdout)) {
+		t.Fatalf("session %s runs on kernel %s; on runsc: %v", id, e.Stdout, runsc)
 	}
 	return id
 }
@@ -106,16 +137,18 @@ func expectProbe(t *testing.T, d *daemon, id, target, want string) {
 }
 
 func TestNetworkNone(t *testing.T) {
-	f := newFakeNet(t)
-	f.SetRecord("web.test", time.Minute, f.Web)
-	d := netDaemon(t, f, "")
-	id := d.netSession(t, api.NetworkNone)
-	expectProbe(t, d, id, "web.test", "nxdomain")
-	expectProbe(t, d, id, f.Web.String(), "blocked")
-	expectProbe(t, d, id, f.Web6.String(), "blocked")
-	if q := f.Queries(); len(q) != 0 {
-		t.Errorf("a session without network reached the DNS: %q", q)
-	}
+	netRuntimes(t, func(t *testing.T, rt, cfg string) {
+		f := newFakeNet(t)
+		f.SetRecord("web.test", time.Minute, f.Web)
+		d := netDaemon(t, f, cfg)
+		id := d.netSession(t, api.NetworkNone)
+		expectProbe(t, d, id, "web.test", "nxdomain")
+		expectProbe(t, d, id, f.Web.String(), "blocked")
+		expectProbe(t, d, id, f.Web6.String(), "blocked")
+		if q := f.Queries(); len(q) != 0 {
+			t.Errorf("a session without network reached the DNS: %q", q)
+		}
+	})
 }
 
 func TestNetworkAllowlist(t *testing.T) {
@@ -130,7 +163,10 @@ func TestNetworkAllowlist(t *testing.T) {
 	f.SetRecord("rebind-private.test", time.Minute, f.Private)
 	f.SetRecord("unlisted.test", time.Minute, f.Other)
 	f.SetTXT("web.test", "tunnel")
-	d := netDaemon(t, f, "")
+	netRuntimes(t, func(t *testing.T, rt, cfg string) { testNetworkAllowlist(t, f, netDaemon(t, f, cfg)) })
+}
+
+func testNetworkAllowlist(t *testing.T, f *fakeNet, d *daemon) {
 	id := d.netSession(t, api.NetworkAllowlist,
 		"web.test", "alias.test", "*.wild.test", "rebind-local.test", "rebind-host.test", "rebind-meta.test", "rebind-private.test")
 
@@ -189,124 +225,136 @@ print(query(%q, "unlisted.test", 1), query(%q, "web.test", 16))
 
 func TestNetworkOpen(t *testing.T) {
 	hostOnly(t)
-	f := newFakeNet(t)
-	f.SetRecord("web.test", time.Minute, f.Web)
-	f.SetRecord("rebind-meta.test", time.Minute, f.Metadata)
-	d := netDaemon(t, f, "")
-	id := d.netSession(t, api.NetworkOpen)
-	other := d.netSession(t, api.NetworkOpen)
-	expectProbe(t, d, id, "web.test", "ok:")
-	expectProbe(t, d, id, f.Other.String(), "ok:")
-	expectProbe(t, d, id, f.Web6.String(), "ok:")
-	expectProbe(t, d, id, "rebind-meta.test", "nxdomain")
-	// Never the host, another sandbox, metadata or a private range.
-	d.py(t, other, "import threading, http.server\nsrv = http.server.HTTPServer(('0.0.0.0', 80), http.server.SimpleHTTPRequestHandler)\nthreading.Thread(target=srv.serve_forever, daemon=True).start()")
-	otherAddr := strings.TrimSpace(d.py(t, other, "print(own_addr())").Stdout)
-	gateway := strings.TrimSpace(d.py(t, id, "print('.'.join(own_addr().split('.')[:3]) + '.' + str(int(own_addr().split('.')[3]) - 1))").Stdout)
-	for _, a := range []string{f.HostAddr.String(), gateway, otherAddr, f.Metadata.String(), f.Private.String()} {
-		expectProbe(t, d, id, a, "blocked")
-	}
-	if n := f.Hits(f.Metadata) + f.Hits(f.Private); n != 0 {
-		t.Errorf("the metadata or private stand-in got %d requests", n)
-	}
-	// A CIDR of allow opens a private range (not metadata: refused).
-	s, err := d.c.SetNetwork(context.Background(), id, &api.NetworkRequest{Network: api.NetworkOpen, Allow: []string{f.Private.String() + "/32"}})
-	if err != nil || s.Network != api.NetworkOpen {
-		t.Fatalf("PATCH: %v", err)
-	}
-	expectProbe(t, d, id, f.Private.String(), "ok:")
-	if _, err := d.c.SetNetwork(context.Background(), id, &api.NetworkRequest{Network: api.NetworkOpen, Allow: []string{"169.254.0.0/16"}}); err == nil {
-		t.Fatal("metadata was allowed")
-	}
+	netRuntimes(t, func(t *testing.T, rt, cfg string) {
+		f := newFakeNet(t)
+		f.SetRecord("web.test", time.Minute, f.Web)
+		f.SetRecord("rebind-meta.test", time.Minute, f.Metadata)
+		d := netDaemon(t, f, cfg)
+		id := d.netSession(t, api.NetworkOpen)
+		other := d.netSession(t, api.NetworkOpen)
+		expectProbe(t, d, id, "web.test", "ok:")
+		expectProbe(t, d, id, f.Other.String(), "ok:")
+		expectProbe(t, d, id, f.Web6.String(), "ok:")
+		expectProbe(t, d, id, "rebind-meta.test", "nxdomain")
+		// Never the host, another sandbox, metadata or a private range.
+		d.py(t, other, "import threading, http.server\nsrv = http.server.HTTPServer(('0.0.0.0', 80), http.server.SimpleHTTPRequestHandler)\nthreading.Thread(target=srv.serve_forever, daemon=True).start()")
+		otherAddr := strings.TrimSpace(d.py(t, other, "print(own_addr())").Stdout)
+		gateway := strings.TrimSpace(d.py(t, id, "print('.'.join(own_addr().split('.')[:3]) + '.' + str(int(own_addr().split('.')[3]) - 1))").Stdout)
+		for _, a := range []string{f.HostAddr.String(), gateway, otherAddr, f.Metadata.String(), f.Private.String()} {
+			expectProbe(t, d, id, a, "blocked")
+		}
+		if n := f.Hits(f.Metadata) + f.Hits(f.Private); n != 0 {
+			t.Errorf("the metadata or private stand-in got %d requests", n)
+		}
+		// A CIDR of allow opens a private range (not metadata: refused).
+		s, err := d.c.SetNetwork(context.Background(), id, &api.NetworkRequest{Network: api.NetworkOpen, Allow: []string{f.Private.String() + "/32"}})
+		if err != nil || s.Network != api.NetworkOpen {
+			t.Fatalf("PATCH: %v", err)
+		}
+		expectProbe(t, d, id, f.Private.String(), "ok:")
+		if _, err := d.c.SetNetwork(context.Background(), id, &api.NetworkRequest{Network: api.NetworkOpen, Allow: []string{"169.254.0.0/16"}}); err == nil {
+			t.Fatal("metadata was allowed")
+		}
+	})
 }
 
 func TestNetworkPatchCutsConnections(t *testing.T) {
 	hostOnly(t)
-	f := newFakeNet(t)
-	d := netDaemon(t, f, "")
-	id := d.netSession(t, api.NetworkOpen)
-	e := d.py(t, id, fmt.Sprintf(`
+	netRuntimes(t, func(t *testing.T, rt, cfg string) {
+		f := newFakeNet(t)
+		d := netDaemon(t, f, cfg)
+		id := d.netSession(t, api.NetworkOpen)
+		e := d.py(t, id, fmt.Sprintf(`
 c = socket.create_connection((%q, 7), timeout=3)
 c.sendall(b"one")
 print(c.recv(10))`, f.Web.String()))
-	if strings.TrimSpace(e.Stdout) != "b'one'" {
-		t.Fatalf("echo: %q %s", e.Stdout, e.Stderr)
-	}
-	if _, err := d.c.SetNetwork(context.Background(), id, &api.NetworkRequest{Network: api.NetworkAllowlist, Allow: []string{f.Other.String()}}); err != nil {
-		t.Fatal(err)
-	}
-	e = d.py(t, id, `
+		if strings.TrimSpace(e.Stdout) != "b'one'" {
+			t.Fatalf("echo: %q %s", e.Stdout, e.Stderr)
+		}
+		if _, err := d.c.SetNetwork(context.Background(), id, &api.NetworkRequest{Network: api.NetworkAllowlist, Allow: []string{f.Other.String()}}); err != nil {
+			t.Fatal(err)
+		}
+		e = d.py(t, id, `
 try:
     c.sendall(b"two")
     print(c.recv(10) or "closed")
 except OSError as e:
     print("cut", type(e).__name__)`)
-	if !strings.HasPrefix(strings.TrimSpace(e.Stdout), "cut") && strings.TrimSpace(e.Stdout) != "closed" {
-		t.Errorf("a connection the new policy does not allow went on: %q", e.Stdout)
-	}
-	expectProbe(t, d, id, f.Other.String(), "ok:")
-	expectProbe(t, d, id, f.Web.String(), "blocked")
+		if !strings.HasPrefix(strings.TrimSpace(e.Stdout), "cut") && strings.TrimSpace(e.Stdout) != "closed" {
+			t.Errorf("a connection the new policy does not allow went on: %q", e.Stdout)
+		}
+		expectProbe(t, d, id, f.Other.String(), "ok:")
+		expectProbe(t, d, id, f.Web.String(), "blocked")
+	})
 }
 
 func TestNetworkSurvivesDaemonRestart(t *testing.T) {
-	f := newFakeNet(t)
-	f.SetRecord("web.test", time.Minute, f.Web)
-	d := netDaemon(t, f, "")
-	f.SetRecord("echo.test", time.Minute, f.Other)
-	id := d.netSession(t, api.NetworkAllowlist, "web.test", "echo.test")
-	expectProbe(t, d, id, "web.test", "ok:")
-	// A connection open across the restarts carries on.
-	if e := d.py(t, id, "held = socket.create_connection(('echo.test', 7), timeout=3)"); e.Status != api.StatusOK {
-		t.Fatalf("connect: %+v %s", e.Error, e.Stderr)
-	}
-	for _, how := range []string{"restart", "crash"} {
-		if how == "restart" {
-			d.terminate()
-		} else {
-			d.crash()
-		}
-		d.launch()
+	netRuntimes(t, func(t *testing.T, rt, cfg string) {
+		f := newFakeNet(t)
+		f.SetRecord("web.test", time.Minute, f.Web)
+		d := netDaemon(t, f, cfg)
+		f.SetRecord("echo.test", time.Minute, f.Other)
+		id := d.netSession(t, api.NetworkAllowlist, "web.test", "echo.test")
 		expectProbe(t, d, id, "web.test", "ok:")
-		expectProbe(t, d, id, f.Web6.String(), "blocked")
-		e := d.py(t, id, "held.sendall(b'"+how+"')\nprint(held.recv(16))")
-		if got := strings.TrimSpace(e.Stdout); got != "b'"+how+"'" {
-			t.Errorf("the held connection after a %s: %q %s", how, got, e.Stderr)
+		// A connection open across the restarts carries on.
+		if e := d.py(t, id, "held = socket.create_connection(('echo.test', 7), timeout=3)"); e.Status != api.StatusOK {
+			t.Fatalf("connect: %+v %s", e.Error, e.Stderr)
 		}
-	}
+		for _, how := range []string{"restart", "crash"} {
+			if how == "restart" {
+				d.terminate()
+			} else {
+				d.crash()
+			}
+			d.launch()
+			expectProbe(t, d, id, "web.test", "ok:")
+			expectProbe(t, d, id, f.Web6.String(), "blocked")
+			e := d.py(t, id, "held.sendall(b'"+how+"')\nprint(held.recv(16))")
+			if got := strings.TrimSpace(e.Stdout); got != "b'"+how+"'" {
+				t.Errorf("the held connection after a %s: %q %s", how, got, e.Stderr)
+			}
+		}
+	})
 }
 
 func TestNetworkCyclesLeaveNothing(t *testing.T) {
 	hostOnly(t)
-	f := newFakeNet(t)
-	d := netDaemon(t, f, "")
-	inst := d.instance()
-	ctx := context.Background()
-	for i := 0; i < 200; i++ {
+	netRuntimes(t, func(t *testing.T, rt, cfg string) {
+		f := newFakeNet(t)
+		d := netDaemon(t, f, cfg)
+		inst := d.instance()
+		ctx := context.Background()
+		cycles := 200
+		if rt == api.RuntimeRunsc {
+			cycles = 20 // ~250 ms a cold start
+		}
+		for i := 0; i < cycles; i++ {
+			s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{Network: api.NetworkOpen})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.c.DeleteSession(ctx, s.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if l := ownLinks(t, inst); len(l) != 0 {
+			t.Errorf("links left after %d cycles: %v", cycles, l)
+		}
+		if n := sessionChains(t, inst); n != 0 {
+			t.Errorf("%d session chains left after %d cycles", n, cycles)
+		}
+		// A stopped session has nothing on the host either.
 		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{Network: api.NetworkOpen})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.c.DeleteSession(ctx, s.ID); err != nil {
+		if _, err := d.c.StopSession(ctx, s.ID); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if l := ownLinks(t, inst); len(l) != 0 {
-		t.Errorf("links left after 200 cycles: %v", l)
-	}
-	if n := sessionChains(t, inst); n != 0 {
-		t.Errorf("%d session chains left after 200 cycles", n)
-	}
-	// A stopped session has nothing on the host either.
-	s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{Network: api.NetworkOpen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.c.StopSession(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	if l, n := ownLinks(t, inst), sessionChains(t, inst); len(l) != 0 || n != 0 {
-		t.Errorf("a stopped session left links %v and %d chains", l, n)
-	}
+		if l, n := ownLinks(t, inst), sessionChains(t, inst); len(l) != 0 || n != 0 {
+			t.Errorf("a stopped session left links %v and %d chains", l, n)
+		}
+	})
 }
 
 // sessionChains counts the session chains in the daemon instance's table.
@@ -333,28 +381,29 @@ func sessionChains(t *testing.T, instance string) int {
 // own policy, the host and other sessions.
 func TestNetworkAbuse(t *testing.T) {
 	hostOnly(t)
-	f := newFakeNet(t)
-	f.SetRecord("victim-only.test", time.Minute, f.Other)
-	d := netDaemon(t, f, "")
-	victim := d.netSession(t, api.NetworkAllowlist, "victim-only.test")
-	id := d.netSession(t, api.NetworkAllowlist, f.Web.String())
-	victimAddr := strings.TrimSpace(d.py(t, victim, "print(own_addr())").Stdout)
-	for name, code := range map[string]string{
-		"raw socket":    pyRefused("socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)"),
-		"packet socket": pyRefused("socket.socket(socket.AF_PACKET, socket.SOCK_RAW)", "PermissionError", "OSError"),
-		// Its own policy lives on the host; its namespace is not its to change.
-		"address": pyRefused("import subprocess; subprocess.run(['ip', 'addr', 'add', '"+victimAddr+"/32', 'dev', 'eth0'], check=True, capture_output=True)", "subprocess.CalledProcessError", "FileNotFoundError"),
-		"route":   pyRefused("import subprocess; subprocess.run(['ip', 'route', 'replace', 'default', 'dev', 'eth0'], check=True, capture_output=True)", "subprocess.CalledProcessError", "FileNotFoundError"),
-		"link":    pyRefused("import subprocess; subprocess.run(['ip', 'link', 'set', 'eth0', 'down'], check=True, capture_output=True)", "subprocess.CalledProcessError", "FileNotFoundError"),
-	} {
-		if got := strings.TrimSpace(d.py(t, id, code).Stdout); got != "blocked" {
-			t.Errorf("%s: %s", name, got)
+	netRuntimes(t, func(t *testing.T, rt, cfg string) {
+		f := newFakeNet(t)
+		f.SetRecord("victim-only.test", time.Minute, f.Other)
+		d := netDaemon(t, f, cfg)
+		victim := d.netSession(t, api.NetworkAllowlist, "victim-only.test")
+		id := d.netSession(t, api.NetworkAllowlist, f.Web.String())
+		victimAddr := strings.TrimSpace(d.py(t, victim, "print(own_addr())").Stdout)
+		for name, code := range map[string]string{
+			"raw socket":    pyRefused("socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)"),
+			"packet socket": pyRefused("socket.socket(socket.AF_PACKET, socket.SOCK_RAW)", "PermissionError", "OSError"),
+			// Its own policy lives on the host; its namespace is not its to change.
+			"address": pyRefused("import subprocess; subprocess.run(['ip', 'addr', 'add', '"+victimAddr+"/32', 'dev', 'eth0'], check=True, capture_output=True)", "subprocess.CalledProcessError", "FileNotFoundError"),
+			"route":   pyRefused("import subprocess; subprocess.run(['ip', 'route', 'replace', 'default', 'dev', 'eth0'], check=True, capture_output=True)", "subprocess.CalledProcessError", "FileNotFoundError"),
+			"link":    pyRefused("import subprocess; subprocess.run(['ip', 'link', 'set', 'eth0', 'down'], check=True, capture_output=True)", "subprocess.CalledProcessError", "FileNotFoundError"),
+		} {
+			if got := strings.TrimSpace(d.py(t, id, code).Stdout); got != "blocked" {
+				t.Errorf("%s: %s", name, got)
+			}
 		}
-	}
-	// A query sent from the victim's address (IP_FREEBIND needs no
-	// capability) would resolve what the victim may: it is dropped before
-	// the daemon's DNS sees it.
-	e := d.py(t, id, fmt.Sprintf(`
+		// A query sent from the victim's address (IP_FREEBIND needs no
+		// capability) would resolve what the victim may: it is dropped before
+		// the daemon's DNS sees it.
+		e := d.py(t, id, fmt.Sprintf(`
 import struct
 q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x0bvictim-only\x04test\x00" + struct.pack(">HH", 1, 1)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -367,15 +416,15 @@ try:
 except OSError as e:
     print("blocked", type(e).__name__)
 `, victimAddr, f.DNS.Addr().String()))
-	if !strings.HasPrefix(strings.TrimSpace(e.Stdout), "blocked") {
-		t.Errorf("spoofed DNS query: %q %s", e.Stdout, e.Stderr)
-	}
-	if strings.Contains(strings.Join(f.Queries(), " "), "victim-only") {
-		t.Error("a spoofed query reached the upstream DNS")
-	}
-	// A flood of UDP at the allowed server and at everything else: the
-	// daemon and the other session carry on.
-	flood := fmt.Sprintf(`
+		if !strings.HasPrefix(strings.TrimSpace(e.Stdout), "blocked") {
+			t.Errorf("spoofed DNS query: %q %s", e.Stdout, e.Stderr)
+		}
+		if strings.Contains(strings.Join(f.Queries(), " "), "victim-only") {
+			t.Error("a spoofed query reached the upstream DNS")
+		}
+		// A flood of UDP at the allowed server and at everything else: the
+		// daemon and the other session carry on.
+		flood := fmt.Sprintf(`
 import time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 end, n = time.time() + 2, 0
@@ -387,11 +436,12 @@ while time.time() < end:
         except OSError:
             pass
 print(n)`, f.Web.String(), f.HostAddr.String(), f.DNS.Addr().String())
-	d.py(t, id, flood)
-	if err := d.c.Health(context.Background()); err != nil {
-		t.Fatalf("the daemon after a flood: %v", err)
-	}
-	expectProbe(t, d, victim, "victim-only.test", "ok:")
+		d.py(t, id, flood)
+		if err := d.c.Health(context.Background()); err != nil {
+			t.Fatalf("the daemon after a flood: %v", err)
+		}
+		expectProbe(t, d, victim, "victim-only.test", "ok:")
+	})
 }
 
 func TestNetworkCaps(t *testing.T) {
@@ -464,12 +514,12 @@ s.close()
 
 // packageIndex is a host-only test's fake internet serving sbxdemo 1.0
 // (its module's code given) at index, and a daemon whose sandboxes use it.
-func packageIndex(t *testing.T, code string) (f *fakeNet, index string, d *daemon) {
+func packageIndex(t *testing.T, code, cfg string) (f *fakeNet, index string, d *daemon) {
 	t.Helper()
 	hostOnly(t)
 	f = newFakeNet(t)
 	f.AddPackage(t, "sbxdemo", "1.0", code)
-	return f, fmt.Sprintf("http://%s/simple", f.Web), netDaemon(t, f, "")
+	return f, fmt.Sprintf("http://%s/simple", f.Web), netDaemon(t, f, cfg)
 }
 
 // TestPackages installs a package from an index in the fake internet into
@@ -477,7 +527,12 @@ func packageIndex(t *testing.T, code string) (f *fakeNet, index string, d *daemo
 // only, the interpreter imports the package at once, and a restart keeps
 // it (it lives in /workspace).
 func TestPackages(t *testing.T) {
-	f, index, d := packageIndex(t, "VALUE = 'installed from the fake index'\n")
+	hostOnly(t)
+	netRuntimes(t, func(t *testing.T, rt, cfg string) { testPackages(t, cfg) })
+}
+
+func testPackages(t *testing.T, cfg string) {
+	f, index, d := packageIndex(t, "VALUE = 'installed from the fake index'\n", cfg)
 	id := d.netSession(t, api.NetworkNone)
 	out, errOut, code := d.ctl(t, "", "pip", id, "--index-url", index, "sbxdemo==1.0")
 	if code != 0 || !strings.Contains(out, "Successfully installed sbxdemo-1.0") {
@@ -512,7 +567,7 @@ func TestPackages(t *testing.T) {
 // template keeps its packages across a daemon restart, and its removal
 // takes them.
 func TestTemplatePackages(t *testing.T) {
-	f, index, d := packageIndex(t, "VALUE = 'from the template'\n")
+	f, index, d := packageIndex(t, "VALUE = 'from the template'\n", "")
 	ctx := context.Background()
 	out, errOut, code := d.ctl(t, "", "template", "add", "sci", "-p", "sbxdemo==1.0", "--index-url", index,
 		"--preload", "import sbxdemo", "--pool-size", "1", "--json")

@@ -17,8 +17,14 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// gvisorKernel is the kernel release gVisor's Sentry reports.
+// gvisorKernel is the kernel release Debian 12's runsc reports.
 const gvisorKernel = "4.4.0"
+
+// isGvisorKernel says release is one gVisor reports: Debian's, or a
+// newer build's ("4.19.0-gvisor", make's RUNSC_NET).
+func isGvisorKernel(release string) bool {
+	return release == gvisorKernel || strings.HasSuffix(release, "-gvisor")
+}
 
 // TestRuntimeChoice checks a session's runtime comes from the request,
 // else its template, else the daemon's default, end to end from the API

@@ -33,6 +33,37 @@ func (s *Sandbox) NetNS() (*os.File, error) {
 	return f, nil
 }
 
+// NewNetNS makes a network namespace with only lo, for a sandbox whose
+// network must be there before it starts: gVisor takes the links of its
+// namespace when runsc creates the sandbox, and sees none added later.
+// The namespace lives while the file is open, or a process is in it.
+func (r *Runtime) NewNetNS() (*os.File, error) {
+	type result struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// Never unlocked: the thread dies with the goroutine instead of
+		// going back to serve others from the new namespace.
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: fmt.Errorf("new network namespace: %w", err)}
+			return
+		}
+		f, err := os.Open("/proc/thread-self/ns/net")
+		ch <- result{f, err}
+	}()
+	res := <-ch
+	return res.f, res.err
+}
+
+// NetNSPath is a path of the namespace file f that another process (runsc)
+// can open while the daemon holds f.
+func NetNSPath(f *os.File) string {
+	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
+}
+
 // startTime is field 22 of /proc/PID/stat: when the process started, in
 // clock ticks after boot.
 func startTime(pid int) (uint64, error) {
@@ -57,6 +88,9 @@ func startTime(pid int) (uint64, error) {
 // ::1), with a socket made in its network namespace: whatever its network
 // policy, a server inside is reachable to the daemon and to nothing else.
 func (s *Sandbox) DialPort(ctx context.Context, port int) (net.Conn, error) {
+	if g, ok := s.c.(*gvisorContainer); ok {
+		return g.dialPort(ctx, port) // gVisor's loopback is its own
+	}
 	ns, err := s.NetNS()
 	if err != nil {
 		return nil, err

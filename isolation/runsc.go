@@ -84,7 +84,7 @@ func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
 		return nil, err
 	}
 	rs.root = filepath.Join(stateDir, "runsc")
-	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--network", "none", "--host-uds", "create", "--ignore-cgroups", "--oci-seccomp"}, o.Flags...)
+	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--host-uds", "create", "--ignore-cgroups", "--oci-seccomp"}, o.Flags...)
 	if err := os.MkdirAll(rs.root, 0o700); err != nil {
 		return nil, err
 	}
@@ -163,21 +163,32 @@ func firstLine(b []byte) string {
 // holding the daemon's goroutine for good.
 const runscTimeout = 30 * time.Second
 
-// command is runsc with the global flags and args, killed after
-// runscTimeout. Its output goes to files, never pipes: the gofer and
-// sandbox processes that create leaves running inherit it.
-func (rs *runsc) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, rs.path, append(append([]string{}, rs.flags...), args...)...)
+// The --network of a runsc sandbox, the same in every call for it:
+// gVisor's netstack on the links of the namespace the daemon made
+// (Spec.NetNS), or none (only gVisor's loopback).
+const (
+	runscNetSandbox = "sandbox"
+	runscNetNone    = "none"
+)
+
+// command is runsc with the global flags, the sandbox's network and args.
+// The caller bounds it with ctx; its output goes to files, never pipes,
+// for create: the gofer and sandbox processes it leaves running inherit
+// it.
+func (rs *runsc) command(ctx context.Context, network string, args ...string) *exec.Cmd {
+	all := append(append([]string{}, rs.flags...), "--network", network)
+	cmd := exec.CommandContext(ctx, rs.path, append(all, args...)...)
 	cmd.WaitDelay = time.Second
 	return cmd
 }
 
-// run runs a quick runsc command and returns its output; an error carries
-// the output's last line (runsc says what went wrong there).
-func (rs *runsc) run(args ...string) ([]byte, error) {
+// run runs a quick runsc command and returns its output, killed after
+// runscTimeout; an error carries the output's last line (runsc says what
+// went wrong there).
+func (rs *runsc) run(network string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
 	defer cancel()
-	out, err := rs.command(ctx, args...).CombinedOutput()
+	out, err := rs.command(ctx, network, args...).CombinedOutput()
 	if err != nil {
 		return out, fmt.Errorf("runsc %s: %w: %s", args[0], err, lastLine(out))
 	}
@@ -195,8 +206,8 @@ type runscState struct {
 	Pid    int    `json:"pid"`
 }
 
-func (rs *runsc) state(id string) (*runscState, error) {
-	out, err := rs.run("state", id)
+func (rs *runsc) state(id, network string) (*runscState, error) {
+	out, err := rs.run(network, "state", id)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +259,20 @@ func (r *Runtime) runscSpec(s *Spec, p *paths, view *Image) *specs.Spec {
 	spec.Process.Env = sandboxEnv(s)
 	spec.Process.Cwd = "/workspace"
 	spec.Process.User = specs.User{UID: uint32(r.UID()), GID: uint32(r.GID())}
+	spec.Annotations = map[string]string{runscNetworkKey: runscNetwork(s)}
 	return spec
+}
+
+// runscNetworkKey is the annotation of a runsc sandbox's config.json that
+// keeps its --network, for the calls of a daemon that restored it.
+const runscNetworkKey = "dev.sandboxd.runsc.network"
+
+// runscNetwork is the --network of sandbox s.
+func runscNetwork(s *Spec) string {
+	if s.NetNS != "" {
+		return runscNetSandbox
+	}
+	return runscNetNone
 }
 
 // launchRunsc starts sandbox s with runsc: a bundle in its folder, runsc
@@ -299,7 +323,8 @@ func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image,
 	t1 := time.Now()
 	cctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
 	defer cancel()
-	create := rs.command(cctx, "create", "--bundle", p.dir, "--pid-file", pidFile, s.ID)
+	network := runscNetwork(s)
+	create := rs.command(cctx, network, "create", "--bundle", p.dir, "--pid-file", pidFile, s.ID)
 	create.Stdout, create.Stderr = logf, logf
 	defer func() {
 		if retErr != nil {
@@ -314,13 +339,13 @@ func (r *Runtime) launchRunsc(_ context.Context, s *Spec, p *paths, view *Image,
 	if err != nil {
 		return nil, fmt.Errorf("runsc create: %w%s", err, tailOf(p.log))
 	}
-	c, err := r.runscContainer(s.ID, pidFile, cg)
+	c, err := r.runscContainer(s.ID, pidFile, cg, spec)
 	if err != nil {
 		return nil, err
 	}
 	sb := r.newSandbox(s, c)
 	sb.Timings.Prepare = t1.Sub(t0)
-	if _, err := rs.run("start", s.ID); err != nil {
+	if _, err := rs.run(c.network, "start", s.ID); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -349,9 +374,14 @@ func (r *Runtime) runscCgroup(id string, res *specs.LinuxResources) (ocgroups.Ma
 	return manager.New(&ocgroups.Cgroup{Path: r.cgroups.PathFor(id), Resources: cgroupResources(res)})
 }
 
-// runscContainer is the runsc sandbox id in cgroup cg, whose sandbox
-// process's pid is in pidFile (or, when pidFile is "", runsc's state says).
-func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager) (*gvisorContainer, error) {
+// runscContainer is the runsc sandbox id of spec in cgroup cg, whose
+// sandbox process's pid is in pidFile (or, when pidFile is "", runsc's
+// state says).
+func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
+	network := spec.Annotations[runscNetworkKey]
+	if network == "" {
+		network = runscNetNone // a sandbox of a daemon before networks
+	}
 	var pid int
 	if pidFile != "" {
 		b, err := os.ReadFile(pidFile)
@@ -362,7 +392,7 @@ func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager) (*gvis
 			return nil, fmt.Errorf("runsc pid file: %w", err)
 		}
 	} else {
-		st, err := r.runsc.state(id)
+		st, err := r.runsc.state(id, network)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +410,8 @@ func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager) (*gvis
 		unix.Close(pidfd)
 		return nil, err
 	}
-	return &gvisorContainer{rs: r.runsc, id: id, pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
+	return &gvisorContainer{rs: r.runsc, id: id, network: network, python: spec.Process.Args[0], user: spec.Process.User,
+		pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
 }
 
 // cgroupResources is the part of an OCI spec's resources the daemon sets,
@@ -404,11 +435,16 @@ func cgroupResources(l *specs.LinuxResources) *ocgroups.Resources {
 // limits there at create); its end is its sandbox process's, watched
 // through a pidfd (runsc's processes are not the daemon's children).
 type gvisorContainer struct {
-	rs    *runsc
-	id    string
-	pid   int
-	start uint64
-	cg    ocgroups.Manager
+	rs      *runsc
+	id      string
+	network string // its --network
+	// python and user are the agent's interpreter and user, for the port
+	// proxy's helper (dialPort).
+	python string
+	user   specs.User
+	pid    int
+	start  uint64
+	cg     ocgroups.Manager
 
 	mu     sync.Mutex
 	pidfd  int // -1 once closed
@@ -514,7 +550,7 @@ func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.runscContainer(s.ID, "", cg)
+	c, err := r.runscContainer(s.ID, "", cg, &spec)
 	if err != nil {
 		return nil, err
 	}
@@ -537,7 +573,7 @@ func (r *Runtime) runscInfo() RuntimeInfo {
 	if r.runsc == nil {
 		return RuntimeInfo{Name: api.RuntimeRunsc, Problem: r.runscProblem}
 	}
-	return RuntimeInfo{Name: api.RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks}
+	return RuntimeInfo{Name: api.RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks, NetworkAtStart: true}
 }
 
 // resourcesOf is the limits cgroup manager m was made with.

@@ -193,6 +193,11 @@ type RuntimeInfo struct {
 	Platform string
 	// Networks says its sandboxes can join a network namespace.
 	Networks bool
+	// NetworkAtStart says a sandbox takes its network when it starts
+	// (gVisor's netstack takes the links its namespace has then): a
+	// sandbox that is to have one gets a namespace with its link made
+	// (Spec.NetNS), and one started without can never have one.
+	NetworkAtStart bool
 }
 
 // Info describes r.

@@ -97,6 +97,8 @@ func DaemonRuntimes(info *api.Info) Result {
 			} else if status == OK {
 				status = Warn
 			}
+		case !rt.Networks && rt.Name == api.RuntimeRunsc:
+			s += ": network \"none\" only (runsc builds before 2023 cannot run gVisor's network stack on Linux 6 and later: set [runsc] path to a newer one)"
 		case !rt.Networks:
 			s += ": network \"none\" only"
 		}
