@@ -59,6 +59,15 @@ demo:
 down:
 	@pkill -TERM -f "^bin/sandboxd --socket $(SOCKET)" && echo "sandboxd stopped" || echo "sandboxd was not running"
 
+# RUNSC_NET is a runsc new enough for networked sessions, which Debian 12's
+# (2022) cannot give on Linux 6 and later: built from the Go module proxy at
+# a fixed version, for the tests of networks under runsc (integration's
+# netRuntimes). The other runsc tests use Debian's, as hosts would.
+GVISOR_VERSION ?= v0.0.0-20260905035102-160fafc42237
+RUNSC_NET      := dist/runsc/runsc
+$(RUNSC_NET):
+	GOBIN=$(CURDIR)/dist/runsc CGO_ENABLED=0 $(GO) install -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$(GVISOR_VERSION)" gvisor.dev/gvisor/runsc@$(GVISOR_VERSION)
+
 # test-deps: what the tests use beyond the build: matplotlib checks rich
 # outputs for real; lxcfs serves sandboxes their own /proc/meminfo, cpuinfo,
 # stat and uptime (the procview tests start their own lxcfs from it); pip
@@ -76,15 +85,6 @@ test-deps: deps $(RUNSC_NET)
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runsc >/dev/null))
 	@/usr/bin/python3 -m pip --version >/dev/null 2>&1 || (apt-get install -y -qq --no-install-recommends python3-pip >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null))
-
-# RUNSC_NET is a runsc new enough for networked sessions, which Debian 12's
-# (2022) cannot give on Linux 6 and later: built from the Go module proxy at
-# a fixed version, for the tests of networks under runsc (integration's
-# netRuntimes). The other runsc tests use Debian's, as hosts would.
-GVISOR_VERSION ?= v0.0.0-20260905035102-160fafc42237
-RUNSC_NET      := dist/runsc/runsc
-$(RUNSC_NET):
-	GOBIN=$(CURDIR)/dist/runsc CGO_ENABLED=0 $(GO) install -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$(GVISOR_VERSION)" gvisor.dev/gvisor/runsc@$(GVISOR_VERSION)
 
 # test runs every test, as root: the sandbox tests need it and never skip.
 # This host's cgroups come first, then the packages' contents, then the VM

@@ -109,39 +109,41 @@ func TestExecutionInFlightAtACrash(t *testing.T) {
 // next daemon marks it failed with the reason (or, with
 // restart_lost_sessions, starts it afresh), and removes what is left.
 func TestLostSandboxes(t *testing.T) {
-	for _, restart := range []bool{false, true} {
-		t.Run(fmt.Sprintf("restart_lost_sessions=%v", restart), func(t *testing.T) {
-			d := startDaemon(t, fmt.Sprintf("restart_lost_sessions = %v\n", restart))
-			ctx := context.Background()
-			id := d.session(t, nil)
-			d.py(t, id, "x = 1\nopen('kept.txt', 'w').write('kept')")
-			d.crash()
-			for _, pid := range sandboxProcs(t, id) {
-				var n int
-				fmt.Sscan(pid, &n)
-				_ = syscall.Kill(n, syscall.SIGKILL)
-			}
-			waitFor(t, func() bool { return len(sandboxProcs(t, id)) == 0 })
-			d.launch()
-			s, err := d.c.GetSession(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !restart {
-				if s.Status != api.StatusFailed || !strings.Contains(s.Reason, "gone") {
-					t.Fatalf("a lost sandbox makes a failed session with a reason: %+v", s)
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		for _, restart := range []bool{false, true} {
+			t.Run(fmt.Sprintf("restart_lost_sessions=%v", restart), func(t *testing.T) {
+				d := startDaemon(t, cfg+fmt.Sprintf("restart_lost_sessions = %v\n", restart))
+				ctx := context.Background()
+				id := d.session(t, nil)
+				d.py(t, id, "x = 1\nopen('kept.txt', 'w').write('kept')")
+				d.crash()
+				for _, pid := range sandboxProcs(t, id) {
+					var n int
+					fmt.Sscan(pid, &n)
+					_ = syscall.Kill(n, syscall.SIGKILL)
 				}
-				if _, err := d.c.StartSession(ctx, id); err != nil {
+				waitFor(t, func() bool { return len(sandboxProcs(t, id)) == 0 })
+				d.launch()
+				s, err := d.c.GetSession(ctx, id)
+				if err != nil {
 					t.Fatal(err)
 				}
-			} else if s.Status != api.StatusRunning {
-				t.Fatalf("restart_lost_sessions starts it again: %+v", s)
-			}
-			if e := d.py(t, id, "open('kept.txt').read(), 'x' in globals()"); result(e) != "('kept', False)" {
-				t.Fatalf("a fresh interpreter over the same files: %s", describe(e))
-			}
-		})
-	}
+				if !restart {
+					if s.Status != api.StatusFailed || !strings.Contains(s.Reason, "gone") {
+						t.Fatalf("a lost sandbox makes a failed session with a reason: %+v", s)
+					}
+					if _, err := d.c.StartSession(ctx, id); err != nil {
+						t.Fatal(err)
+					}
+				} else if s.Status != api.StatusRunning {
+					t.Fatalf("restart_lost_sessions starts it again: %+v", s)
+				}
+				if e := d.py(t, id, "open('kept.txt').read(), 'x' in globals()"); result(e) != "('kept', False)" {
+					t.Fatalf("a fresh interpreter over the same files: %s", describe(e))
+				}
+			})
+		}
+	})
 }
 
 // TestOrphansAreRemoved plants what a daemon killed in the middle of a

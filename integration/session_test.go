@@ -200,30 +200,32 @@ func TestStopStartRestart(t *testing.T) {
 }
 
 func TestHistoryAndStats(t *testing.T) {
-	d := startDaemon(t, "history_limit = 3\n")
-	ctx := context.Background()
-	id := d.session(t, &api.CreateSessionRequest{Labels: map[string]string{"agent": "a1"}})
-	for i := 0; i < 5; i++ {
-		d.py(t, id, "1")
-	}
-	hist, err := d.c.Executions(ctx, id, 0)
-	if err != nil || len(hist) != 3 || hist[0].StartedAt.Before(hist[2].StartedAt) {
-		t.Fatalf("history: %d %v", len(hist), err)
-	}
-	s, _ := d.c.GetSession(ctx, id)
-	if s.ExecCount != 5 || !s.LastUsedAt.After(s.CreatedAt) {
-		t.Fatalf("session counters: %+v", s)
-	}
-	d.py(t, id, "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nopen('blob', 'wb').write(b'x' * (3 << 20))")
-	st, err := d.c.Stats(ctx, id)
-	if err != nil || st.MemoryBytes < 64<<20 || st.MemoryLimitBytes != 512<<20 || st.Pids < 2 || st.DiskBytes < 3<<20 || st.ExecCount != 6 {
-		t.Fatalf("stats: %+v %v", st, err)
-	}
-	other := d.session(t, &api.CreateSessionRequest{Labels: map[string]string{"agent": "a2"}})
-	list, err := d.c.ListSessions(ctx, map[string]string{"agent": "a1"})
-	if err != nil || len(list) != 1 || list[0].ID != id {
-		t.Fatalf("label filter: %+v %v (other %s)", list, err, other)
-	}
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg+"history_limit = 3\n")
+		ctx := context.Background()
+		id := d.session(t, &api.CreateSessionRequest{Labels: map[string]string{"agent": "a1"}})
+		for i := 0; i < 5; i++ {
+			d.py(t, id, "1")
+		}
+		hist, err := d.c.Executions(ctx, id, 0)
+		if err != nil || len(hist) != 3 || hist[0].StartedAt.Before(hist[2].StartedAt) {
+			t.Fatalf("history: %d %v", len(hist), err)
+		}
+		s, _ := d.c.GetSession(ctx, id)
+		if s.ExecCount != 5 || !s.LastUsedAt.After(s.CreatedAt) {
+			t.Fatalf("session counters: %+v", s)
+		}
+		d.py(t, id, "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nopen('blob', 'wb').write(b'x' * (3 << 20))")
+		st, err := d.c.Stats(ctx, id)
+		if err != nil || st.MemoryBytes < 64<<20 || st.MemoryLimitBytes != 512<<20 || st.Pids < 2 || st.DiskBytes < 3<<20 || st.ExecCount != 6 {
+			t.Fatalf("stats: %+v %v", st, err)
+		}
+		other := d.session(t, &api.CreateSessionRequest{Labels: map[string]string{"agent": "a2"}})
+		list, err := d.c.ListSessions(ctx, map[string]string{"agent": "a1"})
+		if err != nil || len(list) != 1 || list[0].ID != id {
+			t.Fatalf("label filter: %+v %v (other %s)", list, err, other)
+		}
+	})
 }
 
 // TestConcurrentSessions drives several sessions at once, each through its

@@ -16,7 +16,13 @@ import (
 // variables kept. With nothing running, Interrupt does nothing.
 func TestSandboxInterrupt(t *testing.T) {
 	r := newTestRuntime(t)
-	sb := startTestSandbox(t, r, "interrupt1")
+	checkInterrupt(t, startTestSandbox(t, r, "interrupt1"))
+}
+
+// checkInterrupt interrupts a Python cell and a shell command in sb: each
+// answers interrupted, the interpreter keeps its state.
+func checkInterrupt(t *testing.T, sb *Sandbox) {
+	t.Helper()
 	if ok, err := sb.Interrupt(context.Background()); ok || err != nil {
 		t.Fatalf("Interrupt with nothing running = %v, %v", ok, err)
 	}

@@ -115,6 +115,7 @@ func TestRunscSandbox(t *testing.T) {
 	if m, _ := run(t, sb, "python", "x"); m.Result == nil || *m.Result != "41" {
 		t.Fatalf("after thaw: %+v", m)
 	}
+	checkInterrupt(t, sb)
 	if err := sb.Stop(); err != nil {
 		t.Fatal(err)
 	}
