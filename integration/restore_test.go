@@ -150,47 +150,49 @@ func TestLostSandboxes(t *testing.T) {
 // create or a delete leaves: a sandbox and a session folder with no record.
 // The next daemon removes both, and touches nothing of the live session.
 func TestOrphansAreRemoved(t *testing.T) {
-	d := startDaemon(t, "")
-	ctx := context.Background()
-	keep := d.session(t, nil)
-	d.py(t, keep, "k = 'kept'")
-	orphan := d.session(t, nil)
-	d.crash()
-	// Forget the orphan's record, as if the daemon died before writing it.
-	st, err := store.Open(filepath.Join(d.base, "data", "sandboxd.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.DeleteSession(orphan); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	stray := filepath.Join(d.base, "data", "sessions", "0123456789abcdef")
-	if err := os.MkdirAll(filepath.Join(stray, "fs", "workspace"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// And a cgroup of a sandbox that never was, beside the live one's.
-	strayCgroup := filepath.Join(sandboxCgroupParent(t, d), "fedcba9876543210")
-	if err := os.Mkdir(strayCgroup, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(strayCgroup) })
-	d.launch()
-	waitFor(t, func() bool { return len(sandboxProcs(t, orphan)) == 0 })
-	for _, dir := range []string{stray, strayCgroup, filepath.Join(d.base, "data", "sessions", orphan), filepath.Join(d.stateDir(), "sandboxes", orphan)} {
-		if _, err := os.Stat(dir); !os.IsNotExist(err) {
-			t.Fatalf("orphan folder %s left: %v", dir, err)
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		ctx := context.Background()
+		keep := d.session(t, nil)
+		d.py(t, keep, "k = 'kept'")
+		orphan := d.session(t, nil)
+		d.crash()
+		// Forget the orphan's record, as if the daemon died before writing it.
+		st, err := store.Open(filepath.Join(d.base, "data", "sandboxd.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := d.c.GetSession(ctx, orphan); err == nil {
-		t.Fatal("the orphan came back as a session")
-	}
-	if e := d.py(t, keep, "k"); result(e) != "'kept'" {
-		t.Fatalf("the live session was touched: %s", describe(e))
-	}
-	if !strings.Contains(d.log(), "removed leftover sandbox") || !strings.Contains(d.log(), "removed orphan session folder") {
-		t.Fatalf("what reconcile did must be logged:\n%s", d.log())
-	}
+		if err := st.DeleteSession(orphan); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		stray := filepath.Join(d.base, "data", "sessions", "0123456789abcdef")
+		if err := os.MkdirAll(filepath.Join(stray, "fs", "workspace"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// And a cgroup of a sandbox that never was, beside the live one's.
+		strayCgroup := filepath.Join(sandboxCgroupParent(t, d), "fedcba9876543210")
+		if err := os.Mkdir(strayCgroup, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(strayCgroup) })
+		d.launch()
+		waitFor(t, func() bool { return len(sandboxProcs(t, orphan)) == 0 })
+		for _, dir := range []string{stray, strayCgroup, filepath.Join(d.base, "data", "sessions", orphan), filepath.Join(d.stateDir(), "sandboxes", orphan)} {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Fatalf("orphan folder %s left: %v", dir, err)
+			}
+		}
+		if _, err := d.c.GetSession(ctx, orphan); err == nil {
+			t.Fatal("the orphan came back as a session")
+		}
+		if e := d.py(t, keep, "k"); result(e) != "'kept'" {
+			t.Fatalf("the live session was touched: %s", describe(e))
+		}
+		if !strings.Contains(d.log(), "removed leftover sandbox") || !strings.Contains(d.log(), "removed orphan session folder") {
+			t.Fatalf("what reconcile did must be logged:\n%s", d.log())
+		}
+	})
 }
 
 // TestShutdownStopsSessions checks the switch that makes a daemon stop

@@ -18,7 +18,8 @@ import (
 // so that none of them exits (and is reused) in between; on cgroup v2,
 // cgroup.kill does it all in the kernel.
 func killAll(cg ocgroups.Manager) error {
-	if !cg.Exists() {
+	dir := procsDir(cg)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	killed := false
@@ -31,7 +32,7 @@ func killAll(cg ocgroups.Manager) error {
 	}
 	if !killed {
 		frozen := cg.Freeze(ocgroups.Frozen) == nil
-		pids, err := cg.GetAllPids()
+		pids, err := ocgroups.GetAllPids(dir)
 		for _, pid := range notSelf(pids) {
 			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
 				_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
@@ -46,13 +47,25 @@ func killAll(cg ocgroups.Manager) error {
 		}
 	}
 	for i := 0; i < 250; i++ {
-		pids, err := cg.GetAllPids()
+		pids, err := ocgroups.GetAllPids(dir)
 		if err != nil || len(notSelf(pids)) == 0 {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("processes of cgroup %s left after SIGKILL", cg.Path(""))
+}
+
+// procsDir is the folder of cg whose cgroup.procs lists its processes.
+// Not cg.GetAllPids nor cg.Exists: on cgroup v1 those read the devices
+// hierarchy, where a runsc sandbox has no folder (its device rules are
+// gVisor's: SkipDevices), so they said "no such cgroup" and a leftover
+// runsc sandbox was never killed (its cgroup then stayed busy).
+func procsDir(cg ocgroups.Manager) string {
+	if ocgroups.IsCgroup2UnifiedMode() {
+		return cg.Path("")
+	}
+	return cg.Path("freezer")
 }
 
 // notSelf is pids without the daemon's: a thread of it that startIn could

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,13 +27,14 @@ func main() {
 	jsonPath := flag.String("json", "bench.json", "write the results here as JSON (empty: do not)")
 	scale := flag.Float64("scale", 1, "multiply every iteration count and duration by this (0.1 for a quick look)")
 	sessions := flag.Int("idle-sessions", 500, "idle sessions the daemon holds for the memory figures")
+	runscAlso := flag.String("runsc-also", "", "PATH[:PLATFORM] of another runsc to measure beside the host's (make bench: its newer build on systrap)")
 	flag.Parse()
 	if os.Geteuid() != 0 {
 		fail("sandboxd-bench must run as root: it starts sandboxd")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := run(ctx, *bin, *scale, *sessions)
+	r, err := run(ctx, *bin, *scale, *sessions, *runscAlso)
 	if err != nil {
 		fail(err.Error())
 	}
@@ -52,10 +54,9 @@ func fail(msg string) {
 }
 
 // run measures everything, baselines first.
-func run(ctx context.Context, bin string, scale float64, idle int) (*report, error) {
+func run(ctx context.Context, bin string, scale float64, idle int, runscAlso string) (*report, error) {
 	n := func(base int) int { return max(5, int(float64(base)*scale)) }
 	r := newReport()
-	step := func(what string) { fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), what) }
 
 	step("baselines")
 	py, err := command(ctx, n(200), "1\n", pythonBin, "-c", "print(1)")
@@ -87,7 +88,7 @@ func run(ctx context.Context, bin string, scale float64, idle int) (*report, err
 	quota := fmt.Sprintf("max_sessions = %d\nmax_sessions_per_uid = %d\n", idle+50, idle+50)
 
 	// runc's figures are the baselines of runsc's rows.
-	var runc struct{ pooled, pooledRun, exec, cold, coldRun latency }
+	var runc runcFigures
 	var runscUsable bool
 	step("sandboxd with a warm pool (pool_size = 2)")
 	err = withDaemon(ctx, bin, "pool_size = 2\n"+quota, func(d *daemon) error {
@@ -161,47 +162,20 @@ func run(ctx context.Context, bin string, scale float64, idle int) (*report, err
 	}
 	if !runscUsable {
 		step("runsc (gVisor) is not usable here: no runsc rows")
-	} else {
-		// The same paths on gVisor, each beside runc's figure of this run.
-		step("runsc (gVisor) with a warm pool (pool_size = 2)")
-		err = withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 2\n"+quota, func(d *daemon) error {
-			l, err := creates(ctx, d, n(50))
-			if err != nil {
-				return err
-			}
-			r.latency("runsc: create → ready, from the pool", l, "runc: from the pool", runc.pooled.P50, goalRatio(2))
-			if l, err = runs(ctx, d, n(50)); err != nil {
-				return err
-			}
-			r.latency("runsc: /v1/run print(1), from the pool", l, "runc: /v1/run, from the pool", runc.pooledRun.P50, noGoal)
-			if l, err = execs(ctx, d, n(1000)); err != nil {
-				return err
-			}
-			r.latency("runsc: exec x = 1 on a live session", l, "runc: exec x = 1", runc.exec.P50, goalRatio(2))
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	} else if err := runscRows(ctx, r, bin, "runsc", "", quota, n, idle, &runc); err != nil {
+		return nil, err
+	}
+	if runscAlso != "" {
+		// Another runsc build (make's RUNSC_NET, a current gVisor) on its
+		// platform, beside the same runc figures.
+		path, platform, _ := strings.Cut(runscAlso, ":")
+		cfg := fmt.Sprintf("[runsc]\npath = %q\n", path)
+		label := "runsc " + path
+		if platform != "" {
+			cfg += fmt.Sprintf("platform = %q\n", platform)
+			label += " on " + platform
 		}
-		step("runsc (gVisor) without a pool (cold starts)")
-		err = withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 0\n"+quota, func(d *daemon) error {
-			l, err := creates(ctx, d, n(50))
-			if err != nil {
-				return err
-			}
-			r.latency("runsc: create → ready, cold", l, "runc: cold", runc.cold.P50, goalP50(250))
-			if l, err = runs(ctx, d, n(50)); err != nil {
-				return err
-			}
-			r.latency("runsc: /v1/run print(1), cold", l, "runc: /v1/run, cold", runc.coldRun.P50, noGoal)
-			m, err := idleMemory(ctx, d, []int{min(20, idle)}, 20)
-			if err != nil {
-				return err
-			}
-			r.memory(fmt.Sprintf("runsc: idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, noGoal)
-			return nil
-		})
-		if err != nil {
+		if err := runscRows(ctx, r, bin, label, cfg, quota, n, idle, &runc); err != nil {
 			return nil, err
 		}
 	}
@@ -209,6 +183,55 @@ func run(ctx context.Context, bin string, scale float64, idle int) (*report, err
 	r.Scale = scale
 	return r, nil
 }
+
+// runcFigures are runc's figures of the run: the baselines of runsc's rows.
+type runcFigures struct{ pooled, pooledRun, exec, cold, coldRun latency }
+
+// runscRows measures the same paths on gVisor, each beside runc's figure of
+// this run, on the runsc runscCfg (a [runsc] table; "": the host's), its
+// rows named for label.
+func runscRows(ctx context.Context, r *report, bin, label, runscCfg, quota string, n func(int) int, idle int, runc *runcFigures) error {
+	step(label + " (gVisor) with a warm pool (pool_size = 2)")
+	err := withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 2\n"+quota+runscCfg, func(d *daemon) error {
+		l, err := creates(ctx, d, n(50))
+		if err != nil {
+			return err
+		}
+		r.latency(label+": create → ready, from the pool", l, "runc: from the pool", runc.pooled.P50, goalRatio(2))
+		if l, err = runs(ctx, d, n(50)); err != nil {
+			return err
+		}
+		r.latency(label+": /v1/run print(1), from the pool", l, "runc: /v1/run, from the pool", runc.pooledRun.P50, noGoal)
+		if l, err = execs(ctx, d, n(1000)); err != nil {
+			return err
+		}
+		r.latency(label+": exec x = 1 on a live session", l, "runc: exec x = 1", runc.exec.P50, goalRatio(2))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	step(label + " (gVisor) without a pool (cold starts)")
+	return withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 0\n"+quota+runscCfg, func(d *daemon) error {
+		l, err := creates(ctx, d, n(50))
+		if err != nil {
+			return err
+		}
+		r.latency(label+": create → ready, cold", l, "runc: cold", runc.cold.P50, goalP50(250))
+		if l, err = runs(ctx, d, n(50)); err != nil {
+			return err
+		}
+		r.latency(label+": /v1/run print(1), cold", l, "runc: /v1/run, cold", runc.coldRun.P50, noGoal)
+		m, err := idleMemory(ctx, d, []int{min(20, idle)}, 20)
+		if err != nil {
+			return err
+		}
+		r.memory(fmt.Sprintf("%s: idle session PSS (mean of %d)", label, m.Sampled), m.PSSPerSession, m.Sampled, noGoal)
+		return nil
+	})
+}
+
+func step(what string) { fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), what) }
 
 // withDaemon runs measure against a daemon of its own with config, and
 // stops it after.
