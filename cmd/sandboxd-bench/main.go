@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -169,7 +170,11 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		// Another runsc build (make's RUNSC_NET, a current gVisor) on its
 		// platform, beside the same runc figures.
 		path, platform, _ := strings.Cut(runscAlso, ":")
-		cfg := fmt.Sprintf("[runsc]\npath = %q\n", path)
+		abs, err := filepath.Abs(path) // the daemon takes absolute paths only
+		if err != nil {
+			return nil, err
+		}
+		cfg := fmt.Sprintf("[runsc]\npath = %q\n", abs)
 		label := "runsc " + path
 		if platform != "" {
 			cfg += fmt.Sprintf("platform = %q\n", platform)
