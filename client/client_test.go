@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -68,5 +69,37 @@ func TestStreamWithoutDone(t *testing.T) {
 	cl = NewWithHTTPClient("/x.sock", &http.Client{Transport: roundTripper(func(*http.Request) (*http.Response, error) { return nil, errors.New("boom") })})
 	if err := cl.Health(context.Background()); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("transport error: %v", err)
+	}
+}
+
+// TestNode: GET /v1/node, decoded into api.Node; an error keeps its
+// class.
+func TestNode(t *testing.T) {
+	body := `{"node_id":"n1","hostname":"h","version":"v","state":"ready","labels":{"zone":"a"},
+		"capacity":{"memory_mb":2048,"cpus":4,"sessions":200},"allocated":{"memory_mb":512,"cpus":0.5,"sessions":1},
+		"sessions_by_status":{"running":1,"paused":0,"stopped":2,"failed":0},
+		"pools":{"python":{"ready":1,"target":2}},"templates":["python"],"runtimes":["runc"]}`
+	var asked string
+	cl := NewWithHTTPClient("/x.sock", &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		asked = r.Method + " " + r.URL.Path
+		return answer(200, "application/json", body)(r)
+	})})
+	n, err := cl.Node(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != "GET /v1/node" {
+		t.Errorf("asked %s", asked)
+	}
+	want := api.Node{NodeID: "n1", Hostname: "h", Version: "v", State: api.NodeReady, Labels: map[string]string{"zone": "a"},
+		Capacity: api.NodeResources{MemoryMB: 2048, CPUs: 4, Sessions: 200}, Allocated: api.NodeResources{MemoryMB: 512, CPUs: 0.5, Sessions: 1},
+		SessionsByStatus: api.NodeSessions{Running: 1, Stopped: 2}, Pools: map[string]api.NodePool{"python": {Ready: 1, Target: 2}},
+		Templates: []string{"python"}, Runtimes: []string{"runc"}}
+	if !reflect.DeepEqual(*n, want) {
+		t.Errorf("got %+v\nwant %+v", *n, want)
+	}
+	cl = NewWithHTTPClient("/x.sock", &http.Client{Transport: answer(503, "application/json", `{"error":{"code":"unavailable","message":"shutting down"}}`)})
+	if _, err := cl.Node(context.Background()); !errdefs.IsUnavailable(err) {
+		t.Errorf("503: %v", err)
 	}
 }

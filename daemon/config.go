@@ -110,6 +110,15 @@ type Config struct {
 	Seccomp  seccomp.Config `toml:"seccomp"`
 	UserNS   UserNSConfig   `toml:"userns"`
 	Network  NetworkConfig  `toml:"network"`
+	Node     NodeConfig     `toml:"node"`
+}
+
+// NodeConfig is what GET /v1/node tells schedulers of this daemon beyond
+// what it measures.
+type NodeConfig struct {
+	// Labels are the operator's, for schedulers' constraints ({zone =
+	// "a", gpu = "none"}); the same rules as session labels.
+	Labels map[string]string `toml:"labels"`
 }
 
 // runscOptions is how the runtime runs runsc.
@@ -234,7 +243,8 @@ func DefaultConfig() Config {
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets", MaxConnections: 1024,
 			PackageIndexURL: "https://pypi.org/simple", PackageHosts: []string{"files.pythonhosted.org"}, PackageTimeoutS: 600},
-		Max: LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+		Max:  LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
+		Node: NodeConfig{Labels: map[string]string{}},
 	}
 }
 
@@ -388,6 +398,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Network.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := checkLabels(c.Node.Labels); err != nil {
+		errs = append(errs, fmt.Errorf("node.labels: %w", err))
 	}
 	if _, err := seccomp.Profile(c.Seccomp); err != nil {
 		errs = append(errs, err)

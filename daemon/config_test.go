@@ -42,6 +42,11 @@ func TestLoadConfig(t *testing.T) {
 		{"lxcfs elsewhere", "lxcfs_dir = \"/run/lxcfs\"\n", ""},
 		{"lxcfs relative", "lxcfs_dir = \"var/lib/lxcfs\"\n", "c.toml:1: lxcfs_dir must be an absolute path"},
 		{"pool share with no pools", "pool_max_total = 0\npool_size = 0\npool_share_per_uid = 1\n", "c.toml:3: pool_share_per_uid"},
+		{"node labels", "[node]\nlabels = {zone = \"a\", rack = \"r7\"}\n", ""},
+		{"node labels as a table", "[node.labels]\nzone = \"a\"\n", ""},
+		{"bad node label", "[node]\nlabels = {\"a=b\" = \"x\"}\n", "c.toml:2: node.labels: bad label \"a=b\""},
+		{"node label not a string", "[node]\nlabels = {zone = 1}\n", "incompatible types"},
+		{"unknown node key", "[node]\nlabls = {}\n", `c.toml:2: unknown key "node.labls"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,6 +58,32 @@ func TestLoadConfig(t *testing.T) {
 			}
 			if c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Fatalf("got %v, want %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+// TestNodeLabels: [node] labels reach the config, either way TOML writes
+// a table; none is an empty map, never nil.
+func TestNodeLabels(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       map[string]string
+	}{
+		{"none", "", map[string]string{}},
+		{"inline", "[node]\nlabels = {zone = \"a\", rack = \"r7\"}\n", map[string]string{"zone": "a", "rack": "r7"}},
+		{"table", "[node.labels]\nzone = \"a\"\n", map[string]string{"zone": "a"}},
+		{"empty", "[node]\nlabels = {}\n", map[string]string{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.toml")
+			os.WriteFile(p, []byte(c.body), 0o644)
+			cfg, err := LoadConfig(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Node.Labels == nil || !reflect.DeepEqual(cfg.Node.Labels, c.want) {
+				t.Fatalf("labels %#v, want %v", cfg.Node.Labels, c.want)
 			}
 		})
 	}

@@ -35,6 +35,8 @@ type testEnv struct {
 	disk *fakeDisk
 	// net is the host's sandbox networks.
 	net *fakeNetwork
+	// host is what GET /v1/node reads (nil: this host).
+	host *nodeHost
 }
 
 func newEnv(t *testing.T, mod func(*Config)) *testEnv {
@@ -71,7 +73,7 @@ func (e *testEnv) start() *Daemon {
 	e.ids = ids
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk,
-		net: netDeps{net: e.net, table: newNetTable()}})
+		net: netDeps{net: e.net, table: newNetTable()}, host: e.host})
 	if err != nil {
 		st.Close()
 		e.t.Fatal(err)

@@ -80,6 +80,10 @@ type Daemon struct {
 	disks *diskLedger
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
+	// host is where GET /v1/node reads the host; nodeID is this daemon's
+	// id for schedulers (nodeid.go).
+	host   *nodeHost
+	nodeID string
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -100,6 +104,8 @@ type deps struct {
 	// probe reads the host's disk (nil: package volume's answers).
 	probe diskProbe
 	net   netDeps
+	// host is what GET /v1/node reads (nil: this host).
+	host *nodeHost
 }
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
@@ -239,6 +245,14 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	if d.probe == nil {
 		d.probe = volumeProbe{kind: cfg.DiskQuota}
 	}
+	if d.host = dp.host; d.host == nil {
+		d.host = realNodeHost()
+	}
+	nodeID, err := loadNodeID(cfg.DataDir, dp.inst.id, d.host.machineID)
+	if err != nil {
+		return nil, err
+	}
+	d.nodeID = nodeID
 	d.runtimes = d.rt.Info().Runtimes
 	if err := d.checkStrictRuntime(); err != nil {
 		return nil, err
@@ -268,7 +282,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	if info.ProcViewProblem != "" && d.cfg.LXCFSDir != "" {
 		log.Warn("lxcfs is not serving: sandboxes show the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits (install lxcfs, or set lxcfs_dir = \"\" to silence this)", "lxcfs_dir", d.cfg.LXCFSDir, "problem", info.ProcViewProblem)
 	}
-	log.Info("sandboxd ready", "instance", d.inst.id, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
+	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.nodeID, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "sessions", len(d.sessions.all()))
 	return d, nil
 }

@@ -103,3 +103,16 @@ func apiRuntimes(rs []isolation.RuntimeInfo) []api.RuntimeInfo {
 	}
 	return out
 }
+
+// usableRuntimes are the names of the runtimes a session can ask for here
+// (checkRuntime's rule: usable, and allowed by strict_runtime), for
+// /v1/node: a scheduler places a session only where its runtime runs.
+func (d *Daemon) usableRuntimes() []string {
+	out := []string{}
+	for _, r := range d.runtimes {
+		if _, err := d.checkRuntime(r.Name); err == nil {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}

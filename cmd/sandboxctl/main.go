@@ -58,7 +58,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.socket, "socket", "", "daemon socket (default $SANDBOXD_SOCKET or "+client.DefaultSocket+")")
 	root.AddCommand(
-		newInfoCmd(a), newVersionCmd(a), newCreateCmd(a), newLsCmd(a), newInspectCmd(a),
+		newInfoCmd(a), newNodeCmd(a), newVersionCmd(a), newCreateCmd(a), newLsCmd(a), newInspectCmd(a),
 		newExecCmd(a), newRunCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
 		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
 		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),

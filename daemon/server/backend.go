@@ -16,6 +16,8 @@ import (
 type Backend interface {
 	Health(ctx context.Context) (*api.Health, error)
 	Info(ctx context.Context) (*api.Info, error)
+	// Node describes the daemon for schedulers (GET /v1/node).
+	Node(ctx context.Context) (*api.Node, error)
 	CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error)
 	ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error)
 	GetSession(ctx context.Context, id string) (*api.Session, error)

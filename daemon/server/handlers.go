@@ -42,6 +42,15 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) node(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.b.Node(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, n)
+	return nil
+}
+
 // decode reads a JSON body strictly: a bad or unknown field, or trailing
 // data, is the caller's mistake and says so. required names fields that
 // must be present: a string field cannot tell absent from empty once

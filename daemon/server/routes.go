@@ -29,6 +29,7 @@ func (s *Server) table() []route {
 	rs := []route{
 		{"GET", "/v1/health", nil, s.health},
 		{"GET", "/v1/info", nil, s.info},
+		{"GET", "/v1/node", nil, s.node},
 		{"GET", "/v1/sessions", []string{"label"}, s.listSessions},
 		{"POST", "/v1/sessions", nil, s.createSession},
 		{"GET", "/v1/sessions/{id}", nil, s.getSession},

@@ -29,6 +29,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	// read back.
 	for path, want := range map[string]string{
 		"/v1/info":                "GET",
+		"/v1/node":                "GET",
 		"/v1/sessions":            "GET, POST",
 		"/v1/sessions/{id}":       "GET, DELETE",
 		"/v1/sessions/{id}/files": "GET, PUT, DELETE",
@@ -125,6 +126,8 @@ func TestUnknownQueryParameters(t *testing.T) {
 		{"GET", "/v1/sessions/s1/files?path=a", 200, ""},
 		{"DELETE", "/v1/sessions/s1/files?path=a", 204, ""},
 		{"GET", "/v1/info", 200, ""},
+		{"GET", "/v1/node?drain=1", 400, `unknown query parameter "drain": this endpoint takes no query parameters`},
+		{"GET", "/v1/node", 200, ""},
 	} {
 		w := do(s, c.method, c.target, "")
 		if w.Code != c.status {

@@ -45,6 +45,10 @@ func (f *fakeBackend) Info(ctx context.Context) (*api.Info, error) {
 	f.caller = identity.From(ctx)
 	return &api.Info{APIVersion: api.Version}, nil
 }
+func (f *fakeBackend) Node(ctx context.Context) (*api.Node, error) {
+	f.caller = identity.From(ctx)
+	return &api.Node{NodeID: "n1", State: api.NodeReady, Labels: map[string]string{"zone": "a"}, Runtimes: []string{api.RuntimeRunc}}, nil
+}
 func (f *fakeBackend) CreateSession(_ context.Context, r *api.CreateSessionRequest) (*api.Session, error) {
 	if r.MemoryMB != nil && *r.MemoryMB < 0 {
 		return nil, errdefs.ErrInvalidArgument.WithMessage("memory_mb is negative")
@@ -251,6 +255,10 @@ func TestServerWithClient(t *testing.T) {
 	}
 	if b.caller.UID != uint32(os.Getuid()) || b.caller.PID != int32(os.Getpid()) {
 		t.Fatalf("caller from SO_PEERCRED: %+v", b.caller)
+	}
+	b.caller = identity.Caller{}
+	if n, err := c.Node(ctx); err != nil || n.NodeID != "n1" || n.Labels["zone"] != "a" || len(n.Runtimes) != 1 || b.caller.UID != uint32(os.Getuid()) {
+		t.Fatalf("node through the client: %+v %v (caller %+v)", n, err, b.caller)
 	}
 	if _, err := c.GetSession(ctx, "nope"); !errdefs.IsNotFound(err) || err.Error() != "no such session: nope" {
 		t.Fatalf("not found through the client: %v", err)

@@ -1,0 +1,14 @@
+package client
+
+import (
+	"context"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Node describes the daemon as a scheduler sees it: its id, labels,
+// capacity and what running sessions hold of it.
+func (c *Client) Node(ctx context.Context) (*api.Node, error) {
+	var out api.Node
+	return &out, c.call(ctx, request{method: "GET", path: "/v1/node"}, &out)
+}

@@ -1,0 +1,82 @@
+package daemon
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/version"
+)
+
+// Node describes this daemon as a scheduler places work on it.
+//
+// Capacity is the host's: its memory (MemTotal: the daemon has no memory
+// budget of its own, and session limits may be overcommitted), the CPUs
+// it may run on, and max_sessions. Sessions are seen as GET /v1/info sees
+// them: root sees every one, any other caller its own alone, so that
+// sessions_by_status and allocated never tell one user of another's work.
+// A scheduler asks as root. Templates and pools are those the caller may
+// use and that can start a session.
+func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
+	caller := callerFrom(ctx)
+	hostname, err := d.host.hostname()
+	if err != nil {
+		return nil, err
+	}
+	memory, err := d.host.memoryMB()
+	if err != nil {
+		return nil, err
+	}
+	n := &api.Node{
+		NodeID:    d.nodeID,
+		Hostname:  hostname,
+		Version:   version.Version,
+		State:     d.nodeState(),
+		Labels:    maps.Clone(d.cfg.Node.Labels),
+		Capacity:  api.NodeResources{MemoryMB: memory, CPUs: float64(d.host.cpus), Sessions: d.cfg.MaxSessions},
+		Pools:     map[string]api.NodePool{},
+		Templates: []string{},
+		Runtimes:  d.usableRuntimes(),
+	}
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	d.tmpl.mu.Lock()
+	for name, t := range d.tmpl.byName {
+		if t.adding || t.broken != "" || !caller.mayUseTemplate(t.def.OwnerUID) {
+			continue
+		}
+		f := t.fill()
+		n.Pools[name] = api.NodePool{Ready: f.Idle, Target: f.Size}
+		n.Templates = append(n.Templates, name)
+	}
+	d.tmpl.mu.Unlock()
+	slices.Sort(n.Templates)
+	for _, s := range d.sessions.all() {
+		rec := s.record()
+		if !caller.mayUse(rec.OwnerUID) {
+			continue
+		}
+		switch rec.Status {
+		case api.StatusRunning:
+			n.SessionsByStatus.Running++
+			n.Allocated.Sessions++
+			n.Allocated.MemoryMB += rec.Limits.MemoryMB
+			n.Allocated.CPUs += rec.Limits.CPUs
+		case api.StatusStopped:
+			n.SessionsByStatus.Stopped++
+		case api.StatusFailed:
+			n.SessionsByStatus.Failed++
+		}
+	}
+	// Sums of fractions (0.1 + 0.2) print as 0.30000000000000004.
+	n.Allocated.CPUs = math.Round(n.Allocated.CPUs*1000) / 1000
+	return n, nil
+}
+
+// nodeState is whether the daemon takes new sessions. It always does
+// until draining exists (POST /v1/node/drain, a later change), which will
+// answer api.NodeDraining here.
+func (d *Daemon) nodeState() string { return api.NodeReady }

@@ -1,0 +1,135 @@
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestNode asks a real daemon GET /v1/node and `sandboxctl node`: the
+// host's capacity, the config's labels, a node id that survives a restart
+// and does not show the machine id, and what a running session holds —
+// which another user does not see.
+func TestNode(t *testing.T) {
+	d := startDaemon(t, "max_sessions = 7\n[node]\nlabels = {zone = \"it\", rack = \"r1\"}\n")
+	get := func() api.Node {
+		t.Helper()
+		status, body := d.raw(t, "GET", "/v1/node", "")
+		if status != http.StatusOK {
+			t.Fatalf("GET /v1/node: %d %s", status, body)
+		}
+		var n api.Node
+		if err := json.Unmarshal(body, &n); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return n
+	}
+	first := get()
+	d.terminate()
+	d.launch()
+	n := get()
+	if n.NodeID != first.NodeID || !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(n.NodeID) {
+		t.Errorf("node id %q after a restart, %q before", n.NodeID, first.NodeID)
+	}
+	if m, err := os.ReadFile("/etc/machine-id"); err == nil && strings.Contains(n.NodeID, strings.TrimSpace(string(m))) {
+		t.Errorf("the node id %s shows the machine id", n.NodeID)
+	}
+	hostname, _ := os.Hostname()
+	if n.Hostname != hostname || n.Version == "" || n.State != api.NodeReady ||
+		!reflect.DeepEqual(n.Labels, map[string]string{"zone": "it", "rack": "r1"}) {
+		t.Errorf("node: %+v", n)
+	}
+	if want := (api.NodeResources{MemoryMB: memTotalMB(t), CPUs: float64(runtime.NumCPU()), Sessions: 7}); n.Capacity != want {
+		t.Errorf("capacity %+v, want %+v", n.Capacity, want)
+	}
+	// Every runtime /v1/info calls usable (runsc too, on hosts that have
+	// it: make test's do), and none other.
+	_, body := d.raw(t, "GET", "/v1/info", "")
+	var info api.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		t.Fatal(err)
+	}
+	usable := []string{}
+	for _, r := range info.Runtimes {
+		if r.Usable {
+			usable = append(usable, r.Name)
+		}
+	}
+	if !slices.Equal(n.Runtimes, usable) {
+		t.Errorf("node runtimes %v, usable ones in /v1/info %v", n.Runtimes, usable)
+	}
+	if !slices.Contains(n.Runtimes, api.RuntimeRunc) || !slices.Contains(n.Templates, "python") ||
+		n.Pools["python"] != (api.NodePool{Ready: 0, Target: 0}) {
+		t.Errorf("runtimes %v, templates %v, pools %v", n.Runtimes, n.Templates, n.Pools)
+	}
+
+	mem, cpus := int64(128), 0.5
+	d.session(t, &api.CreateSessionRequest{MemoryMB: &mem, CPUs: &cpus})
+	out, stderr, code := d.ctl(t, "", "node", "--json")
+	if code != 0 {
+		t.Fatalf("sandboxctl node --json: %d %s", code, stderr)
+	}
+	var fromCtl api.Node
+	if err := json.Unmarshal([]byte(out), &fromCtl); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if fromCtl.Allocated != (api.NodeResources{MemoryMB: 128, CPUs: 0.5, Sessions: 1}) ||
+		fromCtl.SessionsByStatus != (api.NodeSessions{Running: 1}) {
+		t.Errorf("with a session: allocated %+v, sessions %+v", fromCtl.Allocated, fromCtl.SessionsByStatus)
+	}
+	if n := get(); !reflect.DeepEqual(n, fromCtl) {
+		t.Errorf("sandboxctl node --json differs from GET /v1/node:\n%+v\n%+v", fromCtl, n)
+	}
+	if !slices.Contains(fromCtl.Runtimes, api.RuntimeRunc) {
+		t.Errorf("runtimes %v lack runc", fromCtl.Runtimes)
+	}
+	out, _, _ = d.ctl(t, "", "node")
+	for _, want := range []string{"Node id:         " + n.NodeID, "State:           ready", "Labels:          rack=r1, zone=it",
+		"Allocated:       memory 128MB, cpus 0.5, sessions 1", "Runtimes:        runc"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sandboxctl node lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Another user sees the host, not root's session.
+	if err := os.Chmod(d.socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "node", "--json")
+	var theirs api.Node
+	if code != 0 || json.Unmarshal([]byte(out), &theirs) != nil {
+		t.Fatalf("another user's sandboxctl node --json: %d %s %s", code, out, stderr)
+	}
+	if theirs.Capacity != fromCtl.Capacity || theirs.Allocated != (api.NodeResources{}) || theirs.SessionsByStatus != (api.NodeSessions{}) {
+		t.Errorf("another user sees capacity %+v, allocated %+v, sessions %+v", theirs.Capacity, theirs.Allocated, theirs.SessionsByStatus)
+	}
+}
+
+// memTotalMB is the host's MemTotal in MiB.
+func memTotalMB(t *testing.T) int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb >> 10
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
+}
