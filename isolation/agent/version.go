@@ -46,6 +46,16 @@ import "errors"
 //	   answered: the daemon's OOM kill for runsc sandboxes, whose memory
 //	   limit no kernel enforces inside. Conn.Reclaim refuses agents before
 //	   6 with ErrUnsupported. Everything else is as in 5.
+//	7  fewer system calls on an execution's path (each a trap under
+//	   gVisor): the worker no longer says a cell began. SIGINT outside a
+//	   cell is kept for the next one, which stops before its code runs,
+//	   so the supervisor signals at once, and clears a signal that came
+//	   too late with a noop request after every cell it signalled. The
+//	   processes an execution's stop spares are noted while idle, after
+//	   the last answer went out; the request's token comes from a pool;
+//	   output written before the reply is read in the reply's round;
+//	   the worker's fds 1 and 2 are put back after its reply. Requests
+//	   and answers are those of 6.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -54,7 +64,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 6
+const ProtocolVersion = 7
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -111,6 +111,20 @@ def set_not_dumpable():
         log("prctl(PR_SET_DUMPABLE): %s" % e)
 
 
+class Tokens:
+    """Random tokens for the worker's requests, 16 bytes each, read from
+    the kernel 64 at a time: one getrandom less on most executions' path."""
+
+    def __init__(self):
+        self.pool = b""
+
+    def next(self):
+        if not self.pool:
+            self.pool = os.urandom(16 * 64)
+        token, self.pool = self.pool[:16], self.pool[16:]
+        return token.hex()
+
+
 class Worker:
     """The supervisor's end of the forked interpreter: its pid and the
     pipes that lead to it."""
@@ -121,15 +135,15 @@ class Worker:
         self.ctrl_buf = b""
         self.seq = 0
         self.stray = 0
-        # began: the worker said the current request's cell began, and
-        # SIGINT now interrupts it (it ignores SIGINT outside cells).
-        self.began = False
 
     def start(self):
+        # The replies' pipe first: its read end is then below those of
+        # stdout and stderr (the lowest free fds go first), which
+        # exec_python relies on.
+        rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
         procs.spawning()
         pid = os.fork()
         if pid == 0:
@@ -144,10 +158,12 @@ class Worker:
         procs.watch(pid)
 
     def exited(self):
-        """The worker's wait status if it has exited (reaping it), else None."""
+        """The worker's wait status if it has exited, else None. The reaper
+        has kept it: SIGCHLD's handler runs before the supervisor reads the
+        next request, so no waitpid is needed on every execution's path."""
         if not self.pid:
             return None
-        return procs.child_status(self.pid)
+        return procs.EXITED.get(self.pid)
 
     def stop(self):
         """Kills the worker and everything else in the sandbox but PID 1."""
@@ -277,6 +293,11 @@ def drain(fd, cap):
         cap.feed(data)
 
 
+def discard(fd):
+    """Reads fd until it would block, keeping nothing."""
+    drain(fd, Capture("", lambda m: None, 0))
+
+
 def listen():
     """The daemon's listener: inherited on LISTEN_FD, else (gVisor) made at
     LISTEN_PATH, whose folder the host binds in and the daemon connects to."""
@@ -309,14 +330,25 @@ class Agent:
         self.hardened = False
         if self.preload_code:
             self.harden()
+        self.tokens = Tokens()
         self.worker = Worker()
         self.worker.start()
+        # The processes there before an execution (see kill_new): noted
+        # while idle, once the last execution's answer is out, so that no
+        # execution waits for /proc to be read.
+        self.before = procs.snapshot()
         self.preload()
+        self.settle()
 
     def harden(self):
         if not self.hardened:
             set_not_dumpable()
             self.hardened = True
+
+    def settle(self):
+        """While idle, what would otherwise be on the next execution's path:
+        notes the sandbox's processes (see kill_new)."""
+        self.before = procs.snapshot(self.before)
 
     def preload(self):
         """Runs the template's preload code in a new worker, quietly."""
@@ -445,7 +477,7 @@ class Agent:
             start = time.monotonic()
             shell = req.get("language") == LANGUAGE_SHELL
             exec_id = str(req.get("id") or "")
-            done = self.exec_shell(req, exec_id) if shell else self.exec_python(req, exec_id=exec_id)
+            done = self.exec_shell(req, exec_id) if shell else self.exec_python(req, exec_id=exec_id, start=start)
             done["type"] = TYPE_DONE
             done["id"] = exec_id
             done["language"] = LANGUAGE_SHELL if shell else LANGUAGE_PYTHON
@@ -456,6 +488,7 @@ class Agent:
                 # ended for the next one, without the outputs it streamed.
                 done.pop("outputs", None)
                 self.undelivered = done
+            self.settle()
         elif op == OP_INTERRUPT:
             pass  # nothing runs: the execution it was for has ended
         elif op == OP_RECLAIM:
@@ -470,9 +503,13 @@ class Agent:
             return []
         return [self.reader.fileno()]
 
-    def exec_python(self, req, send=None, exec_id=None):
+    def exec_python(self, req, send=None, exec_id=None, start=None):
         """Runs a cell in the worker; exec_id, for an execution of the
-        daemon's, lets the daemon interrupt it (see read_daemon)."""
+        daemon's, lets the daemon interrupt it (see read_daemon). start is
+        when the request came (time.monotonic), if the caller knows: under
+        gVisor a clock read can be a system call (where its vDSO cannot
+        use the TSC), so a quick cell reads the clock once here, and
+        handle once more for the duration."""
         send = send or self.send
         limit = int(req.get("max_output", 1 << 20))
         timeout = float(req.get("timeout", 30))
@@ -491,26 +528,27 @@ class Agent:
             done["state_reset"] = True
             caps = {w.out: Capture(TYPE_STDOUT, send, limit, budget), w.err: Capture(TYPE_STDERR, send, limit, budget)}
         # Output left over from background processes of earlier cells, and
-        # control lines nobody asked for, belong to nobody: drop them.
-        for fd in (w.out, w.err, w.ctrl_r):
-            drain(fd, Capture("", lambda m: None, 0))
+        # control lines nobody asked for, belong to nobody: drop them (one
+        # select finds the pipes that hold any: usually none).
+        left, _, _ = select.select([w.out, w.err, w.ctrl_r], [], [], 0)
+        for fd in left:
+            discard(fd)
         w.ctrl_buf = b""
         w.stray = 0
-        w.began = False
         w.seq += 1
-        token = os.urandom(16).hex()
+        token = self.tokens.next()
         pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
                                "cwd": req.get("cwd") or "", "max_output": limit, "max_answer": budget.left,
                                "noop": bool(req.get("noop")),
                                "seq": w.seq, "token": token}) + "\n").encode()
-        # What runs now is not the cell's (see kill_new).
-        before = procs.snapshot()
         # Most requests fit the pipe: no select needed to send them.
         pending = write_some(w.ctrl_w, pending)
-        deadline = time.monotonic() + timeout
+        now = start if start is not None else time.monotonic()
+        deadline = now + timeout
         # Stopping, for the timeout or the daemon's interrupt alike: SIGINT
-        # to the worker's group once its cell has begun (KeyboardInterrupt),
-        # the kill at kill_at if the cell has not ended by then.
+        # to the worker's group (KeyboardInterrupt in the cell, or before it
+        # begins: see the worker's on_sigint), the kill at kill_at if the
+        # cell has not ended by then.
         stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
         kill_at = None
         signalled = False
@@ -519,10 +557,9 @@ class Agent:
         fds = [w.out, w.err, w.ctrl_r]
         interrupt = self.read_daemon(exec_id, fill=False)  # it may have come with the request
         while reply is None and not dead:
-            now = time.monotonic()
             if stopping is None and (interrupt or now >= deadline):
                 stopping, kill_at = STATUS_INTERRUPTED if interrupt else STATUS_TIMEOUT, now + grace
-            if stopping and w.began and not signalled:
+            if stopping and not signalled:
                 procs.signal_group(w.pid, signal.SIGINT)
                 signalled = True
             if kill_at is not None and now >= kill_at:
@@ -532,6 +569,7 @@ class Agent:
             try:
                 ready, writable, _ = select.select(fds + daemon, [w.ctrl_w] if pending else [], [], max(wait, 0))
             except InterruptedError:
+                now = time.monotonic()
                 continue
             if writable:
                 pending = write_some(w.ctrl_w, pending)
@@ -554,8 +592,17 @@ class Agent:
                     reply = self.take_reply(w, token)
                 elif not drain(fd, caps[fd]):
                     fds.remove(fd)
-        for fd, cap in caps.items():
-            drain(fd, cap)
+            if reply is None and not dead:
+                now = time.monotonic()
+        # Output the cell wrote before its reply was drained in the round
+        # that read the reply: select polls fds in ascending order, the
+        # replies' pipe first (see Worker.start), so that output was in its
+        # pipe when select polled it. Any other way out of the loop (or
+        # another order of fds) drains the pipes here.
+        if reply is None or w.ctrl_r > min(w.out, w.err):
+            for fd, cap in caps.items():
+                drain(fd, cap)
+        for cap in caps.values():
             cap.finish()
         done["truncated"] = any(c.truncated for c in caps.values())
         if reply is not None:
@@ -573,7 +620,11 @@ class Agent:
                 done["status"] = stopping
                 done["exit_code"] = STOPPED_EXIT_CODE[stopping]
                 # The cell stopped; what it started stops too.
-                procs.kill_new(before, spare=(w.pid,))
+                procs.kill_new(self.before, spare=(w.pid,))
+            if signalled and not req.get("noop"):
+                # A SIGINT that reached the worker after the cell ended
+                # must not stop the next one (see the worker's on_sigint).
+                self.exec_python({"code": "", "noop": True, "timeout": 10}, send=lambda m: None)
             return done
         # The worker died, or ignored the interrupt: start over.
         status = None
@@ -604,8 +655,7 @@ class Agent:
     @staticmethod
     def take_reply(w, token):
         """The reply to the current request among the complete lines read,
-        if any; the line saying its cell began sets w.began. Anything else
-        is user code writing to the control pipe."""
+        if any. Anything else is user code writing to the control pipe."""
         while b"\n" in w.ctrl_buf:
             head, w.ctrl_buf = w.ctrl_buf.split(b"\n", 1)
             try:
@@ -613,9 +663,6 @@ class Agent:
             except ValueError:
                 msg = None
             if isinstance(msg, dict) and msg.get("seq") == w.seq and msg.get("token") == token:
-                if msg.get("started") is True:
-                    w.began = True
-                    continue
                 return msg
             if not head:
                 continue
@@ -636,7 +683,6 @@ class Agent:
         done = {"status": STATUS_OK, "exit_code": 0, "result": None, "error": None,
                 "outputs": [], "truncated": False, "state_reset": False}
         import subprocess
-        before = procs.snapshot()
         try:
             env = dict(os.environ)
             env.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
@@ -700,7 +746,7 @@ class Agent:
                 elif not drain(fd, caps[fd]):
                     fds.remove(fd)
         if stopping:
-            procs.kill_new(before)
+            procs.kill_new(self.before)
         # The reaper took the status: Popen must not wait for the pid.
         rc = os.waitstatus_to_exitcode(status) if status is not None else 1
         p.returncode = rc

@@ -8,7 +8,8 @@
 # An execution stopped by its timeout or an interrupt stops with everything
 # it started: processes that called setsid or were forked twice leave its
 # process group, so the supervisor notes the sandbox's processes before it
-# runs (pid and start time) and, once it stopped it, kills every process
+# runs (pid and start time; it notes them while idle, once the previous
+# execution's answer is out) and, once it stopped it, kills every process
 # that was not there (only one execution runs at a time). Processes that
 # older processes start meanwhile are the execution's too: a server left by
 # an earlier one and the children it forks now go with it.
@@ -161,18 +162,28 @@ def stat(pid):
     return fields[0], fields[19]
 
 
-def snapshot():
-    """The sandbox's processes, as (pid, start time), before an execution;
+def snapshot(prev=None):
+    """The sandbox's processes, as a map of pid to start time, for kill_new;
     None when this is not PID 1 of a pid namespace (/proc would show the
-    host's, which are not the supervisor's to kill)."""
+    host's, which are not the supervisor's to kill). prev, an earlier
+    snapshot, spares reading the stat of every process it has: a pid still
+    there is taken for the same process. It could be another only if pids
+    wrapped around in between, and kill_new then finds another start time
+    and takes it for new: a mistake can kill, never spare."""
     if os.getpid() != 1:
         return None
-    seen = set()
+    prev = prev or {}
+    seen = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            st = stat(int(name))
-            if st is not None:
-                seen.add((int(name), st[1]))
+            pid = int(name)
+            start = prev.get(pid)
+            if start is None:
+                st = stat(pid)
+                if st is None:
+                    continue
+                start = st[1]
+            seen[pid] = start
     return seen
 
 
@@ -192,7 +203,7 @@ def kill_new(before, spare=(), limit=2.0):
             if pid == 1 or pid in spare:
                 continue
             st = stat(pid)
-            if st is None or st[0] == b"Z" or (pid, st[1]) in before:
+            if st is None or st[0] == b"Z" or before.get(pid) == st[1]:
                 continue
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -4,9 +4,12 @@
 #
 # Its fds 1 and 2 are pipes the supervisor reads, so output of child
 # processes is captured too; requests come on one control pipe and replies
-# go back on another (high fds, CTRL_FD_BASE on), each after a line saying
-# its cell began. Nothing the worker sends is trusted by the supervisor; see
-# _sandboxd_agent.
+# go back on another (high fds, CTRL_FD_BASE on). Nothing the worker sends
+# is trusted by the supervisor; see _sandboxd_agent.
+#
+# A cell costs the worker two system calls (read the request, write the
+# reply; fds 1 and 2 are put back after the reply is out): each is a trap
+# under gVisor.
 import _signal as signal
 import builtins
 import os
@@ -53,10 +56,7 @@ def run(out_w, err_w, req_r, rep_w):
 
 def worker_main(ctrl_r, ctrl_w):
     """Executes cells until the request pipe closes."""
-    # SIGINT interrupts code only inside a cell, which tells the supervisor
-    # when it has begun (see run_cell): the supervisor signals no sooner,
-    # and one it sent as a cell ended finds the interpreter ignoring it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise_oom_score()
     reset_std_streams()
@@ -66,7 +66,11 @@ def worker_main(ctrl_r, ctrl_w):
         site.main()  # site-packages, .pth files, exit() and help()
     sys.stdin = open(0, "r", closefd=False)
     sys.__stdin__ = sys.stdin
-    me = os.getpid()
+    # A fork made by user code that returns here must not answer: the
+    # child learns it is one from the fork hook (every fork of Python's
+    # runs it: os.fork, forkpty, multiprocessing), not from a getpid per
+    # cell.
+    os.register_at_fork(after_in_child=forked)
     sys.argv = [""]
     # User code sees neither the agent's folder nor its modules: an
     # agent.py (or _sandboxd_agent.py) of its own imports as it would
@@ -103,13 +107,14 @@ def worker_main(ctrl_r, ctrl_w):
         except ValueError:
             continue
         if req.get("noop"):
-            reply = {}  # the supervisor asks whether the worker is up
+            # The supervisor asks whether the worker is up, or, after
+            # stopping a cell, clears a SIGINT that came too late for it.
+            PENDING[0] = False
+            reply = {}
         else:
             cell += 1
-            reset_std_streams()
-            began = {"started": True, "seq": req.get("seq"), "token": req.get("token")}
-            reply = run_cell(ns, req, cell, started=lambda: send_line(ctrl_w, began))
-        if os.getpid() != me:
+            reply = run_cell(ns, req, cell, interruptible=True)
+        if FORKED[0]:
             # A fork made by user code came back here: only the worker answers.
             os._exit(0)
         reply["seq"], reply["token"] = req.get("seq"), req.get("token")
@@ -122,6 +127,9 @@ def worker_main(ctrl_r, ctrl_w):
             send_line(ctrl_w, reply)
         except OSError:
             os._exit(1)
+        # After the reply, not on its path: the next cell starts with the
+        # agent's fds 1 and 2 whatever this one did to them.
+        reset_std_streams()
 
 
 def send_line(fd, msg):
@@ -156,11 +164,42 @@ def reset_std_streams():
 
 STD_STREAMS = {}
 
+# FORKED[0]: this process is a fork of the worker's, made by user code.
+FORKED = [False]
 
-def run_cell(ns, req, cell, started=None):
-    """Runs one cell in ns. In the worker (started given) SIGINT interrupts
-    the cell, and only the cell: started is called once it does, before
-    any of the cell's code runs."""
+
+def forked():
+    FORKED[0] = True
+
+
+# SIGINT interrupts cells, and only cells. One that comes while no cell runs
+# is kept (PENDING) for the next cell, which then stops before any of its
+# code runs: the supervisor signals as soon as it has to stop a cell,
+# without waiting for the worker to say the cell began. One that came too
+# late for the cell it was meant for is cleared by a noop request, which
+# the supervisor sends after every cell it signalled: the signal was
+# pending before that request was written, so its handler has run when the
+# worker reads it. One handler for both states costs a cell no system call,
+# where switching handlers would cost two.
+IN_CELL = [False]
+PENDING = [False]
+
+
+def on_sigint(signum, frame):
+    if IN_CELL[0]:
+        raise KeyboardInterrupt
+    PENDING[0] = True
+
+
+def own_sigint():
+    """Puts on_sigint back if user code changed SIGINT's handler."""
+    if signal.getsignal(signal.SIGINT) is not on_sigint:
+        signal.signal(signal.SIGINT, on_sigint)
+
+
+def run_cell(ns, req, cell, interruptible=False):
+    """Runs one cell in ns. In the worker (interruptible) SIGINT interrupts
+    the cell, and only the cell (see on_sigint)."""
     # _ast, not ast: the C half has all a cell needs, and an idle worker
     # keeps megabytes less (traceback, too, is imported at the first error).
     import _ast
@@ -176,9 +215,12 @@ def run_cell(ns, req, cell, started=None):
     saved_cwd = None
     reply = {"result": None, "error": None, "outputs": []}
     try:
-        if started is not None:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            started()
+        if interruptible:
+            own_sigint()
+            IN_CELL[0] = True
+            if PENDING[0]:
+                PENDING[0] = False
+                raise KeyboardInterrupt
         os.environ.update({str(k): str(v) for k, v in env.items()})
         if cwd:
             saved_cwd = os.getcwd()
@@ -202,13 +244,22 @@ def run_cell(ns, req, cell, started=None):
         # Drop the agent's own frames: the user's traceback starts in the cell.
         while tb is not None and tb.tb_frame.f_code.co_filename != name:
             tb = tb.tb_next
+        # Nor does it end in on_sigint: an interrupt is the cell's, where
+        # it stopped.
+        t = tb
+        while t is not None and t.tb_next is not None:
+            if t.tb_next.tb_frame.f_code is on_sigint.__code__:
+                t.tb_next = None
+                break
+            t = t.tb_next
         import traceback
         text = "".join(traceback.format_exception(type(e), e, tb))
         print(text, end="", file=sys.stderr)
         reply["error"] = {"name": type(e).__name__, "value": str(e), "traceback": text}
     finally:
-        if started is not None:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if interruptible:
+            IN_CELL[0] = False
+            own_sigint()
         try:
             if saved_cwd is not None:
                 os.chdir(saved_cwd)

@@ -124,23 +124,58 @@ class Protocol(unittest.TestCase):
 
 
 class TakeReply(unittest.TestCase):
-    def test_began_then_reply(self):
+    def test_reply_among_stray_lines(self):
         w = agent.Worker()
         w.seq = 3
-        w.ctrl_buf = (b'junk\n{"started":true,"seq":3,"token":"forged"}\n'
-                      b'{"started":true,"seq":3,"token":"t"}\n{"result":"1"')
-        self.assertIsNone(agent.Agent.take_reply(w, "t"))
-        self.assertTrue(w.began)
+        w.ctrl_buf = (b'junk\n{"result":"3","seq":2,"token":"t"}\n'
+                      b'{"result":"2","seq":3,"token":"forged"}\n{"result":"1"')
+        with mock.patch.object(agent, "log"):
+            self.assertIsNone(agent.Agent.take_reply(w, "t"))
+        self.assertEqual(w.stray, 3)
         w.ctrl_buf += b',"seq":3,"token":"t"}\n'
         self.assertEqual(agent.Agent.take_reply(w, "t")["result"], "1")
 
-    def test_forged_start_is_a_stray_line(self):
-        w = agent.Worker()
-        w.seq = 3
-        w.ctrl_buf = b'{"started":true,"seq":2,"token":"t"}\n{"started":true,"seq":3,"token":"x"}\n'
-        with mock.patch.object(agent, "log"):
-            self.assertIsNone(agent.Agent.take_reply(w, "t"))
-        self.assertFalse(w.began)
+
+class Tokens(unittest.TestCase):
+    def test_unique_and_sized(self):
+        t = agent.Tokens()
+        got = {t.next() for _ in range(200)}
+        self.assertEqual(len(got), 200)
+        self.assertTrue(all(len(x) == 32 for x in got))
+
+
+class Interrupt(unittest.TestCase):
+    # SIGINT outside a cell is kept for the next cell, which stops before
+    # its code runs; a noop request clears it.
+    def setUp(self):
+        self.addCleanup(worker.PENDING.__setitem__, 0, False)
+        self.addCleanup(worker.IN_CELL.__setitem__, 0, False)
+
+    def test_pending_stops_the_next_cell(self):
+        worker.on_sigint(2, None)
+        self.assertTrue(worker.PENDING[0])
+        with mock.patch.object(worker, "own_sigint"):
+            r = worker.run_cell({}, {"code": "x = 1"}, 1, interruptible=True)
+        self.assertEqual(r["error"]["name"], "KeyboardInterrupt")
+        self.assertFalse(worker.PENDING[0])
+        with mock.patch.object(worker, "own_sigint"):
+            r = worker.run_cell({}, {"code": "x = 1"}, 2, interruptible=True)
+        self.assertIsNone(r["error"])
+
+    def test_traceback_ends_in_the_cell(self):
+        # The handler raises where the cell was: its frame is not shown.
+        self.addCleanup(worker.signal.signal, 2, worker.signal.getsignal(2))
+        r = worker.run_cell({}, {"code": "import _signal\n_signal.raise_signal(2)\nx = 1"}, 3, interruptible=True)
+        self.assertEqual(r["error"]["name"], "KeyboardInterrupt")
+        tb = r["error"]["traceback"]
+        self.assertIn('"<cell-3>", line 2', tb)
+        self.assertNotIn("on_sigint", tb)
+
+    def test_in_a_cell_it_interrupts(self):
+        worker.IN_CELL[0] = True
+        with self.assertRaises(KeyboardInterrupt):
+            worker.on_sigint(2, None)
+        self.assertFalse(worker.PENDING[0])
 
 
 class KillAll(unittest.TestCase):
@@ -162,7 +197,7 @@ class KillNew(unittest.TestCase):
     # and start time: a pid reused by a new process is new.
     def test_kills_only_what_is_new(self):
         procs_now = {1: (b"S", b"10"), 7: (b"S", b"20"), 8: (b"S", b"99"), 9: (b"Z", b"50"), 10: (b"R", b"60"), 11: (b"S", b"70")}
-        before = {(1, b"10"), (7, b"20"), (8, b"30")}
+        before = {1: b"10", 7: b"20", 8: b"30"}
         killed = []
 
         def kill(pid, sig):
@@ -175,6 +210,19 @@ class KillNew(unittest.TestCase):
                 mock.patch.object(procs, "reap_zombies"):
             procs.kill_new(before, spare=(11,))
         self.assertEqual(sorted(killed), [8, 10])  # 8: reused pid; 9 a zombie, 11 spared
+
+    def test_snapshot_reads_only_new_processes(self):
+        procs_now = {1: (b"S", b"10"), 7: (b"S", b"20"), 8: (b"S", b"30")}
+        with mock.patch.object(os, "listdir", side_effect=lambda _: [str(p) for p in procs_now] + ["self"]), \
+                mock.patch.object(os, "getpid", return_value=1), \
+                mock.patch.object(procs, "stat", side_effect=lambda p: procs_now.get(p)) as stat:
+            first = procs.snapshot()
+            self.assertEqual(first, {1: b"10", 7: b"20", 8: b"30"})
+            self.assertEqual(stat.call_count, 3)
+            del procs_now[8]
+            procs_now[9] = (b"S", b"40")
+            self.assertEqual(procs.snapshot(first), {1: b"10", 7: b"20", 9: b"40"})
+            self.assertEqual(stat.call_count, 4)  # pid 9's only
 
     def test_nothing_unless_pid_1(self):
         with mock.patch.object(os, "getpid", return_value=4242):
