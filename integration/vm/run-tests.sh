@@ -8,19 +8,48 @@ systemctl is-system-running --wait >/dev/null 2>&1 || true
 echo "cgroup: $(stat -fc %T /sys/fs/cgroup) controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 rc=0
 t0=$(date +%s)
+
+# watchdog UNIT SECONDS: if the unit still runs after SECONDS, prints its
+# processes and the freezer state of its cgroups, thaws them, and sends it
+# SIGQUIT (a Go test binary then prints every goroutine's stack and exits).
+watchdog() {
+	sleep "$2" </dev/null >/dev/null 2>&1
+	systemctl is-active -q "$1" || return 0
+	echo "=== $1 still runs after $2 s: its cgroups and processes"
+	base=/sys/fs/cgroup/system.slice/$1.service
+	find "$base" -name cgroup.freeze 2>/dev/null | while read -r f; do
+		d=$(dirname "$f")
+		echo "$d freeze=$(cat "$f") $(grep frozen "$d/cgroup.events") procs=$(tr '\n' ' ' <"$d/cgroup.procs")"
+	done
+	ps -eo pid,stat,wchan:24,args | grep -v ' \[' | cut -c1-160
+	find "$base" -name cgroup.freeze 2>/dev/null | while read -r f; do echo 0 >"$f"; done
+	systemctl kill -s QUIT "$1"
+}
+
 for t in cgroups isolation integration; do
 	echo "=== $t (cgroup v2, systemd unit with Delegate=yes) at $(( $(date +%s) - t0 )) s"
 	# The patch check reads the source tree (go.mod, third_party), which
 	# the VM does not have; it runs on the host.
 	skip='^$'
 	[ "$t" = cgroups ] && skip='^TestPatchedOpencontainersCgroups$'
+	# A test binary that stalls (one stalled in isolation's first test,
+	# TestFreezeThaw, once in CI: no output, not even its own timeout's
+	# panic, as a frozen process would) is shown, thawed and made to dump
+	# its goroutines after 20 minutes (the longest suite takes ~12 here).
+	watchdog "sbd-test-$t" 1200 &
+	wd=$!
 	systemd-run --quiet --wait --collect --unit "sbd-test-$t" -p Delegate=yes \
 		-p WorkingDirectory="$PWD" -p StandardOutput=file:"$PWD/$t.log" -p StandardError=file:"$PWD/$t.log" \
 		-E SANDBOXD_TEST_BIN="$PWD/bin" -E SANDBOXD_OLD_BIN="$PWD/old-bin" -E PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		"$PWD/$t.test" -test.count=1 -test.v -test.short -test.timeout=30m -test.skip "$skip"
 	r=$?
+	# Its sleep too: it would hold the output open after this script ends.
+	{ pkill -P "$wd"; kill "$wd"; wait "$wd"; } 2>/dev/null
 	grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$t.log" | grep -v '=== RUN' || true
 	grep -B2 -A20 -- '--- FAIL' "$t.log" | head -80 || true
+	# A binary that died without a failed test (a panic, the watchdog's
+	# SIGQUIT) shows where it was.
+	[ $r -ne 0 ] && ! grep -q -- '--- FAIL' "$t.log" && tail -150 "$t.log"
 	[ $r -ne 0 ] && rc=1
 done
 echo "=== package (the .deb installed, used as group sandboxd, restarted, upgraded, removed, purged) at $(( $(date +%s) - t0 )) s"
