@@ -15,7 +15,7 @@ LOG       ?= /var/log/sandboxd.log
 # (its README says what it needs and where it caches the VM image).
 VM        ?= integration/vm/harness
 
-.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages old-release clean
+.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages old-release clean sdk-deps sdk-python
 
 all: build
 
@@ -72,8 +72,9 @@ $(RUNSC_NET):
 # outputs for real; lxcfs serves sandboxes their own /proc/meminfo, cpuinfo,
 # stat and uptime (the procview tests start their own lxcfs from it); pip
 # installs packages into sessions (POST …/packages); runsc (gVisor) is the
-# second runtime, which the session, restore and isolation tests also run on.
-test-deps: deps $(RUNSC_NET)
+# second runtime, which the session, restore and isolation tests also run on;
+# sdk-deps, the Python SDK's test (integration/sdk_python_test.go).
+test-deps: deps sdk-deps $(RUNSC_NET)
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
 		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null))
@@ -180,6 +181,19 @@ old-release:
 
 clean:
 	rm -rf bin
+
+# sdk-deps installs what builds the Python SDK's wheel offline (Debian's
+# setuptools and wheel: no package index is needed) and installs it into a
+# venv of its own (venv, pip).
+sdk-deps:
+	@/usr/bin/python3 -c 'import setuptools, wheel, pip' 2>/dev/null && dpkg -s python3-venv >/dev/null 2>&1 || \
+		(apt-get install -y -qq --no-install-recommends python3-setuptools python3-wheel python3-pip python3-venv >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-setuptools python3-wheel python3-pip python3-venv >/dev/null))
+
+# sdk-python builds the Python SDK's wheel into dist/sdk, offline, with
+# Debian's python3 and setuptools (pip install dist/sdk/sandboxd-*.whl).
+sdk-python: sdk-deps
+	/usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index -w dist/sdk $(CURDIR)/contrib/sdk/python
 
 test-vm: deps
 	rm -rf dist/vm && mkdir -p dist/vm/bin dist/vm/pkg

@@ -1,0 +1,74 @@
+"""sandboxd: the Python SDK of sandboxd, code sandboxes over its Unix socket.
+
+    from sandboxd import Sandbox, run
+
+    with Sandbox(template="python", memory_mb=256, labels={"agent": "a1"}) as sbx:
+        r = sbx.run_code("x = 6 * 7\\nx")    # r.result == "42"
+        sbx.commands.run("ls -la").stdout
+        sbx.files.write("data.csv", b"a,b\\n1,2\\n")
+    print(run("print(1)").stdout)
+
+Standard library only. The daemon's socket is $SANDBOXD_SOCKET, else
+/run/sandboxd/sandboxd.sock. Failed calls raise the SandboxdError subclass
+of the contract's error code; executions that fail, time out or are killed
+are not errors but Executions whose ``status`` says so. See README.md.
+"""
+
+from ._transport import DEFAULT_SOCKET, SOCKET_ENV, VERSION
+from .aio import AsyncCommands, AsyncFiles, AsyncSandbox, run_async
+from .client import Client
+from .commands import Commands
+from .errors import (
+    BadGateway,
+    Conflict,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    PayloadTooLarge,
+    PermissionDenied,
+    ProtocolError,
+    RequestTimeout,
+    ResourceExhausted,
+    SandboxdError,
+    Unavailable,
+)
+from .files import Files
+from .models import Execution, ExecutionError, FileInfo, FileWritten, Limits, Output, Session, Stats
+from .oneshot import run
+from .sandbox import Sandbox
+
+__version__ = VERSION
+
+__all__ = [
+    "AsyncCommands",
+    "AsyncFiles",
+    "AsyncSandbox",
+    "BadGateway",
+    "Client",
+    "Commands",
+    "Conflict",
+    "DEFAULT_SOCKET",
+    "Execution",
+    "ExecutionError",
+    "FileInfo",
+    "FileWritten",
+    "Files",
+    "Internal",
+    "InvalidArgument",
+    "Limits",
+    "NotFound",
+    "Output",
+    "PayloadTooLarge",
+    "PermissionDenied",
+    "ProtocolError",
+    "RequestTimeout",
+    "ResourceExhausted",
+    "SOCKET_ENV",
+    "Sandbox",
+    "SandboxdError",
+    "Session",
+    "Stats",
+    "Unavailable",
+    "run",
+    "run_async",
+]

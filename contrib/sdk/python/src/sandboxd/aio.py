@@ -1,0 +1,278 @@
+"""AsyncSandbox: the Sandbox API for asyncio.
+
+    async with await AsyncSandbox.create(memory_mb=256) as sbx:
+        r = await sbx.run_code("6 * 7")
+
+Each call runs the blocking client in a worker thread (asyncio.to_thread),
+so the event loop never waits on the socket and the SDK stays standard
+library only. Two consequences: calls of one AsyncSandbox may run at once
+(each has its own connection), and cancelling an awaiting task does not
+stop its call: the thread finishes it, and the daemon finishes an
+execution whose caller went away (it is still recorded).
+
+Output callbacks run on the event loop, in order, and may be coroutine
+functions: the call returns once every callback has run. A callback that
+raises makes the call raise that, after the execution ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import inspect
+from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
+
+from ._api_exec import OnOutput
+from .client import Client
+from .models import Execution, FileInfo, FileWritten, Session, Stats
+from .oneshot import run
+from .sandbox import Sandbox
+
+T = TypeVar("T")
+
+AsyncOnOutput = Callable[[str], object]
+"""An output callback of the asyncio API: a function, or a coroutine function
+(what it returns is awaited)."""
+
+
+class _Relay:
+    """Carries output from a call's worker thread to callbacks on the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._pending: list[Awaitable[object]] = []
+        self._error: BaseException | None = None
+        self._closed = False
+
+    def wrap(self, cb: AsyncOnOutput | None) -> OnOutput | None:
+        if cb is None:
+            return None
+
+        def in_thread(data: str) -> None:
+            # call_soon_threadsafe keeps order, and all of these run before
+            # the call's own result reaches the awaiting task.
+            self._loop.call_soon_threadsafe(self._deliver, cb, data)
+
+        return in_thread
+
+    def _deliver(self, cb: AsyncOnOutput, data: str) -> None:
+        if self._error is not None or self._closed:
+            return
+        try:
+            out = cb(data)
+        except Exception as e:
+            self._error = e
+            return
+        if inspect.isawaitable(out):
+            self._pending.append(asyncio.ensure_future(out))
+
+    def close(self) -> None:
+        """Drops what is still to come and cancels what runs: the call failed
+        or its task was cancelled, and nobody awaits the callbacks."""
+        self._closed = True
+        for p in self._pending:
+            if isinstance(p, asyncio.Future):
+                p.cancel()
+
+    async def settle(self) -> None:
+        """Waits for the coroutine callbacks and raises the first failure."""
+        try:
+            if self._pending:
+                await asyncio.gather(*self._pending)
+        finally:
+            if self._error is not None:
+                raise self._error
+
+
+async def _streamed(call: Callable[[OnOutput | None, OnOutput | None], T], on_stdout: AsyncOnOutput | None, on_stderr: AsyncOnOutput | None) -> T:
+    relay = _Relay(asyncio.get_running_loop())
+    try:
+        out = await asyncio.to_thread(call, relay.wrap(on_stdout), relay.wrap(on_stderr))
+    except BaseException:
+        relay.close()
+        raise
+    await relay.settle()
+    return out
+
+
+class AsyncCommands:
+    """``sbx.commands`` of an AsyncSandbox."""
+
+    def __init__(self, sandbox: AsyncSandbox) -> None:
+        self._sbx = sandbox
+
+    async def run(
+        self,
+        cmd: str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        on_stdout: AsyncOnOutput | None = None,
+        on_stderr: AsyncOnOutput | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """Runs cmd with /bin/sh (see Commands.run)."""
+        return await self._sbx.run_code(
+            cmd, language="shell", timeout=timeout, env=env, cwd=cwd, on_stdout=on_stdout, on_stderr=on_stderr, request_timeout=request_timeout
+        )
+
+
+class AsyncFiles:
+    """``sbx.files`` of an AsyncSandbox (see Files)."""
+
+    def __init__(self, sandbox: AsyncSandbox) -> None:
+        self._files = sandbox.sync.files
+
+    async def write(self, path: str, data: bytes | str) -> FileWritten:
+        return await asyncio.to_thread(self._files.write, path, data)
+
+    async def read(self, path: str) -> bytes:
+        return await asyncio.to_thread(self._files.read, path)
+
+    async def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return await asyncio.to_thread(self._files.read_text, path, encoding)
+
+    async def list(self, path: str = ".") -> builtins.list[FileInfo]:
+        return await asyncio.to_thread(self._files.list, path)
+
+    async def remove(self, path: str) -> None:
+        await asyncio.to_thread(self._files.remove, path)
+
+    async def exists(self, path: str) -> bool:
+        return await asyncio.to_thread(self._files.exists, path)
+
+
+class AsyncSandbox:
+    """A sandboxd session for asyncio code: ``await AsyncSandbox.create(...)``
+    takes the arguments of Sandbox(...); every method of Sandbox is here as
+    a coroutine. ``sync`` is the Sandbox underneath."""
+
+    commands: AsyncCommands
+    files: AsyncFiles
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        """Wraps a Sandbox; create and connect are the usual ways in."""
+        self.sync = sandbox
+        self.commands = AsyncCommands(self)
+        self.files = AsyncFiles(self)
+
+    @classmethod
+    async def create(cls, template: str | None = None, **kwargs: Any) -> AsyncSandbox:
+        """Creates a session: the arguments of Sandbox(...)."""
+        return cls(await asyncio.to_thread(Sandbox, template, **kwargs))
+
+    @classmethod
+    async def connect(cls, id: str, **kwargs: Any) -> AsyncSandbox:
+        """The AsyncSandbox of an existing session (see Sandbox.connect)."""
+        return cls(await asyncio.to_thread(Sandbox.connect, id, **kwargs))
+
+    @classmethod
+    async def list(
+        cls,
+        label: str | Iterable[str] | None = None,
+        *,
+        labels: Mapping[str, str] | None = None,
+        socket: str | None = None,
+        client: Client | None = None,
+    ) -> builtins.list[Session]:
+        """Sessions carrying every label given (see Sandbox.list)."""
+        return await asyncio.to_thread(Sandbox.list, label, labels=labels, socket=socket, client=client)
+
+    @property
+    def id(self) -> str:
+        return self.sync.id
+
+    @property
+    def session(self) -> Session:
+        return self.sync.session
+
+    @property
+    def client(self) -> Client:
+        return self.sync.client
+
+    async def info(self) -> Session:
+        return await asyncio.to_thread(self.sync.info)
+
+    async def is_running(self) -> bool:
+        return await asyncio.to_thread(self.sync.is_running)
+
+    async def stats(self) -> Stats:
+        return await asyncio.to_thread(self.sync.stats)
+
+    async def stop(self) -> Session:
+        return await asyncio.to_thread(self.sync.stop)
+
+    async def start(self) -> Session:
+        return await asyncio.to_thread(self.sync.start)
+
+    async def restart(self) -> Session:
+        return await asyncio.to_thread(self.sync.restart)
+
+    async def set_network(self, network: str, **kwargs: Any) -> Session:
+        return await asyncio.to_thread(self.sync.set_network, network, **kwargs)
+
+    async def kill(self) -> bool:
+        return await asyncio.to_thread(self.sync.kill)
+
+    delete = kill
+
+    async def run_code(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        on_stdout: AsyncOnOutput | None = None,
+        on_stderr: AsyncOnOutput | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """Runs code in the session (see Sandbox.run_code)."""
+        return await _streamed(
+            lambda out, err: self.sync.run_code(
+                code, language=language, timeout=timeout, env=env, cwd=cwd, on_stdout=out, on_stderr=err, request_timeout=request_timeout
+            ),
+            on_stdout,
+            on_stderr,
+        )
+
+    async def install(
+        self,
+        *packages: str,
+        index_url: str | None = None,
+        on_stdout: AsyncOnOutput | None = None,
+        on_stderr: AsyncOnOutput | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """pip-installs packages into the session (see Sandbox.install)."""
+        return await _streamed(
+            lambda out, err: self.sync.install(*packages, index_url=index_url, on_stdout=out, on_stderr=err, request_timeout=request_timeout),
+            on_stdout,
+            on_stderr,
+        )
+
+    async def executions(self, limit: int = 0) -> builtins.list[Execution]:
+        return await asyncio.to_thread(self.sync.executions, limit)
+
+    async def __aenter__(self) -> AsyncSandbox:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.kill()
+
+    def __repr__(self) -> str:
+        return f"Async{self.sync!r}"
+
+
+async def run_async(
+    code: str,
+    language: str = "python",
+    *,
+    on_stdout: AsyncOnOutput | None = None,
+    on_stderr: AsyncOnOutput | None = None,
+    **kwargs: Any,
+) -> Execution:
+    """run() for asyncio: code run once in a fresh sandbox (see run)."""
+    return await _streamed(lambda out, err: run(code, language, on_stdout=out, on_stderr=err, **kwargs), on_stdout, on_stderr)

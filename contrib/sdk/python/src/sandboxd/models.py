@@ -1,0 +1,334 @@
+"""Typed answers of the sandboxd API (the wire types of api/types.go).
+
+Each is a frozen dataclass read from the daemon's JSON with ``from_json``.
+Reading is lenient: a field a newer daemon adds is ignored and a field an
+older one lacks takes its zero value, so the SDK and the daemon can be
+upgraded apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping
+
+__all__ = [
+    "Limits",
+    "Session",
+    "ExecutionError",
+    "Output",
+    "Execution",
+    "FileInfo",
+    "FileWritten",
+    "Stats",
+]
+
+# Execution statuses (docs/API.md, Execution). A timeout or a kill is not an
+# exception: it is an Execution with one of these.
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+STATUS_TIMEOUT = "timeout"
+STATUS_KILLED = "killed"
+STATUS_INTERRUPTED = "interrupted"
+STATUS_LOST = "lost"
+
+
+# Go writes times with up to nine digits of fraction and a Z; before 3.11
+# fromisoformat takes neither.
+_RFC3339 = re.compile(r"^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
+
+
+def _time(v: Any) -> datetime | None:
+    """An RFC 3339 time of the wire; None when absent or Go's zero time."""
+    if not isinstance(v, str) or not v or v.startswith("0001-01-01"):
+        return None
+    m = _RFC3339.match(v)
+    if m is None:
+        return None
+    frac = f".{(m.group(2) or '')[:6]:0<6}" if m.group(2) else ""
+    zone = "+00:00" if m.group(3) == "Z" else m.group(3)
+    try:
+        return datetime.fromisoformat(m.group(1) + frac + zone)
+    except ValueError:
+        return None
+
+
+def _str(d: Mapping[str, Any], k: str) -> str:
+    v = d.get(k)
+    return v if isinstance(v, str) else ""
+
+
+def _int(d: Mapping[str, Any], k: str) -> int:
+    v = d.get(k)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _float(d: Mapping[str, Any], k: str) -> float:
+    v = d.get(k)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _map(d: Mapping[str, Any], k: str) -> dict[str, str]:
+    v = d.get(k)
+    return {str(a): str(b) for a, b in v.items()} if isinstance(v, dict) else {}
+
+
+def _strs(d: Mapping[str, Any], k: str) -> list[str]:
+    v = d.get(k)
+    return [str(x) for x in v] if isinstance(v, list) else []
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The resources one session may use (docs/API.md, Session)."""
+
+    memory_mb: int = 0
+    cpus: float = 0.0
+    pids: int = 0
+    disk_mb: int = 0
+    timeout_s: int = 0
+    idle_timeout_s: int = 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Limits:
+        return cls(
+            memory_mb=_int(d, "memory_mb"),
+            cpus=_float(d, "cpus"),
+            pids=_int(d, "pids"),
+            disk_mb=_int(d, "disk_mb"),
+            timeout_s=_int(d, "timeout_s"),
+            idle_timeout_s=_int(d, "idle_timeout_s"),
+        )
+
+
+@dataclass(frozen=True)
+class Session:
+    """One sandbox with its persistent interpreter, as the daemon last told it."""
+
+    id: str
+    status: str = ""
+    template: str = ""
+    runtime: str = ""
+    owner_uid: int = 0
+    reason: str = ""
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+    exec_count: int = 0
+    limits: Limits = field(default_factory=Limits)
+    network: str = ""
+    allow: list[str] = field(default_factory=list)
+    egress_kbps: int = 0
+    max_connections: int = 0
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Session:
+        lim = d.get("limits")
+        return cls(
+            id=_str(d, "id"),
+            status=_str(d, "status"),
+            template=_str(d, "template"),
+            runtime=_str(d, "runtime"),
+            owner_uid=_int(d, "owner_uid"),
+            reason=_str(d, "reason"),
+            created_at=_time(d.get("created_at")),
+            last_used_at=_time(d.get("last_used_at")),
+            exec_count=_int(d, "exec_count"),
+            limits=Limits.from_json(lim) if isinstance(lim, dict) else Limits(),
+            network=_str(d, "network"),
+            allow=_strs(d, "allow"),
+            egress_kbps=_int(d, "egress_kbps"),
+            max_connections=_int(d, "max_connections"),
+            labels=_map(d, "labels"),
+        )
+
+
+@dataclass(frozen=True)
+class ExecutionError:
+    """A Python exception raised by the executed code."""
+
+    name: str
+    value: str = ""
+    traceback: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ExecutionError:
+        return cls(name=_str(d, "name"), value=_str(d, "value"), traceback=_str(d, "traceback"))
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.value}" if self.value else self.name
+
+
+@dataclass(frozen=True)
+class Output:
+    """One rich output of an execution, e.g. a matplotlib figure.
+
+    ``data`` is base64 as on the wire; ``content`` is it decoded, and
+    ``png``, ``jpeg``, ``svg``, ``html`` and ``text`` give it in the form
+    its MIME type fits (None when it is another type).
+    """
+
+    mime: str
+    data: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Output:
+        return cls(mime=_str(d, "mime"), data=_str(d, "data"))
+
+    @property
+    def content(self) -> bytes:
+        return base64.b64decode(self.data)
+
+    def _bytes(self, mime: str) -> bytes | None:
+        return self.content if self.mime == mime else None
+
+    def _text(self, mime: str) -> str | None:
+        b = self._bytes(mime)
+        return b.decode("utf-8", "replace") if b is not None else None
+
+    @property
+    def png(self) -> bytes | None:
+        return self._bytes("image/png")
+
+    @property
+    def jpeg(self) -> bytes | None:
+        return self._bytes("image/jpeg")
+
+    @property
+    def svg(self) -> str | None:
+        return self._text("image/svg+xml")
+
+    @property
+    def html(self) -> str | None:
+        return self._text("text/html")
+
+    @property
+    def text(self) -> str | None:
+        return self._text("text/plain")
+
+
+@dataclass(frozen=True)
+class Execution:
+    """The outcome of one piece of code (docs/API.md, Execution).
+
+    ``status`` is ``ok``, ``error``, ``timeout``, ``killed``,
+    ``interrupted`` or ``lost``; ``result`` is the repr of Python's last
+    expression (None when there is none); ``error`` the exception, if any.
+    """
+
+    id: str = ""
+    session_id: str = ""
+    language: str = ""
+    status: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+    result: str | None = None
+    error: ExecutionError | None = None
+    outputs: list[Output] = field(default_factory=list)
+    started_at: datetime | None = None
+    duration_ms: float = 0.0
+    truncated: bool = False
+    state_reset: bool = False
+    summarized: bool = False
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Execution:
+        err = d.get("error")
+        outs = d.get("outputs")
+        res = d.get("result")
+        return cls(
+            id=_str(d, "id"),
+            session_id=_str(d, "session_id"),
+            language=_str(d, "language"),
+            status=_str(d, "status"),
+            stdout=_str(d, "stdout"),
+            stderr=_str(d, "stderr"),
+            exit_code=_int(d, "exit_code"),
+            result=res if isinstance(res, str) else None,
+            error=ExecutionError.from_json(err) if isinstance(err, dict) else None,
+            outputs=[Output.from_json(o) for o in outs if isinstance(o, dict)] if isinstance(outs, list) else [],
+            started_at=_time(d.get("started_at")),
+            duration_ms=_float(d, "duration_ms"),
+            truncated=d.get("truncated") is True,
+            state_reset=d.get("state_reset") is True,
+            summarized=d.get("summarized") is True,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """The code ran to its end without an exception or a non-zero exit."""
+        return self.status == STATUS_OK
+
+    @property
+    def text(self) -> str | None:
+        """The result, as E2B's Execution.text names it."""
+        return self.result
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One entry of a folder listing; ``type`` is file, dir, symlink or other."""
+
+    name: str
+    type: str = ""
+    size: int = 0
+    mode: str = ""
+    modified_at: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FileInfo:
+        return cls(
+            name=_str(d, "name"),
+            type=_str(d, "type"),
+            size=_int(d, "size"),
+            mode=_str(d, "mode"),
+            modified_at=_time(d.get("modified_at")),
+        )
+
+    @property
+    def is_dir(self) -> bool:
+        return self.type == "dir"
+
+
+@dataclass(frozen=True)
+class FileWritten:
+    """The answer of an upload: the path as the daemon took it, and its size."""
+
+    path: str
+    size: int = 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FileWritten:
+        return cls(path=_str(d, "path"), size=_int(d, "size"))
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a session uses now (GET /v1/sessions/{id}/stats)."""
+
+    status: str = ""
+    exec_count: int = 0
+    uptime_s: float = 0.0
+    cpu_seconds: float = 0.0
+    memory_bytes: int = 0
+    memory_limit_bytes: int = 0
+    pids: int = 0
+    disk_bytes: int = 0
+    disk_limit_bytes: int = 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Stats:
+        return cls(
+            status=_str(d, "status"),
+            exec_count=_int(d, "exec_count"),
+            uptime_s=_float(d, "uptime_s"),
+            cpu_seconds=_float(d, "cpu_seconds"),
+            memory_bytes=_int(d, "memory_bytes"),
+            memory_limit_bytes=_int(d, "memory_limit_bytes"),
+            pids=_int(d, "pids"),
+            disk_bytes=_int(d, "disk_bytes"),
+            disk_limit_bytes=_int(d, "disk_limit_bytes"),
+        )

@@ -1,0 +1,237 @@
+"""Sandbox: one sandboxd session with E2B-like ergonomics.
+
+    with Sandbox(template="python", memory_mb=256) as sbx:
+        sbx.run_code("x = 6 * 7\\nx").result    # "42"
+
+Creating a Sandbox creates a session; leaving the ``with`` block deletes
+it. Sandbox.connect attaches to a session that exists, without owning it
+any less: its ``with`` block deletes it too.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Iterable, Mapping
+
+from ._api_exec import OnOutput, exec_request_timeout
+from .client import DEFAULT_REQUEST_TIMEOUT, Client
+from .commands import Commands
+from .errors import NotFound
+from .files import Files
+from .models import Execution, Session, Stats
+
+
+class Sandbox:
+    """A session of sandboxd: a sandbox with a persistent Python interpreter.
+
+    The keyword arguments are the fields of the create request (docs/API.md,
+    POST /v1/sessions); absent ones take the template's or the daemon's
+    defaults. ``socket`` is the daemon's socket (default $SANDBOXD_SOCKET,
+    else /run/sandboxd/sandboxd.sock); ``request_timeout`` bounds each
+    call but executions (None: no bound); ``client`` shares a Client.
+    """
+
+    commands: Commands
+    """Shell commands: ``sbx.commands.run("ls -la")``."""
+
+    files: Files
+    """Files: ``sbx.files.write``, ``read``, ``list``, ``remove``, ``exists``."""
+
+    def __init__(
+        self,
+        template: str | None = None,
+        *,
+        runtime: str | None = None,
+        memory_mb: int | None = None,
+        cpus: float | None = None,
+        pids: int | None = None,
+        disk_mb: int | None = None,
+        timeout_s: int | None = None,
+        idle_timeout_s: int | None = None,
+        network: str | None = None,
+        allow: Iterable[str] | None = None,
+        egress_kbps: int | None = None,
+        max_connections: int | None = None,
+        env: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+        socket: str | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        client: Client | None = None,
+    ) -> None:
+        c = client or Client(socket, request_timeout=request_timeout)
+        s = c.create_session(
+            template=template,
+            runtime=runtime,
+            memory_mb=memory_mb,
+            cpus=cpus,
+            pids=pids,
+            disk_mb=disk_mb,
+            timeout_s=timeout_s,
+            idle_timeout_s=idle_timeout_s,
+            network=network,
+            allow=allow,
+            egress_kbps=egress_kbps,
+            max_connections=max_connections,
+            env=env,
+            labels=labels,
+        )
+        self._bind(c, s)
+
+    def _bind(self, client: Client, session: Session) -> None:
+        self._client = client
+        self._session = session
+        self.commands = Commands(self)
+        self.files = Files(self)
+
+    @classmethod
+    def connect(
+        cls,
+        id: str,
+        *,
+        socket: str | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        client: Client | None = None,
+    ) -> Sandbox:
+        """The Sandbox of an existing session (by id); NotFound if there is
+        none, or it is another user's."""
+        c = client or Client(socket, request_timeout=request_timeout)
+        sbx = cls.__new__(cls)
+        sbx._bind(c, c.get_session(id))
+        return sbx
+
+    @classmethod
+    def list(
+        cls,
+        label: str | Iterable[str] | None = None,
+        *,
+        labels: Mapping[str, str] | None = None,
+        socket: str | None = None,
+        client: Client | None = None,
+    ) -> builtins.list[Session]:
+        """The caller's sessions (root: all), oldest first, that carry every
+        label given: ``label="agent=a1"`` (or several), ``labels={...}``."""
+        c = client or Client(socket)
+        return c.list_sessions(label, labels=labels)
+
+    @property
+    def id(self) -> str:
+        return self._session.id
+
+    @property
+    def session(self) -> Session:
+        """The session as the daemon last answered it (info() asks again)."""
+        return self._session
+
+    @property
+    def client(self) -> Client:
+        return self._client
+
+    def info(self) -> Session:
+        """The session now: status, limits, labels, exec_count, ..."""
+        self._session = self._client.get_session(self.id)
+        return self._session
+
+    def is_running(self) -> bool:
+        return self.info().status == "running"
+
+    def stats(self) -> Stats:
+        """What the session uses now: memory, CPU, pids, disk."""
+        return self._client.stats(self.id)
+
+    def stop(self) -> Session:
+        """Stops its processes (variables are gone); /workspace is kept."""
+        self._session = self._client.stop_session(self.id)
+        return self._session
+
+    def start(self) -> Session:
+        """Starts it again with a fresh interpreter (no-op if running)."""
+        self._session = self._client.start_session(self.id)
+        return self._session
+
+    def restart(self) -> Session:
+        """A fresh interpreter, same /workspace."""
+        self._session = self._client.restart_session(self.id)
+        return self._session
+
+    def set_network(
+        self,
+        network: str,
+        *,
+        allow: Iterable[str] | None = None,
+        egress_kbps: int | None = None,
+        max_connections: int | None = None,
+    ) -> Session:
+        """Changes the network policy at once ("none", "allowlist" with
+        ``allow``, "open"); connections it no longer allows are cut."""
+        self._session = self._client.set_network(self.id, network, allow=allow, egress_kbps=egress_kbps, max_connections=max_connections)
+        return self._session
+
+    def kill(self) -> bool:
+        """Deletes the session and everything of it; False if it was gone already."""
+        try:
+            self._client.delete_session(self.id)
+        except NotFound:
+            return False
+        return True
+
+    delete = kill
+
+    def run_code(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        on_stdout: OnOutput | None = None,
+        on_stderr: OnOutput | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """Runs code in the session's interpreter, whose variables live on
+        between calls. ``timeout`` (seconds) is the execution's own, else
+        the session's timeout_s. With ``on_stdout`` / ``on_stderr`` the
+        output is streamed to them as it comes. The answer is an Execution
+        whatever the code did: check ``status``, ``error``, ``result``."""
+        limit = timeout if timeout is not None else (self._session.limits.timeout_s or None)
+        return self._client.exec(
+            self.id,
+            code,
+            language=language,
+            timeout=timeout,
+            env=env,
+            cwd=cwd,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+            request_timeout=exec_request_timeout(request_timeout, limit),
+        )
+
+    def install(
+        self,
+        *packages: str,
+        index_url: str | None = None,
+        on_stdout: OnOutput | None = None,
+        on_stderr: OnOutput | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """pip-installs packages ("numpy==1.26.4", "rich[jupyter]") into the
+        session's /workspace, from ``index_url`` or the daemon's package
+        index, which is opened to the session for the install alone. The
+        interpreter imports them at once. A failed install is an Execution
+        with pip's exit code, not an exception."""
+        return self._client.install_packages(
+            self.id, builtins.list(packages), index_url=index_url, on_stdout=on_stdout, on_stderr=on_stderr, request_timeout=request_timeout
+        )
+
+    def executions(self, limit: int = 0) -> builtins.list[Execution]:
+        """Past executions, newest first, as summaries (no output)."""
+        return self._client.executions(self.id, limit=limit)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.kill()
+
+    def __repr__(self) -> str:
+        return f"Sandbox(id={self.id!r}, status={self._session.status!r}, socket={self._client.socket!r})"

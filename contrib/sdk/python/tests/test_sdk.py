@@ -1,0 +1,322 @@
+"""Tests of the SDK against a real sandboxd, the one at $SANDBOXD_SOCKET
+(integration/sdk_python_test.go starts one and runs these with the SDK
+installed from its wheel). $SANDBOXD_TEST_INDEX_URL, when set, is a package
+index serving sbxdemo 1.0 (the Go test's fake internet) for the install test.
+
+Every test deletes the sessions it makes: the Go test checks none is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import unittest
+import uuid
+from typing import Any
+
+import sandboxd
+from sandboxd import (
+    AsyncSandbox,
+    Client,
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    RequestTimeout,
+    Sandbox,
+    SandboxdError,
+    run,
+    run_async,
+)
+
+# Labels of this run, so lists see only its sessions.
+RUN = uuid.uuid4().hex[:12]
+
+
+def setUpModule() -> None:
+    if not os.environ.get("SANDBOXD_SOCKET"):
+        raise unittest.SkipTest("SANDBOXD_SOCKET is not set: these tests need a running sandboxd (integration/sdk_python_test.go starts one)")
+
+
+class TestSandbox(unittest.TestCase):
+    def test_issue_example(self) -> None:
+        with Sandbox(template="python", memory_mb=256, labels={"agent": "a1", "run": RUN}) as sbx:
+            r = sbx.run_code("x = 6 * 7\nx")
+            self.assertEqual((r.result, r.status, r.exit_code, r.stdout, r.error, r.outputs), ("42", "ok", 0, "", None, []))
+            self.assertTrue(r.ok)
+            self.assertEqual(r.session_id, sbx.id)
+            # The interpreter keeps its variables between executions.
+            self.assertEqual(sbx.run_code("x + 1").result, "43")
+            s = sbx.info()
+            self.assertEqual((s.id, s.status, s.template, s.limits.memory_mb, s.labels), (sbx.id, "running", "python", 256, {"agent": "a1", "run": RUN}))
+            self.assertEqual(s.exec_count, 2)
+            self.assertIsNotNone(s.created_at)
+            st = sbx.stats()
+            self.assertEqual((st.status, st.memory_limit_bytes), ("running", 256 << 20))
+            self.assertGreater(st.memory_bytes, 0)
+        # Leaving the block deleted it.
+        with self.assertRaises(NotFound):
+            Sandbox.connect(sbx.id)
+        self.assertFalse(sbx.kill())
+
+    def test_streaming(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            got: list[str] = []
+            r = sbx.run_code("for i in range(3): print(i)", on_stdout=got.append)
+            self.assertEqual(("".join(got), r.stdout, r.status), ("0\n1\n2\n", "0\n1\n2\n", "ok"))
+
+            # stdout and stderr come to their callbacks in the order written.
+            events: list[tuple[str, str]] = []
+            code = "import sys, time\nprint('a', flush=True)\ntime.sleep(0.2)\nprint('b', file=sys.stderr, flush=True)\ntime.sleep(0.2)\nprint('c', flush=True)"
+            r = sbx.run_code(code, on_stdout=lambda s: events.append(("out", s)), on_stderr=lambda s: events.append(("err", s)))
+            self.assertEqual(events, [("out", "a\n"), ("err", "b\n"), ("out", "c\n")])
+            self.assertEqual((r.stdout, r.stderr), ("a\nc\n", "b\n"))
+
+            # Output comes as it is written, not with the answer.
+            first: list[float] = []
+            r = sbx.run_code("import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('last')", on_stdout=lambda s: first.append(time.monotonic()))
+            done = time.monotonic()
+            self.assertEqual(r.stdout, "first\nlast\n")
+            self.assertLess(first[0], done - 1.0, "the first line came with the end of the execution: not streamed")
+
+            # Shell commands stream too.
+            lines: list[str] = []
+            c = sbx.commands.run("echo one; sleep 0.2; echo two >&2; exit 4", on_stdout=lines.append, on_stderr=lines.append)
+            self.assertEqual((lines, c.exit_code, c.status), (["one\n", "two\n"], 4, "error"))
+
+    def test_python_error(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            r = sbx.run_code("1 / 0")
+            self.assertEqual((r.status, r.exit_code, r.result), ("error", 1, None))
+            assert r.error is not None
+            self.assertEqual((r.error.name, r.error.value), ("ZeroDivisionError", "division by zero"))
+            self.assertIn("ZeroDivisionError", r.error.traceback)
+
+    def test_commands(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            c = sbx.commands.run("ls -la")
+            self.assertEqual((c.exit_code, c.status, c.language), (0, "ok", "shell"))
+            self.assertIn(" .", c.stdout)
+            sbx.files.write("sub/keep", b"")
+            cases: list[tuple[str, dict[str, Any], int, str]] = [
+                # (command, kwargs, exit code, stdout)
+                ("pwd", {}, 0, "/workspace\n"),
+                ("pwd", {"cwd": "sub"}, 0, "/workspace/sub\n"),
+                ("echo $FOO", {"env": {"FOO": "bar"}}, 0, "bar\n"),
+                ("echo out; exit 3", {}, 3, "out\n"),
+                ("id -un", {}, 0, "sandbox\n"),
+            ]
+            for cmd, kw, code, out in cases:
+                with self.subTest(cmd=cmd, kw=kw):
+                    c = sbx.commands.run(cmd, **kw)
+                    self.assertEqual((c.exit_code, c.stdout), (code, out))
+                    self.assertEqual(c.status, "ok" if code == 0 else "error")
+
+    def test_files(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            w = sbx.files.write("data.csv", b"a,b\n1,2\n")
+            self.assertEqual((w.path, w.size), ("/workspace/data.csv", 8))
+            self.assertEqual(sbx.files.read("data.csv"), b"a,b\n1,2\n")
+            self.assertEqual(sbx.run_code("open('data.csv').read()").result, repr("a,b\n1,2\n"))
+
+            # Every byte value, both ways, and a file the code wrote.
+            blob = bytes(range(256)) * 64
+            sbx.files.write("/tmp/blob.bin", blob)
+            self.assertEqual(sbx.files.read("/tmp/blob.bin"), blob)
+            self.assertEqual(sbx.run_code("len(open('/tmp/blob.bin', 'rb').read())").result, str(len(blob)))
+            sbx.run_code("open('made.bin', 'wb').write(bytes([0, 255, 10, 13]))")
+            self.assertEqual(sbx.files.read("made.bin"), b"\x00\xff\n\r")
+
+            sbx.files.write("dir/deep/note.txt", "héllo")
+            self.assertEqual(sbx.files.read_text("dir/deep/note.txt"), "héllo")
+            entries = {e.name: e for e in sbx.files.list(".")}
+            self.assertEqual(entries["data.csv"].type, "file")
+            self.assertEqual(entries["data.csv"].size, 8)
+            self.assertTrue(entries["dir"].is_dir)
+            self.assertIsNotNone(entries["data.csv"].modified_at)
+            self.assertTrue(sbx.files.exists("dir/deep/note.txt"))
+            self.assertFalse(sbx.files.exists("dir/deep/other.txt"))
+            with self.assertRaises(IsADirectoryError):
+                sbx.files.read("dir")
+
+            sbx.files.remove("dir")
+            self.assertFalse(sbx.files.exists("dir"))
+            with self.assertRaises(NotFound) as cm:
+                sbx.files.read("dir/deep/note.txt")
+            self.assertEqual((cm.exception.code, cm.exception.status), ("not_found", 404))
+            for bad in ("../etc/passwd", "/etc/passwd"):
+                with self.subTest(path=bad):
+                    with self.assertRaises(InvalidArgument) as cm2:
+                        sbx.files.read(bad)
+                    self.assertEqual((cm2.exception.code, cm2.exception.status), ("invalid_argument", 400))
+
+    def test_list_and_connect(self) -> None:
+        label = f"list-{RUN}"
+        with Sandbox(labels={"agent": "a1", "set": label}) as a, Sandbox(labels={"agent": "a2", "set": label}) as b:
+
+            def ids(sessions: list[sandboxd.Session]) -> list[str]:
+                return sorted(s.id for s in sessions)
+
+            self.assertEqual(ids(Sandbox.list(label=f"set={label}")), sorted([a.id, b.id]))
+            self.assertEqual(ids(Sandbox.list(label=[f"set={label}", "agent=a1"])), [a.id])
+            self.assertEqual(ids(Sandbox.list(labels={"set": label, "agent": "a2"})), [b.id])
+            self.assertEqual(ids(Sandbox.list(label=f"set={label}-none")), [])
+
+            a.run_code("y = 5")
+            same = Sandbox.connect(a.id)
+            self.assertEqual((same.id, same.session.labels["agent"]), (a.id, "a1"))
+            self.assertEqual(same.run_code("y").result, "5")
+            b.kill()
+            self.assertEqual(ids(Sandbox.list(label=f"set={label}")), [a.id])
+
+    def test_errors(self) -> None:
+        with self.assertRaises(NotFound) as cm:
+            Sandbox.connect("nosuchsession0000")
+        e = cm.exception
+        self.assertEqual((e.code, e.status), ("not_found", 404))
+        self.assertTrue(e.message and e.request_id)
+        self.assertIsInstance(e, SandboxdError)
+
+        with self.assertRaises(InvalidArgument) as cm2:
+            Sandbox(memory_mb=-1, labels={"run": RUN})
+        self.assertEqual((cm2.exception.code, cm2.exception.status), ("invalid_argument", 400))
+        with self.assertRaises(InvalidArgument):
+            Sandbox(network="sideways", labels={"run": RUN})
+
+        with Sandbox(labels={"run": RUN}) as sbx:
+            sbx.run_code("z = 1")
+            self.assertEqual(sbx.stop().status, "stopped")
+            with self.assertRaises(Conflict) as cm3:
+                sbx.run_code("z")
+            self.assertEqual((cm3.exception.code, cm3.exception.status), ("conflict", 409))
+            self.assertEqual(sbx.start().status, "running")
+            r = sbx.run_code("z")
+            self.assertEqual((r.status, r.error.name if r.error else ""), ("error", "NameError"))
+            with self.assertRaises(InvalidArgument):
+                sbx.run_code("1", language="cobol")
+
+    def test_restart_and_history(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            sbx.run_code("v = 1")
+            sbx.files.write("kept.txt", "kept")
+            self.assertEqual(sbx.restart().status, "running")
+            r = sbx.run_code("v")
+            self.assertEqual(r.error.name if r.error else "", "NameError")
+            self.assertEqual(sbx.files.read("kept.txt"), b"kept")
+            # Newest first, as summaries.
+            hist = sbx.executions(limit=2)
+            self.assertEqual([(h.id, h.status) for h in hist], [(r.id, "error"), (hist[1].id, "ok")])
+            self.assertEqual(len(sbx.executions()), 2)
+
+    def test_timeout(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            t0 = time.monotonic()
+            r = sbx.run_code("import time\ntime.sleep(30)", timeout=1)
+            self.assertEqual(r.status, "timeout")
+            self.assertLess(time.monotonic() - t0, 20)
+            c = sbx.commands.run("sleep 30", timeout=0.5)
+            self.assertEqual(c.status, "timeout")
+            # The session serves on.
+            self.assertEqual(sbx.run_code("1 + 1").result, "2")
+            # A call whose answer takes longer than its request_timeout.
+            with self.assertRaises(RequestTimeout):
+                sbx.run_code("import time\ntime.sleep(3)", request_timeout=0.5)
+
+    def test_session_timeout_default(self) -> None:
+        with Sandbox(timeout_s=1, labels={"run": RUN}) as sbx:
+            self.assertEqual(sbx.session.limits.timeout_s, 1)
+            self.assertEqual(sbx.run_code("import time\ntime.sleep(30)").status, "timeout")
+
+    def test_rich_output(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            r = sbx.run_code("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nNone")
+            self.assertEqual((r.status, len(r.outputs)), ("ok", 1), r.error)
+            out = r.outputs[0]
+            self.assertEqual(out.mime, "image/png")
+            self.assertTrue(out.png and out.png.startswith(b"\x89PNG\r\n\x1a\n"))
+            self.assertIsNone(out.html)
+
+    def test_install(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            # A requirement that is an option is refused before pip runs.
+            with self.assertRaises(InvalidArgument):
+                sbx.install("--index-url=http://evil/simple")
+            index = os.environ.get("SANDBOXD_TEST_INDEX_URL")
+            if not index:
+                self.skipTest("SANDBOXD_TEST_INDEX_URL is not set: no package index to install from")
+            out: list[str] = []
+            r = sbx.install("sbxdemo==1.0", index_url=index, on_stdout=out.append)
+            self.assertEqual(r.status, "ok", r.stderr)
+            self.assertIn("Successfully installed sbxdemo-1.0", "".join(out))
+            self.assertEqual(sbx.run_code("import sbxdemo\nsbxdemo.VALUE").result, repr("installed by the python sdk test"))
+            # A package the index lacks fails as pip does: an Execution, not an exception.
+            r = sbx.install("nosuchpkg", index_url=index)
+            self.assertNotEqual((r.status, r.exit_code), ("ok", 0))
+
+
+class TestOneShot(unittest.TestCase):
+    def test_run(self) -> None:
+        self.assertEqual(run("print(1)").stdout, "1\n")
+        r = run("print(open('in.txt').read() + open('bin', 'rb').read().hex())", files={"in.txt": "hello ", "bin": b"\x00\xff"})
+        self.assertEqual(r.stdout, "hello 00ff\n")
+        r = run("echo $GREETING; exit 2", language="shell", env={"GREETING": "hi"})
+        self.assertEqual((r.stdout, r.exit_code, r.status), ("hi\n", 2, "error"))
+        got: list[str] = []
+        r = run("print('streamed')", on_stdout=got.append)
+        self.assertEqual(("".join(got), r.stdout), ("streamed\n", "streamed\n"))
+        self.assertEqual(run("import time\ntime.sleep(30)", timeout=1).status, "timeout")
+        with self.assertRaises(InvalidArgument):
+            run("1", memory_mb=-1)
+
+
+class TestClient(unittest.TestCase):
+    def test_system(self) -> None:
+        c = Client()
+        self.assertIn(c.health(), ("ok", "degraded"))
+        self.assertEqual(c.info()["api_version"], "1")
+        self.assertEqual(c.socket, os.environ["SANDBOXD_SOCKET"])
+
+    def test_unreachable(self) -> None:
+        with self.assertRaises(sandboxd.Unavailable) as cm:
+            Client("/nonexistent/sandboxd.sock").health()
+        self.assertIn("is it running?", cm.exception.message)
+
+
+class TestAsync(unittest.TestCase):
+    def test_basics(self) -> None:
+        async def main() -> None:
+            async with await AsyncSandbox.create(memory_mb=256, labels={"run": RUN, "async": "yes"}) as sbx:
+                r = await sbx.run_code("x = 6 * 7\nx")
+                self.assertEqual(r.result, "42")
+
+                got: list[str] = []
+
+                async def collect(s: str) -> None:
+                    await asyncio.sleep(0)
+                    got.append(s)
+
+                r = await sbx.run_code("for i in range(3): print(i)", on_stdout=collect)
+                self.assertEqual(("".join(got), r.status), ("0\n1\n2\n", "ok"))
+
+                c = await sbx.commands.run("echo hi")
+                self.assertEqual((c.exit_code, c.stdout), (0, "hi\n"))
+                await sbx.files.write("a.bin", b"\x00\x01")
+                # Calls of one sandbox may run at once.
+                data, entries, stats = await asyncio.gather(sbx.files.read("a.bin"), sbx.files.list("."), sbx.stats())
+                self.assertEqual(data, b"\x00\x01")
+                self.assertIn("a.bin", [e.name for e in entries])
+                self.assertEqual(stats.memory_limit_bytes, 256 << 20)
+                listed = await AsyncSandbox.list(labels={"run": RUN, "async": "yes"})
+                self.assertEqual([s.id for s in listed], [sbx.id])
+                same = await AsyncSandbox.connect(sbx.id)
+                self.assertEqual((await same.run_code("x")).result, "42")
+                with self.assertRaises(NotFound):
+                    await AsyncSandbox.connect("nosuchsession0000")
+                self.assertEqual((await run_async("print(2)")).stdout, "2\n")
+            self.assertEqual(await AsyncSandbox.list(labels={"run": RUN, "async": "yes"}), [])
+
+        asyncio.run(main())
+
+
+if __name__ == "__main__":
+    unittest.main()

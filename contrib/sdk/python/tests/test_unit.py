@@ -1,0 +1,438 @@
+"""Tests of the SDK against a fake daemon on a Unix socket: what goes on the
+wire, and how each answer comes back (errors by code, streams, files,
+timeouts). No sandboxd needed; test_sdk.py drives a real one."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import socketserver
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Callable
+
+import sandboxd
+from sandboxd import (
+    AsyncSandbox,
+    Client,
+    Conflict,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    PayloadTooLarge,
+    PermissionDenied,
+    ProtocolError,
+    RequestTimeout,
+    ResourceExhausted,
+    Sandbox,
+    SandboxdError,
+    Unavailable,
+)
+
+SESSION = {
+    "id": "3f2a9c0d1e4b5a67",
+    "owner_uid": 0,
+    "template": "python",
+    "status": "running",
+    "created_at": "2026-01-02T03:04:05.123456789Z",
+    "last_used_at": "0001-01-01T00:00:00Z",
+    "exec_count": 0,
+    "limits": {"memory_mb": 256, "cpus": 1.0, "pids": 256, "disk_mb": 1024, "timeout_s": 30, "idle_timeout_s": 3600},
+    "network": "none",
+    "labels": {"agent": "a1"},
+    "runtime": "runc",
+    "a_field_from_a_newer_daemon": True,
+}
+
+EXECUTION = {
+    "id": "e1",
+    "session_id": SESSION["id"],
+    "language": "python",
+    "status": "ok",
+    "stdout": "0\n1\n",
+    "stderr": "",
+    "exit_code": 0,
+    "result": "42",
+    "outputs": [{"mime": "image/png", "data": base64.b64encode(b"\x89PNG").decode()}],
+    "started_at": "2026-01-02T03:04:05Z",
+    "duration_ms": 3.2,
+    "truncated": False,
+    "state_reset": False,
+}
+
+
+class Reply:
+    """What the fake daemon answers: a status, a JSON or raw body, headers,
+    or NDJSON lines sent one chunk each (after an optional pause)."""
+
+    def __init__(
+        self,
+        status: int = 200,
+        body: Any = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        lines: list[Any] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        self.status, self.body, self.raw, self.headers, self.lines, self.delay = status, body, raw, headers or {}, lines, delay
+
+
+class Seen:
+    """One request the fake daemon took."""
+
+    def __init__(self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes) -> None:
+        self.method, self.path, self.query, self.headers, self.body = method, path, query, headers, body
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeDaemon:
+    """An HTTP/1.1 server on a Unix socket; route(method, path) → Reply."""
+
+    def __init__(self, route: Callable[[Seen], Reply]) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.socket = os.path.join(self.dir.name, "s.sock")
+        self.seen: list[Seen] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def handle_one(self) -> None:
+                u = urllib.parse.urlsplit(self.path)
+                n = int(self.headers.get("Content-Length") or 0)
+                if self.headers.get("Transfer-Encoding") == "chunked":
+                    body = b""
+                    while True:
+                        size = int(self.rfile.readline().strip(), 16)
+                        chunk = self.rfile.read(size)
+                        self.rfile.readline()
+                        if size == 0:
+                            break
+                        body += chunk
+                else:
+                    body = self.rfile.read(n)
+                seen = Seen(self.command, u.path, urllib.parse.parse_qs(u.query), {k.lower(): v for k, v in self.headers.items()}, body)
+                fake.seen.append(seen)
+                r = route(seen)
+                if r.delay:
+                    time.sleep(r.delay)
+                if r.lines is not None:
+                    self.send_response(r.status)
+                    self.send_header("Content-Type", "application/x-ndjson")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for ln in r.lines:
+                        b = ln if isinstance(ln, bytes) else (json.dumps(ln) + "\n").encode()
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+                        self.wfile.flush()
+                        time.sleep(0.01)
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+                if r.raw is not None:
+                    data, ctype = r.raw, "application/octet-stream"
+                else:
+                    data, ctype = (json.dumps(r.body).encode() if r.body is not None else b""), "application/json"
+                self.send_response(r.status)
+                self.send_header("Content-Type", r.headers.pop("Content-Type", ctype))
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("X-Request-Id", "req-1")
+                for k, v in r.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_one
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that hangs up on a stream (an error line) is expected.
+                pass
+
+        self.server = Server(self.socket, Handler)
+        # BaseHTTPRequestHandler reads client_address[0]; a Unix peer has none.
+        self.server.get_request = lambda: (self.server.socket.accept()[0], ("fake", 0))  # type: ignore
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.dir.cleanup()
+
+
+def error(status: int, code: str, message: str, **headers: str) -> Reply:
+    return Reply(status, {"error": {"code": code, "message": message}}, headers=headers)
+
+
+class FakeTestCase(unittest.TestCase):
+    def serve(self, route: Callable[[Seen], Reply]) -> FakeDaemon:
+        d = FakeDaemon(route)
+        self.addCleanup(d.close)
+        return d
+
+
+class TestErrors(FakeTestCase):
+    def test_codes(self) -> None:
+        cases = [
+            # (status, code, class)
+            (400, "invalid_argument", InvalidArgument),
+            (404, "not_found", NotFound),
+            (409, "conflict", Conflict),
+            (403, "permission_denied", PermissionDenied),
+            (413, "payload_too_large", PayloadTooLarge),
+            (429, "resource_exhausted", ResourceExhausted),
+            (500, "internal", Internal),
+            (503, "unavailable", Unavailable),
+            (502, "bad_gateway", sandboxd.BadGateway),
+            # A code this SDK does not know takes its status's class and keeps its code.
+            (404, "gone_elsewhere", NotFound),
+            (418, "teapot", SandboxdError),
+        ]
+        for status, code, cls in cases:
+            with self.subTest(code=code):
+                d = self.serve(lambda s: error(status, code, f"it failed: {code}"))
+                with self.assertRaises(cls) as cm:
+                    Client(d.socket).get_session("x")
+                e = cm.exception
+                self.assertIs(type(e), cls)
+                self.assertEqual((e.code, e.status, e.message, e.request_id), (code, status, f"it failed: {code}", "req-1"))
+                self.assertEqual(str(e), f"it failed: {code}")
+
+    def test_builtin_bases(self) -> None:
+        self.assertTrue(issubclass(InvalidArgument, ValueError))
+        self.assertTrue(issubclass(NotFound, LookupError))
+        self.assertTrue(issubclass(RequestTimeout, TimeoutError))
+
+    def test_retry_after(self) -> None:
+        d = self.serve(lambda s: error(429, "resource_exhausted", "too many sessions", **{"Retry-After": "3"}))
+        with self.assertRaises(ResourceExhausted) as cm:
+            Client(d.socket).create_session()
+        self.assertEqual(cm.exception.retry_after, 3.0)
+
+    def test_body_not_json(self) -> None:
+        d = self.serve(lambda s: Reply(502, raw=b"upstream fell over\n"))
+        with self.assertRaises(sandboxd.BadGateway) as cm:
+            Client(d.socket).health()
+        self.assertEqual(cm.exception.message, "upstream fell over")
+
+    def test_no_daemon(self) -> None:
+        with tempfile.TemporaryDirectory() as dir:
+            path = os.path.join(dir, "none.sock")
+            with self.assertRaises(Unavailable) as cm:
+                Client(path).health()
+            self.assertIn("is it running?", cm.exception.message)
+            self.assertIsNone(cm.exception.status)
+
+    def test_request_timeout(self) -> None:
+        d = self.serve(lambda s: Reply(200, {"status": "ok"}, delay=1.0))
+        t0 = time.monotonic()
+        with self.assertRaises(RequestTimeout):
+            Client(d.socket, request_timeout=0.2).health()
+        self.assertLess(time.monotonic() - t0, 0.9)
+
+
+class TestRequests(FakeTestCase):
+    def test_create_fields(self) -> None:
+        d = self.serve(lambda s: Reply(201, SESSION))
+        # A whole float goes as an int; a single allow entry as a list.
+        sbx = Sandbox(template="python", memory_mb=256, cpus=0.5, timeout_s=10.0, labels={"agent": "a1"}, allow="pypi.org", socket=d.socket)  # type: ignore[arg-type]
+        self.assertEqual(
+            d.seen[0].json(),
+            {"template": "python", "memory_mb": 256, "cpus": 0.5, "timeout_s": 10, "labels": {"agent": "a1"}, "allow": ["pypi.org"]},
+        )
+        self.assertEqual(d.seen[0].headers["content-type"], "application/json")
+        self.assertIsInstance(d.seen[0].json()["timeout_s"], int)
+        s = sbx.session
+        self.assertEqual((sbx.id, s.status, s.limits.memory_mb, s.labels, s.runtime), (SESSION["id"], "running", 256, {"agent": "a1"}, "runc"))
+        self.assertEqual(s.created_at.year if s.created_at else 0, 2026)
+        self.assertIsNone(s.last_used_at)
+
+    def test_default_socket_from_env(self) -> None:
+        d = self.serve(lambda s: Reply(200, {"status": "ok"}))
+        old = os.environ.get("SANDBOXD_SOCKET")
+        os.environ["SANDBOXD_SOCKET"] = d.socket
+        try:
+            self.assertEqual(Client().health(), "ok")
+        finally:
+            if old is None:
+                del os.environ["SANDBOXD_SOCKET"]
+            else:
+                os.environ["SANDBOXD_SOCKET"] = old
+
+    def test_paths_and_queries(self) -> None:
+        d = self.serve(lambda s: Reply(200, {"sessions": [SESSION]}))
+        c = Client(d.socket)
+        cases = [
+            # (call, method, path, query)
+            (lambda: c.get_session("a/b?c"), "GET", "/v1/sessions/a%2Fb%3Fc", {}),
+            (lambda: c.list_sessions("agent=a1", labels={"team": "x y"}), "GET", "/v1/sessions", {"label": ["agent=a1", "team=x y"]}),
+            (lambda: c.list_sessions(["a=1", "b=2"]), "GET", "/v1/sessions", {"label": ["a=1", "b=2"]}),
+            (lambda: c.executions("s1", limit=5), "GET", "/v1/sessions/s1/executions", {"limit": ["5"]}),
+            (lambda: c.executions("s1"), "GET", "/v1/sessions/s1/executions", {}),
+        ]
+        for call, method, path, query in cases:
+            with self.subTest(path=path, query=query):
+                d.seen.clear()
+                call()
+                raw = d.seen[0]
+                self.assertEqual((raw.method, raw.query), (method, query))
+        d.seen.clear()
+        c.get_session("a/b?c")
+        self.assertEqual(len(d.seen), 1)
+
+    def test_bad_label_filter(self) -> None:
+        with self.assertRaises(ValueError):
+            Client("/nonexistent").list_sessions("agent")
+
+    def test_unknown_session_field(self) -> None:
+        with self.assertRaises(TypeError):
+            Client("/nonexistent").create_session(memroy_mb=1)
+
+    def test_exec_body(self) -> None:
+        d = self.serve(lambda s: Reply(200, EXECUTION))
+        e = Client(d.socket).exec("s1", "x", language="shell", timeout=2.5, env={"A": "1"}, cwd="sub")
+        self.assertEqual(d.seen[0].json(), {"language": "shell", "code": "x", "timeout_s": 2.5, "env": {"A": "1"}, "cwd": "sub"})
+        self.assertEqual((e.result, e.status, e.ok, e.outputs[0].png, e.outputs[0].html), ("42", "ok", True, b"\x89PNG", None))
+
+    def test_run_body(self) -> None:
+        d = self.serve(lambda s: Reply(200, EXECUTION))
+        sandboxd.run("print(1)", files={"a.txt": "hi", "b.bin": b"\x00\xff"}, timeout=1.5, memory_mb=128, socket=d.socket)
+        self.assertEqual(d.seen[0].path, "/v1/run")
+        self.assertEqual(
+            d.seen[0].json(),
+            {
+                "memory_mb": 128,
+                "timeout_s": 2,
+                "language": "python",
+                "code": "print(1)",
+                "files": [{"path": "a.txt", "content_base64": "aGk="}, {"path": "b.bin", "content_base64": "AP8="}],
+            },
+        )
+
+
+class TestStream(FakeTestCase):
+    def test_callbacks_in_order(self) -> None:
+        lines = [
+            {"type": "stdout", "data": "0\n"},
+            {"type": "stderr", "data": "warn\n"},
+            {"type": "progress", "data": "a newer daemon's"},
+            {"type": "stdout", "data": "1\n"},
+            {"type": "done", "execution": EXECUTION},
+        ]
+        d = self.serve(lambda s: Reply(200, lines=lines))
+        got: list[tuple[str, str]] = []
+        e = Client(d.socket).exec("s1", "x", on_stdout=lambda s: got.append(("out", s)), on_stderr=lambda s: got.append(("err", s)))
+        self.assertEqual(got, [("out", "0\n"), ("err", "warn\n"), ("out", "1\n")])
+        self.assertEqual(e.result, "42")
+        self.assertEqual(d.seen[0].headers["accept"], "application/x-ndjson")
+
+    def test_error_line(self) -> None:
+        lines = [{"type": "stdout", "data": "a"}, {"type": "error", "error": {"code": "conflict", "message": "stopped: start it first"}}]
+        d = self.serve(lambda s: Reply(200, lines=lines))
+        with self.assertRaises(Conflict) as cm:
+            Client(d.socket).exec("s1", "x", on_stdout=lambda s: None)
+        self.assertEqual(cm.exception.message, "stopped: start it first")
+
+    def test_cut_stream(self) -> None:
+        d = self.serve(lambda s: Reply(200, lines=[{"type": "stdout", "data": "a"}]))
+        with self.assertRaises(ProtocolError):
+            Client(d.socket).exec("s1", "x", on_stdout=lambda s: None)
+
+    def test_not_streamed(self) -> None:
+        # A daemon that ignores Accept answers the Execution whole.
+        d = self.serve(lambda s: Reply(200, EXECUTION))
+        e = Client(d.socket).exec("s1", "x", on_stdout=lambda s: None)
+        self.assertEqual(e.result, "42")
+
+    def test_async_callbacks(self) -> None:
+        lines = [{"type": "stdout", "data": str(i)} for i in range(5)] + [{"type": "done", "execution": EXECUTION}]
+
+        def route(s: Seen) -> Reply:
+            return Reply(201, SESSION) if s.path == "/v1/sessions" else Reply(200, lines=lines)
+
+        d = self.serve(route)
+        got: list[str] = []
+
+        async def slow(s: str) -> None:
+            await asyncio.sleep(0.01)
+            got.append("async" + s)
+
+        async def main() -> sandboxd.Execution:
+            sbx = await AsyncSandbox.create(socket=d.socket)
+            return await sbx.run_code("x", on_stdout=lambda s: got.append(s), on_stderr=slow)
+
+        e = asyncio.run(main())
+        self.assertEqual((got, e.result), (["0", "1", "2", "3", "4"], "42"))
+
+
+class TestFiles(FakeTestCase):
+    def test_round_trip(self) -> None:
+        store: dict[str, bytes] = {}
+
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            path = s.query["path"][0]
+            if s.method == "PUT":
+                store[path] = s.body
+                return Reply(201, {"path": "/workspace/" + path, "size": len(s.body)})
+            if path in (".", "/workspace"):
+                return Reply(200, {"entries": [{"name": "data.bin", "type": "file", "size": 3, "mode": "-rw-r--r--", "modified_at": "2026-01-02T03:04:05Z"}]})
+            return Reply(200, raw=store[path])
+
+        d = self.serve(route)
+        sbx = Sandbox(socket=d.socket)
+        data = bytes(range(256)) * 3
+        w = sbx.files.write("data.bin", data)
+        self.assertEqual((w.path, w.size), ("/workspace/data.bin", len(data)))
+        self.assertEqual(d.seen[-1].headers["content-type"], "application/octet-stream")
+        self.assertEqual(sbx.files.read("data.bin"), data)
+        with tempfile.TemporaryFile() as f:
+            f.write(b"streamed")
+            f.seek(0)
+            sbx.files.write("f.txt", f)
+        self.assertEqual(store["f.txt"], b"streamed")
+        entries = sbx.files.list()
+        self.assertEqual([(e.name, e.type, e.is_dir) for e in entries], [("data.bin", "file", False)])
+        with self.assertRaises(IsADirectoryError):
+            sbx.files.read(".")
+        with self.assertRaises(NotADirectoryError):
+            sbx.files.list("data.bin")
+        self.assertTrue(sbx.files.exists("data.bin"))
+        self.assertFalse(sbx.files.exists("other.bin"))
+
+
+class TestModels(unittest.TestCase):
+    def test_lenient(self) -> None:
+        cases: list[tuple[dict[str, Any], Callable[[sandboxd.Execution], bool]]] = [
+            # (json, check)
+            ({}, lambda e: e.status == "" and e.result is None and e.outputs == []),
+            ({"result": None, "error": {"name": "ZeroDivisionError", "value": "division by zero"}}, lambda e: str(e.error) == "ZeroDivisionError: division by zero"),
+            ({"exit_code": "x", "outputs": "x"}, lambda e: e.exit_code == 0 and e.outputs == []),
+            ({"started_at": "not a time"}, lambda e: e.started_at is None),
+            ({"started_at": "2026-01-02T03:04:05.123456789Z"}, lambda e: e.started_at == datetime(2026, 1, 2, 3, 4, 5, 123456, timezone.utc)),
+            ({"started_at": "2026-01-02T03:04:05.5+02:00"}, lambda e: e.started_at == datetime(2026, 1, 2, 1, 4, 5, 500000, timezone.utc)),
+            ({"started_at": "2026-01-02T03:04:05Z"}, lambda e: e.started_at == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)),
+            ({"outputs": [{"mime": "text/html", "data": base64.b64encode(b"<b>x</b>").decode()}]}, lambda e: e.outputs[0].html == "<b>x</b>" and e.outputs[0].png is None),
+        ]
+        for raw, check in cases:
+            with self.subTest(raw=raw):
+                self.assertTrue(check(sandboxd.Execution.from_json(raw)))
+
+
+if __name__ == "__main__":
+    unittest.main()
