@@ -50,6 +50,24 @@ func checkInterrupt(t *testing.T, sb *Sandbox) {
 	if ok, err := sb.Interrupt(context.Background()); ok || err != nil {
 		t.Fatalf("Interrupt once the execution ended = %v, %v", ok, err)
 	}
+
+	// A SIGINT can be slept through: Python's C handler notes it, and one
+	// that lands after the last check before time.sleep waits for the
+	// sleep. Ignoring the first SIGINT has the same effect, every time:
+	// the stop repeats it, and the cell (or the command) ends long before
+	// the grace, the cell with its one KeyboardInterrupt.
+	m, _, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "py-lost", Language: api.LanguagePython,
+		Code: "import signal, time\nh = signal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('started', flush=True)\n" +
+			"time.sleep(0.5)\nsignal.signal(signal.SIGINT, h)\ntime.sleep(30)"})
+	if m.Status != api.StatusInterrupted || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" || took > 5*time.Second {
+		t.Fatalf("python, the first SIGINT lost: %+v after %v", m, took)
+	}
+	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh-lost", Language: api.LanguageShell,
+		Code: "exec python3 -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print(\"started\", flush=True); " +
+			"time.sleep(0.5); signal.signal(signal.SIGINT, signal.default_int_handler); time.sleep(30); print(\"never\")'"})
+	if m.Status != api.StatusInterrupted || strings.Contains(out, "never") || took > 5*time.Second {
+		t.Fatalf("shell, the first SIGINT lost: %+v %q after %v", m, out, took)
+	}
 }
 
 // interruptWhenStarted runs o and, once its output says "started", calls

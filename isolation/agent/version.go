@@ -56,6 +56,11 @@ import "errors"
 //	   output written before the reply is read in the reply's round;
 //	   the worker's fds 1 and 2 are put back after its reply. Requests
 //	   and answers are those of 6.
+//	8  a stop repeats its SIGINT, which Python can sleep through (one
+//	   landing just before a blocking call waits for the call to end):
+//	   to the worker every 0.2 s until the cell ends, the worker raising
+//	   KeyboardInterrupt once per cell; to a shell command once more
+//	   after a second. Requests and answers are those of 7.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -64,7 +69,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 7
+const ProtocolVersion = 8
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

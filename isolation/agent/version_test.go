@@ -21,6 +21,7 @@ var agentSHA256 = map[int]string{
 	5: "16025524407b5d5759105d185b609dbf89ad35d5e58cf5a7a9381f0928611401",
 	6: "514f302912a9490ab210eb625b68ebea9adf8baeb4c7c3e925e09180c9b5fa60",
 	7: "bdda70d8902894d93fa2d4b55c00d14dfae9036f197332e6418ddade8082809e",
+	8: "4c910cea99428770cea77cfe63628849e6d0f244c2172fa8f4731d6199d91e85",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

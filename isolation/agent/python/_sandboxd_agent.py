@@ -47,8 +47,8 @@
 # It has no answer of its own; the execution whose process it was answers
 # as one the OOM killer hit (the interpreter: "killed", state reset).
 # An interrupt stops the execution as a Python timeout does: SIGINT to the
-# worker's (or the shell command's) process group, then the kill once the
-# grace has passed; its done then says "interrupted" (exit code 130). It has
+# worker's (or the shell command's) process group, repeated while it runs
+# (see WORKER_RESIGNAL), then the kill once the grace has passed; its done then says "interrupted" (exit code 130). It has
 # no answer of its own. One for another execution (it ended meanwhile), or
 # while nothing runs, is dropped; a second one, or one during the timeout's
 # grace, changes nothing. Any other request while an execution runs is
@@ -98,6 +98,14 @@ PRELOAD_TIMEOUT = 120.0
 # The exit code of an execution its timeout, or the daemon's interrupt,
 # stopped, whatever the code did on the way.
 STOPPED_EXIT_CODE = {STATUS_TIMEOUT: 124, STATUS_INTERRUPTED: 130}
+
+# A program can sleep through a SIGINT (Python does, when it lands between
+# its last check for signals and a blocking call), so a stop repeats it: to
+# the worker every WORKER_RESIGNAL seconds until the cell ends (the worker
+# takes one per cell), to a shell command once more after COMMAND_RESIGNAL,
+# as a second Ctrl-C (programs may clean up on the first).
+WORKER_RESIGNAL = 0.2
+COMMAND_RESIGNAL = 1.0
 
 
 def set_not_dumpable():
@@ -547,11 +555,11 @@ class Agent:
         deadline = now + timeout
         # Stopping, for the timeout or the daemon's interrupt alike: SIGINT
         # to the worker's group (KeyboardInterrupt in the cell, or before it
-        # begins: see the worker's on_sigint), the kill at kill_at if the
-        # cell has not ended by then.
+        # begins: see the worker's on_sigint), repeated until the cell ends,
+        # the kill at kill_at if it has not ended by then.
         stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
         kill_at = None
-        signalled = False
+        signalled = None  # when SIGINT was last sent
         reply = None
         dead = False
         fds = [w.out, w.err, w.ctrl_r]
@@ -559,12 +567,14 @@ class Agent:
         while reply is None and not dead:
             if stopping is None and (interrupt or now >= deadline):
                 stopping, kill_at = STATUS_INTERRUPTED if interrupt else STATUS_TIMEOUT, now + grace
-            if stopping and not signalled:
+            if stopping and (signalled is None or now >= signalled + WORKER_RESIGNAL):
                 procs.signal_group(w.pid, signal.SIGINT)
-                signalled = True
+                signalled = now
             if kill_at is not None and now >= kill_at:
                 break
             wait = (kill_at if kill_at is not None else deadline) - now
+            if signalled is not None:
+                wait = min(wait, signalled + WORKER_RESIGNAL - now)
             daemon = self.watched(exec_id)
             try:
                 ready, writable, _ = select.select(fds + daemon, [w.ctrl_w] if pending else [], [], max(wait, 0))
@@ -621,7 +631,7 @@ class Agent:
                 done["exit_code"] = STOPPED_EXIT_CODE[stopping]
                 # The cell stopped; what it started stops too.
                 procs.kill_new(self.before, spare=(w.pid,))
-            if signalled and not req.get("noop"):
+            if signalled is not None and not req.get("noop"):
                 # A SIGINT that reached the worker after the cell ended
                 # must not stop the next one (see the worker's on_sigint).
                 self.exec_python({"code": "", "noop": True, "timeout": 10}, send=lambda m: None)
@@ -713,6 +723,7 @@ class Agent:
         # goes too once it has ended (kill_new).
         stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
         kill_at = None
+        resignal_at = None
         status = None
         interrupt = self.read_daemon(exec_id, fill=False)  # it may have come with the request
         while True:
@@ -723,6 +734,10 @@ class Agent:
             if stopping is None and interrupt:
                 stopping, kill_at = STATUS_INTERRUPTED, now + grace
                 procs.signal_group(p.pid, signal.SIGINT)
+                resignal_at = now + COMMAND_RESIGNAL
+            elif resignal_at is not None and now >= resignal_at:
+                procs.signal_group(p.pid, signal.SIGINT)
+                resignal_at = None
             elif stopping is None and now >= deadline:
                 stopping, kill_at = STATUS_TIMEOUT, now
             if kill_at is not None and now >= kill_at:

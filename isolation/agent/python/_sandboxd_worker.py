@@ -181,12 +181,24 @@ def forked():
 # pending before that request was written, so its handler has run when the
 # worker reads it. One handler for both states costs a cell no system call,
 # where switching handlers would cost two.
+#
+# A cell gets one KeyboardInterrupt (STOPPED): the supervisor repeats its
+# SIGINT until the cell ends, because Python can sleep through one. Its C
+# handler only notes the signal; the Python handler runs at the next check
+# between bytecodes, and a signal that lands after the last check before a
+# blocking call (time.sleep, a read) waits for that call to return. The
+# repeat interrupts the call; the ones after it must not interrupt the
+# cell's own clean-up (an except or finally).
 IN_CELL = [False]
 PENDING = [False]
+STOPPED = [False]
 
 
 def on_sigint(signum, frame):
     if IN_CELL[0]:
+        if STOPPED[0]:
+            return
+        STOPPED[0] = True
         raise KeyboardInterrupt
     PENDING[0] = True
 
@@ -217,9 +229,11 @@ def run_cell(ns, req, cell, interruptible=False):
     try:
         if interruptible:
             own_sigint()
+            STOPPED[0] = False
             IN_CELL[0] = True
             if PENDING[0]:
                 PENDING[0] = False
+                STOPPED[0] = True
                 raise KeyboardInterrupt
         os.environ.update({str(k): str(v) for k, v in env.items()})
         if cwd:

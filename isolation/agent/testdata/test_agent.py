@@ -150,6 +150,7 @@ class Interrupt(unittest.TestCase):
     def setUp(self):
         self.addCleanup(worker.PENDING.__setitem__, 0, False)
         self.addCleanup(worker.IN_CELL.__setitem__, 0, False)
+        self.addCleanup(worker.STOPPED.__setitem__, 0, False)
 
     def test_pending_stops_the_next_cell(self):
         worker.on_sigint(2, None)
@@ -176,6 +177,25 @@ class Interrupt(unittest.TestCase):
         with self.assertRaises(KeyboardInterrupt):
             worker.on_sigint(2, None)
         self.assertFalse(worker.PENDING[0])
+
+    def test_once_per_cell(self):
+        # The supervisor repeats SIGINT until the cell ends: the repeats
+        # must not interrupt the cell's own clean-up.
+        self.addCleanup(worker.signal.signal, 2, worker.signal.getsignal(2))
+        code = ("import _signal\ntry:\n    _signal.raise_signal(2)\nexcept KeyboardInterrupt:\n"
+                "    _signal.raise_signal(2)\n    cleaned = True\n")
+        ns = {}
+        r = worker.run_cell(ns, {"code": code}, 4, interruptible=True)
+        self.assertIsNone(r["error"])
+        self.assertTrue(ns.get("cleaned"))
+        # The next cell is interruptible again.
+        r = worker.run_cell(ns, {"code": "import _signal\n_signal.raise_signal(2)"}, 5, interruptible=True)
+        self.assertEqual(r["error"]["name"], "KeyboardInterrupt")
+        # A pending signal is that cell's one interrupt, too.
+        worker.on_sigint(2, None)
+        r = worker.run_cell(ns, {"code": "x = 1"}, 6, interruptible=True)
+        self.assertEqual(r["error"]["name"], "KeyboardInterrupt")
+        self.assertTrue(worker.STOPPED[0])
 
 
 class KillAll(unittest.TestCase):
