@@ -1,0 +1,441 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/client"
+)
+
+// pngBytes is the start of a PNG: enough for content sniffing.
+var pngBytes = append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 24)...)
+
+// fakeDaemon answers the calls the server makes, from memory: sessions,
+// executions (the code is echoed, "raise" fails, "figure" makes a PNG) and
+// files.
+type fakeDaemon struct {
+	mu       sync.Mutex
+	n        int
+	sessions map[string]*api.Session
+	files    map[string][]byte // id + ":" + path
+	execs    []string          // id + ":" + code, in order
+}
+
+func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
+	f := &fakeDaemon{sessions: map[string]*api.Session{}, files: map[string][]byte{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/sessions", f.create)
+	mux.HandleFunc("GET /v1/sessions", f.list)
+	mux.HandleFunc("DELETE /v1/sessions/{id}", f.delete)
+	mux.HandleFunc("GET /v1/sessions/{id}", f.get1)
+	mux.HandleFunc("POST /v1/sessions/{id}/exec", f.exec)
+	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
+	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
+	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	hc := &http.Client{Transport: rewrite{srv.URL, http.DefaultTransport}}
+	return f, client.NewWithHTTPClient("fake", hc)
+}
+
+// rewrite sends the client's requests (to host "sandboxd") to the test
+// server.
+type rewrite struct {
+	base string
+	rt   http.RoundTripper
+}
+
+func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	u := *req.URL
+	u.Scheme, u.Host = "http", strings.TrimPrefix(r.base, "http://")
+	req = req.Clone(req.Context())
+	req.URL = &u
+	return r.rt.RoundTrip(req)
+}
+
+func answer(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func notFound(w http.ResponseWriter, what string) {
+	answer(w, 404, api.ErrorBody{Error: api.ErrorDetail{Code: "not_found", Message: what + " not found"}})
+}
+
+func (f *fakeDaemon) session(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	f.mu.Lock()
+	_, ok := f.sessions[id]
+	f.mu.Unlock()
+	if !ok {
+		notFound(w, "session "+id)
+	}
+	return id, ok
+}
+
+func (f *fakeDaemon) create(w http.ResponseWriter, r *http.Request) {
+	var req api.CreateSessionRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	f.mu.Lock()
+	f.n++
+	s := &api.Session{ID: fmt.Sprintf("s%d", f.n), Template: "python", Status: "running", Network: "none", Labels: req.Labels, CreatedAt: time.Unix(0, 0).UTC()}
+	if req.Template != "" {
+		s.Template = req.Template
+	}
+	f.sessions[s.ID] = s
+	f.mu.Unlock()
+	answer(w, 201, s)
+}
+
+func (f *fakeDaemon) list(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := api.SessionList{Sessions: []api.Session{}}
+	for _, s := range f.sessions {
+		out.Sessions = append(out.Sessions, *s)
+	}
+	slices.SortFunc(out.Sessions, func(a, b api.Session) int { return strings.Compare(a.ID, b.ID) })
+	answer(w, 200, out)
+}
+
+func (f *fakeDaemon) get1(w http.ResponseWriter, r *http.Request) {
+	if id, ok := f.session(w, r); ok {
+		f.mu.Lock()
+		s := *f.sessions[id]
+		f.mu.Unlock()
+		answer(w, 200, s)
+	}
+}
+
+func (f *fakeDaemon) delete(w http.ResponseWriter, r *http.Request) {
+	id, ok := f.session(w, r)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	delete(f.sessions, id)
+	f.mu.Unlock()
+	w.WriteHeader(204)
+}
+
+func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
+	id, ok := f.session(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Code     string   `json:"code"`
+		Packages []string `json:"packages"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	code := req.Code
+	if req.Packages != nil {
+		code = "pip install " + strings.Join(req.Packages, " ")
+	}
+	f.mu.Lock()
+	f.execs = append(f.execs, id+":"+code)
+	f.mu.Unlock()
+	ex := api.Execution{SessionID: id, Status: api.StatusOK, Stdout: code + "\n"}
+	switch code {
+	case "raise":
+		ex.Status, ex.ExitCode, ex.Stdout = api.StatusError, 1, ""
+		ex.Error = &api.ExecError{Name: "ValueError", Value: "bad", Traceback: "Traceback: ValueError: bad"}
+	case "figure":
+		ex.Outputs = []api.Output{{MIME: "image/png", Data: base64.StdEncoding.EncodeToString(pngBytes)}}
+	case "6 * 7":
+		r := "42"
+		ex.Stdout, ex.Result = "", &r
+	}
+	answer(w, 200, ex)
+}
+
+func (f *fakeDaemon) put(w http.ResponseWriter, r *http.Request) {
+	id, ok := f.session(w, r)
+	if !ok {
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	p := r.URL.Query().Get("path")
+	f.mu.Lock()
+	f.files[id+":"+p] = b
+	f.mu.Unlock()
+	answer(w, 201, api.FileWritten{Path: "/workspace/" + p, Size: int64(len(b))})
+}
+
+func (f *fakeDaemon) get(w http.ResponseWriter, r *http.Request) {
+	id, ok := f.session(w, r)
+	if !ok {
+		return
+	}
+	p := r.URL.Query().Get("path")
+	if p == "." {
+		answer(w, 200, api.FileList{Entries: []api.FileInfo{{Name: "a.txt", Type: "file", Size: 3}}})
+		return
+	}
+	f.mu.Lock()
+	b, ok := f.files[id+":"+p]
+	f.mu.Unlock()
+	if !ok {
+		notFound(w, "file "+p)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(b)
+}
+
+// connect runs s on an in-memory transport and returns a client session.
+func connect(t *testing.T, s *Server) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		cancel()
+		<-done
+	})
+	return cs
+}
+
+// call calls a tool and returns its text and structured content.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	var out map[string]any
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &out)
+	}
+	return res, text.String(), out
+}
+
+func TestTools(t *testing.T) {
+	_, c := newFakeDaemon(t)
+	cs := connect(t, New(c, Options{}))
+	want := map[string][]string{
+		"run_python": {"code"}, "run_shell": {"command"}, "write_file": {"content", "path"}, "read_file": {"path"},
+		"install_packages": {"packages"}, "create_session": nil, "list_sessions": nil, "delete_session": {"session_id"},
+	}
+	got := map[string]bool{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[tool.Name] = true
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Type       string         `json:"type"`
+			Required   []string       `json:"required"`
+			Properties map[string]any `json:"properties"`
+		}
+		_ = json.Unmarshal(b, &schema)
+		slices.Sort(schema.Required)
+		if schema.Type != "object" || !slices.Equal(schema.Required, want[tool.Name]) || tool.Description == "" {
+			t.Errorf("%s: schema %s, description %q; want required %v", tool.Name, b, tool.Description, want[tool.Name])
+		}
+		if _, takes := schema.Properties["session_id"]; takes != (tool.Name != "create_session" && tool.Name != "list_sessions") {
+			t.Errorf("%s: session_id in its schema is %v", tool.Name, takes)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s has no output schema", tool.Name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("tools %v, want %v", got, want)
+	}
+}
+
+// TestDefaultSession checks that calls without session_id share one
+// session, made by the first and said there, and made again if it goes.
+func TestDefaultSession(t *testing.T) {
+	f, c := newFakeDaemon(t)
+	s := New(c, Options{Create: api.CreateSessionRequest{Template: "data"}})
+	cs := connect(t, s)
+
+	_, text, out := call(t, cs, "run_python", map[string]any{"code": "x = 1"})
+	if !strings.Contains(text, "made session s1") || out["session_id"] != "s1" || out["session_created"] != true {
+		t.Fatalf("first call: %q %v", text, out)
+	}
+	_, text, out = call(t, cs, "run_shell", map[string]any{"command": "ls"})
+	if strings.Contains(text, "made session") || out["session_id"] != "s1" || out["session_created"] != nil || !strings.Contains(text, "stdout:\nls\n") {
+		t.Fatalf("second call: %q %v", text, out)
+	}
+	if f.sessions["s1"].Template != "data" || f.sessions["s1"].Labels[LabelKey] != LabelValue {
+		t.Errorf("the default session: %+v", f.sessions["s1"])
+	}
+	// A file that is not there is not a session that is not there.
+	if res, text, _ := call(t, cs, "read_file", map[string]any{"path": "missing"}); !res.IsError || !strings.Contains(text, "file missing not found") {
+		t.Fatalf("read a missing file: %q", text)
+	}
+	if len(f.sessions) != 1 {
+		t.Fatalf("sessions after a missing file: %v", f.sessions)
+	}
+	// Deleted behind the server's back: the next call makes another.
+	f.mu.Lock()
+	delete(f.sessions, "s1")
+	f.mu.Unlock()
+	_, text, out = call(t, cs, "run_python", map[string]any{"code": "6 * 7"})
+	if out["session_id"] != "s2" || !strings.Contains(text, "made session s2") || !strings.Contains(text, "result:\n42\n") {
+		t.Fatalf("after the default went: %q %v", text, out)
+	}
+	// delete_session of the default: the next call makes another.
+	call(t, cs, "delete_session", map[string]any{"session_id": "s2"})
+	if _, _, out = call(t, cs, "run_python", map[string]any{"code": "y"}); out["session_id"] != "s3" {
+		t.Fatalf("after delete_session: %v", out)
+	}
+	if want := []string{"s1:x = 1", "s1:ls", "s2:6 * 7", "s3:y"}; !slices.Equal(f.execs, want) {
+		t.Errorf("executions %q, want %q", f.execs, want)
+	}
+}
+
+func TestExecResults(t *testing.T) {
+	_, c := newFakeDaemon(t)
+	cs := connect(t, New(c, Options{}))
+	res, text, out := call(t, cs, "run_python", map[string]any{"code": "raise"})
+	if res.IsError || !strings.Contains(text, "ValueError: bad") || !strings.Contains(text, "status: error (exit code 1)") || out["status"] != "error" {
+		t.Errorf("an exception: %v %q %v", res.IsError, text, out)
+	}
+	res, _, out = call(t, cs, "run_python", map[string]any{"code": "figure"})
+	var imgs [][]byte
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok && ic.MIMEType == "image/png" {
+			imgs = append(imgs, ic.Data)
+		}
+	}
+	if len(imgs) != 1 || !bytes.Equal(imgs[0], pngBytes) || out["images"] != float64(1) {
+		t.Errorf("a figure: %d images, %v", len(imgs), out)
+	}
+	_, text, out = call(t, cs, "install_packages", map[string]any{"packages": []string{"numpy", "rich"}})
+	if !strings.Contains(text, "pip install numpy rich") || out["status"] != "ok" {
+		t.Errorf("install: %q %v", text, out)
+	}
+	// Errors are the tool's, for the model to read, not the protocol's.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"run_python", map[string]any{"code": "x", "session_id": "nope"}, "session nope not found"},
+		{"install_packages", map[string]any{"packages": []string{}}, "packages is empty"},
+		{"write_file", map[string]any{"path": "a", "content": "!!", "encoding": "base64"}, "not base64"},
+		{"write_file", map[string]any{"path": "a", "content": "x", "encoding": "latin1"}, "use utf-8 or base64"},
+		{"read_file", map[string]any{"path": "missing"}, "not found"},
+		{"delete_session", map[string]any{"session_id": "nope"}, "not found"},
+	} {
+		res, text, _ := call(t, cs, tc.tool, tc.args)
+		if !res.IsError || !strings.Contains(text, tc.want) {
+			t.Errorf("%s %v: error %v %q, want %q", tc.tool, tc.args, res.IsError, text, tc.want)
+		}
+	}
+	// A call without a required argument never reaches the daemon.
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{}}); err == nil && !res.IsError {
+		t.Errorf("run_python without code: %+v", res)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	_, c := newFakeDaemon(t)
+	cs := connect(t, New(c, Options{MaxText: 1000}))
+	_, text, out := call(t, cs, "write_file", map[string]any{"path": "a.txt", "content": "hi\n"})
+	if out["size"] != float64(3) || !strings.Contains(text, "wrote 3 bytes to /workspace/a.txt") {
+		t.Fatalf("write: %q %v", text, out)
+	}
+	_, text, out = call(t, cs, "read_file", map[string]any{"path": "a.txt"})
+	if text != "hi\n" || out["encoding"] != "utf-8" || out["content"] != "hi\n" {
+		t.Errorf("read text: %q %v", text, out)
+	}
+	bin := base64.StdEncoding.EncodeToString([]byte{0, 1, 0xff})
+	call(t, cs, "write_file", map[string]any{"path": "b.bin", "content": bin, "encoding": "base64"})
+	if _, text, out = call(t, cs, "read_file", map[string]any{"path": "b.bin"}); out["content"] != bin || !strings.Contains(text, bin) {
+		t.Errorf("read binary: %q %v", text, out)
+	}
+	call(t, cs, "write_file", map[string]any{"path": "c.png", "content": base64.StdEncoding.EncodeToString(pngBytes), "encoding": "base64"})
+	res, _, out := call(t, cs, "read_file", map[string]any{"path": "c.png"})
+	if len(res.Content) != 2 || out["mime"] != "image/png" {
+		t.Errorf("read image: %d contents, %v", len(res.Content), out)
+	} else if ic, ok := res.Content[1].(*mcp.ImageContent); !ok || !bytes.Equal(ic.Data, pngBytes) {
+		t.Errorf("read image: %+v", res.Content[1])
+	}
+	if _, text, out = call(t, cs, "read_file", map[string]any{"path": "."}); !strings.Contains(text, "file\ta.txt\t3") || out["entries"] == nil {
+		t.Errorf("read folder: %q %v", text, out)
+	}
+	call(t, cs, "write_file", map[string]any{"path": "big.txt", "content": strings.Repeat("x", 2000)})
+	if res, text, _ := call(t, cs, "read_file", map[string]any{"path": "big.txt"}); !res.IsError || !strings.Contains(text, "larger than 750 bytes") {
+		t.Errorf("read a big file: %v %q", res.IsError, text)
+	}
+}
+
+// TestSessionsEndWithTheServer checks create_session and list_sessions,
+// and that what the server made goes when it closes, unless kept.
+func TestSessionsEndWithTheServer(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			f, c := newFakeDaemon(t)
+			f.sessions["other"] = &api.Session{ID: "other", Status: "running"}
+			s := New(c, Options{Keep: keep})
+			ct, st := mcp.NewInMemoryTransports()
+			done := make(chan error, 1)
+			go func() { done <- s.Run(context.Background(), st) }()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, text, out := call(t, cs, "create_session", map[string]any{"template": "data", "memory_mb": 256, "labels": map[string]string{"a": "b"}})
+			if out["id"] != "s1" || out["mine"] != true || !strings.Contains(text, "created session s1 (template data") {
+				t.Fatalf("create: %q %v", text, out)
+			}
+			call(t, cs, "run_python", map[string]any{"code": "1"})
+			_, text, out = call(t, cs, "list_sessions", nil)
+			if got := len(out["sessions"].([]any)); got != 3 || !strings.Contains(text, "s2\trunning\tpython\t1970-01-01T00:00:00Z\t(this server's)") {
+				t.Fatalf("list: %q %v", text, out)
+			}
+			_ = cs.Close()
+			<-done
+			f.mu.Lock()
+			left := len(f.sessions)
+			f.mu.Unlock()
+			if want := map[bool]int{false: 1, true: 3}[keep]; left != want {
+				t.Errorf("%d sessions left, want %d", left, want)
+			}
+		})
+	}
+}
+
+func TestCutText(t *testing.T) {
+	if got := cutText("short", 100); got != "short" {
+		t.Errorf("cut short: %q", got)
+	}
+	got := cutText(strings.Repeat("é", 100), 80)
+	if len(got) > 80 || !strings.Contains(got, "cut") {
+		t.Errorf("cut long: %d bytes %q", len(got), got)
+	}
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxd/sandboxd/client/mcpserver"
+	"github.com/sandboxd/sandboxd/internal/version"
+)
+
+// newMCPCmd serves sandboxd's tools to an MCP client on stdio.
+func newMCPCmd(a *app) *cobra.Command {
+	var f sessionFlags
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "mcp [flags]",
+		Short: "Serve sandboxd to an AI agent as a Model Context Protocol server on stdio",
+		Long: `mcp is an MCP server on stdin and stdout, for an MCP client (Claude Desktop,
+Claude Code, Cursor, VS Code, an agent framework) to start. Its tools:
+
+  run_python        run code in a session's persistent interpreter (figures come back as images)
+  run_shell         run a shell command
+  write_file        write a file (text or base64)
+  read_file         read a file (text, image, or base64), or list a folder
+  install_packages  pip install into the session
+  create_session    make a session (limits, network, labels)
+  list_sessions     the sessions you may use
+  delete_session    delete one
+
+A tool call that leaves out session_id uses the server's own session, made
+on first use with the flags given here (and said in that call's result).
+Every session the server made is deleted when the client closes it, unless
+--keep. Logs go to stderr; stdout is the protocol's.
+
+See docs/mcp.md for client configurations.`,
+		Example: `  sandboxctl mcp
+  sandboxctl mcp --memory 1G --network allowlist --allow pypi.org
+  claude mcp add sandboxd -- sandboxctl mcp`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req, err := f.request(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			slog.SetDefault(logger)
+			c := a.client()
+			defer c.Close()
+			// The daemon is asked first: a client that starts the server
+			// learns at once that it cannot work, not at its first call.
+			if err := c.Health(ctx); err != nil {
+				return err
+			}
+			s := mcpserver.New(c, mcpserver.Options{Create: *req, Keep: keep, Version: version.Version})
+			err = s.Run(ctx, &mcp.StdioTransport{})
+			if ctx.Err() != nil {
+				return nil // interrupted: the sessions are cleaned up
+			}
+			return err
+		},
+	}
+	f.register(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
+	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
+	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	cmd.Flags().BoolVar(&keep, "keep", false, "leave the sessions this server made when it ends")
+	return cmd
+}

@@ -1,0 +1,231 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// mcpDaemon starts a daemon whose package index is one in the fake
+// internet holding sbxdemo, for install_packages.
+func mcpDaemon(t *testing.T) *daemon {
+	t.Helper()
+	f := newFakeNet(t)
+	f.AddPackage(t, "sbxdemo", "1.0", "VALUE = 'installed through mcp'\n")
+	return startDaemon(t, fmt.Sprintf("[network]\nsubnet6 = %q\ndns_servers = [%q]\npackage_index_url = %q\n",
+		subnet6, f.DNS.String(), fmt.Sprintf("http://%s/simple", f.Web)))
+}
+
+// TestMCP drives sandboxctl mcp over stdio with the Go SDK's client, as
+// an MCP client (Claude Desktop, an agent) would: every tool against the
+// real daemon, state kept between run_python calls in the server's own
+// session, figures as images, and every session it made gone once the
+// client closes it.
+func TestMCP(t *testing.T) {
+	hostOnly(t)
+	d := mcpDaemon(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	other := d.session(t, &api.CreateSessionRequest{})
+
+	cmd := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "mcp", "--memory", "256M", "--label", "suite=mcp")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sandboxd-test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	if init := cs.InitializeResult(); init.ServerInfo.Name != "sandboxd" || !strings.Contains(init.Instructions, "run_python") {
+		t.Errorf("initialize: %+v", init)
+	}
+
+	callTool := func(name string, args map[string]any) (*mcp.CallToolResult, string, map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, stderr.String())
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		var out map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &out)
+		return res, text.String(), out
+	}
+
+	_, text, out := callTool("run_python", map[string]any{"code": "import os\nx = 6 * 7\nprint('uid', os.getuid())"})
+	sid, _ := out["session_id"].(string)
+	if sid == "" || out["session_created"] != true || !strings.Contains(text, "made session "+sid) || !strings.Contains(text, "uid ") {
+		t.Fatalf("first run_python: %q %v", text, out)
+	}
+	s, err := d.c.GetSession(ctx, sid)
+	if err != nil || s.Limits.MemoryMB != 256 || s.Labels["suite"] != "mcp" || s.Labels["sandboxd.mcp"] != "true" {
+		t.Fatalf("the server's session: %+v %v", s, err)
+	}
+	if _, text, out = callTool("run_python", map[string]any{"code": "x"}); out["result"] != "42" || out["session_id"] != sid || strings.Contains(text, "made session") {
+		t.Fatalf("state between calls: %q %v", text, out)
+	}
+	res, _, out := callTool("run_python", map[string]any{"code": "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()"})
+	var pngs int
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok && ic.MIMEType == "image/png" && bytes.HasPrefix(ic.Data, []byte("\x89PNG")) {
+			pngs++
+		}
+	}
+	if pngs != 1 || out["images"] != float64(1) {
+		t.Errorf("a figure: %d PNG images, %v", pngs, out)
+	}
+	if _, text, out = callTool("run_shell", map[string]any{"command": "echo hi; echo err >&2; exit 3"}); out["exit_code"] != float64(3) ||
+		!strings.Contains(text, "stdout:\nhi\n") || !strings.Contains(text, "stderr:\nerr\n") || !strings.Contains(text, "exit code 3") {
+		t.Errorf("run_shell: %q %v", text, out)
+	}
+	if _, text, _ = callTool("write_file", map[string]any{"path": "notes/a.txt", "content": "written by mcp\n"}); !strings.Contains(text, "/workspace/notes/a.txt") {
+		t.Errorf("write_file: %q", text)
+	}
+	if _, text, _ = callTool("read_file", map[string]any{"path": "notes/a.txt"}); text != "written by mcp\n" {
+		t.Errorf("read_file: %q", text)
+	}
+	if _, text, _ = callTool("read_file", map[string]any{"path": "notes"}); !strings.Contains(text, "file\ta.txt\t15") {
+		t.Errorf("read_file of a folder: %q", text)
+	}
+	if res, text, _ = callTool("read_file", map[string]any{"path": "../../etc/shadow"}); !res.IsError {
+		t.Errorf("read_file outside /workspace: %q", text)
+	}
+	if _, text, out = callTool("install_packages", map[string]any{"packages": []string{"sbxdemo==1.0"}}); out["status"] != "ok" || !strings.Contains(text, "Successfully installed sbxdemo-1.0") {
+		t.Fatalf("install_packages: %q %v", text, out)
+	}
+	if _, _, out = callTool("run_python", map[string]any{"code": "import sbxdemo\nsbxdemo.VALUE"}); out["result"] != "'installed through mcp'" {
+		t.Errorf("import after install_packages: %v", out)
+	}
+
+	_, text, out = callTool("create_session", map[string]any{"template": "python", "labels": map[string]string{"role": "second"}})
+	second, _ := out["id"].(string)
+	if second == "" || out["mine"] != true {
+		t.Fatalf("create_session: %q %v", text, out)
+	}
+	if _, _, out = callTool("run_python", map[string]any{"code": "'x' in dir()", "session_id": second}); out["result"] != "False" {
+		t.Errorf("the second session shares the first's state: %v", out)
+	}
+	_, text, out = callTool("list_sessions", nil)
+	var ids []string
+	for _, s := range out["sessions"].([]any) {
+		ids = append(ids, s.(map[string]any)["id"].(string))
+	}
+	slices.Sort(ids)
+	want := []string{sid, second, other}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("list_sessions: %v, want %v\n%s", ids, want, text)
+	}
+	if res, text, _ = callTool("run_python", map[string]any{"code": "1", "session_id": "0000000000000000"}); !res.IsError || !strings.Contains(text, "no such session") {
+		t.Errorf("a session that is not there: %v %q", res.IsError, text)
+	}
+	if _, _, out = callTool("delete_session", map[string]any{"session_id": second}); out["deleted"] != true {
+		t.Errorf("delete_session: %v", out)
+	}
+
+	// The client goes: the server deletes what it made, nothing else.
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	left, err := d.c.ListSessions(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].ID != other {
+		t.Errorf("sessions after the client left: %+v\nserver's stderr:\n%s", left, stderr.String())
+	}
+}
+
+// TestMCPThirdPartyClient drives sandboxctl mcp with the official
+// TypeScript SDK's client (a pinned version from npm, run by Node), so the
+// server is known to work with a client that is not its own SDK's.
+func TestMCPThirdPartyClient(t *testing.T) {
+	hostOnly(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed: make test-deps installs it")
+	}
+	d := startDaemon(t, "")
+	work := t.TempDir()
+	copySDK(t, "testdata/mcp-client", work)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", filepath.Join(work, ".npm"))
+	npm.Dir = work
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+	run := exec.CommandContext(ctx, node, "client.mjs", filepath.Join(bin, "sandboxctl"), d.socket)
+	run.Dir = work
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	out, err := run.Output()
+	if err != nil {
+		t.Fatalf("node client.mjs: %v\n%s\n%s", err, out, stderr.String())
+	}
+	var seen struct {
+		Server struct{ Name string }
+		Tools  []string
+		First  struct {
+			Text    string
+			Session string
+			Created bool
+		}
+		Second struct {
+			Result  string
+			Session string
+		}
+		Shell struct {
+			ExitCode int `json:"exit_code"`
+			Text     string
+		}
+		Missing struct {
+			IsError bool `json:"is_error"`
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(out, &seen); err != nil {
+		t.Fatalf("the client's report %q: %v", out, err)
+	}
+	wantTools := []string{"create_session", "delete_session", "install_packages", "list_sessions", "read_file", "run_python", "run_shell", "write_file"}
+	switch {
+	case seen.Server.Name != "sandboxd" || !slices.Equal(seen.Tools, wantTools):
+		t.Errorf("server %+v, tools %v", seen.Server, seen.Tools)
+	case !seen.First.Created || seen.First.Session == "" || !strings.Contains(seen.First.Text, "set"):
+		t.Errorf("first call: %+v", seen.First)
+	case seen.Second.Result != "42" || seen.Second.Session != seen.First.Session:
+		t.Errorf("second call: %+v", seen.Second)
+	case seen.Shell.ExitCode != 3 || !strings.Contains(seen.Shell.Text, "from-shell"):
+		t.Errorf("run_shell: %+v", seen.Shell)
+	case !seen.Missing.IsError || !strings.Contains(seen.Missing.Text, "no such file"):
+		t.Errorf("read_file of a missing file: %+v", seen.Missing)
+	}
+	// The client closed the server (its stdin, then SIGTERM, without
+	// waiting for it to end): its session goes all the same.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left, err := d.c.ListSessions(ctx, nil)
+		if err == nil && len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions left: %+v %v\n%s", left, err, stderr.String())
+		}
+	}
+}
