@@ -30,6 +30,7 @@ func (s *Server) table() []route {
 		{"GET", "/v1/health", nil, s.health},
 		{"GET", "/v1/info", nil, s.info},
 		{"GET", "/v1/node", nil, s.node},
+		{"GET", "/v1/openapi.json", nil, s.openapi},
 		{"GET", "/v1/sessions", []string{"label"}, s.listSessions},
 		{"POST", "/v1/sessions", nil, s.createSession},
 		{"GET", "/v1/sessions/{id}", nil, s.getSession},
@@ -59,6 +60,10 @@ func (s *Server) table() []route {
 	return rs
 }
 
+// portPaths are the port proxy's patterns: outside the table, as it takes
+// every method and any query.
+var portPaths = []string{"/v1/sessions/{id}/ports/{port}", "/v1/sessions/{id}/ports/{port}/{path...}"}
+
 // routes registers each path once, without a method: with methods in its
 // patterns, ServeMux would send a wrong method to the catch-all "/" (404)
 // instead of answering 405, and its own 405 has no JSON body.
@@ -72,8 +77,9 @@ func (s *Server) routes() http.Handler {
 		mux.Handle(path, s.wrap(dispatch(rs)))
 	}
 	// The port proxy takes every method and passes the query on.
-	mux.Handle("/v1/sessions/{id}/ports/{port}", s.wrap(s.ports))
-	mux.Handle("/v1/sessions/{id}/ports/{port}/{path...}", s.wrap(s.ports))
+	for _, p := range portPaths {
+		mux.Handle(p, s.wrap(s.ports))
+	}
 	mux.Handle("/", s.wrap(s.notFound))
 	return mux
 }
