@@ -11,7 +11,9 @@
 Standard library only. The daemon's socket is $SANDBOXD_SOCKET, else
 /run/sandboxd/sandboxd.sock. Failed calls raise the SandboxdError subclass
 of the contract's error code; executions that fail, time out or are killed
-are not errors but Executions whose ``status`` says so. See README.md.
+are not errors but Executions whose ``status`` says so. sandboxd.tools
+gives a sandbox to a model as function-calling tools (OpenAI, Anthropic).
+See README.md.
 """
 
 from ._transport import DEFAULT_SOCKET, SOCKET_ENV, VERSION
