@@ -15,7 +15,7 @@ LOG       ?= /var/log/sandboxd.log
 # (its README says what it needs and where it caches the VM image).
 VM        ?= integration/vm/harness
 
-.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages old-release clean sdk-deps sdk-python
+.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
 
 all: build
 
@@ -73,8 +73,9 @@ $(RUNSC_NET):
 # stat and uptime (the procview tests start their own lxcfs from it); pip
 # installs packages into sessions (POST …/packages); runsc (gVisor) is the
 # second runtime, which the session, restore and isolation tests also run on;
-# sdk-deps, the Python SDK's test (integration/sdk_python_test.go).
-test-deps: deps sdk-deps $(RUNSC_NET)
+# sdk-deps, the Python SDK's test (integration/sdk_python_test.go);
+# node-deps, the JavaScript SDK's (integration/sdk_javascript_test.go).
+test-deps: deps sdk-deps node-deps $(RUNSC_NET)
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
 		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null))
@@ -194,6 +195,20 @@ sdk-deps:
 # Debian's python3 and setuptools (pip install dist/sdk/sandboxd-*.whl).
 sdk-python: sdk-deps
 	/usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index -w dist/sdk $(CURDIR)/contrib/sdk/python
+
+# node-deps installs Debian's nodejs and npm, which test the JavaScript SDK
+# (contrib/sdk/js) and pack it, when node or npm is missing (a host with
+# its own Node keeps it).
+node-deps:
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+		(apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null))
+
+# sdk-js packs the JavaScript SDK into dist/sdk (sandboxd-*.tgz: npm install
+# dist/sdk/sandboxd-0.1.0.tgz). It has no dependencies, so nothing is fetched.
+sdk-js: node-deps
+	mkdir -p dist/sdk
+	cd contrib/sdk/js && npm pack --pack-destination $(CURDIR)/dist/sdk --ignore-scripts --no-audit --no-fund
 
 test-vm: deps
 	rm -rf dist/vm && mkdir -p dist/vm/bin dist/vm/pkg

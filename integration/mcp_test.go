@@ -167,11 +167,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	copySDK(t, "testdata/mcp-client", work)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", filepath.Join(work, ".npm"))
-	npm.Dir = work
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
+	nodeTool(ctx, t, work, nil, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", filepath.Join(work, ".npm"))
 	run := exec.CommandContext(ctx, node, "client.mjs", filepath.Join(bin, "sandboxctl"), d.socket)
 	run.Dir = work
 	var stderr bytes.Buffer

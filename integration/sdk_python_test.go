@@ -90,23 +90,25 @@ func python(ctx context.Context, t *testing.T, dir string, env []string, name st
 	return string(out)
 }
 
-// summary is unittest's closing lines ("Ran 41 tests in 9.1s", "OK").
+// summary is a test run's closing lines: unittest's ("Ran 41 tests in
+// 9.1s", "OK"), or the totals of node --test's TAP ("# pass 60").
 func summary(out string) string {
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "Ran ") || strings.HasPrefix(l, "OK") || strings.HasPrefix(l, "FAILED") {
-			keep = append(keep, l)
+		if strings.HasPrefix(l, "Ran ") || strings.HasPrefix(l, "OK") || strings.HasPrefix(l, "FAILED") || tapTotal.MatchString(l) {
+			keep = append(keep, strings.TrimPrefix(l, "# "))
 		}
 	}
 	return strings.Join(keep, ", ")
 }
 
-// copySDK copies the SDK's sources to dst, leaving out what builds and
-// runs leave in them.
+// copySDK copies an SDK's sources (Python's or JavaScript's) to dst,
+// leaving out what builds, runs and installs leave in them.
 func copySDK(t *testing.T, src, dst string) {
 	t.Helper()
 	skip := func(name string) bool {
-		return name == "build" || name == "dist" || name == "__pycache__" || strings.HasSuffix(name, ".egg-info")
+		return name == "build" || name == "dist" || name == "__pycache__" || strings.HasSuffix(name, ".egg-info") ||
+			name == "node_modules"
 	}
 	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {

@@ -1,0 +1,363 @@
+// Type declarations of the sandboxd JavaScript SDK (src/*.js), written by
+// hand; test/types.test.js type-checks test/usage.ts against them and checks
+// that they declare every value src/index.js exports (each value as
+// `export declare const|class|function`, which that test reads).
+
+/// <reference types="node" />
+
+import type { Readable } from "node:stream";
+
+/** Where the daemon listens unless told otherwise. */
+export declare const DEFAULT_SOCKET: "/run/sandboxd/sandboxd.sock";
+/** The environment variable that overrides DEFAULT_SOCKET. */
+export declare const SOCKET_ENV: "SANDBOXD_SOCKET";
+export declare const VERSION: string;
+/** The HTTP timeout of a call other than an execution, unless told otherwise. */
+export declare const DEFAULT_REQUEST_TIMEOUT_MS: number;
+
+export declare const STATUS_OK: "ok";
+export declare const STATUS_ERROR: "error";
+export declare const STATUS_TIMEOUT: "timeout";
+export declare const STATUS_KILLED: "killed";
+export declare const STATUS_INTERRUPTED: "interrupted";
+export declare const STATUS_LOST: "lost";
+
+// Errors.
+
+export interface SandboxdErrorOptions {
+  code?: string;
+  status?: number | null;
+  requestId?: string | null;
+  retryAfter?: number | null;
+  cause?: unknown;
+}
+
+/** A call to sandboxd failed; the subclass is the contract's error code's. */
+export declare class SandboxdError extends Error {
+  static readonly code: string;
+  constructor(message: string, opts?: SandboxdErrorOptions);
+  /** The contract's error code, as on the wire ("not_found", ...). */
+  code: string;
+  /** The daemon's sentence: what was wrong, what to do. */
+  message: string;
+  /** The HTTP status; null when no answer came. */
+  status: number | null;
+  /** The id the daemon logged the request under. */
+  requestId: string | null;
+  /** The seconds a 429 asked to wait. */
+  retryAfter: number | null;
+}
+/** 400 invalid_argument. */
+export declare class InvalidArgument extends SandboxdError {}
+/** 404 not_found (another user's session too). */
+export declare class NotFound extends SandboxdError {}
+/** 409 conflict (e.g. exec on a stopped session). */
+export declare class Conflict extends SandboxdError {}
+/** 403 permission_denied. */
+export declare class PermissionDenied extends SandboxdError {}
+/** 413 payload_too_large. */
+export declare class PayloadTooLarge extends SandboxdError {}
+/** 429 resource_exhausted: see retryAfter. */
+export declare class ResourceExhausted extends SandboxdError {}
+/** 500 internal. */
+export declare class Internal extends SandboxdError {}
+/** 503 unavailable, or the daemon could not be reached (status null). */
+export declare class Unavailable extends SandboxdError {}
+/** 502 bad_gateway. */
+export declare class BadGateway extends SandboxdError {}
+/** deadline_exceeded: no answer within requestTimeoutMs (client-side). */
+export declare class RequestTimeout extends SandboxdError {}
+/** protocol: an answer that breaks the contract (client-side). */
+export declare class ProtocolError extends SandboxdError {}
+
+/** The error of a failed answer: by its code, else by its status. */
+export declare function errorFromAnswer(
+  status: number | null,
+  code: string,
+  message: string,
+  opts?: { requestId?: string | null; retryAfter?: number | null },
+): SandboxdError;
+
+// Models.
+
+export declare class Limits {
+  constructor(f?: Partial<Limits>);
+  memoryMb: number;
+  cpus: number;
+  pids: number;
+  diskMb: number;
+  timeoutS: number;
+  idleTimeoutS: number;
+  static fromJSON(raw: unknown): Limits;
+}
+
+export type SessionStatus = "running" | "stopped" | "failed" | (string & {});
+
+export declare class Session {
+  constructor(f?: Partial<Session>);
+  id: string;
+  status: SessionStatus;
+  template: string;
+  runtime: string;
+  ownerUid: number;
+  reason: string;
+  createdAt: Date | null;
+  lastUsedAt: Date | null;
+  execCount: number;
+  limits: Limits;
+  network: string;
+  allow: string[];
+  egressKbps: number;
+  maxConnections: number;
+  labels: Record<string, string>;
+  static fromJSON(raw: unknown): Session;
+}
+
+export declare class ExecutionError {
+  constructor(f?: Partial<ExecutionError>);
+  name: string;
+  value: string;
+  traceback: string;
+  static fromJSON(raw: unknown): ExecutionError;
+  toString(): string;
+}
+
+export declare class Output {
+  constructor(f?: Partial<Pick<Output, "mime" | "data">>);
+  mime: string;
+  /** base64, as on the wire. */
+  data: string;
+  readonly content: Buffer;
+  readonly png: Buffer | null;
+  readonly jpeg: Buffer | null;
+  readonly svg: string | null;
+  readonly html: string | null;
+  readonly text: string | null;
+  static fromJSON(raw: unknown): Output;
+}
+
+export type ExecutionStatus = "ok" | "error" | "timeout" | "killed" | "interrupted" | "lost" | (string & {});
+
+export declare class Execution {
+  constructor(f?: Partial<Omit<Execution, "ok" | "text">>);
+  id: string;
+  sessionId: string;
+  language: string;
+  status: ExecutionStatus;
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  /** Python: the repr of the last expression; null when there is none. */
+  result: string | null;
+  error: ExecutionError | null;
+  outputs: Output[];
+  startedAt: Date | null;
+  durationMs: number;
+  truncated: boolean;
+  stateReset: boolean;
+  summarized: boolean;
+  /** status === "ok". */
+  readonly ok: boolean;
+  /** The result, as E2B names it. */
+  readonly text: string | null;
+  static fromJSON(raw: unknown): Execution;
+}
+
+export declare class FileInfo {
+  constructor(f?: Partial<Omit<FileInfo, "isDir">>);
+  name: string;
+  type: "file" | "dir" | "symlink" | "other" | (string & {});
+  size: number;
+  mode: string;
+  modifiedAt: Date | null;
+  readonly isDir: boolean;
+  static fromJSON(raw: unknown): FileInfo;
+}
+
+export declare class FileWritten {
+  constructor(f?: Partial<FileWritten>);
+  path: string;
+  size: number;
+  static fromJSON(raw: unknown): FileWritten;
+}
+
+export declare class Stats {
+  constructor(f?: Partial<Stats>);
+  status: string;
+  execCount: number;
+  uptimeS: number;
+  cpuSeconds: number;
+  memoryBytes: number;
+  memoryLimitBytes: number;
+  pids: number;
+  diskBytes: number;
+  diskLimitBytes: number;
+  static fromJSON(raw: unknown): Stats;
+}
+
+// Options.
+
+/** Every call takes these. */
+export interface CallOptions {
+  /** How long to wait for the daemon's next bytes (null: no bound). */
+  requestTimeoutMs?: number | null;
+  /** Aborts the call: it rejects with signal.reason. */
+  signal?: AbortSignal;
+}
+
+/** Called with each chunk of output as it comes (not necessarily whole lines); a promise is awaited. */
+export type OnOutput = (chunk: string) => unknown;
+
+export interface OutputCallbacks {
+  onStdout?: OnOutput;
+  onStderr?: OnOutput;
+}
+
+/** The fields of POST /v1/sessions (and POST /v1/run). */
+export interface SessionFields {
+  template?: string;
+  runtime?: "runc" | "runsc" | (string & {});
+  memoryMb?: number;
+  cpus?: number;
+  pids?: number;
+  diskMb?: number;
+  timeoutS?: number;
+  idleTimeoutS?: number;
+  network?: "none" | "allowlist" | "open" | (string & {});
+  allow?: string | string[];
+  egressKbps?: number;
+  maxConnections?: number;
+  env?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+
+/** Which daemon, and how: a socket, or a Client to share. */
+export interface Connection {
+  socket?: string;
+  requestTimeoutMs?: number | null;
+  client?: Client;
+}
+
+export interface ExecOptions extends OutputCallbacks, CallOptions {
+  /** "python" (default) or "shell". */
+  language?: "python" | "shell" | (string & {});
+  /** The execution's own timeout, in seconds (absent: the session's timeout_s). */
+  timeoutS?: number;
+  env?: Record<string, string>;
+  /** The working folder, relative to /workspace. */
+  cwd?: string;
+}
+
+export type CommandOptions = Omit<ExecOptions, "language">;
+
+export interface InstallOptions extends OutputCallbacks, CallOptions {
+  indexUrl?: string;
+}
+
+export type FileData = string | Uint8Array | Readable | AsyncIterable<Uint8Array>;
+
+export interface RunOptions extends SessionFields, OutputCallbacks, CallOptions {
+  language?: "python" | "shell" | (string & {});
+  /** Written into /workspace first: path → content (a string is UTF-8). */
+  files?: Record<string, string | Uint8Array> | Map<string, string | Uint8Array>;
+}
+
+export interface LabelFilter {
+  /** "key=value", or several: every one must match. */
+  label?: string | string[];
+  labels?: Record<string, string>;
+}
+
+// The client.
+
+export declare class Client {
+  constructor(opts?: { socket?: string; requestTimeoutMs?: number | null });
+  readonly socket: string;
+  requestTimeoutMs: number | null;
+
+  createSession(opts?: SessionFields & CallOptions): Promise<Session>;
+  listSessions(opts?: LabelFilter & CallOptions): Promise<Session[]>;
+  getSession(id: string, opts?: CallOptions): Promise<Session>;
+  deleteSession(id: string, opts?: CallOptions): Promise<void>;
+  stopSession(id: string, opts?: CallOptions): Promise<Session>;
+  startSession(id: string, opts?: CallOptions): Promise<Session>;
+  restartSession(id: string, opts?: CallOptions): Promise<Session>;
+  setNetwork(
+    id: string,
+    network: string,
+    opts?: { allow?: string | string[]; egressKbps?: number; maxConnections?: number } & CallOptions,
+  ): Promise<Session>;
+  stats(id: string, opts?: CallOptions): Promise<Stats>;
+
+  exec(id: string, code: string, opts?: ExecOptions): Promise<Execution>;
+  installPackages(id: string, packages: string | string[], opts?: InstallOptions): Promise<Execution>;
+  run(code: string, opts?: RunOptions): Promise<Execution>;
+  executions(id: string, opts?: { limit?: number } & CallOptions): Promise<Execution[]>;
+
+  putFile(id: string, path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
+  getFile(id: string, path: string, opts?: CallOptions): Promise<Buffer | FileInfo[]>;
+  deleteFile(id: string, path: string, opts?: CallOptions): Promise<void>;
+
+  health(opts?: CallOptions): Promise<string>;
+  info(opts?: CallOptions): Promise<Record<string, any>>;
+  node(opts?: CallOptions): Promise<Record<string, any>>;
+}
+
+// The sandbox.
+
+export declare class Commands {
+  constructor(sandbox: Sandbox);
+  /** Runs cmd with /bin/sh in /workspace (or cwd); a non-zero exit is status "error". */
+  run(cmd: string, opts?: CommandOptions): Promise<Execution>;
+}
+
+export declare class Files {
+  constructor(sandbox: Sandbox);
+  write(path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
+  /** The file's bytes; with an encoding, its text. A folder rejects with code EISDIR. */
+  read(path: string, opts?: CallOptions & { encoding?: undefined }): Promise<Buffer>;
+  read(path: string, opts: BufferEncoding | (CallOptions & { encoding: BufferEncoding })): Promise<string>;
+  readText(path: string, encoding?: BufferEncoding): Promise<string>;
+  /** A folder's entries (default /workspace). A file rejects with code ENOTDIR. */
+  list(path?: string, opts?: CallOptions): Promise<FileInfo[]>;
+  remove(path: string, opts?: CallOptions): Promise<void>;
+  exists(path: string, opts?: CallOptions): Promise<boolean>;
+}
+
+export declare class Sandbox implements AsyncDisposable {
+  constructor(client: Client, session: Session);
+  static create(opts?: SessionFields & Connection & { signal?: AbortSignal }): Promise<Sandbox>;
+  static connect(id: string, opts?: Connection & { signal?: AbortSignal }): Promise<Sandbox>;
+  static list(opts?: LabelFilter & Connection & { signal?: AbortSignal }): Promise<Session[]>;
+
+  readonly id: string;
+  /** The session as the daemon last answered it. */
+  readonly session: Session;
+  readonly client: Client;
+  readonly commands: Commands;
+  readonly files: Files;
+
+  info(opts?: CallOptions): Promise<Session>;
+  isRunning(opts?: CallOptions): Promise<boolean>;
+  stats(opts?: CallOptions): Promise<Stats>;
+  stop(opts?: CallOptions): Promise<Session>;
+  start(opts?: CallOptions): Promise<Session>;
+  restart(opts?: CallOptions): Promise<Session>;
+  setNetwork(
+    network: string,
+    opts?: { allow?: string | string[]; egressKbps?: number; maxConnections?: number } & CallOptions,
+  ): Promise<Session>;
+  /** Deletes the session; false if it was gone already. */
+  kill(opts?: CallOptions): Promise<boolean>;
+  delete(opts?: CallOptions): Promise<boolean>;
+
+  runCode(code: string, opts?: ExecOptions): Promise<Execution>;
+  install(packages: string | string[], opts?: InstallOptions): Promise<Execution>;
+  executions(opts?: { limit?: number } & CallOptions): Promise<Execution[]>;
+
+  [Symbol.asyncDispose](): Promise<void>;
+  toString(): string;
+}
+
+/** Runs code once in a fresh sandbox that is gone afterwards (POST /v1/run). */
+export declare function run(code: string, opts?: RunOptions & { socket?: string; client?: Client }): Promise<Execution>;

@@ -1,0 +1,376 @@
+// Client: every call of the sandboxd API, one method each.
+//
+// It mirrors the Go client (client/) and the Python SDK's Client: Sandbox
+// and the one-shot run are built on it, and it is there for callers who
+// want the API as it is.
+
+import { ProtocolError, errorFromAnswer } from "./errors.js";
+import { Execution, FileInfo, FileWritten, Session, Stats } from "./models.js";
+import { execRequest, execRequestTimeout, labelQuery, sessionRequest } from "./requests.js";
+import { STREAM_MIME, Transport, apiPath } from "./transport.js";
+
+/**
+ * The HTTP timeout of a call other than an execution: the longest wait for
+ * the daemon's next bytes. A create that has to start a sandbox takes well
+ * under a second; executions are bounded by their own timeout instead.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * @typedef {{requestTimeoutMs?: number | null, signal?: AbortSignal}} CallOptions
+ * @typedef {(chunk: string) => unknown} OnOutput
+ * @typedef {{onStdout?: OnOutput, onStderr?: OnOutput}} OutputCallbacks
+ */
+
+// The options of a call that are not fields of its request.
+const CALL_KEYS = ["requestTimeoutMs", "signal"];
+
+/**
+ * Splits a call's options from the fields of its request.
+ * @param {Record<string, any>} opts
+ * @param {string[]} [more] other keys that are not fields
+ */
+export function splitOptions(opts, more = []) {
+  /** @type {Record<string, any>} */
+  const call = {};
+  /** @type {Record<string, any>} */
+  const fields = {};
+  for (const [k, v] of Object.entries(opts || {})) {
+    if (CALL_KEYS.includes(k) || more.includes(k)) call[k] = v;
+    else fields[k] = v;
+  }
+  return { call, fields };
+}
+
+/**
+ * A client of one daemon. `socket` is its Unix socket (default
+ * $SANDBOXD_SOCKET, else /run/sandboxd/sandboxd.sock). `requestTimeoutMs`
+ * bounds every call but executions (null: wait as long as it takes); each
+ * method also takes `requestTimeoutMs` and an AbortSignal `signal` of its
+ * own. A Client holds no connection and may be shared.
+ */
+export class Client {
+  /** @param {{socket?: string, requestTimeoutMs?: number | null}} [opts] */
+  constructor(opts = {}) {
+    this._t = new Transport(opts.socket);
+    /** @type {number | null} */
+    this.requestTimeoutMs = opts.requestTimeoutMs === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : opts.requestTimeoutMs;
+  }
+
+  /** The socket path this client uses. */
+  get socket() {
+    return this._t.socket;
+  }
+
+  /** @param {CallOptions | undefined} o */
+  _timeout(o) {
+    return o && o.requestTimeoutMs !== undefined ? o.requestTimeoutMs : this.requestTimeoutMs;
+  }
+
+  /**
+   * One call whose answer is JSON (or nothing).
+   * @param {string} method
+   * @param {string} path
+   * @param {CallOptions | undefined} o
+   * @param {{query?: Array<[string, string]>, json?: unknown}} [req]
+   */
+  async _json(method, path, o, req = {}) {
+    const a = await this._t.send(method, path, { ...req, timeoutMs: this._timeout(o), signal: o && o.signal });
+    try {
+      return await a.json();
+    } finally {
+      a.close();
+    }
+  }
+
+  // Sessions.
+
+  /**
+   * POST /v1/sessions: a session ready to execute. The options are the
+   * fields of the create request (template, memoryMb, labels, ...).
+   * @param {Record<string, any> & CallOptions} [opts]
+   */
+  async createSession(opts = {}) {
+    const { call, fields } = splitOptions(opts);
+    return Session.fromJSON(await this._json("POST", "/v1/sessions", call, { json: sessionRequest(fields) }));
+  }
+
+  /**
+   * GET /v1/sessions: the caller's sessions (root: all) carrying every
+   * label given, oldest first.
+   * @param {{label?: string | string[], labels?: Record<string, string>} & CallOptions} [opts]
+   */
+  async listSessions(opts = {}) {
+    const out = await this._json("GET", "/v1/sessions", opts, { query: labelQuery(opts.label, opts.labels) });
+    return ((out && out.sessions) || []).map(Session.fromJSON);
+  }
+
+  /** @param {string} id @param {CallOptions} [opts] */
+  async getSession(id, opts) {
+    return Session.fromJSON(await this._json("GET", apiPath("v1", "sessions", id), opts));
+  }
+
+  /**
+   * DELETE /v1/sessions/{id}: its processes, workspace and history are gone.
+   * @param {string} id @param {CallOptions} [opts]
+   */
+  async deleteSession(id, opts) {
+    await this._json("DELETE", apiPath("v1", "sessions", id), opts);
+  }
+
+  /** Stops the session's processes; its /workspace is kept. @param {string} id @param {CallOptions} [opts] */
+  async stopSession(id, opts) {
+    return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "stop"), opts));
+  }
+
+  /** Starts a stopped session with a fresh interpreter (no-op if running). @param {string} id @param {CallOptions} [opts] */
+  async startSession(id, opts) {
+    return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "start"), opts));
+  }
+
+  /** Replaces the session's interpreter with a fresh one, same /workspace. @param {string} id @param {CallOptions} [opts] */
+  async restartSession(id, opts) {
+    return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "restart"), opts));
+  }
+
+  /**
+   * PATCH /v1/sessions/{id}/network: the policy changes at once;
+   * connections to what it no longer allows are cut.
+   * @param {string} id
+   * @param {string} network
+   * @param {{allow?: string | string[], egressKbps?: number, maxConnections?: number} & CallOptions} [opts]
+   */
+  async setNetwork(id, network, opts = {}) {
+    /** @type {Record<string, any>} */
+    const body = { network };
+    if (opts.allow !== undefined && opts.allow !== null) body.allow = typeof opts.allow === "string" ? [opts.allow] : [...opts.allow];
+    if (opts.egressKbps !== undefined && opts.egressKbps !== null) body.egress_kbps = opts.egressKbps;
+    if (opts.maxConnections !== undefined && opts.maxConnections !== null) body.max_connections = opts.maxConnections;
+    return Session.fromJSON(await this._json("PATCH", apiPath("v1", "sessions", id, "network"), opts, { json: body }));
+  }
+
+  /** GET /v1/sessions/{id}/stats: what the session uses now. @param {string} id @param {CallOptions} [opts] */
+  async stats(id, opts) {
+    return Stats.fromJSON(await this._json("GET", apiPath("v1", "sessions", id, "stats"), opts));
+  }
+
+  // Executions.
+
+  /**
+   * POST /v1/sessions/{id}/exec: runs code ("python" or "shell") in the
+   * session. `timeoutS` is the execution's own (absent: the session's
+   * timeout_s); an execution that times out or fails is an Execution whose
+   * status says so, not an error. With onStdout / onStderr the output is
+   * streamed to them as it comes.
+   * @param {string} id
+   * @param {string} code
+   * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string} & OutputCallbacks & CallOptions} [opts]
+   */
+  async exec(id, code, opts = {}) {
+    return this._execution(
+      apiPath("v1", "sessions", id, "exec"),
+      execRequest(code, opts.language || "python", opts.timeoutS, opts.env, opts.cwd),
+      opts,
+      execRequestTimeout(opts.requestTimeoutMs, opts.timeoutS),
+    );
+  }
+
+  /**
+   * POST /v1/sessions/{id}/packages: pip install --user into the session's
+   * /workspace. A failed install is an Execution with pip's exit code; a
+   * bad requirement (an option, a URL) is InvalidArgument.
+   * @param {string} id
+   * @param {string | string[]} packages
+   * @param {{indexUrl?: string} & OutputCallbacks & CallOptions} [opts]
+   */
+  async installPackages(id, packages, opts = {}) {
+    /** @type {Record<string, any>} */
+    const body = { packages: typeof packages === "string" ? [packages] : [...packages] };
+    if (opts.indexUrl) body.index_url = opts.indexUrl;
+    const timeout = opts.requestTimeoutMs === undefined ? null : opts.requestTimeoutMs;
+    return this._execution(apiPath("v1", "sessions", id, "packages"), body, opts, timeout);
+  }
+
+  /**
+   * POST /v1/run: code run once in a fresh sandbox, gone afterwards.
+   * `files` are written first (path: content); the other options are the
+   * fields of a create (template, memoryMb, env, ...). `timeoutS` is whole
+   * seconds on this endpoint: a fraction is rounded up.
+   * @param {string} code
+   * @param {{language?: string, files?: Record<string, string | Uint8Array> | Map<string, string | Uint8Array>}
+   *   & Record<string, any> & OutputCallbacks & CallOptions} [opts]
+   */
+  async run(code, opts = {}) {
+    const { call, fields } = splitOptions(opts, ["language", "files", "onStdout", "onStderr"]);
+    if (fields.timeoutS !== undefined && fields.timeoutS !== null) fields.timeoutS = Math.ceil(fields.timeoutS);
+    const body = sessionRequest(fields);
+    body.language = call.language || "python";
+    body.code = code;
+    if (call.files) {
+      const entries = call.files instanceof Map ? [...call.files.entries()] : Object.entries(call.files);
+      if (entries.length) {
+        body.files = entries.map(([path, content]) => ({
+          path,
+          content_base64: (typeof content === "string" ? Buffer.from(content, "utf8") : Buffer.from(content)).toString("base64"),
+        }));
+      }
+    }
+    return this._execution("/v1/run", body, call, execRequestTimeout(call.requestTimeoutMs, body.timeout_s));
+  }
+
+  /**
+   * GET /v1/sessions/{id}/executions: past executions, newest first, as
+   * summaries (no output); limit 0 for all that are kept.
+   * @param {string} id
+   * @param {{limit?: number} & CallOptions} [opts]
+   */
+  async executions(id, opts = {}) {
+    /** @type {Array<[string, string]>} */
+    const query = opts.limit && opts.limit > 0 ? [["limit", String(opts.limit)]] : [];
+    const out = await this._json("GET", apiPath("v1", "sessions", id, "executions"), opts, { query });
+    return ((out && out.executions) || []).map(Execution.fromJSON);
+  }
+
+  /**
+   * @param {string} path
+   * @param {Record<string, any>} body
+   * @param {OutputCallbacks & CallOptions} o
+   * @param {number | null} timeoutMs
+   * @returns {Promise<Execution>}
+   */
+  async _execution(path, body, o, timeoutMs) {
+    const { onStdout, onStderr, signal } = o;
+    const stream = Boolean(onStdout || onStderr);
+    const a = await this._t.send("POST", path, { json: body, accept: stream ? STREAM_MIME : undefined, timeoutMs, signal });
+    try {
+      if (!stream || a.contentType !== STREAM_MIME) {
+        // Not asked to stream, or a daemon that does not stream: the
+        // Execution comes whole.
+        return Execution.fromJSON(await a.json());
+      }
+      for await (const ev of a.lines()) {
+        switch (ev.type) {
+          case "stdout":
+            // A callback that returns a promise is awaited, so callbacks
+            // run in order and the call ends after the last one.
+            if (onStdout) await onStdout(String(ev.data ?? ""));
+            break;
+          case "stderr":
+            if (onStderr) await onStderr(String(ev.data ?? ""));
+            break;
+          case "done":
+            if (!ev.execution || typeof ev.execution !== "object") {
+              throw new ProtocolError("sandboxd ended the stream without an execution", { requestId: a.requestId });
+            }
+            return Execution.fromJSON(ev.execution);
+          case "error": {
+            // The stream's status said 200; the line's code says the class.
+            const d = ev.error && typeof ev.error === "object" ? ev.error : {};
+            throw errorFromAnswer(
+              null,
+              String(d.code || "internal"),
+              String(d.message || "sandboxd ended the stream with an error"),
+              { requestId: a.requestId },
+            );
+          }
+          default:
+          // Other types are a newer daemon's: skipped, as the contract lets.
+        }
+      }
+      throw new ProtocolError("sandboxd closed the stream before the execution ended", { requestId: a.requestId });
+    } finally {
+      a.close();
+    }
+  }
+
+  // Files.
+
+  /**
+   * PUT …/files: writes a file (a string as UTF-8; a Readable or an async
+   * iterable of bytes is streamed), making its parent folders. It replaces
+   * an old file only once complete.
+   * @param {string} id
+   * @param {string} path
+   * @param {import("./transport.js").Body} data
+   * @param {CallOptions} [opts]
+   */
+  async putFile(id, path, data, opts) {
+    const a = await this._t.send("PUT", apiPath("v1", "sessions", id, "files"), {
+      query: [["path", path]],
+      body: data ?? Buffer.alloc(0),
+      timeoutMs: this._timeout(opts),
+      signal: opts && opts.signal,
+    });
+    try {
+      return FileWritten.fromJSON(await a.json());
+    } finally {
+      a.close();
+    }
+  }
+
+  /**
+   * GET …/files: a file's bytes, or for a folder its entries.
+   * @param {string} id
+   * @param {string} path
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Buffer | FileInfo[]>}
+   */
+  async getFile(id, path, opts) {
+    const a = await this._t.send("GET", apiPath("v1", "sessions", id, "files"), {
+      query: [["path", path]],
+      timeoutMs: this._timeout(opts),
+      signal: opts && opts.signal,
+    });
+    try {
+      // The daemon tells a folder by answering JSON, a file by bytes.
+      if (a.contentType === "application/json") {
+        const out = await a.json();
+        return ((out && out.entries) || []).map(FileInfo.fromJSON);
+      }
+      return await a.read();
+    } finally {
+      a.close();
+    }
+  }
+
+  /**
+   * DELETE …/files: removes a file, or a folder with its contents.
+   * @param {string} id @param {string} path @param {CallOptions} [opts]
+   */
+  async deleteFile(id, path, opts) {
+    await this._json("DELETE", apiPath("v1", "sessions", id, "files"), opts, { query: [["path", path]] });
+  }
+
+  // The daemon. info and node answer objects as the daemon sends them: they
+  // describe the host and grow with every release.
+
+  /**
+   * GET /v1/health: "ok", or "degraded" when the host is short of something.
+   * @param {CallOptions} [opts]
+   * @returns {Promise<string>}
+   */
+  async health(opts) {
+    const out = await this._json("GET", "/v1/health", opts);
+    return String((out && out.status) || "");
+  }
+
+  /**
+   * GET /v1/info: version, runtimes, limits' defaults and maxima, pools.
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Record<string, any>>}
+   */
+  async info(opts) {
+    const out = await this._json("GET", "/v1/info", opts);
+    return out && typeof out === "object" ? out : {};
+  }
+
+  /**
+   * GET /v1/node: the daemon as a scheduler sees it.
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Record<string, any>>}
+   */
+  async node(opts) {
+    const out = await this._json("GET", "/v1/node", opts);
+    return out && typeof out === "object" ? out : {};
+  }
+}

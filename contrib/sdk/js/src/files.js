@@ -1,0 +1,106 @@
+// sbx.files: files in and out of a sandbox, as E2B's Sandbox.files.
+//
+// Paths are inside the sandbox: a relative one is taken from /workspace, and
+// only /workspace and /tmp are served (anything else is InvalidArgument).
+
+import path from "node:path";
+
+import { NotFound } from "./errors.js";
+
+/**
+ * An error of the file's kind, as node:fs names them (EISDIR, ENOTDIR):
+ * the daemon answered, but not with what the call is for.
+ * @param {string} code
+ * @param {string} message
+ */
+function fsError(code, message) {
+  const err = /** @type {Error & {code: string}} */ (new Error(message));
+  err.code = code;
+  return err;
+}
+
+/** The files of its sandbox's session. */
+export class Files {
+  /** @param {import("./sandbox.js").Sandbox} sandbox */
+  constructor(sandbox) {
+    this._sbx = sandbox;
+  }
+
+  /**
+   * Writes a file (a string as UTF-8; a Readable or an async iterable of
+   * bytes is streamed), making its parent folders.
+   * @param {string} path
+   * @param {import("./transport.js").Body} data
+   * @param {import("./client.js").CallOptions} [opts]
+   */
+  write(path, data, opts) {
+    return this._sbx.client.putFile(this._sbx.id, path, data, opts);
+  }
+
+  /**
+   * A file's bytes, or with an encoding ("utf8", or {encoding}) its text.
+   * @param {string} path
+   * @param {BufferEncoding | ({encoding?: BufferEncoding} & import("./client.js").CallOptions)} [opts]
+   * @returns {Promise<any>}
+   */
+  async read(path, opts) {
+    const o = typeof opts === "string" ? { encoding: opts } : opts || {};
+    const got = await this._sbx.client.getFile(this._sbx.id, path, o);
+    if (!Buffer.isBuffer(got)) {
+      throw fsError("EISDIR", `${path} is a folder in session ${this._sbx.id}: list it with files.list`);
+    }
+    return o.encoding ? got.toString(o.encoding) : got;
+  }
+
+  /**
+   * A file's text.
+   * @param {string} path
+   * @param {BufferEncoding} [encoding]
+   */
+  readText(path, encoding = "utf8") {
+    return this.read(path, { encoding });
+  }
+
+  /**
+   * The entries of a folder (default /workspace).
+   * @param {string} [path]
+   * @param {import("./client.js").CallOptions} [opts]
+   */
+  async list(path = ".", opts) {
+    const got = await this._sbx.client.getFile(this._sbx.id, path, opts);
+    if (Buffer.isBuffer(got)) {
+      throw fsError("ENOTDIR", `${path} is a file in session ${this._sbx.id}: read it with files.read`);
+    }
+    return got;
+  }
+
+  /**
+   * Removes a file, or a folder with its contents.
+   * @param {string} path
+   * @param {import("./client.js").CallOptions} [opts]
+   */
+  async remove(path, opts) {
+    await this._sbx.client.deleteFile(this._sbx.id, path, opts);
+  }
+
+  /**
+   * Whether path exists, found in its folder's listing (a file is not
+   * downloaded to tell).
+   * @param {string} p
+   * @param {import("./client.js").CallOptions} [opts]
+   */
+  async exists(p, opts) {
+    const norm = path.posix.resolve("/workspace", p);
+    if (norm === "/workspace" || norm === "/tmp") return true;
+    const parent = path.posix.dirname(norm);
+    const name = path.posix.basename(norm);
+    let entries;
+    try {
+      entries = await this.list(parent, opts);
+    } catch (err) {
+      if (err instanceof NotFound || (err && /** @type {any} */ (err).code === "ENOTDIR")) return false;
+      throw err;
+    }
+    return entries.some((e) => e.name === name);
+  }
+}

@@ -1,0 +1,386 @@
+// Typed answers of the sandboxd API (the wire types of api/types.go), with
+// camelCase names.
+//
+// Each is read from the daemon's JSON with `fromJSON`. Reading is lenient: a
+// field a newer daemon adds is ignored and a field an older one lacks takes
+// its zero value, so the SDK and the daemon can be upgraded apart.
+
+// Execution statuses (docs/API.md, Execution). A timeout or a kill is not an
+// error: it is an Execution with one of these.
+export const STATUS_OK = "ok";
+export const STATUS_ERROR = "error";
+export const STATUS_TIMEOUT = "timeout";
+export const STATUS_KILLED = "killed";
+export const STATUS_INTERRUPTED = "interrupted";
+export const STATUS_LOST = "lost";
+
+// Go writes times with up to nine digits of fraction; Date keeps three.
+const RFC3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/;
+
+/**
+ * An RFC 3339 time of the wire; null when absent, unreadable or Go's zero time.
+ * @param {unknown} v
+ * @returns {Date | null}
+ */
+function time(v) {
+  if (typeof v !== "string" || !v || v.startsWith("0001-01-01")) return null;
+  const m = RFC3339.exec(v);
+  if (!m) return null;
+  const frac = m[2] ? "." + m[2].slice(0, 3).padEnd(3, "0") : "";
+  const d = new Date(m[1] + frac + m[3]);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** @param {any} d @param {string} k */
+const str = (d, k) => (typeof d[k] === "string" ? d[k] : "");
+/** @param {any} d @param {string} k */
+const num = (d, k) => (typeof d[k] === "number" && Number.isFinite(d[k]) ? d[k] : 0);
+/** @param {any} d @param {string} k */
+const int = (d, k) => Math.trunc(num(d, k));
+/** @param {any} d @param {string} k */
+const isObj = (d, k) => d[k] !== null && typeof d[k] === "object" && !Array.isArray(d[k]);
+/** @param {any} d @param {string} k @returns {Record<string, string>} */
+const strMap = (d, k) =>
+  isObj(d, k) ? Object.fromEntries(Object.entries(d[k]).map(([a, b]) => [String(a), String(b)])) : {};
+/** @param {any} d @param {string} k @returns {string[]} */
+const strs = (d, k) => (Array.isArray(d[k]) ? d[k].map(String) : []);
+/** @param {unknown} d @returns {any} */
+const obj = (d) => (d !== null && typeof d === "object" && !Array.isArray(d) ? d : {});
+
+/** The resources one session may use (docs/API.md, Session). */
+export class Limits {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {number} */
+    this.memoryMb = f.memoryMb ?? 0;
+    /** @type {number} */
+    this.cpus = f.cpus ?? 0;
+    /** @type {number} */
+    this.pids = f.pids ?? 0;
+    /** @type {number} */
+    this.diskMb = f.diskMb ?? 0;
+    /** @type {number} */
+    this.timeoutS = f.timeoutS ?? 0;
+    /** @type {number} */
+    this.idleTimeoutS = f.idleTimeoutS ?? 0;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Limits({
+      memoryMb: int(d, "memory_mb"),
+      cpus: num(d, "cpus"),
+      pids: int(d, "pids"),
+      diskMb: int(d, "disk_mb"),
+      timeoutS: int(d, "timeout_s"),
+      idleTimeoutS: int(d, "idle_timeout_s"),
+    });
+  }
+}
+
+/** One sandbox with its persistent interpreter, as the daemon last told it. */
+export class Session {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.id = f.id ?? "";
+    /** @type {string} */
+    this.status = f.status ?? "";
+    /** @type {string} */
+    this.template = f.template ?? "";
+    /** @type {string} */
+    this.runtime = f.runtime ?? "";
+    /** @type {number} */
+    this.ownerUid = f.ownerUid ?? 0;
+    /** @type {string} */
+    this.reason = f.reason ?? "";
+    /** @type {Date | null} */
+    this.createdAt = f.createdAt ?? null;
+    /** @type {Date | null} */
+    this.lastUsedAt = f.lastUsedAt ?? null;
+    /** @type {number} */
+    this.execCount = f.execCount ?? 0;
+    /** @type {Limits} */
+    this.limits = f.limits ?? new Limits();
+    /** @type {string} */
+    this.network = f.network ?? "";
+    /** @type {string[]} */
+    this.allow = f.allow ?? [];
+    /** @type {number} */
+    this.egressKbps = f.egressKbps ?? 0;
+    /** @type {number} */
+    this.maxConnections = f.maxConnections ?? 0;
+    /** @type {Record<string, string>} */
+    this.labels = f.labels ?? {};
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Session({
+      id: str(d, "id"),
+      status: str(d, "status"),
+      template: str(d, "template"),
+      runtime: str(d, "runtime"),
+      ownerUid: int(d, "owner_uid"),
+      reason: str(d, "reason"),
+      createdAt: time(d.created_at),
+      lastUsedAt: time(d.last_used_at),
+      execCount: int(d, "exec_count"),
+      limits: Limits.fromJSON(d.limits),
+      network: str(d, "network"),
+      allow: strs(d, "allow"),
+      egressKbps: int(d, "egress_kbps"),
+      maxConnections: int(d, "max_connections"),
+      labels: strMap(d, "labels"),
+    });
+  }
+}
+
+/** A Python exception raised by the executed code. */
+export class ExecutionError {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.name = f.name ?? "";
+    /** @type {string} */
+    this.value = f.value ?? "";
+    /** @type {string} */
+    this.traceback = f.traceback ?? "";
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new ExecutionError({ name: str(d, "name"), value: str(d, "value"), traceback: str(d, "traceback") });
+  }
+
+  toString() {
+    return this.value ? `${this.name}: ${this.value}` : this.name;
+  }
+}
+
+/**
+ * One rich output of an execution, e.g. a matplotlib figure. `data` is
+ * base64 as on the wire; `content` is it decoded, and `png`, `jpeg`, `svg`,
+ * `html` and `text` give it in the form its MIME type fits (null when it is
+ * another type).
+ */
+export class Output {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.mime = f.mime ?? "";
+    /** @type {string} */
+    this.data = f.data ?? "";
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Output({ mime: str(d, "mime"), data: str(d, "data") });
+  }
+
+  /** @returns {Buffer} */
+  get content() {
+    return Buffer.from(this.data, "base64");
+  }
+
+  /** @param {string} mime */
+  _bytes(mime) {
+    return this.mime === mime ? this.content : null;
+  }
+
+  /** @param {string} mime */
+  _text(mime) {
+    return this.mime === mime ? this.content.toString("utf8") : null;
+  }
+
+  get png() {
+    return this._bytes("image/png");
+  }
+
+  get jpeg() {
+    return this._bytes("image/jpeg");
+  }
+
+  get svg() {
+    return this._text("image/svg+xml");
+  }
+
+  get html() {
+    return this._text("text/html");
+  }
+
+  get text() {
+    return this._text("text/plain");
+  }
+}
+
+/**
+ * The outcome of one piece of code (docs/API.md, Execution). `status` is
+ * ok, error, timeout, killed, interrupted or lost; `result` is the repr of
+ * Python's last expression (null when there is none); `error` the
+ * exception, if any.
+ */
+export class Execution {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.id = f.id ?? "";
+    /** @type {string} */
+    this.sessionId = f.sessionId ?? "";
+    /** @type {string} */
+    this.language = f.language ?? "";
+    /** @type {string} */
+    this.status = f.status ?? "";
+    /** @type {string} */
+    this.stdout = f.stdout ?? "";
+    /** @type {string} */
+    this.stderr = f.stderr ?? "";
+    /** @type {number} */
+    this.exitCode = f.exitCode ?? 0;
+    /** @type {string | null} */
+    this.result = f.result ?? null;
+    /** @type {ExecutionError | null} */
+    this.error = f.error ?? null;
+    /** @type {Output[]} */
+    this.outputs = f.outputs ?? [];
+    /** @type {Date | null} */
+    this.startedAt = f.startedAt ?? null;
+    /** @type {number} */
+    this.durationMs = f.durationMs ?? 0;
+    /** @type {boolean} */
+    this.truncated = f.truncated ?? false;
+    /** @type {boolean} */
+    this.stateReset = f.stateReset ?? false;
+    /** @type {boolean} */
+    this.summarized = f.summarized ?? false;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Execution({
+      id: str(d, "id"),
+      sessionId: str(d, "session_id"),
+      language: str(d, "language"),
+      status: str(d, "status"),
+      stdout: str(d, "stdout"),
+      stderr: str(d, "stderr"),
+      exitCode: int(d, "exit_code"),
+      result: typeof d.result === "string" ? d.result : null,
+      error: isObj(d, "error") ? ExecutionError.fromJSON(d.error) : null,
+      outputs: Array.isArray(d.outputs)
+        ? d.outputs.filter((/** @type {unknown} */ o) => o !== null && typeof o === "object").map(Output.fromJSON)
+        : [],
+      startedAt: time(d.started_at),
+      durationMs: num(d, "duration_ms"),
+      truncated: d.truncated === true,
+      stateReset: d.state_reset === true,
+      summarized: d.summarized === true,
+    });
+  }
+
+  /** The code ran to its end without an exception or a non-zero exit. */
+  get ok() {
+    return this.status === STATUS_OK;
+  }
+
+  /** The result, as E2B's Execution.text names it. */
+  get text() {
+    return this.result;
+  }
+}
+
+/** One entry of a folder listing; `type` is file, dir, symlink or other. */
+export class FileInfo {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.name = f.name ?? "";
+    /** @type {string} */
+    this.type = f.type ?? "";
+    /** @type {number} */
+    this.size = f.size ?? 0;
+    /** @type {string} */
+    this.mode = f.mode ?? "";
+    /** @type {Date | null} */
+    this.modifiedAt = f.modifiedAt ?? null;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new FileInfo({
+      name: str(d, "name"),
+      type: str(d, "type"),
+      size: int(d, "size"),
+      mode: str(d, "mode"),
+      modifiedAt: time(d.modified_at),
+    });
+  }
+
+  get isDir() {
+    return this.type === "dir";
+  }
+}
+
+/** The answer of an upload: the path as the daemon took it, and its size. */
+export class FileWritten {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.path = f.path ?? "";
+    /** @type {number} */
+    this.size = f.size ?? 0;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new FileWritten({ path: str(d, "path"), size: int(d, "size") });
+  }
+}
+
+/** What a session uses now (GET /v1/sessions/{id}/stats). */
+export class Stats {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.status = f.status ?? "";
+    /** @type {number} */
+    this.execCount = f.execCount ?? 0;
+    /** @type {number} */
+    this.uptimeS = f.uptimeS ?? 0;
+    /** @type {number} */
+    this.cpuSeconds = f.cpuSeconds ?? 0;
+    /** @type {number} */
+    this.memoryBytes = f.memoryBytes ?? 0;
+    /** @type {number} */
+    this.memoryLimitBytes = f.memoryLimitBytes ?? 0;
+    /** @type {number} */
+    this.pids = f.pids ?? 0;
+    /** @type {number} */
+    this.diskBytes = f.diskBytes ?? 0;
+    /** @type {number} */
+    this.diskLimitBytes = f.diskLimitBytes ?? 0;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Stats({
+      status: str(d, "status"),
+      execCount: int(d, "exec_count"),
+      uptimeS: num(d, "uptime_s"),
+      cpuSeconds: num(d, "cpu_seconds"),
+      memoryBytes: int(d, "memory_bytes"),
+      memoryLimitBytes: int(d, "memory_limit_bytes"),
+      pids: int(d, "pids"),
+      diskBytes: int(d, "disk_bytes"),
+      diskLimitBytes: int(d, "disk_limit_bytes"),
+    });
+  }
+}

@@ -1,0 +1,113 @@
+// Request bodies and queries of the API, built from the SDK's camelCase
+// options: what goes on the wire is the contract's snake_case, and only the
+// fields the contract names (the daemon refuses unknown fields).
+
+/**
+ * The fields of POST /v1/sessions (api.CreateSessionRequest), which POST
+ * /v1/run takes too: the SDK's name of each, and the wire's.
+ */
+export const SESSION_FIELDS = Object.freeze({
+  template: "template",
+  runtime: "runtime",
+  memoryMb: "memory_mb",
+  cpus: "cpus",
+  pids: "pids",
+  diskMb: "disk_mb",
+  timeoutS: "timeout_s",
+  idleTimeoutS: "idle_timeout_s",
+  network: "network",
+  allow: "allow",
+  egressKbps: "egress_kbps",
+  maxConnections: "max_connections",
+  env: "env",
+  labels: "labels",
+});
+
+/** How long past an execution's own timeout a call waits for its answer:
+ * the interrupt grace, a kill and a fresh interpreter fit well inside it. */
+export const EXEC_GRACE_S = 60;
+
+/**
+ * A map of strings from an object or a Map, each key and value a string.
+ * @param {Record<string, unknown> | Map<string, unknown>} m
+ * @returns {Record<string, string>}
+ */
+export function stringMap(m) {
+  const entries = m instanceof Map ? [...m.entries()] : Object.entries(m);
+  return Object.fromEntries(entries.map(([k, v]) => [String(k), String(v)]));
+}
+
+/**
+ * The JSON body of a create from options: undefined and null mean absent
+ * (the daemon's default), as the Go client's nil pointers do. An option
+ * that is not a field is a TypeError, so a typo never passes silently.
+ * @param {Record<string, any>} fields
+ * @returns {Record<string, any>}
+ */
+export function sessionRequest(fields) {
+  const unknown = Object.keys(fields).filter((k) => !Object.hasOwn(SESSION_FIELDS, k) && fields[k] !== undefined);
+  if (unknown.length) {
+    throw new TypeError(
+      `unknown session field(s): ${unknown.sort().join(", ")}; known: ${Object.keys(SESSION_FIELDS).join(", ")}`,
+    );
+  }
+  /** @type {Record<string, any>} */
+  const body = {};
+  for (const [k, wire] of Object.entries(SESSION_FIELDS)) {
+    const v = fields[k];
+    if (v === undefined || v === null) continue;
+    if (k === "env" || k === "labels") body[wire] = stringMap(v);
+    else if (k === "allow") body[wire] = typeof v === "string" ? [v] : [...v];
+    else body[wire] = v;
+  }
+  return body;
+}
+
+/**
+ * The label filters of a list: "k=v" strings and an object, all of which
+ * must match.
+ * @param {string | string[] | undefined} label
+ * @param {Record<string, string> | undefined} labels
+ * @returns {Array<[string, string]>}
+ */
+export function labelQuery(label, labels) {
+  /** @type {Array<[string, string]>} */
+  const q = [];
+  const items = typeof label === "string" ? [label] : label || [];
+  for (const item of items) {
+    if (!item.includes("=")) throw new TypeError(`label filter ${JSON.stringify(item)} is not key=value`);
+    q.push(["label", item]);
+  }
+  for (const [k, v] of Object.entries(labels || {})) q.push(["label", `${k}=${v}`]);
+  return q;
+}
+
+/**
+ * The body of POST …/exec (api.ExecRequest); absent fields stay absent.
+ * @param {string} code
+ * @param {string} language
+ * @param {number | undefined | null} timeoutS
+ * @param {Record<string, string> | undefined | null} env
+ * @param {string | undefined | null} cwd
+ */
+export function execRequest(code, language, timeoutS, env, cwd) {
+  /** @type {Record<string, any>} */
+  const body = { language, code };
+  if (timeoutS !== undefined && timeoutS !== null) body.timeout_s = timeoutS;
+  if (env && Object.keys(env).length) body.env = stringMap(env);
+  if (cwd) body.cwd = cwd;
+  return body;
+}
+
+/**
+ * The HTTP timeout of an execution: the caller's, else its execution
+ * timeout and a grace, else none (the daemon bounds every execution).
+ * @param {number | null | undefined} requestTimeoutMs
+ * @param {number | null | undefined} timeoutS
+ * @returns {number | null}
+ */
+export function execRequestTimeout(requestTimeoutMs, timeoutS) {
+  if (requestTimeoutMs !== undefined) return requestTimeoutMs;
+  if (timeoutS) return (timeoutS + EXEC_GRACE_S) * 1000;
+  return null;
+}

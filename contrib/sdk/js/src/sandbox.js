@@ -1,0 +1,213 @@
+// Sandbox: one sandboxd session with E2B-like ergonomics.
+//
+//     await using sbx = await Sandbox.create({ memoryMb: 256 });
+//     (await sbx.runCode("x = 6 * 7\nx")).result;   // "42"
+//
+// Sandbox.create creates a session; `await using` (or kill()) deletes it.
+// Sandbox.connect attaches to a session that exists, without owning it any
+// less: disposing of it deletes the session too.
+
+import { Client } from "./client.js";
+import { Commands } from "./commands.js";
+import { NotFound } from "./errors.js";
+import { Files } from "./files.js";
+import { execRequestTimeout } from "./requests.js";
+
+/**
+ * @typedef {import("./client.js").CallOptions} CallOptions
+ * @typedef {import("./client.js").OutputCallbacks} OutputCallbacks
+ * @typedef {{socket?: string, requestTimeoutMs?: number | null, client?: Client}} Connection
+ * @typedef {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string}
+ *   & OutputCallbacks & CallOptions} RunCodeOptions
+ */
+
+// Symbol.asyncDispose is Node's from 18.18 and 20.4 on; before, the symbol
+// Node itself uses for it.
+const asyncDispose = Symbol.asyncDispose ?? Symbol.for("nodejs.asyncDispose");
+
+/**
+ * The client of a connection: the one given, else a new one.
+ * @param {Connection} o
+ */
+function clientOf(o) {
+  return o.client || new Client({ socket: o.socket, requestTimeoutMs: o.requestTimeoutMs });
+}
+
+/** A session of sandboxd: a sandbox with a persistent Python interpreter. */
+export class Sandbox {
+  /**
+   * Use Sandbox.create or Sandbox.connect; this binds a session the daemon
+   * answered to the client that asked.
+   * @param {Client} client
+   * @param {import("./models.js").Session} session
+   */
+  constructor(client, session) {
+    this._client = client;
+    this._session = session;
+    /** Shell commands: `sbx.commands.run("ls -la")`. */
+    this.commands = new Commands(this);
+    /** Files: `sbx.files.write`, `read`, `list`, `remove`, `exists`. */
+    this.files = new Files(this);
+  }
+
+  /**
+   * Creates a session. The options are the fields of the create request
+   * (docs/API.md, POST /v1/sessions); absent ones take the template's or
+   * the daemon's defaults. `socket` is the daemon's socket (default
+   * $SANDBOXD_SOCKET, else /run/sandboxd/sandboxd.sock); `requestTimeoutMs`
+   * bounds each call but executions (null: no bound); `client` shares a
+   * Client.
+   * @param {Record<string, any> & Connection & {signal?: AbortSignal}} [opts]
+   */
+  static async create(opts = {}) {
+    const { socket, requestTimeoutMs, client, ...fields } = opts;
+    const c = clientOf({ socket, requestTimeoutMs, client });
+    return new this(c, await c.createSession(fields));
+  }
+
+  /**
+   * The Sandbox of an existing session (by id); NotFound if there is none,
+   * or it is another user's.
+   * @param {string} id
+   * @param {Connection & {signal?: AbortSignal}} [opts]
+   */
+  static async connect(id, opts = {}) {
+    const c = clientOf(opts);
+    return new this(c, await c.getSession(id, { signal: opts.signal }));
+  }
+
+  /**
+   * The caller's sessions (root: all), oldest first, that carry every label
+   * given: `{label: "agent=a1"}` (or several), `{labels: {...}}`.
+   * @param {{label?: string | string[], labels?: Record<string, string>} & Connection & {signal?: AbortSignal}} [opts]
+   */
+  static async list(opts = {}) {
+    const c = clientOf(opts);
+    return c.listSessions({ label: opts.label, labels: opts.labels, signal: opts.signal });
+  }
+
+  /** The session id. */
+  get id() {
+    return this._session.id;
+  }
+
+  /** The session as the daemon last answered it (info() asks again). */
+  get session() {
+    return this._session;
+  }
+
+  get client() {
+    return this._client;
+  }
+
+  /** The session now: status, limits, labels, execCount, ... @param {CallOptions} [opts] */
+  async info(opts) {
+    this._session = await this._client.getSession(this.id, opts);
+    return this._session;
+  }
+
+  /** @param {CallOptions} [opts] */
+  async isRunning(opts) {
+    return (await this.info(opts)).status === "running";
+  }
+
+  /** What the session uses now: memory, CPU, pids, disk. @param {CallOptions} [opts] */
+  stats(opts) {
+    return this._client.stats(this.id, opts);
+  }
+
+  /** Stops its processes (variables are gone); /workspace is kept. @param {CallOptions} [opts] */
+  async stop(opts) {
+    this._session = await this._client.stopSession(this.id, opts);
+    return this._session;
+  }
+
+  /** Starts it again with a fresh interpreter (no-op if running). @param {CallOptions} [opts] */
+  async start(opts) {
+    this._session = await this._client.startSession(this.id, opts);
+    return this._session;
+  }
+
+  /** A fresh interpreter, same /workspace. @param {CallOptions} [opts] */
+  async restart(opts) {
+    this._session = await this._client.restartSession(this.id, opts);
+    return this._session;
+  }
+
+  /**
+   * Changes the network policy at once ("none", "allowlist" with `allow`,
+   * "open"); connections it no longer allows are cut.
+   * @param {string} network
+   * @param {{allow?: string | string[], egressKbps?: number, maxConnections?: number} & CallOptions} [opts]
+   */
+  async setNetwork(network, opts) {
+    this._session = await this._client.setNetwork(this.id, network, opts);
+    return this._session;
+  }
+
+  /**
+   * Deletes the session and everything of it; false if it was gone already.
+   * @param {CallOptions} [opts]
+   */
+  async kill(opts) {
+    try {
+      await this._client.deleteSession(this.id, opts);
+    } catch (err) {
+      if (err instanceof NotFound) return false;
+      throw err;
+    }
+    return true;
+  }
+
+  /** The same as kill(). @param {CallOptions} [opts] */
+  delete(opts) {
+    return this.kill(opts);
+  }
+
+  /**
+   * Runs code in the session's interpreter, whose variables live on between
+   * calls. `timeoutS` is the execution's own, else the session's
+   * timeout_s. With `onStdout` / `onStderr` the output is streamed to them
+   * as it comes. The answer is an Execution whatever the code did: check
+   * `status`, `error`, `result`.
+   * @param {string} code
+   * @param {RunCodeOptions} [opts]
+   */
+  runCode(code, opts = {}) {
+    const limit = opts.timeoutS ?? (this._session.limits.timeoutS || undefined);
+    return this._client.exec(this.id, code, {
+      ...opts,
+      requestTimeoutMs: execRequestTimeout(opts.requestTimeoutMs, limit),
+    });
+  }
+
+  /**
+   * pip-installs packages ("numpy==1.26.4", "rich[jupyter]") into the
+   * session's /workspace, from `indexUrl` or the daemon's package index,
+   * which is opened to the session for the install alone. The interpreter
+   * imports them at once. A failed install is an Execution with pip's exit
+   * code, not an error.
+   * @param {string | string[]} packages
+   * @param {{indexUrl?: string} & OutputCallbacks & CallOptions} [opts]
+   */
+  install(packages, opts) {
+    return this._client.installPackages(this.id, packages, opts);
+  }
+
+  /**
+   * Past executions, newest first, as summaries (no output).
+   * @param {{limit?: number} & CallOptions} [opts]
+   */
+  executions(opts) {
+    return this._client.executions(this.id, opts);
+  }
+
+  /** `await using sbx = await Sandbox.create()` deletes the session at the block's end. */
+  async [asyncDispose]() {
+    await this.kill();
+  }
+
+  toString() {
+    return `Sandbox(id=${this.id}, status=${this._session.status}, socket=${this._client.socket})`;
+  }
+}

@@ -1,0 +1,368 @@
+// HTTP/1.1 over sandboxd's Unix socket, with the contract's errors.
+//
+// node:http speaks HTTP over a Unix socket with `socketPath`, so no
+// dependency is needed. Every call opens its own connection (agent: false,
+// Connection: close): a connect on a Unix socket costs microseconds, and a
+// connection that is never shared can neither be found closed by the
+// daemon's idle timeout halfway through a call nor keep the process alive
+// once the call is done.
+
+import http from "node:http";
+import { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
+
+import { ProtocolError, RequestTimeout, SandboxdError, Unavailable, errorFromAnswer } from "./errors.js";
+
+/** Where the daemon listens unless told otherwise. */
+export const DEFAULT_SOCKET = "/run/sandboxd/sandboxd.sock";
+
+/** The environment variable that overrides DEFAULT_SOCKET. */
+export const SOCKET_ENV = "SANDBOXD_SOCKET";
+
+/** The Accept value that asks for an execution streamed as it runs. */
+export const STREAM_MIME = "application/x-ndjson";
+
+export const VERSION = "0.1.0";
+
+// An error body is one sentence; a longer one is not worth holding.
+const MAX_ERROR_BODY = 1 << 20;
+
+/**
+ * The socket to use: the given one, else $SANDBOXD_SOCKET, else the default.
+ * @param {string | undefined | null} path
+ */
+export function socketPath(path) {
+  return path || process.env[SOCKET_ENV] || DEFAULT_SOCKET;
+}
+
+/**
+ * A path of the API from its segments, each escaped: a session id is the
+ * caller's input and must not add a segment of its own.
+ * @param {...string} segments
+ */
+export function apiPath(...segments) {
+  return "/" + segments.map((s) => encodeURIComponent(String(s))).join("/");
+}
+
+/**
+ * Seconds of a Retry-After header, in both of its forms (seconds, or an
+ * HTTP date); null when absent or unreadable.
+ * @param {string | undefined | null} v
+ */
+export function retryAfter(v) {
+  if (!v) return null;
+  v = v.trim();
+  if (/^\d+$/.test(v)) return Number(v);
+  const when = Date.parse(v);
+  if (Number.isNaN(when)) return null;
+  return Math.max(0, (when - Date.now()) / 1000);
+}
+
+/**
+ * What one call shares between its request and its answer: how it ended
+ * early, if it did, so each failure is told as what it is.
+ */
+class CallState {
+  /**
+   * @param {string} where the socket
+   * @param {number | null} timeoutMs
+   * @param {AbortSignal | undefined} signal
+   */
+  constructor(where, timeoutMs, signal) {
+    this.where = where;
+    this.timeoutMs = timeoutMs;
+    this.signal = signal;
+    this.timedOut = false;
+    this.aborted = false;
+    /** @type {(() => void) | null} */
+    this.unlisten = null;
+  }
+
+  /**
+   * The error to throw for a failure of the call, in one place.
+   * @param {any} err
+   * @param {boolean} answered whether the answer's head had come
+   * @returns {unknown}
+   */
+  map(err, answered) {
+    if (this.aborted && this.signal) return this.signal.reason;
+    if (this.timedOut) {
+      const waited = this.timeoutMs ? `for ${this.timeoutMs / 1000} s` : "in time";
+      return new RequestTimeout(
+        `sandboxd at ${this.where} sent nothing ${waited}: give the call a longer requestTimeoutMs, or check the daemon's log`,
+      );
+    }
+    if (err instanceof SandboxdError) return err;
+    const code = err && err.code;
+    if (!answered && err && err.syscall === "connect") {
+      if (code === "EACCES" || code === "EPERM") {
+        return new Unavailable(`permission denied on ${this.where}: run as root or as a member of the sandboxd group`, { cause: err });
+      }
+      if (code === "ENOENT" || code === "ECONNREFUSED") {
+        return new Unavailable(`cannot connect to sandboxd at ${this.where}: is it running?`, { cause: err });
+      }
+      return new Unavailable(`cannot connect to sandboxd at ${this.where}: is it running? (${err.message})`, { cause: err });
+    }
+    if (!answered && (code === "ECONNRESET" || code === "EPIPE")) {
+      return new Unavailable(`talking to sandboxd at ${this.where}: ${err.message}`, { cause: err });
+    }
+    if (answered && (code === "ECONNRESET" || (err && err.message === "aborted"))) {
+      return new ProtocolError(`talking to sandboxd at ${this.where}: the answer was cut short`, { cause: err });
+    }
+    return new ProtocolError(`talking to sandboxd at ${this.where}: ${err && err.message ? err.message : String(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/** A 2xx answer whose body is still to be read; close() ends the call. */
+export class Answer {
+  /**
+   * @param {http.ClientRequest} req
+   * @param {http.IncomingMessage} res
+   * @param {CallState} state
+   */
+  constructor(req, res, state) {
+    this._req = req;
+    this._res = res;
+    this._state = state;
+  }
+
+  get status() {
+    return this._res.statusCode ?? 0;
+  }
+
+  get contentType() {
+    return String(this._res.headers["content-type"] || "")
+      .split(";")[0]
+      .trim()
+      .toLowerCase();
+  }
+
+  /** @returns {string | null} */
+  get requestId() {
+    const v = this._res.headers["x-request-id"];
+    return typeof v === "string" ? v : null;
+  }
+
+  /**
+   * The whole body (at most `limit` bytes of it).
+   * @param {number} [limit]
+   * @returns {Promise<Buffer>}
+   */
+  async read(limit = Infinity) {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    let n = 0;
+    try {
+      for await (const chunk of this._res) {
+        chunks.push(chunk);
+        n += chunk.length;
+        if (n >= limit) break;
+      }
+    } catch (err) {
+      throw this._state.map(err, true);
+    }
+    if (this._state.aborted || this._state.timedOut) throw this._state.map(null, true);
+    const b = Buffer.concat(chunks);
+    return n > limit ? b.subarray(0, limit) : b;
+  }
+
+  /** The body as JSON; null when it is empty. */
+  async json() {
+    const b = await this.read();
+    if (b.length === 0) return null;
+    try {
+      return JSON.parse(b.toString("utf8"));
+    } catch (err) {
+      throw new ProtocolError(`bad answer from sandboxd: ${/** @type {Error} */ (err).message}`, {
+        status: this.status,
+        requestId: this.requestId,
+      });
+    }
+  }
+
+  /**
+   * The JSON objects of an NDJSON body, one a line, as they come.
+   * @returns {AsyncGenerator<Record<string, any>>}
+   */
+  async *lines() {
+    const dec = new StringDecoder("utf8");
+    let buf = "";
+    /** @param {string} line */
+    const parse = (line) => {
+      try {
+        return JSON.parse(line);
+      } catch (err) {
+        throw new ProtocolError(`bad stream line from sandboxd: ${/** @type {Error} */ (err).message}`, {
+          requestId: this.requestId,
+        });
+      }
+    };
+    const it = this._res[Symbol.asyncIterator]();
+    for (;;) {
+      /** @type {IteratorResult<Buffer>} */
+      let next;
+      try {
+        next = await it.next();
+      } catch (err) {
+        throw this._state.map(err, true);
+      }
+      if (next.done) break;
+      buf += dec.write(next.value);
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        const obj = parse(line);
+        if (obj && typeof obj === "object" && !Array.isArray(obj)) yield obj;
+      }
+    }
+    if (this._state.aborted || this._state.timedOut) throw this._state.map(null, true);
+    const last = (buf + dec.end()).trim();
+    if (last) {
+      const obj = parse(last);
+      if (obj && typeof obj === "object" && !Array.isArray(obj)) yield obj;
+    }
+  }
+
+  /** Ends the call: the connection is closed, read or not. */
+  close() {
+    if (!this._res.complete) this._res.destroy();
+    this._req.destroy();
+    if (this._state.unlisten) this._state.unlisten();
+  }
+}
+
+/**
+ * @typedef {Buffer | Uint8Array | string | Readable | AsyncIterable<Uint8Array> | null | undefined} Body
+ * @typedef {Array<[string, string]>} Query
+ * @typedef {{query?: Query, json?: unknown, body?: Body, accept?: string,
+ *            timeoutMs: number | null, signal?: AbortSignal}} SendOptions
+ */
+
+/**
+ * Sends calls to one daemon and hands back 2xx answers; anything else is
+ * thrown as the error of its code. Paths come escaped (see apiPath).
+ */
+export class Transport {
+  /** @param {string | undefined | null} [socket] */
+  constructor(socket) {
+    this.socket = socketPath(socket);
+  }
+
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {SendOptions} opts
+   * @returns {Promise<Answer>}
+   */
+  async send(method, path, opts) {
+    const { query = [], json, body, accept, timeoutMs, signal } = opts;
+    let url = path;
+    if (query.length) url += "?" + new URLSearchParams(query).toString();
+    /** @type {Record<string, string>} */
+    const headers = { "User-Agent": `sandboxd-js/${VERSION}`, Connection: "close" };
+    /** @type {Buffer | Readable | null} */
+    let data = null;
+    if (json !== undefined) {
+      data = Buffer.from(JSON.stringify(json), "utf8");
+      headers["Content-Type"] = "application/json";
+    } else if (body !== undefined && body !== null) {
+      headers["Content-Type"] = "application/octet-stream";
+      if (typeof body === "string") data = Buffer.from(body, "utf8");
+      else if (body instanceof Uint8Array) data = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      else if (body instanceof Readable) data = body;
+      else if (typeof (/** @type {any} */ (body)[Symbol.asyncIterator]) === "function") data = Readable.from(body);
+      else throw new TypeError("a body is a Buffer, a Uint8Array, a string, a Readable or an AsyncIterable of bytes");
+    }
+    if (Buffer.isBuffer(data)) headers["Content-Length"] = String(data.length);
+    if (accept) headers.Accept = accept;
+
+    if (signal && signal.aborted) throw signal.reason;
+    const state = new CallState(this.socket, timeoutMs, signal);
+    const req = http.request({ socketPath: this.socket, method, path: url, headers, agent: false });
+    if (timeoutMs) {
+      // The socket's idle timeout: how long the daemon may send nothing,
+      // before the answer or between two lines of a stream.
+      req.setTimeout(timeoutMs, () => {
+        state.timedOut = true;
+        req.destroy();
+      });
+    }
+    if (signal) {
+      const onAbort = () => {
+        state.aborted = true;
+        req.destroy();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      state.unlisten = () => signal.removeEventListener("abort", onAbort);
+    }
+    // Errors after the answer's head are the answer's to tell (a daemon may
+    // answer a 413 before it has read the whole upload, then close).
+    req.on("error", () => {});
+    req.on("close", () => state.unlisten && state.unlisten());
+
+    /** @type {http.IncomingMessage} */
+    let res;
+    try {
+      res = await new Promise((resolve, reject) => {
+        req.once("response", resolve);
+        req.once("error", reject);
+        req.once("close", () => reject(new Error("the connection closed before an answer")));
+        if (data instanceof Readable) {
+          data.once("error", (err) => req.destroy(err));
+          data.pipe(req);
+        } else {
+          req.end(data ?? undefined);
+        }
+      });
+    } catch (err) {
+      if (state.unlisten) state.unlisten();
+      req.destroy();
+      throw state.map(err, false);
+    }
+    res.on("error", () => {});
+    if (data instanceof Readable) {
+      // An answer before the whole body (a 413) ends the upload: the rest
+      // of the body is not sent, and its source is closed.
+      data.unpipe(req);
+      if (!data.readableEnded) data.destroy();
+    }
+    const ans = new Answer(req, res, state);
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) return ans;
+    try {
+      throw await failure(ans, res);
+    } finally {
+      ans.close();
+    }
+  }
+}
+
+/**
+ * The error of a non-2xx answer, from its body {"error": {"code", "message"}}.
+ * @param {Answer} ans
+ * @param {http.IncomingMessage} res
+ */
+async function failure(ans, res) {
+  const raw = await ans.read(MAX_ERROR_BODY);
+  let code = "";
+  let message = "";
+  const text = raw.toString("utf8").trim();
+  try {
+    const detail = JSON.parse(text).error;
+    if (detail && typeof detail === "object") {
+      code = String(detail.code || "");
+      message = String(detail.message || "");
+    }
+  } catch {
+    message = text;
+  }
+  if (!message) message = text || `sandboxd answered HTTP ${ans.status} ${res.statusMessage || ""}`.trim();
+  return errorFromAnswer(ans.status, code, message, {
+    requestId: ans.requestId,
+    retryAfter: retryAfter(/** @type {string | undefined} */ (res.headers["retry-after"])),
+  });
+}

@@ -1,0 +1,363 @@
+// Tests of the SDK against a real sandboxd, the one at $SANDBOXD_SOCKET
+// (integration/sdk_js_test.go starts one and runs these). Without it they
+// skip; with it none does. $SANDBOXD_TEST_INDEX_URL, when set, is a package
+// index serving sbxdemo 1.0 (the Go test's fake internet) for the install
+// test.
+//
+// Every test deletes the sessions it makes: the Go test checks none is left.
+
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { describe, it } from "node:test";
+
+import {
+  Client,
+  Conflict,
+  InvalidArgument,
+  NotFound,
+  RequestTimeout,
+  Sandbox,
+  SandboxdError,
+  Unavailable,
+  run,
+} from "sandboxd";
+
+// Labels of this run, so lists see only its sessions.
+const RUN = randomBytes(6).toString("hex");
+
+const skip = process.env.SANDBOXD_SOCKET
+  ? false
+  : "SANDBOXD_SOCKET is not set: these tests need a running sandboxd (integration/sdk_js_test.go starts one)";
+
+/**
+ * Runs fn with a new sandbox and deletes it after, whatever fn did: what
+ * `await using` does on Node versions whose syntax has it.
+ * @template T
+ * @param {Parameters<typeof Sandbox.create>[0]} opts
+ * @param {(sbx: Sandbox) => Promise<T>} fn
+ */
+async function withSandbox(opts, fn) {
+  const sbx = await Sandbox.create({ labels: { run: RUN }, ...opts });
+  try {
+    return await fn(sbx);
+  } finally {
+    await sbx[Symbol.asyncDispose]();
+  }
+}
+
+/**
+ * The error a promise rejects with.
+ * @param {Promise<unknown>} p
+ * @returns {Promise<any>}
+ */
+async function rejection(p) {
+  return p.then(
+    () => assert.fail("it did not fail"),
+    (e) => e,
+  );
+}
+
+describe("sandbox", { skip }, () => {
+  it("runs the issue's example", async () => {
+    let id = "";
+    await withSandbox({ template: "python", memoryMb: 256, labels: { agent: "a1", run: RUN } }, async (sbx) => {
+      id = sbx.id;
+      const r = await sbx.runCode("x = 6 * 7\nx");
+      assert.deepEqual(
+        [r.result, r.status, r.exitCode, r.stdout, r.error, r.outputs, r.ok, r.sessionId],
+        ["42", "ok", 0, "", null, [], true, sbx.id],
+      );
+      // The interpreter keeps its variables between executions.
+      assert.equal((await sbx.runCode("x + 1")).result, "43");
+      const s = await sbx.info();
+      assert.deepEqual(
+        [s.id, s.status, s.template, s.limits.memoryMb, s.labels, s.execCount],
+        [sbx.id, "running", "python", 256, { agent: "a1", run: RUN }, 2],
+      );
+      assert.ok(s.createdAt instanceof Date);
+      const st = await sbx.stats();
+      assert.deepEqual([st.status, st.memoryLimitBytes], ["running", 256 * 1024 * 1024]);
+      assert.ok(st.memoryBytes > 0);
+    });
+    // Disposing of it deleted it.
+    await assert.rejects(Sandbox.connect(id), NotFound);
+  });
+
+  it("streams output as it is written", () =>
+    withSandbox({}, async (sbx) => {
+      /** @type {string[]} */
+      const got = [];
+      let r = await sbx.runCode("for i in range(3): print(i)", { onStdout: (s) => got.push(s) });
+      assert.deepEqual([got.join(""), r.stdout, r.status], ["0\n1\n2\n", "0\n1\n2\n", "ok"]);
+
+      // stdout and stderr come to their callbacks in the order written.
+      /** @type {string[][]} */
+      const events = [];
+      const code =
+        "import sys, time\nprint('a', flush=True)\ntime.sleep(0.2)\nprint('b', file=sys.stderr, flush=True)\ntime.sleep(0.2)\nprint('c', flush=True)";
+      r = await sbx.runCode(code, { onStdout: (s) => events.push(["out", s]), onStderr: (s) => events.push(["err", s]) });
+      assert.deepEqual(events, [
+        ["out", "a\n"],
+        ["err", "b\n"],
+        ["out", "c\n"],
+      ]);
+      assert.deepEqual([r.stdout, r.stderr], ["a\nc\n", "b\n"]);
+
+      // Output comes as it is written, not with the answer.
+      /** @type {number[]} */
+      const first = [];
+      r = await sbx.runCode("import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('last')", {
+        onStdout: () => first.push(performance.now()),
+      });
+      const done = performance.now();
+      assert.equal(r.stdout, "first\nlast\n");
+      assert.ok(first[0] < done - 1000, "the first line came with the end of the execution: not streamed");
+
+      // Shell commands stream too.
+      /** @type {string[]} */
+      const lines = [];
+      const c = await sbx.commands.run("echo one; sleep 0.2; echo two >&2; exit 4", {
+        onStdout: (s) => lines.push(s),
+        onStderr: (s) => lines.push(s),
+      });
+      assert.deepEqual([lines, c.exitCode, c.status], [["one\n", "two\n"], 4, "error"]);
+    }));
+
+  it("tells a Python exception", () =>
+    withSandbox({}, async (sbx) => {
+      const r = await sbx.runCode("1 / 0");
+      assert.deepEqual([r.status, r.exitCode, r.result], ["error", 1, null]);
+      assert.deepEqual([r.error?.name, r.error?.value], ["ZeroDivisionError", "division by zero"]);
+      assert.match(r.error?.traceback || "", /ZeroDivisionError/);
+    }));
+
+  it("runs shell commands", () =>
+    withSandbox({}, async (sbx) => {
+      let c = await sbx.commands.run("ls -la");
+      assert.deepEqual([c.exitCode, c.status, c.language], [0, "ok", "shell"]);
+      assert.ok(c.stdout.includes(" ."));
+      await sbx.files.write("sub/keep", "");
+      const cases = [
+        // [command, options, exit code, stdout]
+        ["pwd", {}, 0, "/workspace\n"],
+        ["pwd", { cwd: "sub" }, 0, "/workspace/sub\n"],
+        ["echo $FOO", { env: { FOO: "bar" } }, 0, "bar\n"],
+        ["echo out; exit 3", {}, 3, "out\n"],
+        ["id -un", {}, 0, "sandbox\n"],
+      ];
+      for (const [cmd, opts, code, out] of cases) {
+        c = await sbx.commands.run(String(cmd), /** @type {any} */ (opts));
+        assert.deepEqual([c.exitCode, c.stdout, c.status], [code, out, code === 0 ? "ok" : "error"], `${cmd} ${JSON.stringify(opts)}`);
+      }
+    }));
+
+  it("moves files in and out", () =>
+    withSandbox({}, async (sbx) => {
+      const w = await sbx.files.write("data.csv", Buffer.from("a,b\n1,2\n"));
+      assert.deepEqual([w.path, w.size], ["/workspace/data.csv", 8]);
+      assert.deepEqual(await sbx.files.read("data.csv"), Buffer.from("a,b\n1,2\n"));
+      assert.equal((await sbx.runCode("open('data.csv').read()")).result, "'a,b\\n1,2\\n'");
+
+      // Every byte value, both ways, and a file the code wrote.
+      const blob = Buffer.alloc(256 * 64).map((_, i) => i % 256);
+      await sbx.files.write("/tmp/blob.bin", blob);
+      assert.deepEqual(await sbx.files.read("/tmp/blob.bin"), blob);
+      assert.equal((await sbx.runCode("len(open('/tmp/blob.bin', 'rb').read())")).result, String(blob.length));
+      await sbx.runCode("open('made.bin', 'wb').write(bytes([0, 255, 10, 13]))");
+      assert.deepEqual(await sbx.files.read("made.bin"), Buffer.from([0, 255, 10, 13]));
+
+      await sbx.files.write("dir/deep/note.txt", "h\u00e9llo");
+      assert.equal(await sbx.files.read("dir/deep/note.txt", "utf8"), "h\u00e9llo");
+      assert.equal(await sbx.files.readText("dir/deep/note.txt"), "h\u00e9llo");
+      const entries = new Map((await sbx.files.list(".")).map((e) => [e.name, e]));
+      assert.deepEqual([entries.get("data.csv")?.type, entries.get("data.csv")?.size], ["file", 8]);
+      assert.equal(entries.get("dir")?.isDir, true);
+      assert.ok(entries.get("data.csv")?.modifiedAt instanceof Date);
+      assert.equal(await sbx.files.exists("dir/deep/note.txt"), true);
+      assert.equal(await sbx.files.exists("dir/deep/other.txt"), false);
+      assert.equal((await rejection(sbx.files.read("dir"))).code, "EISDIR");
+
+      await sbx.files.remove("dir");
+      assert.equal(await sbx.files.exists("dir"), false);
+      const nf = await rejection(sbx.files.read("dir/deep/note.txt"));
+      assert.ok(nf instanceof NotFound);
+      assert.deepEqual([nf.code, nf.status], ["not_found", 404]);
+      for (const bad of ["../etc/passwd", "/etc/passwd"]) {
+        const e = await rejection(sbx.files.read(bad));
+        assert.ok(e instanceof InvalidArgument, bad);
+        assert.deepEqual([e.code, e.status], ["invalid_argument", 400]);
+      }
+    }));
+
+  it("lists by labels and connects", async () => {
+    const set = `list-${RUN}`;
+    await withSandbox({ labels: { agent: "a1", set } }, (a) =>
+      withSandbox({ labels: { agent: "a2", set } }, async (b) => {
+        /** @param {import("sandboxd").Session[]} ss */
+        const ids = (ss) => ss.map((s) => s.id).sort();
+        assert.deepEqual(ids(await Sandbox.list({ label: `set=${set}` })), [a.id, b.id].sort());
+        assert.deepEqual(ids(await Sandbox.list({ label: [`set=${set}`, "agent=a1"] })), [a.id]);
+        assert.deepEqual(ids(await Sandbox.list({ labels: { set, agent: "a2" } })), [b.id]);
+        assert.deepEqual(ids(await Sandbox.list({ label: `set=${set}-none` })), []);
+
+        await a.runCode("y = 5");
+        const same = await Sandbox.connect(a.id);
+        assert.deepEqual([same.id, same.session.labels.agent], [a.id, "a1"]);
+        assert.equal((await same.runCode("y")).result, "5");
+        assert.equal(await b.kill(), true);
+        assert.deepEqual(ids(await Sandbox.list({ label: `set=${set}` })), [a.id]);
+      }),
+    );
+  });
+
+  it("throws the error classes of the contract", async () => {
+    const e = await rejection(Sandbox.connect("nosuchsession0000"));
+    assert.ok(e instanceof NotFound && e instanceof SandboxdError);
+    assert.deepEqual([e.code, e.status], ["not_found", 404]);
+    assert.ok(e.message && e.requestId);
+
+    const e2 = await rejection(Sandbox.create({ memoryMb: -1, labels: { run: RUN } }));
+    assert.ok(e2 instanceof InvalidArgument);
+    assert.deepEqual([e2.code, e2.status], ["invalid_argument", 400]);
+    await assert.rejects(Sandbox.create({ network: "sideways", labels: { run: RUN } }), InvalidArgument);
+
+    await withSandbox({}, async (sbx) => {
+      await sbx.runCode("z = 1");
+      assert.equal((await sbx.stop()).status, "stopped");
+      const e3 = await rejection(sbx.runCode("z"));
+      assert.ok(e3 instanceof Conflict);
+      assert.deepEqual([e3.code, e3.status], ["conflict", 409]);
+      assert.equal((await sbx.start()).status, "running");
+      const r = await sbx.runCode("z");
+      assert.deepEqual([r.status, r.error?.name], ["error", "NameError"]);
+      await assert.rejects(sbx.runCode("1", { language: "cobol" }), InvalidArgument);
+    });
+  });
+
+  it("restarts, keeping /workspace, and keeps a history", () =>
+    withSandbox({}, async (sbx) => {
+      await sbx.runCode("v = 1");
+      await sbx.files.write("kept.txt", "kept");
+      assert.equal((await sbx.restart()).status, "running");
+      const r = await sbx.runCode("v");
+      assert.equal(r.error?.name, "NameError");
+      assert.equal(await sbx.files.read("kept.txt", "utf8"), "kept");
+      // Newest first, as summaries.
+      const hist = await sbx.executions({ limit: 2 });
+      assert.deepEqual(
+        hist.map((h) => [h.id, h.status]),
+        [
+          [r.id, "error"],
+          [hist[1].id, "ok"],
+        ],
+      );
+      assert.equal((await sbx.executions()).length, 2);
+    }));
+
+  it("times out executions, and calls", () =>
+    withSandbox({}, async (sbx) => {
+      const t0 = performance.now();
+      const r = await sbx.runCode("import time\ntime.sleep(30)", { timeoutS: 1 });
+      assert.equal(r.status, "timeout");
+      assert.ok(performance.now() - t0 < 20_000);
+      assert.equal((await sbx.commands.run("sleep 30", { timeoutS: 0.5 })).status, "timeout");
+      // The session serves on.
+      assert.equal((await sbx.runCode("1 + 1")).result, "2");
+      // A call whose answer takes longer than its requestTimeoutMs.
+      await assert.rejects(sbx.runCode("import time\ntime.sleep(3)", { requestTimeoutMs: 500 }), RequestTimeout);
+      // A call aborted: the execution runs on in the daemon, which records it.
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 300);
+      await assert.rejects(sbx.runCode("import time\ntime.sleep(2)", { signal: ac.signal }), { name: "AbortError" });
+    }));
+
+  it("takes the session's timeout as an execution's default", () =>
+    withSandbox({ timeoutS: 1 }, async (sbx) => {
+      assert.equal(sbx.session.limits.timeoutS, 1);
+      assert.equal((await sbx.runCode("import time\ntime.sleep(30)")).status, "timeout");
+    }));
+
+  it("gives rich outputs", () =>
+    withSandbox({}, async (sbx) => {
+      const r = await sbx.runCode("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nNone");
+      assert.deepEqual([r.status, r.outputs.length], ["ok", 1], String(r.error));
+      const out = r.outputs[0];
+      assert.equal(out.mime, "image/png");
+      assert.deepEqual(out.png?.subarray(0, 8), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      assert.equal(out.html, null);
+    }));
+
+  it("installs packages", async (t) => {
+    const index = process.env.SANDBOXD_TEST_INDEX_URL;
+    await withSandbox({}, async (sbx) => {
+      // A requirement that is an option is refused before pip runs.
+      await assert.rejects(sbx.install("--index-url=http://evil/simple"), InvalidArgument);
+      if (!index) {
+        t.skip("SANDBOXD_TEST_INDEX_URL is not set: no package index to install from");
+        return;
+      }
+      /** @type {string[]} */
+      const out = [];
+      let r = await sbx.install(["sbxdemo==1.0"], { indexUrl: index, onStdout: (s) => out.push(s) });
+      assert.equal(r.status, "ok", r.stderr);
+      assert.match(out.join(""), /Successfully installed sbxdemo-1\.0/);
+      assert.equal((await sbx.runCode("import sbxdemo\nsbxdemo.VALUE")).result, "'installed by the js sdk test'");
+      // A package the index lacks fails as pip does: an Execution, not an error.
+      r = await sbx.install("nosuchpkg", { indexUrl: index });
+      assert.notDeepEqual([r.status, r.exitCode], ["ok", 0]);
+    });
+  });
+});
+
+describe("one-shot run", { skip }, () => {
+  it("runs code once", async () => {
+    assert.equal((await run("print(1)")).stdout, "1\n");
+    let r = await run("print(open('in.txt').read() + open('bin', 'rb').read().hex())", {
+      files: { "in.txt": "hello ", bin: Buffer.from([0, 255]) },
+    });
+    assert.equal(r.stdout, "hello 00ff\n");
+    r = await run("echo $GREETING; exit 2", { language: "shell", env: { GREETING: "hi" } });
+    assert.deepEqual([r.stdout, r.exitCode, r.status], ["hi\n", 2, "error"]);
+    /** @type {string[]} */
+    const got = [];
+    r = await run("print('streamed')", { onStdout: (s) => got.push(s) });
+    assert.deepEqual([got.join(""), r.stdout], ["streamed\n", "streamed\n"]);
+    assert.equal((await run("import time\ntime.sleep(30)", { timeoutS: 1 })).status, "timeout");
+    await assert.rejects(run("1", { memoryMb: -1 }), InvalidArgument);
+  });
+});
+
+describe("client", { skip }, () => {
+  it("asks the daemon about itself", async () => {
+    const c = new Client();
+    assert.ok(["ok", "degraded"].includes(await c.health()));
+    assert.equal((await c.info()).api_version, "1");
+    assert.ok((await c.node()).node_id);
+    assert.equal(c.socket, process.env.SANDBOXD_SOCKET);
+  });
+
+  it("says when the daemon is not there", async () => {
+    const e = await rejection(new Client({ socket: "/nonexistent/sandboxd.sock" }).health());
+    assert.ok(e instanceof Unavailable);
+    assert.match(e.message, /is it running\?/);
+  });
+
+  it("makes and deletes sessions", async () => {
+    const c = new Client();
+    const s = await c.createSession({ memoryMb: 128, labels: { run: RUN, low: "level" } });
+    try {
+      assert.deepEqual((await c.listSessions({ labels: { run: RUN, low: "level" } })).map((x) => x.id), [s.id]);
+      const e = await c.exec(s.id, "print(2)", { timeoutS: 5 });
+      assert.equal(e.stdout, "2\n");
+      await c.putFile(s.id, "a.txt", "a");
+      assert.deepEqual(await c.getFile(s.id, "a.txt"), Buffer.from("a"));
+      await c.deleteFile(s.id, "a.txt");
+      await assert.rejects(c.getFile(s.id, "a.txt"), NotFound);
+      const n = await c.setNetwork(s.id, "none");
+      assert.equal(n.network, "none");
+    } finally {
+      await c.deleteSession(s.id);
+    }
+    await assert.rejects(c.getSession(s.id), NotFound);
+  });
+});

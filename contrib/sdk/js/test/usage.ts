@@ -1,0 +1,124 @@
+// A typed use of the SDK, as a TypeScript caller writes it: test/types.test.js
+// type-checks it (strict) against index.d.ts, through the package's own
+// "exports", as an installed package is seen. It is compiled, never run.
+
+import {
+  Client,
+  Conflict,
+  Execution,
+  FileInfo,
+  NotFound,
+  ResourceExhausted,
+  Sandbox,
+  SandboxdError,
+  Session,
+  Stats,
+  run,
+  type ExecOptions,
+  type SessionFields,
+} from "sandboxd";
+
+export async function example(signal: AbortSignal): Promise<string> {
+  await using sbx = await Sandbox.create({
+    template: "python",
+    memoryMb: 256,
+    cpus: 1,
+    pids: 64,
+    diskMb: 512,
+    timeoutS: 30,
+    idleTimeoutS: 600,
+    network: "allowlist",
+    allow: ["pypi.org", "*.github.com:443"],
+    egressKbps: 1000,
+    maxConnections: 10,
+    env: { A: "1" },
+    labels: { agent: "a1" },
+    runtime: "runc",
+    requestTimeoutMs: 10_000,
+    signal,
+  });
+  const id: string = sbx.id;
+  const r: Execution = await sbx.runCode("x = 6 * 7\nx", { timeoutS: 5, env: { B: "2" }, cwd: "sub" });
+  const result: string | null = r.result;
+  const exitCode: number = r.exitCode;
+  if (r.error) {
+    const tb: string = r.error.traceback;
+    console.log(r.error.name, r.error.value, tb);
+  }
+  for (const o of r.outputs) {
+    const png: Buffer | null = o.png;
+    const html: string | null = o.html;
+    console.log(o.mime, png?.length, html);
+  }
+  await sbx.runCode("for i in range(3): print(i)", {
+    onStdout: (s: string) => process.stdout.write(s),
+    onStderr: async (s: string) => {
+      await Promise.resolve(s);
+    },
+  });
+  const c = await sbx.commands.run("ls -la", { cwd: "/tmp", requestTimeoutMs: null });
+  console.log(c.exitCode, c.stdout, c.stderr, c.ok, c.status === "timeout");
+
+  await sbx.files.write("data.csv", "a,b\n1,2\n");
+  await sbx.files.write("data.bin", new Uint8Array([0, 1]));
+  const bytes: Buffer = await sbx.files.read("data.bin");
+  const text: string = await sbx.files.read("data.csv", "utf8");
+  const text2: string = await sbx.files.read("data.csv", { encoding: "utf8", signal });
+  const text3: string = await sbx.files.readText("data.csv");
+  const entries: FileInfo[] = await sbx.files.list(".");
+  const there: boolean = await sbx.files.exists("data.csv");
+  await sbx.files.remove("data.csv");
+  console.log(bytes.length, text, text2, text3, entries.map((e) => [e.name, e.isDir, e.modifiedAt]), there);
+
+  const inst: Execution = await sbx.install(["numpy==1.26.4"], { indexUrl: "https://pypi.org/simple" });
+  await sbx.install("rich");
+  const info: Session = await sbx.info();
+  const stats: Stats = await sbx.stats();
+  console.log(inst.status, info.limits.memoryMb, info.createdAt?.toISOString(), stats.memoryBytes);
+  await sbx.stop();
+  await sbx.start();
+  await sbx.restart();
+  await sbx.setNetwork("none");
+  const hist: Execution[] = await sbx.executions({ limit: 10 });
+  console.log(hist.length, await sbx.isRunning());
+
+  const same = await Sandbox.connect(id, { socket: "/run/sandboxd/sandboxd.sock" });
+  const killed: boolean = await same.kill();
+  const list: Session[] = await Sandbox.list({ label: "agent=a1", labels: { team: "x" } });
+  console.log(killed, list.length);
+
+  // @ts-expect-error a field the contract does not have
+  await Sandbox.create({ memroyMb: 256 });
+  // @ts-expect-error memoryMb is a number
+  await Sandbox.create({ memoryMb: "256" });
+  // @ts-expect-error read without an encoding is bytes
+  const notText: string = await sbx.files.read("data.bin");
+  console.log(notText);
+
+  const fields: SessionFields = { memoryMb: 128 };
+  const opts: ExecOptions = { language: "shell", timeoutS: 1 };
+  const one: Execution = await run("print(1)", { ...fields, files: { "in.txt": "hi" }, timeoutS: 1.5, language: "python" });
+  console.log(one.stdout, opts);
+
+  const client = new Client({ socket: "/run/sandboxd/sandboxd.sock", requestTimeoutMs: null });
+  const s: Session = await client.createSession({ labels: { low: "level" } });
+  const got: Buffer | FileInfo[] = await client.getFile(s.id, "a.txt");
+  console.log(got, await client.health(), (await client.info()).api_version, await client.node({ signal }));
+  await client.deleteSession(s.id);
+
+  try {
+    await Sandbox.connect("nosuchsession");
+  } catch (e) {
+    if (e instanceof NotFound || e instanceof Conflict) {
+      const code: string = e.code;
+      const status: number | null = e.status;
+      const req: string | null = e.requestId;
+      console.log(code, status, req, e.message);
+    } else if (e instanceof ResourceExhausted) {
+      console.log(e.retryAfter ?? 1);
+    } else if (e instanceof SandboxdError) {
+      throw e;
+    }
+  }
+  return result ?? String(exitCode);
+}
