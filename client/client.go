@@ -109,12 +109,17 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		return resp, nil
 	}
 	defer resp.Body.Close()
+	return nil, failure(resp)
+}
+
+// failure is the error a non-2xx answer carries in its body, in its class.
+func failure(resp *http.Response) error {
 	var eb api.ErrorBody
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if json.Unmarshal(b, &eb) != nil {
 		eb.Error.Message = string(bytes.TrimSpace(b))
 	}
-	return nil, errorOf(resp, eb)
+	return errorOf(resp, eb)
 }
 
 // call makes a call and decodes a JSON answer into out (if not nil).

@@ -1,10 +1,15 @@
 package client
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -33,4 +38,66 @@ func (c *Client) PortProxy(id string, port int) http.Handler {
 		Transport:     c.hc.Transport,
 		FlushInterval: -1,
 	}
+}
+
+// UpgradePort opens a byte stream to the server on TCP port inside the
+// session's sandbox, through the daemon's port proxy: an HTTP/1.1 request
+// for path with "Upgrade: protocol", which that server must accept with
+// 101 Switching Protocols. The stream is the connection after the 101;
+// the caller closes it.
+func (c *Client) UpgradePort(ctx context.Context, id string, port int, path, protocol string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.socket)
+	if err != nil {
+		return nil, c.connError(err)
+	}
+	// The handshake, not the stream, is bounded by ctx.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://sandboxd"+sessionPath(id, "/ports/"+strconv.Itoa(port)+path), nil)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", protocol)
+	br := bufio.NewReader(conn)
+	if err := req.Write(conn); err != nil {
+		conn.Close()
+		return nil, c.connError(err)
+	}
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("port %d of session %s: %w", port, id, err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		defer conn.Close()
+		defer resp.Body.Close()
+		if resp.StatusCode >= 400 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			return nil, failure(resp)
+		}
+		return nil, fmt.Errorf("the server on port %d of session %s answered %s, not a switch to %s", port, id, resp.Status, protocol)
+	}
+	if !stop() && ctx.Err() != nil {
+		conn.Close()
+		return nil, ctx.Err()
+	}
+	return &bufferedConn{Conn: conn, r: br}, nil
+}
+
+// bufferedConn reads what the handshake's reader holds before the rest.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// CloseWrite half-closes the stream, for a caller whose input ended.
+func (b *bufferedConn) CloseWrite() error {
+	if cw, ok := b.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,4 +226,105 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			t.Fatalf("sessions left: %+v %v\n%s", left, err, stderr.String())
 		}
 	}
+}
+
+// TestMCPProxy runs an MCP server inside a session through sandboxctl
+// mcp-proxy and drives it with the Go SDK's client, as an MCP client
+// configured with "sandboxctl mcp-proxy ID -- CMD" would: the server runs
+// sandboxed (the sandbox's uid, its /workspace), its stderr comes out on
+// sandboxctl's, and when the client closes, the server ends and nothing of
+// it stays in the session.
+func TestMCPProxy(t *testing.T) {
+	hostOnly(t)
+	d := startDaemon(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	id := d.session(t, &api.CreateSessionRequest{})
+	src, err := os.ReadFile("testdata/mcp-server.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.c.PutFile(ctx, id, "server.py", bytes.NewReader(src)); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "mcp-proxy", id, "--", "python3", "server.py")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sandboxd-test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	if info := cs.InitializeResult().ServerInfo; info.Name != "sandboxed" {
+		t.Errorf("server info %+v", info)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whereami", Arguments: map[string]any{"echo": strings.Repeat("é", 100_000)}})
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("call: %+v %v\n%s", res, err, stderr.String())
+	}
+	var where struct {
+		UID       int
+		Cwd       string
+		Pid       int
+		Echo      string
+		Workspace []string
+		Ours      int
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &where); err != nil {
+		t.Fatal(err)
+	}
+	if where.UID == 0 || where.Cwd != "/workspace" || !slices.Contains(where.Workspace, "server.py") || where.Echo != strings.Repeat("é", 100_000) {
+		t.Errorf("the server runs at uid %d in %s, sees %v, echoed %d bytes", where.UID, where.Cwd, where.Workspace, len(where.Echo))
+	}
+	// The server and its bridge: what must be gone once the client is.
+	if where.Ours != 2 {
+		t.Errorf("%d processes of the server and its bridge in the session, want 2", where.Ours)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
+		t.Errorf("sandboxctl mcp-proxy: %v\n%s", cmd.ProcessState, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "sandboxed mcp server up") {
+		t.Errorf("the server's stderr did not come out: %q", stderr.String())
+	}
+	// Nothing of the server or the bridge runs on in the session.
+	// (The session runs one execution at a time: the bridge's has ended.)
+	if e := d.py(t, id, "import os\nn = 0\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"+
+		"    try:\n        cmd = open('/proc/%s/cmdline' % pid, 'rb').read()\n    except OSError:\n        continue\n"+
+		"    n += b'server.py' in cmd or b'SANDBOXD_MCP' in cmd\nprint(n)"); strings.TrimSpace(e.Stdout) != "0" {
+		t.Errorf("%s processes of the server or its bridge left in the session", strings.TrimSpace(e.Stdout))
+	}
+
+	// A command that is not there, and a session that is not there: one
+	// sentence each, non-zero.
+	_, errOut, code := d.ctl(t, "", "mcp-proxy", id, "--", "no-such-server")
+	if code == 0 || !strings.Contains(errOut, "no-such-server") {
+		t.Errorf("a missing command: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code = d.ctl(t, "", "mcp-proxy", "0000000000000000", "--", "python3"); code != 1 || !strings.Contains(errOut, "no such session") {
+		t.Errorf("a missing session: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code = d.ctl(t, "", "mcp-proxy", id, "python3"); code != 1 || !strings.Contains(errOut, "after --") {
+		t.Errorf("without --: exit %d, %q", code, errOut)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a process writes and a test reads at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

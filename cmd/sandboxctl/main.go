@@ -63,7 +63,7 @@ func newRoot() *cobra.Command {
 		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
 		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
-		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newHistoryCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a),
+		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a),
 	)
 	root.AddCommand(manpage.Command(root, "1"))
 	return root
