@@ -59,7 +59,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.socket, "socket", "", "daemon socket (default $SANDBOXD_SOCKET or "+client.DefaultSocket+")")
 	root.AddCommand(
 		newInfoCmd(a), newNodeCmd(a), newVersionCmd(a), newCreateCmd(a), newLsCmd(a), newInspectCmd(a),
-		newExecCmd(a), newRunCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
+		newExecCmd(a), newRunCmd(a), newInvokeCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
 		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
 		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
