@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -39,6 +40,15 @@ func TestJSSDK(t *testing.T) {
 	// someone's own node_modules must not stand in for the locked one.
 	tree := filepath.Join(work, "src")
 	copySDK(t, src, tree)
+	// The copy's own test cannot see the Python SDK's tools.json, the one
+	// definition of the tools that the JS SDK copies: compare them here.
+	canon, err := os.ReadFile("../contrib/sdk/python/src/sandboxd/tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ours, err := os.ReadFile(filepath.Join(tree, "src", "tools.json")); err != nil || !bytes.Equal(ours, canon) {
+		t.Errorf("contrib/sdk/js/src/tools.json is not a copy of contrib/sdk/python/src/sandboxd/tools.json (%v): copy it", err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

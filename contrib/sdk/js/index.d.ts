@@ -361,3 +361,188 @@ export declare class Sandbox implements AsyncDisposable {
 
 /** Runs code once in a fresh sandbox that is gone afterwards (POST /v1/run). */
 export declare function run(code: string, opts?: RunOptions & { socket?: string; client?: Client }): Promise<Execution>;
+
+// Tools for agent frameworks (src/tools.js).
+
+/** The default bound of the text a model is given for one call. */
+export declare const DEFAULT_MAX_CHARS: 20000;
+/** The tools, in the order of tools.json. */
+export declare const TOOL_NAMES: readonly ToolName[];
+/** The version of tools.json: it grows when a tool or its arguments change. */
+export declare const TOOLS_VERSION: number;
+
+export type ToolName = "run_python" | "run_shell" | "write_file" | "read_file" | "install_packages";
+
+/** Tools by name: one, several, or all when absent. */
+export type ToolNames = ToolName | Iterable<ToolName> | null;
+
+/** A JSON Schema of tools.json (its small subset of keywords). */
+export interface ToolInputSchema {
+  type: "object";
+  properties: Record<string, Record<string, unknown>>;
+  required: string[];
+  additionalProperties: false;
+  [keyword: string]: unknown;
+}
+
+/** A tool as tools.json has it. */
+export interface ToolDefinition {
+  name: ToolName;
+  description: string;
+  input_schema: ToolInputSchema;
+}
+
+export interface OpenAITool {
+  type: "function";
+  function: { name: ToolName; description: string; parameters: ToolInputSchema };
+}
+
+export interface OpenAIResponsesTool {
+  type: "function";
+  name: ToolName;
+  description: string;
+  parameters: ToolInputSchema;
+}
+
+export interface AnthropicTool {
+  name: ToolName;
+  description: string;
+  input_schema: ToolInputSchema;
+}
+
+/** The tools as tools.json has them, all or those named (a TypeError for a name that is none). */
+export declare function definitions(opts?: { names?: ToolNames }): ToolDefinition[];
+/** The tools for OpenAI's Chat Completions (`tools:`). */
+export declare function openaiTools(opts?: { names?: ToolNames }): OpenAITool[];
+/** The tools for OpenAI's Responses API. */
+export declare function openaiResponsesTools(opts?: { names?: ToolNames }): OpenAIResponsesTool[];
+/** The tools for Anthropic's Messages API. */
+export declare function anthropicTools(opts?: { names?: ToolNames }): AnthropicTool[];
+
+/** A Chat Completions tool message. */
+export interface OpenAIToolMessage {
+  role: "tool";
+  tool_call_id: string;
+  content: string;
+}
+
+/** A Chat Completions user message with the figures of a call. */
+export interface OpenAIImagesMessage {
+  role: "user";
+  content: Array<{ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } }>;
+}
+
+/** A Responses API function_call_output item: text, or text and images. */
+export interface OpenAIFunctionCallOutput {
+  type: "function_call_output";
+  call_id: string;
+  output: string | Array<{ type: "input_text"; text: string } | { type: "input_image"; image_url: string; detail: "auto" }>;
+}
+
+/** A Messages API tool_result block. */
+export interface AnthropicToolResult {
+  type: "tool_result";
+  tool_use_id: string;
+  content: Array<
+    { type: "text"; text: string } | { type: "image"; source: { type: "base64"; media_type: string; data: string } }
+  >;
+  is_error: boolean;
+}
+
+/** The outcome of one tool call. */
+export declare class ToolResult {
+  constructor(f: {
+    name: string;
+    data: Record<string, any>;
+    text: string;
+    isError?: boolean;
+    images?: Output[];
+    errorCode?: string | null;
+    callId?: string | null;
+    cut?: string[];
+    execution?: Execution | null;
+    exception?: unknown;
+  });
+  name: string;
+  /** The whole answer as the model is told it, uncut. */
+  data: Record<string, any>;
+  /** data as JSON, bounded to the Toolbox's maxChars: what the model reads. */
+  text: string;
+  isError: boolean;
+  /** The images the call made (matplotlib figures). */
+  images: Output[];
+  /** "unknown_tool", "invalid_argument" or the daemon's code; null for code that failed. */
+  errorCode: string | null;
+  callId: string | null;
+  /** The fields text had to cut. */
+  cut: string[];
+  execution: Execution | null;
+  exception: unknown;
+  toOpenAI(callId?: string | null): OpenAIToolMessage;
+  toOpenAIResponses(callId?: string | null): OpenAIFunctionCallOutput;
+  toAnthropic(toolUseId?: string | null): AnthropicToolResult;
+  /** The figures in a user message to append after the tool messages; null without any. */
+  openaiImagesMessage(): OpenAIImagesMessage | null;
+  toJSON(): {
+    name: string;
+    data: Record<string, any>;
+    text: string;
+    isError: boolean;
+    images: Array<{ mime: string; data: string }>;
+    errorCode: string | null;
+    callId: string | null;
+    cut: string[];
+  };
+}
+
+/** A Toolbox's own options. */
+export interface ToolboxOptions {
+  names?: ToolNames;
+  /** The bound of each result's text (default 20000, at least 1000). */
+  maxChars?: number;
+  /** run_python's and run_shell's timeout, else the session's timeout_s. */
+  timeoutS?: number | null;
+  /** install_packages' index, else the daemon's. */
+  indexUrl?: string | null;
+}
+
+/** A tool call as an API or its SDK gives it. */
+export type ToolArguments = Record<string, any> | string | Uint8Array | null;
+
+/** Runs a model's tool calls against one sandbox; a call never rejects. */
+export declare class Toolbox implements AsyncDisposable {
+  /** A Sandbox (the caller's), or the options of Sandbox.create to make one on the first call. */
+  constructor(sandbox?: Sandbox | (SessionFields & Connection) | null, opts?: ToolboxOptions);
+  readonly names: readonly ToolName[];
+  /** The sandbox in use; null before a Toolbox that makes its own made it. */
+  readonly sandbox: Sandbox | null;
+  maxChars: number;
+  timeoutS: number | null;
+  indexUrl: string | null;
+  getSandbox(): Promise<Sandbox>;
+  definitions(): ToolDefinition[];
+  openaiTools(): OpenAITool[];
+  openaiResponsesTools(): OpenAIResponsesTool[];
+  anthropicTools(): AnthropicTool[];
+  run(name: string, args?: ToolArguments, opts?: { callId?: string | null }): Promise<ToolResult>;
+  /** A call of any of the three APIs, told apart by its shape. */
+  handle(call: unknown): Promise<ToolResult>;
+  /** A Chat Completions tool call: {id, type: "function", function: {name, arguments}}. */
+  handleOpenAI(call: { id?: string; function?: { name?: string; arguments?: string } }): Promise<OpenAIToolMessage>;
+  /** A Responses API function_call item: {type: "function_call", call_id, name, arguments}. */
+  handleOpenAIResponses(item: { call_id?: string; name?: string; arguments?: string }): Promise<OpenAIFunctionCallOutput>;
+  /** A Messages API tool_use block: {type: "tool_use", id, name, input}. */
+  handleAnthropic(block: { id?: string; name?: string; input?: unknown }): Promise<AnthropicToolResult>;
+  /** Deletes the sandbox it made, if any; a later call makes another. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  toString(): string;
+}
+
+/** Runs one tool call against a sandbox, for a caller that keeps no Toolbox. */
+export declare function dispatch(
+  sandbox: Sandbox,
+  name: string,
+  args?: ToolArguments,
+  opts?: ToolboxOptions,
+): Promise<ToolResult>;

@@ -54,3 +54,15 @@ export {
 export { run } from "./oneshot.js";
 export { Sandbox } from "./sandbox.js";
 export { DEFAULT_SOCKET, SOCKET_ENV, VERSION } from "./transport.js";
+export {
+  DEFAULT_MAX_CHARS,
+  TOOL_NAMES,
+  TOOLS_VERSION,
+  ToolResult,
+  Toolbox,
+  anthropicTools,
+  definitions,
+  dispatch,
+  openaiResponsesTools,
+  openaiTools,
+} from "./tools.js";

@@ -1,7 +1,7 @@
 // The type declarations (index.d.ts) against the code: TypeScript (a
 // devDependency, installed by `npm ci`) type-checks test/usage.ts against
 // them, and the sources' own JSDoc types; and every value src/index.js
-// exports is declared, and nothing more.
+// (and src/langchain.js) exports is declared, and nothing more.
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import * as sandboxd from "sandboxd";
+import * as langchain from "sandboxd/langchain";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
@@ -47,11 +48,21 @@ describe("types", () => {
   it("type-checks a typed use against index.d.ts", { skip }, () => typecheck([path.join("test", "usage.ts")]));
 
   it("type-checks the sources' JSDoc", { skip }, () =>
-    typecheck(["--allowJs", "--checkJs", ...fs.readdirSync(path.join(root, "src")).map((f) => path.join("src", f))]));
+    typecheck(["--allowJs", "--checkJs", ...fs
+      .readdirSync(path.join(root, "src"))
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => path.join("src", f))]));
 
-  it("declares every value src/index.js exports", () => {
-    const dts = fs.readFileSync(path.join(root, "index.d.ts"), "utf8");
-    const declared = [...dts.matchAll(/^export declare (?:const|class|function) (\w+)/gm)].map((m) => m[1]).sort();
-    assert.deepEqual(declared, Object.keys(sandboxd).sort());
-  });
+  const entries = [
+    // [declarations, the module]
+    ["index.d.ts", sandboxd],
+    ["langchain.d.ts", langchain],
+  ];
+  for (const [file, mod] of entries) {
+    it(`declares every value ${file} stands for`, () => {
+      const dts = fs.readFileSync(path.join(root, String(file)), "utf8");
+      const declared = [...dts.matchAll(/^export declare (?:const|class|function) (\w+)/gm)].map((m) => m[1]).sort();
+      assert.deepEqual(declared, Object.keys(mod).sort());
+    });
+  }
 });

@@ -2,6 +2,8 @@
 // type-checks it (strict) against index.d.ts, through the package's own
 // "exports", as an installed package is seen. It is compiled, never run.
 
+import { ToolMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import {
   Client,
   Conflict,
@@ -13,10 +15,22 @@ import {
   SandboxdError,
   Session,
   Stats,
+  ToolResult,
+  Toolbox,
+  anthropicTools,
+  definitions,
+  dispatch,
+  openaiResponsesTools,
+  openaiTools,
   run,
+  TOOL_NAMES,
+  type AnthropicToolResult,
   type ExecOptions,
+  type OpenAIToolMessage,
   type SessionFields,
+  type ToolName,
 } from "sandboxd";
+import { SandboxdTool, langchainTools } from "sandboxd/langchain";
 
 export async function example(signal: AbortSignal): Promise<string> {
   await using sbx = await Sandbox.create({
@@ -121,4 +135,39 @@ export async function example(signal: AbortSignal): Promise<string> {
     }
   }
   return result ?? String(exitCode);
+}
+
+export async function agentTools(sbx: Sandbox): Promise<number> {
+  const names: readonly ToolName[] = TOOL_NAMES;
+  const chat = openaiTools({ names: ["run_python", "read_file"] });
+  const flat = openaiResponsesTools();
+  const claude = anthropicTools({ names: "run_shell" });
+  const defs = definitions();
+  console.log(names, chat[0].function.parameters.required, flat[0].parameters, claude[0].input_schema, defs[0].description);
+  // @ts-expect-error not a tool
+  openaiTools({ names: ["browse"] });
+
+  await using tb = new Toolbox({ memoryMb: 512, labels: { agent: "a1" } }, { maxChars: 4000, timeoutS: 30 });
+  const msg: OpenAIToolMessage = await tb.handleOpenAI({ id: "call_1", function: { name: "run_python", arguments: '{"code": "1"}' } });
+  const block: AnthropicToolResult = await tb.handleAnthropic({ id: "toolu_1", name: "run_shell", input: { command: "ls" } });
+  const out = await tb.handleOpenAIResponses({ call_id: "call_2", name: "read_file", arguments: '{"path": "a.txt"}' });
+  const r: ToolResult = await tb.handle({ type: "tool_use", id: "toolu_2", name: "run_python", input: { code: "1" } });
+  const fig = r.openaiImagesMessage();
+  console.log(msg.content, block.is_error, out.output, r.data, r.isError, r.errorCode, r.images[0]?.png, fig?.content);
+  const sandbox: Sandbox | null = tb.sandbox;
+  console.log(sandbox?.id, (await tb.getSandbox()).id);
+
+  const mine = new Toolbox(sbx, { names: ["run_python", "run_shell"], indexUrl: "http://index/simple" });
+  const d: ToolResult = await dispatch(sbx, "run_shell", { command: "ls" }, { maxChars: 2000 });
+  await mine.close();
+  // @ts-expect-error a field the contract does not have
+  new Toolbox({ memroyMb: 256 });
+
+  const tools: SandboxdTool[] = langchainTools(sbx, { names: ["run_python"] });
+  const generic: StructuredToolInterface[] = langchainTools(mine);
+  const text: unknown = await tools[0].invoke({ code: "6 * 7" });
+  const answer: unknown = await tools[0].invoke({ name: "run_python", args: { code: "1" }, id: "call_3", type: "tool_call" });
+  if (answer instanceof ToolMessage) console.log(answer.status, answer.artifact);
+  console.log(text, generic.length, tools[0].toolbox.names, d.text);
+  return tools.length;
 }
