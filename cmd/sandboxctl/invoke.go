@@ -83,16 +83,13 @@ func newInvokeCmd(a *app) *cobra.Command {
 			return f.invoke(cmd, a, &s, args)
 		},
 	}
-	s.register(cmd.Flags())
+	s.addTo(cmd, a)
 	cmd.Flags().Lookup("timeout").Usage = fmt.Sprintf("timeout of the invocation in seconds (default: the event's __timeout, else %d; at most %d)", invokeDefaultTimeout, invokeMaxTimeout)
 	cmd.Flags().StringVar(&f.handler, "handler", "", "the handler function (default lambda_handler, else handler); Lambda's file.function form is taken too")
 	cmd.Flags().StringVar(&f.event, "event", "", "the event, as JSON")
 	cmd.Flags().StringVar(&f.eventFile, "event-file", "", "read the event from this file (- for standard input)")
 	cmd.Flags().BoolVar(&f.profile, "profile", false, "print a cProfile of the handler (top 20 by cumulative time) and the phase timings on stderr")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object {result, error, duration_ms, phases} instead of the result")
-	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
-	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
-	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	// A wrong flag is a wrong input, exit code 2 like any other: the
 	// codes above 0 each mean one thing to a script.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {

@@ -66,10 +66,7 @@ See docs/mcp.md for client configurations.`,
 			return err
 		},
 	}
-	f.register(cmd.Flags())
-	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
-	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
-	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	f.addTo(cmd, a)
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the sessions this server made when it ends")
 	return cmd
 }

@@ -50,13 +50,8 @@ the daemon's port proxy reaches.`,
   sandboxctl cp server.py $id:server.py
   sandboxctl mcp-proxy $id -- python3 server.py
   claude mcp add untrusted -- sandboxctl mcp-proxy $id -- npx some-mcp-server`,
-		Args: cobra.MinimumNArgs(2),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			if len(args) == 0 {
-				return a.completeSessions(cmd, args, toComplete)
-			}
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: a.completeSessionFirst,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash != 1 {
 				return errors.New("write the command after --: sandboxctl mcp-proxy ID -- COMMAND [ARG...]")

@@ -30,13 +30,8 @@ machine only: loopback addresses alone are taken.`,
 		Example: `  sandboxctl port 3f2a 8000
   sandboxctl port 3f2a 5173 --listen 127.0.0.1:5173
   sandboxctl port 3f2a 8000 --unix /tmp/preview.sock`,
-		Args: cobra.ExactArgs(2),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			if len(args) == 0 {
-				return a.completeSessions(cmd, args, toComplete)
-			}
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: a.completeSessionFirst,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			port, err := strconv.Atoi(args[1])

@@ -100,6 +100,14 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
 }
 
+// addTo registers the flags on cmd, with their completions.
+func (f *sessionFlags) addTo(cmd *cobra.Command, a *app) {
+	f.register(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
+	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
+	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+}
+
 var completeRuntime = cobra.FixedCompletions([]string{api.RuntimeRunc, api.RuntimeRunsc}, cobra.ShellCompDirectiveNoFileComp)
 
 var completeNetwork = cobra.FixedCompletions([]string{api.NetworkNone, api.NetworkAllowlist, api.NetworkOpen}, cobra.ShellCompDirectiveNoFileComp)
@@ -177,10 +185,7 @@ func newCreateCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd.Flags())
-	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
-	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
-	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	f.addTo(cmd, a)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
 	return cmd
 }
@@ -367,6 +372,15 @@ func newStatsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// completeSessionFirst completes a session id as the first argument, and
+// nothing after it.
+func (a *app) completeSessionFirst(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return a.completeSessions(cmd, args, toComplete)
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeSessions completes the ids of the sessions the caller may see.
