@@ -68,17 +68,17 @@ RUNSC_NET      := dist/runsc/runsc
 $(RUNSC_NET):
 	GOBIN=$(CURDIR)/dist/runsc CGO_ENABLED=0 $(GO) install -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$(GVISOR_VERSION)" gvisor.dev/gvisor/runsc@$(GVISOR_VERSION)
 
-# test-deps: what the tests use beyond the build: matplotlib checks rich
-# outputs for real; lxcfs serves sandboxes their own /proc/meminfo, cpuinfo,
+# test-deps: what the tests use beyond the build: matplotlib and pandas
+# check rich outputs for real; lxcfs serves sandboxes their own /proc/meminfo, cpuinfo,
 # stat and uptime (the procview tests start their own lxcfs from it); pip
 # installs packages into sessions (POST …/packages); runsc (gVisor) is the
 # second runtime, which the session, restore and isolation tests also run on;
 # sdk-deps, the Python SDK's test (integration/sdk_python_test.go);
 # node-deps, the JavaScript SDK's (integration/sdk_javascript_test.go).
 test-deps: deps sdk-deps node-deps $(RUNSC_NET)
-	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
-		(apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null))
+	@/usr/bin/python3 -c 'import matplotlib, pandas' 2>/dev/null || \
+		(apt-get install -y -qq --no-install-recommends python3-matplotlib python3-pandas >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib python3-pandas >/dev/null))
 	@command -v lxcfs >/dev/null || (apt-get install -y -qq --no-install-recommends lxcfs >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxcfs >/dev/null))
 	@command -v rpm >/dev/null || (apt-get install -y -qq --no-install-recommends rpm >/dev/null 2>&1 || \

@@ -156,10 +156,17 @@ type ExecError struct {
 	Traceback string `json:"traceback"`
 }
 
-// Output is one rich output (e.g. a matplotlib figure).
+// Output is one rich output: a matplotlib figure, what display() showed,
+// or the last expression's rich representations (docs/API.md).
 type Output struct {
+	// MIME and Data are the richest representation (PNG first, see
+	// docs/API.md), Data base64 whatever the type: what clients read
+	// before bundles, and a figure's whole output.
 	MIME string `json:"mime"`
-	Data string `json:"data"` // base64
+	Data string `json:"data"`
+	// Bundle is every representation, Jupyter's way: mime -> data, text
+	// types as text, binary ones (image/png) base64. Figures have none.
+	Bundle map[string]string `json:"bundle,omitempty"`
 }
 
 // Execution is the outcome of one piece of code.
@@ -193,6 +200,9 @@ const (
 	EventStdout = "stdout"
 	EventStderr = "stderr"
 	EventDone   = "done"
+	// EventDisplay carries one output (Event.Output) as the code
+	// displays it; the Execution's outputs hold it too, in order.
+	EventDisplay = "display"
 )
 
 // StreamMIME is the Accept value that asks for a streamed execution.
@@ -204,6 +214,8 @@ type Event struct {
 	Data      string       `json:"data,omitempty"`
 	Execution *Execution   `json:"execution,omitempty"`
 	Error     *ErrorDetail `json:"error,omitempty"`
+	// Output is a display event's.
+	Output *Output `json:"output,omitempty"`
 }
 
 // FileInfo is one entry of a folder listing.

@@ -47,13 +47,32 @@ func (b *answerBudget) bound(e *api.Execution) {
 	}
 	kept := e.Outputs[:0]
 	for _, o := range e.Outputs {
-		if n := int64(len(o.MIME) + len(o.Data)); n <= b.left {
-			b.left -= n
+		if b.output(o) {
 			kept = append(kept, o)
-		} else {
-			b.cut = true
 		}
 	}
 	e.Outputs = kept
 	e.Truncated = e.Truncated || b.cut
+}
+
+// output says whether o fits whole, and counts it if it does: an output
+// is never cut, only dropped.
+func (b *answerBudget) output(o api.Output) bool {
+	n := outputSize(o)
+	if n > b.left {
+		b.cut = true
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+// outputSize is the bytes o takes in an answer: its mime, its data and
+// its bundle's, as the agent counts them.
+func outputSize(o api.Output) int64 {
+	n := len(o.MIME) + len(o.Data)
+	for k, v := range o.Bundle {
+		n += len(k) + len(v)
+	}
+	return int64(n)
 }

@@ -113,6 +113,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
 		MaxAnswer: d.cfg.MaxAnswerBytes,
+		OnDisplay: out.display,
 	}, out.add)
 	e.Stdout, e.Stderr = out.stdout.String(), out.stderr.String()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
@@ -126,6 +127,9 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	e.Outputs = r.Outputs
 	e.Truncated = r.Truncated || out.truncated
 	out.budget.bound(e)
+	// The displayed outputs came first and drew on the budget as they
+	// came, in order with the output.
+	e.Outputs = append(out.displayed, e.Outputs...)
 	e.StateReset = r.StateReset || reset
 	if r.Duration > 0 {
 		e.DurationMS = float64(r.Duration.Microseconds()) / 1000
@@ -224,6 +228,22 @@ type capture struct {
 	onEvent        func(api.Event)
 	stdout, stderr strings.Builder
 	truncated      bool
+	// displayed are the outputs the code displayed as it ran, those
+	// that fitted the budget.
+	displayed []api.Output
+}
+
+// display keeps and forwards an output the code displayed, if it fits
+// whole in what is left of the answer; one that does not is dropped, as
+// outputs are.
+func (c *capture) display(o api.Output) {
+	if !c.budget.output(o) {
+		return
+	}
+	c.displayed = append(c.displayed, o)
+	if c.onEvent != nil {
+		c.onEvent(api.Event{Type: api.EventDisplay, Output: &o})
+	}
 }
 
 func (c *capture) add(kind, data string) {

@@ -260,6 +260,16 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 			return nil, err
 		}
 		out(api.EventStdout, code+"\n")
+	case strings.HasPrefix(code, "display "):
+		// Each word displayed as HTML, a line of stdout after each; a
+		// figure left open at the end.
+		for _, w := range strings.Fields(code)[1:] {
+			if o.OnDisplay != nil {
+				o.OnDisplay(api.Output{MIME: "text/html", Data: w, Bundle: map[string]string{"text/html": w}})
+			}
+			out(api.EventStdout, "after "+w+"\n")
+		}
+		r.Outputs = []api.Output{{MIME: "image/png", Data: "iVBOR"}}
 	case code == "oom":
 		b.oomKills++
 		r.Status, r.ExitCode, r.StateReset = api.StatusKilled, 137, true

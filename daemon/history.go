@@ -44,7 +44,7 @@ func executionSize(e *api.Execution) int64 {
 		n += len(e.Error.Name) + len(e.Error.Value) + len(e.Error.Traceback)
 	}
 	for _, o := range e.Outputs {
-		n += len(o.MIME) + len(o.Data)
+		n += int(outputSize(o))
 	}
 	return int64(n)
 }

@@ -43,7 +43,7 @@ func executionRecord(e *api.Execution, keep int64) *store.Execution {
 		r.Error = &store.ExecError{Name: e.Error.Name, Value: e.Error.Value, Traceback: e.Error.Traceback}
 	}
 	for _, o := range e.Outputs {
-		r.Outputs = append(r.Outputs, store.Output{MIME: o.MIME, Data: o.Data})
+		r.Outputs = append(r.Outputs, store.Output{MIME: o.MIME, Data: o.Data, Bundle: o.Bundle})
 	}
 	return r
 }
@@ -60,7 +60,7 @@ func executionView(r *store.Execution) api.Execution {
 		e.Error = &api.ExecError{Name: r.Error.Name, Value: r.Error.Value, Traceback: r.Error.Traceback}
 	}
 	for _, o := range r.Outputs {
-		e.Outputs = append(e.Outputs, api.Output{MIME: o.MIME, Data: o.Data})
+		e.Outputs = append(e.Outputs, api.Output{MIME: o.MIME, Data: o.Data, Bundle: o.Bundle})
 	}
 	return e
 }

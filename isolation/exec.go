@@ -29,17 +29,24 @@ type ExecOptions struct {
 	// protocol 4 do not bound.
 	MaxOutput int64
 	MaxAnswer int64
+	// OnDisplay, if not nil, gets each output the code displays, as it
+	// does, in order with the output streamed to Exec's out (agents of
+	// protocol 9 on; older ones display nothing). ExecResult.Outputs
+	// are those that came after.
+	OnDisplay func(api.Output)
 }
 
 // ExecResult is how an execution ended. Status is one of the api
 // execution statuses (ok, error, timeout, interrupted, killed).
 type ExecResult struct {
-	ID         string
-	Language   string
-	Status     string
-	ExitCode   int
-	Result     *string
-	Error      *api.ExecError
+	ID       string
+	Language string
+	Status   string
+	ExitCode int
+	Result   *string
+	Error    *api.ExecError
+	// Outputs are the outputs not handed to ExecOptions.OnDisplay: the
+	// last expression's rich representations, then the figures.
 	Outputs    []api.Output
 	Truncated  bool
 	StateReset bool
@@ -94,7 +101,7 @@ func (s *Sandbox) Exec(ctx context.Context, o *ExecOptions, out Output) (*ExecRe
 	if dl, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(dl))
 	}
-	m, err := s.exec(o.request(), wait, out)
+	m, err := s.exec(o.request(), wait, out, o.OnDisplay)
 	if err != nil {
 		return nil, err
 	}

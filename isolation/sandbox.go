@@ -396,7 +396,7 @@ func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 
 // exec runs one request in the sandbox's agent. On an error the sandbox is
 // out of step with the daemon and must be restarted.
-func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string)) (*agent.Message, error) {
+func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output)) (*agent.Message, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.connMu.Lock()
@@ -430,7 +430,7 @@ func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind
 		s.running = nil
 		s.connMu.Unlock()
 	}()
-	return conn.Exec(req, wait, onOutput)
+	return conn.Exec(req, wait, onOutput, onDisplay)
 }
 
 // Detach lets go of the sandbox and leaves it running, for the next daemon

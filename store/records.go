@@ -76,10 +76,13 @@ type ExecError struct {
 	Traceback string `json:"traceback"`
 }
 
-// Output is one rich output of an execution.
+// Output is one rich output of an execution. Bundle came after schema 2
+// without a version of its own: records without it read as outputs
+// without one, and a daemon before it ignores it.
 type Output struct {
-	MIME string `json:"mime"`
-	Data string `json:"data"`
+	MIME   string            `json:"mime"`
+	Data   string            `json:"data"`
+	Bundle map[string]string `json:"bundle,omitempty"`
 }
 
 // Template is a template as it was added.

@@ -57,19 +57,27 @@ func (f *codeFlags) source(args []string) (string, error) {
 }
 
 // show prints an execution the way a terminal user expects and turns its
-// status into the exit code.
-func (f *codeFlags) show(e *api.Execution, streamed bool) error {
+// status into the exit code; p printed its stream (nil: none was).
+func (f *codeFlags) show(e *api.Execution, p *streamPrinter) error {
 	if f.asJSON {
 		if err := printJSON(os.Stdout, e); err != nil {
 			return err
 		}
 	} else {
-		if !streamed {
+		noted := 0
+		if p == nil {
 			fmt.Fprint(os.Stdout, e.Stdout)
 			fmt.Fprint(os.Stderr, e.Stderr)
+		} else {
+			noted = p.noted
 		}
 		if e.Result != nil {
 			fmt.Println(*e.Result)
+		}
+		// The outputs the stream did not show: the last expression's,
+		// the figures (a terminal shows neither HTML nor images).
+		for _, o := range e.Outputs[min(noted, len(e.Outputs)):] {
+			noteOutput(o)
 		}
 		if e.Truncated {
 			fmt.Fprintln(os.Stderr, "sandboxctl: the output was cut at the daemon's limit")
@@ -95,12 +103,37 @@ func (f *codeFlags) show(e *api.Execution, streamed bool) error {
 	return exitError{1}
 }
 
-func printEvent(ev api.Event) {
-	if ev.Type == api.EventStderr {
+// streamPrinter prints a streamed execution as it comes, and counts the
+// displayed outputs it noted: they lead the Execution's outputs.
+type streamPrinter struct{ noted int }
+
+// event prints one event; a type it does not know (a newer daemon's) is
+// skipped, as the contract lets.
+func (p *streamPrinter) event(ev api.Event) {
+	switch ev.Type {
+	case api.EventStdout:
+		fmt.Fprint(os.Stdout, ev.Data)
+	case api.EventStderr:
 		fmt.Fprint(os.Stderr, ev.Data)
-		return
+	case api.EventDisplay:
+		if ev.Output != nil {
+			noteOutput(*ev.Output)
+			p.noted++
+		}
 	}
-	fmt.Fprint(os.Stdout, ev.Data)
+}
+
+// noteOutput says on stderr that there is an output (--json has it whole).
+func noteOutput(o api.Output) {
+	fmt.Fprintf(os.Stderr, "[display: %s, %s]\n", o.MIME, humanBytes(uint64(outputBytes(o))))
+}
+
+// outputBytes is the size of o's richest representation, decoded.
+func outputBytes(o api.Output) int {
+	if b, err := base64.StdEncoding.DecodeString(o.Data); err == nil {
+		return len(b)
+	}
+	return len(o.Data)
 }
 
 func newExecCmd(a *app) *cobra.Command {
@@ -130,14 +163,16 @@ func newExecCmd(a *app) *cobra.Command {
 				req.TimeoutS = &f.timeout
 			}
 			var on func(api.Event)
+			var p *streamPrinter
 			if !f.asJSON {
-				on = printEvent
+				p = &streamPrinter{}
+				on = p.event
 			}
 			e, err := a.client().Exec(cmd.Context(), args[0], req, on)
 			if err != nil {
 				return err
 			}
-			return f.show(e, on != nil)
+			return f.show(e, p)
 		},
 	}
 	f.register(cmd.Flags())
@@ -180,21 +215,20 @@ func newRunCmd(a *app) *cobra.Command {
 				req.Files = append(req.Files, api.RunFile{Path: remote, ContentBase64: base64.StdEncoding.EncodeToString(b)})
 			}
 			var on func(api.Event)
+			var p *streamPrinter
 			if !f.asJSON {
-				on = printEvent
+				p = &streamPrinter{}
+				on = p.event
 			}
 			e, err := a.client().Run(cmd.Context(), req, on)
 			if err != nil {
 				return err
 			}
-			return f.show(e, on != nil)
+			return f.show(e, p)
 		},
 	}
 	f.register(cmd.Flags())
-	s.register(cmd.Flags())
-	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
-	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
-	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	s.addTo(cmd, a)
 	cmd.Flags().StringArrayVar(&files, "file", nil, "copy LOCAL[:PATH] into the sandbox first (repeatable)")
 	return cmd
 }

@@ -20,23 +20,20 @@ the length of the install when its own network policy does not reach it.
 pip's output streams as it runs; the exit code is pip's.`,
 		Example: `  sandboxctl pip 3f2a numpy==1.26.4 'pandas>=2,<3'
   sandboxctl pip 3f2a --index-url https://mirror.example/simple requests`,
-		Args: cobra.MinimumNArgs(2),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			if len(args) == 0 {
-				return a.completeSessions(cmd, args, toComplete)
-			}
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: a.completeSessionFirst,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var on func(api.Event)
+			var p *streamPrinter
 			if !f.asJSON {
-				on = printEvent
+				p = &streamPrinter{}
+				on = p.event
 			}
 			e, err := a.client().InstallPackages(cmd.Context(), args[0], &api.PackagesRequest{Packages: args[1:], IndexURL: index}, on)
 			if err != nil {
 				return err
 			}
-			return f.show(e, on != nil)
+			return f.show(e, p)
 		},
 	}
 	cmd.Flags().StringVar(&index, "index-url", "", "the package index (default: the daemon's package_index_url)")

@@ -115,7 +115,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		{"NetworkMode", schema("NetworkMode"), []any{api.NetworkNone, api.NetworkAllowlist, api.NetworkOpen}},
 		{"Health.status", prop("Health", "status"), []any{api.HealthOK, api.HealthDegraded}},
 		{"Node.state", prop("Node", "state"), []any{api.NodeReady, api.NodeDraining}},
-		{"Event.type", prop("Event", "type"), []any{api.EventStdout, api.EventStderr, api.EventDone, api.EventError}},
+		{"Event.type", prop("Event", "type"), []any{api.EventStdout, api.EventStderr, api.EventDone, api.EventDisplay, api.EventError}},
 		{"SessionEvent.action", prop("SessionEvent", "action"), []any{api.ActionCreated, api.ActionStarted, api.ActionStopped,
 			api.ActionPaused, api.ActionResumed, api.ActionRestarted, api.ActionDeleted, api.ActionFailed, api.ActionOOM,
 			api.ActionTimeout, api.ActionInterrupted, api.ActionRestored, api.ActionLost}},

@@ -108,20 +108,22 @@ type Request struct {
 
 // Message is one line from the agent. Which fields are set depends on Type.
 type Message struct {
-	Type       string         `json:"type"`
-	ID         string         `json:"id,omitempty"`
-	Language   string         `json:"language,omitempty"`
-	Data       string         `json:"data,omitempty"`
-	Message    string         `json:"message,omitempty"`
-	PID        int            `json:"pid,omitempty"`
-	Status     string         `json:"status,omitempty"`
-	ExitCode   int            `json:"exit_code,omitempty"`
-	Result     *string        `json:"result,omitempty"`
-	Error      *api.ExecError `json:"error,omitempty"`
-	Outputs    []api.Output   `json:"outputs,omitempty"`
-	Truncated  bool           `json:"truncated,omitempty"`
-	StateReset bool           `json:"state_reset,omitempty"`
-	DurationMS float64        `json:"duration_ms,omitempty"`
+	Type     string         `json:"type"`
+	ID       string         `json:"id,omitempty"`
+	Language string         `json:"language,omitempty"`
+	Data     string         `json:"data,omitempty"`
+	Message  string         `json:"message,omitempty"`
+	PID      int            `json:"pid,omitempty"`
+	Status   string         `json:"status,omitempty"`
+	ExitCode int            `json:"exit_code,omitempty"`
+	Result   *string        `json:"result,omitempty"`
+	Error    *api.ExecError `json:"error,omitempty"`
+	Outputs  []api.Output   `json:"outputs,omitempty"`
+	// Output, in a display line, is what the cell displayed.
+	Output     *api.Output `json:"output,omitempty"`
+	Truncated  bool        `json:"truncated,omitempty"`
+	StateReset bool        `json:"state_reset,omitempty"`
+	DurationMS float64     `json:"duration_ms,omitempty"`
 	// Protocol, in a pong, is the agent's protocol version; absent (0)
 	// from agents of version 1.
 	Protocol int `json:"protocol,omitempty"`

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // MaxLine bounds one line from the agent. The agent is untrusted (it shares
@@ -28,6 +30,9 @@ var ErrUnsupported = errors.New("the sandbox agent is too old for this request")
 
 // interruptVersion is the first protocol version with OpInterrupt.
 const interruptVersion = 3
+
+// displayVersion is the first protocol version with TypeDisplay lines.
+const displayVersion = 9
 
 // Conn is the daemon's connection to one sandbox's agent. It is not safe
 // for concurrent use, but for Interrupt: the owner serialises executions
@@ -98,10 +103,13 @@ func (a *Conn) Ping(ctx context.Context, ready bool) (*Message, error) {
 // and executions; Interrupt needs 3.
 func (a *Conn) Version() int { return int(a.version.Load()) }
 
-// Exec runs one request. onOutput gets each stdout/stderr chunk as it comes.
-// The agent enforces the timeout itself; wait bounds how long the daemon
-// waits for the final answer beyond that, in case the agent is stuck.
-func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string)) (*Message, error) {
+// Exec runs one request. onOutput gets each stdout/stderr chunk as it
+// comes, and onDisplay (if not nil) each output the code displayed, in
+// order with them (agents from version 9 on); the answer's Outputs are
+// the others. The agent enforces the timeout itself; wait bounds how long
+// the daemon waits for the final answer beyond that, in case the agent
+// is stuck.
+func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output)) (*Message, error) {
 	req.Op = OpExec
 	dl := time.Now().Add(wait)
 	_ = a.c.SetReadDeadline(dl)
@@ -117,6 +125,10 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 		switch m.Type {
 		case TypeStdout, TypeStderr:
 			onOutput(m.Type, m.Data)
+		case TypeDisplay:
+			if m.Output != nil && onDisplay != nil {
+				onDisplay(*m.Output)
+			}
 		case TypeDone:
 			return m, nil
 		case TypeError:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // fakeAgent answers one request on the far end of a pipe with lines.
@@ -27,10 +29,12 @@ func fakeAgent(t testing.TB, lines string) *Conn {
 }
 
 func TestExecProtocol(t *testing.T) {
-	c := fakeAgent(t, `{"type":"stdout","data":"a"}`+"\n"+`{"type":"stderr","data":"b"}`+"\n"+`{"type":"done","status":"ok","result":"1"}`+"\n")
+	c := fakeAgent(t, `{"type":"stdout","data":"a"}`+"\n"+`{"type":"display","output":{"mime":"text/html","data":"PGI+","bundle":{"text/html":"<b>","text/plain":"b"}}}`+"\n"+
+		`{"type":"stderr","data":"b"}`+"\n"+`{"type":"display"}`+"\n"+`{"type":"done","status":"ok","result":"1"}`+"\n")
 	var out []string
-	m, err := c.Exec(Request{Language: "python", Code: "1"}, time.Second, func(k, d string) { out = append(out, k+":"+d) })
-	if err != nil || m.Status != "ok" || *m.Result != "1" || strings.Join(out, ",") != "stdout:a,stderr:b" {
+	m, err := c.Exec(Request{Language: "python", Code: "1"}, time.Second, func(k, d string) { out = append(out, k+":"+d) },
+		func(o api.Output) { out = append(out, "display:"+o.MIME+":"+o.Bundle["text/html"]) })
+	if err != nil || m.Status != "ok" || *m.Result != "1" || strings.Join(out, ",") != "stdout:a,display:text/html:<b>,stderr:b" {
 		t.Fatalf("%+v %v %v", m, out, err)
 	}
 }
@@ -65,7 +69,7 @@ func TestExecAgentSilent(t *testing.T) {
 	defer b.Close()
 	go func() { _, _ = bufio.NewReader(b).ReadString('\n') }() // reads, never answers
 	c := &Conn{c: a, lines: newLineReader(a, 1<<20)}
-	if _, err := c.Exec(Request{}, 100*time.Millisecond, func(string, string) {}); err != ErrUnresponsive {
+	if _, err := c.Exec(Request{}, 100*time.Millisecond, func(string, string) {}, nil); err != ErrUnresponsive {
 		t.Fatalf("got %v, want ErrUnresponsive", err)
 	}
 }
@@ -85,7 +89,7 @@ func FuzzAgentLines(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, lines string) {
 		c := fakeAgent(t, lines)
-		_, _ = c.Exec(Request{Language: "python"}, time.Second, func(string, string) {})
+		_, _ = c.Exec(Request{Language: "python"}, time.Second, func(string, string) {}, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		c = fakeAgent(t, lines)

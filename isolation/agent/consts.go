@@ -29,6 +29,9 @@ const (
 	TypeStderr = "stderr"
 	TypeDone   = "done"
 	TypeError  = "error"
+	// TypeDisplay is an output a cell displayed while it runs (version 9
+	// on): Message.Output.
+	TypeDisplay = "display"
 )
 
 // ConstsModule is the generated Python module through which the agent
@@ -58,6 +61,7 @@ func pyConsts() []pyConst {
 		{"TYPE_STDERR", TypeStderr},
 		{"TYPE_DONE", TypeDone},
 		{"TYPE_ERROR", TypeError},
+		{"TYPE_DISPLAY", TypeDisplay},
 		{"STATUS_OK", api.StatusOK},
 		{"STATUS_ERROR", api.StatusError},
 		{"STATUS_TIMEOUT", api.StatusTimeout},

@@ -98,10 +98,36 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 		if strings.Contains(data, "first") {
 			_ = os.WriteFile(seen, nil, 0o644)
 		}
-	})
+	}, nil)
 	if err != nil || m.Status != api.StatusOK || result(m) != "True" || strings.Join(chunks, "") == "" ||
 		!strings.HasPrefix(chunks[0], "stdout:first") || !strings.Contains(strings.Join(chunks, ""), "second") {
 		t.Fatalf("streaming: %+v %q %v", m, chunks, err)
+	}
+
+	// Rich display, since 9: display() streams an output among stdout,
+	// in order; the done holds the last expression's.
+	if version >= displayVersion {
+		var got []string
+		m, err := ra.conn.Exec(py("class H:\n    def _repr_html_(self): return '<b>h</b>'\n"+
+			"print('a', flush=True)\ndisplay(H())\nprint('b')\nH()"), time.Minute,
+			func(kind, data string) { got = append(got, kind+":"+strings.TrimSpace(data)) },
+			func(o api.Output) { got = append(got, "display:"+o.MIME+":"+o.Bundle["text/html"]) })
+		if err != nil || m.Status != api.StatusOK || strings.Join(got, ",") != "stdout:a,display:text/html:<b>h</b>,stdout:b" ||
+			len(m.Outputs) != 1 || m.Outputs[0].Bundle["text/html"] != "<b>h</b>" {
+			t.Fatalf("display: %+v %q %v", m, got, err)
+		}
+		// A timeout stops a cell that displays without end (the worker
+		// waits on the supervisor at each display) and keeps the
+		// interpreter; the next cell is not confused by what was left.
+		var shown int
+		m, err = ra.conn.Exec(Request{Language: api.LanguagePython, Code: "while True: display(1)", Timeout: 0.5, Grace: 10}, time.Minute,
+			func(string, string) {}, func(api.Output) { shown++ })
+		if err != nil || m.Status != api.StatusTimeout || m.StateReset || shown == 0 {
+			t.Fatalf("a displaying cell's timeout: %+v %d %v", m, shown, err)
+		}
+		if m, _, _ := ra.exec(t, py("x")); result(m) != "41" || m.StateReset {
+			t.Fatalf("state after a displaying cell's timeout: %+v", m)
+		}
 	}
 
 	// An exception.

@@ -29,7 +29,7 @@ func interruptedExec(t *testing.T, ra *runningAgent, req Request, on map[string]
 				go func() { defer wg.Done(); f() }()
 			}
 		}
-	})
+	}, nil)
 	took := time.Since(t0)
 	wg.Wait()
 	if err != nil {
@@ -107,7 +107,7 @@ func testInterrupt(t *testing.T, ra *runningAgent) {
 		if strings.Contains(data, "started") {
 			_ = ra.conn.send(Request{Op: OpPing}, time.Time{})
 		}
-	})
+	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "while an execution runs") {
 		t.Fatalf("a ping during an execution: %v", err)
 	}

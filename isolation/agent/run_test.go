@@ -169,7 +169,7 @@ func (ra *runningAgent) exec(t *testing.T, req Request) (m *Message, stdout, std
 		} else {
 			errOut.WriteString(data)
 		}
-	})
+	}, nil)
 	if err != nil {
 		t.Fatalf("exec %q: %v", req.Code, err)
 	}

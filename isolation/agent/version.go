@@ -61,6 +61,14 @@ import "errors"
 //	   to the worker every 0.2 s until the cell ends, the worker raising
 //	   KeyboardInterrupt once per cell; to a shell command once more
 //	   after a second. Requests and answers are those of 7.
+//	9  rich display: the cells' builtin display() and the last
+//	   expression make Jupyter-style MIME bundles (_repr_html_ and the
+//	   like, _repr_mimebundle_): an output may have a "bundle"; what
+//	   display() shows is sent as it is made, a {"type":"display",
+//	   "output":{...}} line among stdout and stderr, and the done's
+//	   outputs are the others (the last expression's, then the figures).
+//	   The Conn hands displays to its onDisplay; agents before 9 send
+//	   none, and are otherwise the same.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -69,7 +77,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 8
+const ProtocolVersion = 9
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -22,6 +22,7 @@ var agentSHA256 = map[int]string{
 	6: "514f302912a9490ab210eb625b68ebea9adf8baeb4c7c3e925e09180c9b5fa60",
 	7: "bdda70d8902894d93fa2d4b55c00d14dfae9036f197332e6418ddade8082809e",
 	8: "4c910cea99428770cea77cfe63628849e6d0f244c2172fa8f4731d6199d91e85",
+	9: "0c092b51bc409e9da80b964eb5df091bd624d447d4b79662f88c9c3cf9f2f97d",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

@@ -11,10 +11,12 @@
 # reply; fds 1 and 2 are put back after the reply is out): each is a trap
 # under gVisor.
 import _signal as signal
+import _thread
 import builtins
 import os
 import sys
 
+import _sandboxd_display as rich
 from _sandboxd_consts import MODULES
 from _sandboxd_wire import READ_CHUNK, json_dumps, json_loads, log
 
@@ -87,25 +89,17 @@ def worker_main(ctrl_r, ctrl_w):
     # pickle (and multiprocessing) look up there is what the cells define.
     main = type(sys)("__main__")
     main.__dict__["__builtins__"] = builtins
+    builtins.display = display
+    MAIN_THREAD[0] = _thread.get_ident()
     sys.modules["__main__"] = main
     ns = main.__dict__
     cell = 0
-    buf = b""
     while True:
-        while b"\n" not in buf:
-            try:
-                chunk = os.read(ctrl_r, READ_CHUNK)
-            except BlockingIOError:
-                os.set_blocking(ctrl_r, True)  # user code changed it
-                continue
-            if not chunk:
-                os._exit(0)
-            buf += chunk
-        line, buf = buf.split(b"\n", 1)
+        line = read_line(ctrl_r)
         try:
             req = json_loads(line)
         except ValueError:
-            continue
+            continue  # an empty line: an acknowledgement no display waited for
         if req.get("noop"):
             # The supervisor asks whether the worker is up, or, after
             # stopping a cell, clears a SIGINT that came too late for it.
@@ -113,7 +107,18 @@ def worker_main(ctrl_r, ctrl_w):
             reply = {}
         else:
             cell += 1
-            reply = run_cell(ns, req, cell, interruptible=True)
+            seq, token = req.get("seq"), req.get("token")
+
+            def send_display(out):
+                # Tokened as the reply is: the supervisor drops lines
+                # without it, so user code writing to the control pipe
+                # forges nothing. The supervisor drains fds 1 and 2 before
+                # it relays the line, then says so with an empty line:
+                # what the cell writes after display() comes after.
+                send_line(ctrl_w, {"display": out, "seq": seq, "token": token})
+                read_line(ctrl_r)
+
+            reply = run_cell(ns, req, cell, interruptible=True, send_display=send_display)
         if FORKED[0]:
             # A fork made by user code came back here: only the worker answers.
             os._exit(0)
@@ -130,6 +135,27 @@ def worker_main(ctrl_r, ctrl_w):
         # After the reply, not on its path: the next cell starts with the
         # agent's fds 1 and 2 whatever this one did to them.
         reset_std_streams()
+
+
+# REQ_BUF[0]: what was read from the request pipe past the last line.
+REQ_BUF = [b""]
+
+
+def read_line(fd):
+    """The next line from the supervisor, without its newline."""
+    buf = REQ_BUF[0]
+    while b"\n" not in buf:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            os.set_blocking(fd, True)  # user code changed it
+            continue
+        if not chunk:
+            os._exit(0)
+        buf += chunk
+        REQ_BUF[0] = buf
+    line, REQ_BUF[0] = buf.split(b"\n", 1)
+    return line
 
 
 def send_line(fd, msg):
@@ -209,9 +235,55 @@ def own_sigint():
         signal.signal(signal.SIGINT, on_sigint)
 
 
-def run_cell(ns, req, cell, interruptible=False):
+# DISPLAY[0]: where display() sends an output while a cell runs (None:
+# into the reply's outputs, in order).
+DISPLAY = [None]
+
+
+def display(*objs, **kwargs):
+    """Shows each of objs as a rich output, now: the cells' builtin, as
+    IPython's display. Its keyword arguments (IPython's raw, include, ...)
+    are taken and ignored."""
+    if FORKED[0]:
+        return  # a fork of the cell's: only the worker displays
+    for obj in objs:
+        out = rich.output_of(obj, LIMIT[0])
+        if out is None:
+            continue
+        send = DISPLAY[0]
+        if send is None or _thread.get_ident() != MAIN_THREAD[0]:
+            # Another thread's waits for no acknowledgement, which the
+            # cell's could read, or the next request: its outputs come
+            # with the reply, if the cell has not ended.
+            CELL_OUTPUTS.append(out)
+            continue
+        # What the cell printed before comes before it: in the pipes
+        # before the line is (the supervisor drains them first).
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - user code may have broken it
+                pass
+        try:
+            send(out)
+        except OSError:
+            os._exit(1)
+
+
+# The running cell's cap on text (max_output), and its outputs display()
+# kept for the reply (no DISPLAY[0]: in the unit tests).
+LIMIT = [1 << 20]
+CELL_OUTPUTS = []
+
+# MAIN_THREAD[0]: the thread that runs cells.
+MAIN_THREAD = [_thread.get_ident()]
+
+
+def run_cell(ns, req, cell, interruptible=False, send_display=None):
     """Runs one cell in ns. In the worker (interruptible) SIGINT interrupts
-    the cell, and only the cell (see on_sigint)."""
+    the cell, and only the cell (see on_sigint). send_display gets each
+    output display() makes, as it is made; without it, they lead the
+    reply's outputs."""
     # _ast, not ast: the C half has all a cell needs, and an idle worker
     # keeps megabytes less (traceback, too, is imported at the first error).
     import _ast
@@ -226,6 +298,10 @@ def run_cell(ns, req, cell, interruptible=False):
     saved_env = {k: os.environ.get(k) for k in env}
     saved_cwd = None
     reply = {"result": None, "error": None, "outputs": []}
+    DISPLAY[0] = send_display
+    LIMIT[0] = limit
+    del CELL_OUTPUTS[:]
+    last_out = None
     try:
         if interruptible:
             own_sigint()
@@ -253,6 +329,9 @@ def run_cell(ns, req, cell, interruptible=False):
                     r = r[:limit]
                     reply["truncated"] = True
                 reply["result"] = r
+                # Its _repr_*_ methods are the cell's code: a stop
+                # interrupts them as it would the cell.
+                last_out = result_output(value, limit)
     except BaseException as e:  # noqa: BLE001 - every exception is the user's
         tb = e.__traceback__
         # Drop the agent's own frames: the user's traceback starts in the cell.
@@ -271,6 +350,7 @@ def run_cell(ns, req, cell, interruptible=False):
         print(text, end="", file=sys.stderr)
         reply["error"] = {"name": type(e).__name__, "value": str(e), "traceback": text}
     finally:
+        DISPLAY[0] = None
         if interruptible:
             IN_CELL[0] = False
             own_sigint()
@@ -285,10 +365,40 @@ def run_cell(ns, req, cell, interruptible=False):
             else:
                 os.environ[k] = v
     room = int(req.get("max_answer") or 4 << 20) - len(reply["result"] or "")
-    reply["outputs"], cut = collect_figures(room)
+    # The last expression's rich representations (Jupyter's
+    # execute_result), beside its repr in result; then the figures.
+    outs = list(CELL_OUTPUTS)
+    del CELL_OUTPUTS[:]
+    if last_out is not None and reply["error"] is None:
+        outs.append(last_out)
+    kept = []
+    for o in outs:
+        n = rich.output_size(o)
+        if n > room:
+            reply["truncated"] = True
+            continue
+        room -= n
+        kept.append(o)
+    figures, cut = collect_figures(room)
+    reply["outputs"] = kept + figures
     if cut:
         reply["truncated"] = True
     return reply
+
+
+def result_output(value, limit):
+    """The last expression's value as an output, if it has more to show
+    than its repr (a DataFrame's HTML, a figure pyplot does not hold). A
+    figure pyplot holds is left to collect_figures, where it always was."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    mf = sys.modules.get("matplotlib.figure")
+    if plt is not None and mf is not None and isinstance(value, getattr(mf, "Figure", ())):
+        try:
+            if getattr(value, "number", None) in plt.get_fignums():
+                return None
+        except Exception:  # noqa: BLE001
+            pass
+    return rich.output_of(value, limit, rich_only=True)
 
 
 def collect_figures(room):

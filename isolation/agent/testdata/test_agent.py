@@ -8,6 +8,7 @@ from unittest import mock
 
 import _sandboxd_agent as agent
 import _sandboxd_consts as consts
+import _sandboxd_display as rich
 import _sandboxd_procs as procs
 import _sandboxd_wire as wire
 import _sandboxd_worker as worker
@@ -68,6 +69,139 @@ class RunCell(unittest.TestCase):
         self.assertEqual(r["result"], "('1', '/')")
         self.assertNotIn("ZZ", os.environ)
         self.assertEqual(os.getcwd(), cwd)
+
+
+# Objects with Jupyter's rich representations, defined in the cells.
+RICH = (
+    "class H:\n"
+    "    def _repr_html_(self): return '<b>h</b>'\n"
+    "    def __repr__(self): return 'H()'\n"
+    "class M:\n"
+    "    def _repr_markdown_(self): return '# m'\n"
+    "class S:\n"
+    "    def _repr_svg_(self): return '<svg/>'\n"
+    "class J:\n"
+    "    def _repr_json_(self): return {'a': [1, 2]}\n"
+    "class P:\n"
+    "    def _repr_png_(self): return b'\\x89PNG'\n"
+    "    def _repr_html_(self): return '<img>'\n"
+    "class B:\n"
+    "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+    "        return {'text/html': '<i>b</i>', 'text/plain': 'b!', 'application/x-junk': 1}\n"
+    "class Bad:\n"
+    "    def _repr_html_(self): raise ValueError('no')\n"
+    "    def _repr_markdown_(self): return 42\n"
+    "    def _repr_png_(self): return 'not base64 !'\n"
+    "    def _repr_json_(self): return '{not json'\n"
+    "    def __repr__(self): return 'Bad()'\n"
+    "class Any:\n"
+    "    def __getattr__(self, name): return lambda *a, **k: '<any>'\n"
+    "    def __repr__(self): return 'Any()'\n")
+
+
+class Display(unittest.TestCase):
+    def setUp(self):
+        self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
+        import builtins
+        builtins.display = worker.display
+        self.addCleanup(delattr, builtins, "display")
+        self.sent = []
+        worker.run_cell(self.ns, {"code": RICH}, 1)
+
+    def run_cell(self, code, stream=False, **kw):
+        req = {"code": code}
+        req.update(kw)
+        return worker.run_cell(self.ns, req, 2, send_display=self.sent.append if stream else None)
+
+    def test_bundles(self):
+        import base64
+        r = self.run_cell("display(H(), M(), S(), J(), P(), B(), 7)")
+        self.assertIsNone(r["error"])
+        outs = r["outputs"]
+        self.assertEqual([o["mime"] for o in outs],
+                         ["text/html", "text/markdown", "image/svg+xml", "application/json", "image/png", "text/html",
+                          "text/plain"])
+        self.assertEqual(outs[0]["bundle"], {"text/plain": "H()", "text/html": "<b>h</b>"})
+        self.assertEqual(base64.b64decode(outs[0]["data"]), b"<b>h</b>")  # data stays base64
+        self.assertEqual(outs[3]["bundle"]["application/json"], '{"a":[1,2]}')
+        self.assertEqual(outs[4]["data"], base64.b64encode(b"\x89PNG").decode())
+        self.assertEqual(outs[4]["bundle"]["text/html"], "<img>")
+        self.assertEqual(outs[5]["bundle"], {"text/html": "<i>b</i>", "text/plain": "b!"})
+        self.assertEqual(outs[6]["bundle"], {"text/plain": "7"})
+
+    def test_junk_and_raising_reprs_are_skipped(self):
+        r = self.run_cell("display(Bad(), Any(), H)\n'after'")
+        self.assertIsNone(r["error"])
+        self.assertEqual(r["result"], "'after'")
+        self.assertEqual([o["bundle"] for o in r["outputs"]],
+                         [{"text/plain": "Bad()"}, {"text/plain": "Any()"}, {"text/plain": repr(self.ns["H"])}])
+
+    def test_last_expression(self):
+        r = self.run_cell("H()")
+        self.assertEqual(r["result"], "H()")
+        self.assertEqual([o["mime"] for o in r["outputs"]], ["text/html"])
+        r = self.run_cell("Bad()")  # nothing beyond its repr: no output
+        self.assertEqual((r["result"], r["outputs"]), ("Bad()", []))
+        r = self.run_cell("[1]")
+        self.assertEqual(r["outputs"], [])
+
+    def test_streamed_in_order(self):
+        r = self.run_cell("display(M())\nprint('x')\ndisplay(S())\nH()", stream=True)
+        self.assertEqual([o["mime"] for o in self.sent], ["text/markdown", "image/svg+xml"])
+        self.assertEqual([o["mime"] for o in r["outputs"]], ["text/html"])  # the last expression's only
+
+    def test_other_threads_display_with_the_reply(self):
+        r = self.run_cell("import threading\nt = threading.Thread(target=lambda: display(M()))\nt.start()\nt.join()",
+                          stream=True)
+        self.assertEqual(self.sent, [])
+        self.assertEqual([o["mime"] for o in r["outputs"]], ["text/markdown"])
+
+    def test_bounded(self):
+        r = self.run_cell("class Big:\n    def _repr_html_(self): return 'x' * (9 << 20)\ndisplay(Big())")
+        self.assertEqual(list(r["outputs"][0]["bundle"]), ["text/plain"])  # the HTML is over MAX_BUNDLE
+        r = self.run_cell("display(H(), H(), H())", max_answer=150)
+        self.assertEqual(len(r["outputs"]), 2)
+        self.assertTrue(r["truncated"])
+
+    def test_figure_is_png_without_bundle(self):
+        import sys
+        import types
+        mf = types.ModuleType("matplotlib.figure")
+
+        class Figure:
+            def savefig(self, b, format):
+                b.write(b"png")
+        mf.Figure = Figure
+        sys.modules["matplotlib.figure"] = mf
+        self.addCleanup(sys.modules.pop, "matplotlib.figure")
+        self.ns["Figure"] = Figure
+        r = self.run_cell("display(Figure())\nFigure()")
+        self.assertEqual(r["outputs"], [{"mime": "image/png", "data": "cG5n"}] * 2)
+
+    def test_sizes(self):
+        self.assertEqual(rich.output_size({"mime": "a", "data": "bc", "bundle": {"d": "é"}}), 6)
+
+
+class DisplayLines(unittest.TestCase):
+    def test_displays_before_the_reply(self):
+        w = agent.Worker()
+        w.seq = 3
+        shown = []
+        w.ctrl_buf = (b'{"display":{"mime":"text/plain","data":"MQ=="},"seq":3,"token":"t"}\n'
+                      b'{"display":{"mime":"forged","data":""},"seq":3,"token":"x"}\n'
+                      b'{"result":"1","seq":3,"token":"t"}\n')
+        with mock.patch.object(agent, "log"):
+            self.assertEqual(agent.Agent.take_reply(w, "t", shown.append)["result"], "1")
+        self.assertEqual(shown, [{"mime": "text/plain", "data": "MQ=="}])
+
+    def test_budget_counts_bundles_and_cleans(self):
+        b = agent.Budget(100)
+        o = b.output({"mime": "text/html", "data": "PGI+", "bundle": {"text/html": "<b>", "bad": 1}, "x": 2})
+        self.assertEqual(o, {"mime": "text/html", "data": "PGI+", "bundle": {"text/html": "<b>"}})
+        self.assertEqual(b.left, 100 - 9 - 4 - 9 - 3)
+        self.assertIsNone(b.output({"mime": "m", "data": 3}))
+        self.assertIsNone(b.output({"mime": "m", "data": "x" * 100}))
+        self.assertTrue(b.cut)
 
 
 class CaptureCap(unittest.TestCase):

@@ -236,6 +236,59 @@ class TestSandbox(unittest.TestCase):
             self.assertTrue(out.png and out.png.startswith(b"\x89PNG\r\n\x1a\n"))
             self.assertIsNone(out.html)
 
+    def test_display(self) -> None:
+        code = (
+            "class J:\n"
+            "    def _repr_json_(self): return {'a': [1, 2]}\n"
+            "class P:\n"
+            "    def _repr_png_(self): return b'\\x89PNG'\n"
+            "class B:\n"
+            "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+            "        return {'text/html': '<i>b</i>', 'text/markdown': '*b*', 'text/plain': 'b'}\n"
+            "class Bad:\n"
+            "    def _repr_html_(self): raise ValueError('no')\n"
+            "    def __repr__(self): return 'Bad()'\n"
+            "import pandas as pd, time\n"
+            "print('before', flush=True)\n"
+            "display(J(), P(), B(), Bad())\n"
+            "print('between', flush=True)\n"
+            "class S:\n"
+            "    def _repr_svg_(self): return '<svg/>'\n"
+            "display(S())\n"
+            "time.sleep(1.5)\n"
+            "pd.DataFrame({'x': [1, 2]})"
+        )
+        with Sandbox(labels={"run": RUN}) as sbx:
+            events: list[tuple[str, Any, float]] = []
+            r = sbx.run_code(
+                code,
+                on_stdout=lambda s: events.append(("out", s.strip(), time.monotonic())),
+                on_display=lambda o: events.append(("display", o, time.monotonic())),
+            )
+            done = time.monotonic()
+            self.assertEqual(r.status, "ok", r.error)
+            self.assertEqual([e[0] for e in events], ["out", "display", "display", "display", "display", "out", "display"])
+            self.assertLess(events[-1][2], done - 1.0, "the display came with the end of the execution: not streamed")
+            outs = r.outputs
+            self.assertEqual([o.mime for o in outs], ["application/json", "image/png", "text/html", "text/plain", "image/svg+xml", "text/html"])
+            self.assertEqual([e[1] for e in events if e[0] == "display"], outs[:5])
+            j, p, b, bad, svg, df = outs
+            self.assertEqual(j.json, {"a": [1, 2]})
+            self.assertEqual(p.png, b"\x89PNG")
+            self.assertEqual((b.html, b.markdown, b.text, b.svg), ("<i>b</i>", "*b*", "b", None))
+            self.assertEqual(b.bundle, {"text/html": "<i>b</i>", "text/markdown": "*b*", "text/plain": "b"})
+            self.assertEqual((bad.text, bad.html), ("Bad()", None))
+            self.assertEqual(svg.svg, "<svg/>")
+            # The last expression: its repr is the result, its HTML an output.
+            self.assertIn("x", r.result or "")
+            self.assertIn("<table", df.html or "")
+            self.assertEqual(df.text, r.result)
+            # An old client's view: mime and base64 data.
+            self.assertEqual(b.content, b"<i>b</i>")
+            # A plain call answers the same outputs.
+            r2 = sbx.run_code("display(B())\npd.DataFrame({'x': [1]})")
+            self.assertEqual([o.mime for o in r2.outputs], ["text/html", "text/html"])
+
     def test_install(self) -> None:
         with Sandbox(labels={"run": RUN}) as sbx:
             # A requirement that is an option is refused before pip runs.
@@ -297,6 +350,15 @@ class TestAsync(unittest.TestCase):
 
                 r = await sbx.run_code("for i in range(3): print(i)", on_stdout=collect)
                 self.assertEqual(("".join(got), r.status), ("0\n1\n2\n", "ok"))
+
+                shown: list[Any] = []
+
+                async def show(o: Any) -> None:
+                    await asyncio.sleep(0)
+                    shown.append(o)
+
+                r = await sbx.run_code("class H:\n    def _repr_html_(self): return '<b>h</b>'\ndisplay(H())", on_display=show)
+                self.assertEqual(([o.html for o in shown], r.outputs), (["<b>h</b>"], shown))
 
                 c = await sbx.commands.run("echo hi")
                 self.assertEqual((c.exit_code, c.stdout), (0, "hi\n"))

@@ -340,6 +340,22 @@ class TestStream(FakeTestCase):
         self.assertEqual(e.result, "42")
         self.assertEqual(d.seen[0].headers["accept"], "application/x-ndjson")
 
+    def test_display_events(self) -> None:
+        html = {"mime": "text/html", "data": base64.b64encode(b"<b>").decode(), "bundle": {"text/html": "<b>", "text/plain": "b"}}
+        lines = [
+            {"type": "stdout", "data": "0\n"},
+            {"type": "display", "output": html},
+            {"type": "display", "output": "junk"},
+            {"type": "done", "execution": dict(EXECUTION, outputs=[html])},
+        ]
+        d = self.serve(lambda s: Reply(200, lines=lines))
+        got: list[Any] = []
+        # on_display alone asks for the stream.
+        e = Client(d.socket).exec("s1", "x", on_display=got.append)
+        self.assertEqual([o.html for o in got], ["<b>"])
+        self.assertEqual(e.outputs, got)
+        self.assertEqual(d.seen[0].headers["accept"], "application/x-ndjson")
+
     def test_error_line(self) -> None:
         lines = [{"type": "stdout", "data": "a"}, {"type": "error", "error": {"code": "conflict", "message": "stopped: start it first"}}]
         d = self.serve(lambda s: Reply(200, lines=lines))
@@ -432,6 +448,20 @@ class TestModels(unittest.TestCase):
         for raw, check in cases:
             with self.subTest(raw=raw):
                 self.assertTrue(check(sandboxd.Execution.from_json(raw)))
+
+    def test_output_bundle(self) -> None:
+        png = base64.b64encode(b"\x89PNG").decode()
+        o = sandboxd.Output.from_json(
+            {
+                "mime": "image/png",
+                "data": png,
+                "bundle": {"image/png": png, "text/html": "<p>é</p>", "text/markdown": "# m", "image/svg+xml": "<svg/>", "application/json": '{"a": 1}', "text/plain": "p"},
+            }
+        )
+        self.assertEqual((o.png, o.html, o.markdown, o.svg, o.json, o.text, o.mime), (b"\x89PNG", "<p>é</p>", "# m", "<svg/>", {"a": 1}, "p", "image/png"))
+        # Without a bundle (a figure, an older daemon), mime and data alone.
+        fig = sandboxd.Output.from_json({"mime": "image/png", "data": png})
+        self.assertEqual((fig.png, fig.html, fig.json, fig.bundle), (b"\x89PNG", None, None, {}))
 
 
 if __name__ == "__main__":

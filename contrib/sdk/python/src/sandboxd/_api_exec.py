@@ -2,7 +2,8 @@
 
 Each answers one Execution. With an output callback the call asks for the
 NDJSON stream (Accept: application/x-ndjson) and feeds each stdout and
-stderr chunk to the callback as the code produces it; the last line is the
+stderr chunk to the callback as the code produces it, and each output the
+code displays (display()) to on_display as it does; the last line is the
 Execution, the same as the one a plain call answers.
 """
 
@@ -15,10 +16,14 @@ from typing import Any, Callable, Mapping
 from ._api_sessions import session_request
 from ._transport import STREAM_MIME, Caller, api_path
 from .errors import ProtocolError, error_from_answer
-from .models import Execution
+from .models import Execution, Output
 
 OnOutput = Callable[[str], object]
 """Called with each chunk of output as it comes: not necessarily whole lines."""
+
+OnDisplay = Callable[[Output], object]
+"""Called with each output the code displays, as it does (the Execution's
+outputs hold it too, in order)."""
 
 EXEC_GRACE_S = 60.0
 """How long past an execution's own timeout a call waits for its answer:
@@ -62,6 +67,7 @@ class ExecCalls(Caller):
         on_stdout: OnOutput | None = None,
         on_stderr: OnOutput | None = None,
         request_timeout: float | None = None,
+        on_display: OnDisplay | None = None,
     ) -> Execution:
         """POST /v1/sessions/{id}/exec: runs code ("python" or "shell") in
         the session. ``timeout`` is the execution's own (seconds; absent:
@@ -73,6 +79,7 @@ class ExecCalls(Caller):
             on_stdout,
             on_stderr,
             exec_request_timeout(request_timeout, timeout),
+            on_display,
         )
 
     def install_packages(
@@ -103,6 +110,7 @@ class ExecCalls(Caller):
         on_stdout: OnOutput | None = None,
         on_stderr: OnOutput | None = None,
         request_timeout: float | None = None,
+        on_display: OnDisplay | None = None,
         **fields: Any,
     ) -> Execution:
         """POST /v1/run: code run once in a fresh sandbox, gone afterwards.
@@ -119,7 +127,9 @@ class ExecCalls(Caller):
                 {"path": p, "content_base64": base64.b64encode(c.encode() if isinstance(c, str) else bytes(c)).decode()}
                 for p, c in files.items()
             ]
-        return self._execution("/v1/run", body, on_stdout, on_stderr, exec_request_timeout(request_timeout, body.get("timeout_s")))
+        return self._execution(
+            "/v1/run", body, on_stdout, on_stderr, exec_request_timeout(request_timeout, body.get("timeout_s")), on_display
+        )
 
     def executions(self, id: str, *, limit: int = 0, request_timeout: float | None = None) -> list[Execution]:
         """GET /v1/sessions/{id}/executions: past executions, newest first,
@@ -135,8 +145,9 @@ class ExecCalls(Caller):
         on_stdout: OnOutput | None,
         on_stderr: OnOutput | None,
         timeout: float | None,
+        on_display: OnDisplay | None = None,
     ) -> Execution:
-        if on_stdout is None and on_stderr is None:
+        if on_stdout is None and on_stderr is None and on_display is None:
             with self._t.send("POST", path, json_body=body, timeout=timeout) as a:
                 return Execution.from_json(a.json())
         with self._t.send("POST", path, json_body=body, accept=STREAM_MIME, timeout=timeout) as a:
@@ -151,6 +162,10 @@ class ExecCalls(Caller):
                 elif kind == "stderr":
                     if on_stderr is not None:
                         on_stderr(str(ev.get("data") or ""))
+                elif kind == "display":
+                    o = ev.get("output")
+                    if on_display is not None and isinstance(o, dict):
+                        on_display(Output.from_json(o))
                 elif kind == "done":
                     e = ev.get("execution")
                     if not isinstance(e, dict):

@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
 
 from ._api_exec import OnOutput
 from .client import Client
-from .models import Execution, FileInfo, FileWritten, Session, Stats
+from .models import Execution, FileInfo, FileWritten, Output, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -84,10 +84,15 @@ class _Relay:
                 raise self._error
 
 
-async def _streamed(call: Callable[[OnOutput | None, OnOutput | None], T], on_stdout: AsyncOnOutput | None, on_stderr: AsyncOnOutput | None) -> T:
+async def _streamed(
+    call: Callable[..., T], on_stdout: AsyncOnOutput | None, on_stderr: AsyncOnOutput | None, on_display: Callable[[Any], object] | None = None
+) -> T:
     relay = _Relay(asyncio.get_running_loop())
+    args = [relay.wrap(on_stdout), relay.wrap(on_stderr)]
+    if on_display is not None:
+        args.append(relay.wrap(on_display))
     try:
-        out = await asyncio.to_thread(call, relay.wrap(on_stdout), relay.wrap(on_stderr))
+        out = await asyncio.to_thread(call, *args)
     except BaseException:
         relay.close()
         raise
@@ -228,14 +233,25 @@ class AsyncSandbox:
         on_stdout: AsyncOnOutput | None = None,
         on_stderr: AsyncOnOutput | None = None,
         request_timeout: float | None = None,
+        on_display: Callable[[Output], object] | None = None,
     ) -> Execution:
-        """Runs code in the session (see Sandbox.run_code)."""
+        """Runs code in the session (see Sandbox.run_code); on_display may
+        be a coroutine function, as the output callbacks."""
         return await _streamed(
-            lambda out, err: self.sync.run_code(
-                code, language=language, timeout=timeout, env=env, cwd=cwd, on_stdout=out, on_stderr=err, request_timeout=request_timeout
+            lambda out, err, disp=None: self.sync.run_code(
+                code,
+                language=language,
+                timeout=timeout,
+                env=env,
+                cwd=cwd,
+                on_stdout=out,
+                on_stderr=err,
+                request_timeout=request_timeout,
+                on_display=disp,
             ),
             on_stdout,
             on_stderr,
+            on_display,
         )
 
     async def install(

@@ -9,6 +9,7 @@ upgraded apart.
 from __future__ import annotations
 
 import base64
+import json as _json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -161,32 +162,57 @@ class ExecutionError:
         return f"{self.name}: {self.value}" if self.value else self.name
 
 
+BINARY_MIMES = ("image/png", "image/jpeg")
+"""The types whose bundle data is base64; the others' is text."""
+
+
 @dataclass(frozen=True)
 class Output:
-    """One rich output of an execution, e.g. a matplotlib figure.
+    """One rich output of an execution: a matplotlib figure, what the
+    code's ``display()`` showed, or the last expression's rich
+    representations (a DataFrame's HTML).
 
-    ``data`` is base64 as on the wire; ``content`` is it decoded, and
-    ``png``, ``jpeg``, ``svg``, ``html`` and ``text`` give it in the form
-    its MIME type fits (None when it is another type).
+    ``mime`` and ``data`` are the richest representation, ``data`` base64
+    as on the wire (``content`` is it decoded); ``bundle`` has every
+    representation, Jupyter's way (mime -> data: text as text, images
+    base64; empty for a figure). ``png``, ``jpeg``, ``svg``, ``html``,
+    ``markdown``, ``json`` and ``text`` give each representation in the
+    form its type fits, None when the output has none of that type.
     """
 
     mime: str
     data: str = ""
+    bundle: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Output:
-        return cls(mime=_str(d, "mime"), data=_str(d, "data"))
+        return cls(mime=_str(d, "mime"), data=_str(d, "data"), bundle=_map(d, "bundle"))
 
     @property
     def content(self) -> bytes:
         return base64.b64decode(self.data)
 
     def _bytes(self, mime: str) -> bytes | None:
+        if mime in self.bundle:
+            v = self.bundle[mime]
+            return base64.b64decode(v) if mime in BINARY_MIMES else v.encode("utf-8")
         return self.content if self.mime == mime else None
 
     def _text(self, mime: str) -> str | None:
+        if mime in self.bundle and mime not in BINARY_MIMES:
+            return self.bundle[mime]
         b = self._bytes(mime)
         return b.decode("utf-8", "replace") if b is not None else None
+
+    @property
+    def markdown(self) -> str | None:
+        return self._text("text/markdown")
+
+    @property
+    def json(self) -> Any:
+        """The application/json representation, parsed (None without one)."""
+        t = self._text("application/json")
+        return _json.loads(t) if t is not None else None
 
     @property
     def png(self) -> bytes | None:

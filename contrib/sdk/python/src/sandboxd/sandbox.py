@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Iterable, Mapping
 
-from ._api_exec import OnOutput, exec_request_timeout
+from ._api_exec import OnDisplay, OnOutput, exec_request_timeout
 from .client import DEFAULT_REQUEST_TIMEOUT, Client
 from .commands import Commands
 from .errors import NotFound
@@ -187,12 +187,17 @@ class Sandbox:
         on_stdout: OnOutput | None = None,
         on_stderr: OnOutput | None = None,
         request_timeout: float | None = None,
+        on_display: OnDisplay | None = None,
     ) -> Execution:
         """Runs code in the session's interpreter, whose variables live on
         between calls. ``timeout`` (seconds) is the execution's own, else
         the session's timeout_s. With ``on_stdout`` / ``on_stderr`` the
-        output is streamed to them as it comes. The answer is an Execution
-        whatever the code did: check ``status``, ``error``, ``result``."""
+        output is streamed to them as it comes, and with ``on_display``
+        each Output the code displays (``display(obj)``, a builtin in
+        cells) as it does. The answer is an Execution whatever the code
+        did: check ``status``, ``error``, ``result``; ``outputs`` holds
+        what was displayed, the last expression's rich representations
+        and the figures, in order."""
         limit = timeout if timeout is not None else (self._session.limits.timeout_s or None)
         return self._client.exec(
             self.id,
@@ -204,6 +209,7 @@ class Sandbox:
             on_stdout=on_stdout,
             on_stderr=on_stderr,
             request_timeout=exec_request_timeout(request_timeout, limit),
+            on_display=on_display,
         )
 
     def install(

@@ -56,6 +56,9 @@ TOOLS_VERSION = schema.VERSION
 Names = Optional[Union[Iterable[str], str]]
 """Tools by name: one, several, or None for all."""
 
+_MODEL_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image types the model APIs take."""
+
 
 def definitions(names: Names = None) -> list[dict[str, Any]]:
     """The tools as tools.json has them: {name, description, input_schema},
@@ -261,7 +264,9 @@ class Toolbox:
     # the arguments' shape already.
 
     def _result(self, name: str, data: dict[str, Any], *, is_error: bool = False, execution: Execution | None = None) -> ToolResult:
-        images = [o for o in execution.outputs if o.mime.startswith("image/")] if execution else []
+        # Raster images only: the model APIs take no SVG, which display()
+        # can now output (its text is in the output's bundle).
+        images = [o for o in execution.outputs if o.mime in _MODEL_IMAGES] if execution else []
         if images:
             data["images"] = [o.mime for o in images]
         text, cut = bound(data, self.max_chars)
