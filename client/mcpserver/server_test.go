@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -46,25 +49,24 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
 	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
 	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
-	srv := httptest.NewServer(mux)
+	// On a Unix socket, as the daemon: a short path, for its 107 bytes.
+	dir, err := os.MkdirTemp("", "mcpfake-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Listener = l
+	srv.Start()
 	t.Cleanup(srv.Close)
-	hc := &http.Client{Transport: rewrite{srv.URL, http.DefaultTransport}}
-	return f, client.NewWithHTTPClient("fake", hc)
-}
-
-// rewrite sends the client's requests (to host "sandboxd") to the test
-// server.
-type rewrite struct {
-	base string
-	rt   http.RoundTripper
-}
-
-func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
-	u := *req.URL
-	u.Scheme, u.Host = "http", strings.TrimPrefix(r.base, "http://")
-	req = req.Clone(req.Context())
-	req.URL = &u
-	return r.rt.RoundTrip(req)
+	c := client.New(sock)
+	t.Cleanup(c.Close)
+	return f, c
 }
 
 func answer(w http.ResponseWriter, code int, v any) {
@@ -157,6 +159,11 @@ func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
 		ex.Error = &api.ExecError{Name: "ValueError", Value: "bad", Traceback: "Traceback: ValueError: bad"}
 	case "figure":
 		ex.Outputs = []api.Output{{MIME: "image/png", Data: base64.StdEncoding.EncodeToString(pngBytes)}}
+	case "display":
+		ex.Outputs = []api.Output{
+			{MIME: "text/html", Data: base64.StdEncoding.EncodeToString([]byte("<table/>")), Bundle: map[string]string{"text/html": "<table/>", "text/plain": "a table"}},
+			{MIME: "image/svg+xml", Data: base64.StdEncoding.EncodeToString([]byte("<svg/>")), Bundle: map[string]string{"image/svg+xml": "<svg/>"}},
+		}
 	case "6 * 7":
 		r := "42"
 		ex.Stdout, ex.Result = "", &r
@@ -333,6 +340,12 @@ func TestExecResults(t *testing.T) {
 	}
 	if len(imgs) != 1 || !bytes.Equal(imgs[0], pngBytes) || out["images"] != float64(1) {
 		t.Errorf("a figure: %d images, %v", len(imgs), out)
+	}
+	// Rich displays reach the model as text, and SVG is not an image
+	// for it.
+	res, text, out = call(t, cs, "run_python", map[string]any{"code": "display"})
+	if len(res.Content) != 2 || !strings.Contains(text, "display (text/html):\na table") || out["images"] != nil {
+		t.Errorf("displays: %d contents %q %v", len(res.Content), text, out)
 	}
 	_, text, out = call(t, cs, "install_packages", map[string]any{"packages": []string{"numpy", "rich"}})
 	if !strings.Contains(text, "pip install numpy rich") || out["status"] != "ok" {

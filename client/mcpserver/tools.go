@@ -191,7 +191,12 @@ func (s *Server) exec(ctx context.Context, sid string, run func(id string) (*api
 	text := execText(t, ex)
 	res.Content = append(res.Content, &mcp.TextContent{Text: cutText(text, s.opts.MaxText)})
 	for _, o := range ex.Outputs {
-		if !strings.HasPrefix(o.MIME, "image/") {
+		if !rasterImage(o.MIME) {
+			// A rich display (a table as HTML) reaches the model as its
+			// text form, which every model reads.
+			if text := o.Bundle["text/plain"]; text != "" {
+				res.Content = append(res.Content, &mcp.TextContent{Text: cutText("display ("+o.MIME+"):\n"+text, s.opts.MaxText/4)})
+			}
 			continue
 		}
 		data, err := base64.StdEncoding.DecodeString(o.Data)
@@ -272,7 +277,7 @@ func (s *Server) readFile(ctx context.Context, _ *mcp.CallToolRequest, in ReadFi
 	out.Size = int64(len(data))
 	mime := sniff(data)
 	switch {
-	case strings.HasPrefix(mime, "image/"):
+	case rasterImage(mime):
 		out.MIME = mime
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: fmt.Sprintf("%s%s: %s, %d bytes", sessionLine(t), in.Path, mime, len(data))},
@@ -376,4 +381,15 @@ func seconds(s float64) *float64 {
 
 func textResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// rasterImage says whether an image of type mime goes to the model as an
+// image: the model APIs behind MCP clients take these and refuse the
+// others (SVG), which stay text or base64.
+func rasterImage(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
 }
