@@ -59,7 +59,7 @@ func TestJSSDK(t *testing.T) {
 	if len(tests) == 0 {
 		t.Fatalf("no test/*.test.js in %s", src)
 	}
-	out := nodeTool(ctx, t, tree, []string{"SANDBOXD_SOCKET=" + d.socket, "SANDBOXD_TEST_INDEX_URL=" + index},
+	out := nodeTool(ctx, t, tree, []string{"SANDBOXD_SOCKET=" + d.socket, "SANDBOXD_TEST_INDEX_URL=" + index, "SANDBOXD_TEST_OPENAPI=" + openAPIFile(t, work)},
 		"node", append([]string{"--test", "--test-reporter=tap"}, tests...)...)
 	// Every test must run: a skip means a test lacked what this one gives.
 	counts := tapCounts(out)

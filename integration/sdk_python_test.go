@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandboxd/sandboxd/docs"
 )
 
 // systemPython is Debian's python3, the one CI has: the SDK is built and
@@ -52,7 +54,7 @@ func TestPythonSDK(t *testing.T) {
 		t.Fatalf("sandboxd imports from %s, want the venv's, with py.typed", where)
 	}
 
-	out := python(ctx, t, work, []string{"SANDBOXD_SOCKET=" + d.socket, "SANDBOXD_TEST_INDEX_URL=" + index},
+	out := python(ctx, t, work, []string{"SANDBOXD_SOCKET=" + d.socket, "SANDBOXD_TEST_INDEX_URL=" + index, "SANDBOXD_TEST_OPENAPI=" + openAPIFile(t, work)},
 		vpy, "-m", "unittest", "discover", "-s", filepath.Join(tree, "tests"), "-v")
 	// Every test must run: a skip means a test lacked what this one gives.
 	skipped := strings.Contains(out, "skipped")
@@ -137,4 +139,19 @@ func copySDK(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatalf("copy the SDK: %v", err)
 	}
+}
+
+// openAPIFile writes the spec as JSON into dir for the SDKs' tests, which
+// check their models against it: the copy of an SDK cannot reach docs/.
+func openAPIFile(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := docs.OpenAPIJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "openapi.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -123,15 +123,21 @@ export declare class ExecutionError {
 }
 
 export declare class Output {
-  constructor(f?: Partial<Pick<Output, "mime" | "data">>);
+  constructor(f?: Partial<Pick<Output, "mime" | "data" | "bundle">>);
+  /** The richest representation's type. */
   mime: string;
-  /** base64, as on the wire. */
+  /** The richest representation, base64 whatever the type, as on the wire. */
   data: string;
+  /** Every representation, Jupyter's way: mime → data, text as text, image/png and image/jpeg base64; empty for a figure. */
+  bundle: Record<string, string>;
   readonly content: Buffer;
   readonly png: Buffer | null;
   readonly jpeg: Buffer | null;
   readonly svg: string | null;
   readonly html: string | null;
+  readonly markdown: string | null;
+  /** The application/json representation, parsed (null without one). */
+  readonly json: any;
   readonly text: string | null;
   static fromJSON(raw: unknown): Output;
 }
@@ -208,9 +214,13 @@ export interface CallOptions {
 /** Called with each chunk of output as it comes (not necessarily whole lines); a promise is awaited. */
 export type OnOutput = (chunk: string) => unknown;
 
+/** Called with each output the code displays (display()), as it does; the Execution's outputs hold it too. A promise is awaited. */
+export type OnDisplay = (output: Output) => unknown;
+
 export interface OutputCallbacks {
   onStdout?: OnOutput;
   onStderr?: OnOutput;
+  onDisplay?: OnDisplay;
 }
 
 /** The fields of POST /v1/sessions (and POST /v1/run). */

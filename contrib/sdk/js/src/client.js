@@ -5,7 +5,7 @@
 // want the API as it is.
 
 import { ProtocolError, errorFromAnswer } from "./errors.js";
-import { Execution, FileInfo, FileWritten, Session, Stats } from "./models.js";
+import { Execution, FileInfo, FileWritten, Output, Session, Stats } from "./models.js";
 import { execRequest, execRequestTimeout, labelQuery, sessionRequest } from "./requests.js";
 import { STREAM_MIME, Transport, apiPath } from "./transport.js";
 
@@ -19,7 +19,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /**
  * @typedef {{requestTimeoutMs?: number | null, signal?: AbortSignal}} CallOptions
  * @typedef {(chunk: string) => unknown} OnOutput
- * @typedef {{onStdout?: OnOutput, onStderr?: OnOutput}} OutputCallbacks
+ * @typedef {(output: Output) => unknown} OnDisplay
+ * @typedef {{onStdout?: OnOutput, onStderr?: OnOutput, onDisplay?: OnDisplay}} OutputCallbacks
  */
 
 // The options of a call that are not fields of its request.
@@ -161,7 +162,8 @@ export class Client {
    * session. `timeoutS` is the execution's own (absent: the session's
    * timeout_s); an execution that times out or fails is an Execution whose
    * status says so, not an error. With onStdout / onStderr the output is
-   * streamed to them as it comes.
+   * streamed to them as it comes, and with onDisplay each output the code
+   * displays (display()) as it does.
    * @param {string} id
    * @param {string} code
    * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string} & OutputCallbacks & CallOptions} [opts]
@@ -201,7 +203,7 @@ export class Client {
    *   & Record<string, any> & OutputCallbacks & CallOptions} [opts]
    */
   async run(code, opts = {}) {
-    const { call, fields } = splitOptions(opts, ["language", "files", "onStdout", "onStderr"]);
+    const { call, fields } = splitOptions(opts, ["language", "files", "onStdout", "onStderr", "onDisplay"]);
     if (fields.timeoutS !== undefined && fields.timeoutS !== null) fields.timeoutS = Math.ceil(fields.timeoutS);
     const body = sessionRequest(fields);
     body.language = call.language || "python";
@@ -239,8 +241,8 @@ export class Client {
    * @returns {Promise<Execution>}
    */
   async _execution(path, body, o, timeoutMs) {
-    const { onStdout, onStderr, signal } = o;
-    const stream = Boolean(onStdout || onStderr);
+    const { onStdout, onStderr, onDisplay, signal } = o;
+    const stream = Boolean(onStdout || onStderr || onDisplay);
     const a = await this._t.send("POST", path, { json: body, accept: stream ? STREAM_MIME : undefined, timeoutMs, signal });
     try {
       if (!stream || a.contentType !== STREAM_MIME) {
@@ -257,6 +259,11 @@ export class Client {
             break;
           case "stderr":
             if (onStderr) await onStderr(String(ev.data ?? ""));
+            break;
+          case "display":
+            if (onDisplay && ev.output !== null && typeof ev.output === "object" && !Array.isArray(ev.output)) {
+              await onDisplay(Output.fromJSON(ev.output));
+            }
             break;
           case "done":
             if (!ev.execution || typeof ev.execution !== "object") {

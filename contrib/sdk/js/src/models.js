@@ -161,11 +161,20 @@ export class ExecutionError {
   }
 }
 
+// The types whose bundle data is base64; the others' is text.
+const BINARY_MIMES = ["image/png", "image/jpeg"];
+
 /**
- * One rich output of an execution, e.g. a matplotlib figure. `data` is
- * base64 as on the wire; `content` is it decoded, and `png`, `jpeg`, `svg`,
- * `html` and `text` give it in the form its MIME type fits (null when it is
- * another type).
+ * One rich output of an execution: a matplotlib figure, what the code's
+ * display() showed, or the last expression's rich representations (a
+ * DataFrame's HTML).
+ *
+ * `mime` and `data` are the richest representation, `data` base64 as on the
+ * wire (`content` is it decoded); `bundle` has every representation,
+ * Jupyter's way (mime -> data: text as text, images base64; empty for a
+ * figure). `png`, `jpeg`, `svg`, `html`, `markdown`, `json` and `text` give
+ * each representation in the form its type fits, null when the output has
+ * none of that type.
  */
 export class Output {
   /** @param {Record<string, any>} [f] */
@@ -174,12 +183,14 @@ export class Output {
     this.mime = f.mime ?? "";
     /** @type {string} */
     this.data = f.data ?? "";
+    /** @type {Record<string, string>} */
+    this.bundle = f.bundle ?? {};
   }
 
   /** @param {unknown} raw */
   static fromJSON(raw) {
     const d = obj(raw);
-    return new Output({ mime: str(d, "mime"), data: str(d, "data") });
+    return new Output({ mime: str(d, "mime"), data: str(d, "data"), bundle: strMap(d, "bundle") });
   }
 
   /** @returns {Buffer} */
@@ -187,14 +198,20 @@ export class Output {
     return Buffer.from(this.data, "base64");
   }
 
-  /** @param {string} mime */
+  /** @param {string} mime @returns {Buffer | null} */
   _bytes(mime) {
+    if (Object.hasOwn(this.bundle, mime)) {
+      const v = this.bundle[mime];
+      return BINARY_MIMES.includes(mime) ? Buffer.from(v, "base64") : Buffer.from(v, "utf8");
+    }
     return this.mime === mime ? this.content : null;
   }
 
-  /** @param {string} mime */
+  /** @param {string} mime @returns {string | null} */
   _text(mime) {
-    return this.mime === mime ? this.content.toString("utf8") : null;
+    if (Object.hasOwn(this.bundle, mime) && !BINARY_MIMES.includes(mime)) return this.bundle[mime];
+    const b = this._bytes(mime);
+    return b === null ? null : b.toString("utf8");
   }
 
   get png() {
@@ -211,6 +228,19 @@ export class Output {
 
   get html() {
     return this._text("text/html");
+  }
+
+  get markdown() {
+    return this._text("text/markdown");
+  }
+
+  /**
+   * The application/json representation, parsed (null without one).
+   * @returns {any}
+   */
+  get json() {
+    const t = this._text("application/json");
+    return t === null ? null : JSON.parse(t);
   }
 
   get text() {

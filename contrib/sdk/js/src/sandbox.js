@@ -168,7 +168,7 @@ export class Sandbox {
    * Runs code in the session's interpreter, whose variables live on between
    * calls. `timeoutS` is the execution's own, else the session's
    * timeout_s. With `onStdout` / `onStderr` the output is streamed to them
-   * as it comes. The answer is an Execution whatever the code did: check
+   * as it comes, and with `onDisplay` each output the code displays. The answer is an Execution whatever the code did: check
    * `status`, `error`, `result`.
    * @param {string} code
    * @param {RunCodeOptions} [opts]

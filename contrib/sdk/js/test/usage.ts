@@ -10,6 +10,7 @@ import {
   Execution,
   FileInfo,
   NotFound,
+  Output,
   ResourceExhausted,
   Sandbox,
   SandboxdError,
@@ -63,7 +64,21 @@ export async function example(signal: AbortSignal): Promise<string> {
     const png: Buffer | null = o.png;
     const html: string | null = o.html;
     console.log(o.mime, png?.length, html);
+    const bundle: Record<string, string> = o.bundle;
+    const md: string | null = o.markdown;
+    const svg: string | null = o.svg;
+    const jpeg: Buffer | null = o.jpeg;
+    const plain: string | null = o.text;
+    const parsed: unknown = o.json;
+    console.log(bundle["text/plain"], md, svg, jpeg?.length, plain, parsed);
   }
+  const shown: Output[] = [];
+  await sbx.runCode("display(1)", { onDisplay: (o: Output) => void shown.push(o) });
+  await sbx.runCode("display(2)", {
+    onDisplay: async (o: Output) => {
+      await Promise.resolve(o.html);
+    },
+  });
   await sbx.runCode("for i in range(3): print(i)", {
     onStdout: (s: string) => process.stdout.write(s),
     onStderr: async (s: string) => {
