@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	// cgroup v2 VM).
 	if dir := os.Getenv("SANDBOXD_TEST_BIN"); dir != "" {
 		bin = dir
-		os.Exit(m.Run())
+		os.Exit(sweepTables(m.Run()))
 	}
 	dir, err := os.MkdirTemp("", "sandboxd-bin-")
 	if err != nil {
@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	code := m.Run()
+	code := sweepTables(m.Run())
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -161,13 +161,27 @@ func (d *daemon) launch() {
 	}
 	d.done = make(chan error, 1)
 	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(d.cmd, d.done)
+	// A launch that fails stops the daemon it started: no stop runs for
+	// it (startDaemon registers that only once launch returns).
+	answered := false
+	defer func() {
+		if !answered {
+			d.stopProcess()
+		}
+	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if err := d.c.Health(context.Background()); err == nil {
+			answered = true
+			// An old release's data dir names no instance.
+			if b, err := os.ReadFile(filepath.Join(d.dataDir, "instance")); err == nil {
+				started(t, strings.TrimSpace(string(b)))
+			}
 			return
 		}
 		select {
 		case err := <-d.done:
+			d.done <- err // for stopProcess
 			t.Fatalf("sandboxd exited at start: %v\n%s", err, d.log())
 		default:
 		}
@@ -193,6 +207,18 @@ func (d *daemon) terminate() {
 		_ = d.cmd.Process.Kill()
 		<-d.done
 		t.Errorf("sandboxd did not stop within 30s of SIGTERM\n%s", d.log())
+	}
+}
+
+// stopProcess ends the daemon's process with SIGTERM (SIGKILL after 30 s)
+// and waits for it, whatever became of it.
+func (d *daemon) stopProcess() {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
 	}
 }
 

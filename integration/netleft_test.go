@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/nftables"
@@ -57,4 +59,42 @@ func ownLinks(t testing.TB, instance string) map[string]string {
 		}
 	}
 	return out
+}
+
+// instances are the daemon instances this run started, each with the
+// first test that started it.
+var instances = struct {
+	sync.Mutex
+	test map[string]string
+}{test: map[string]string{}}
+
+func started(t testing.TB, instance string) {
+	instances.Lock()
+	defer instances.Unlock()
+	if _, ok := instances.test[instance]; !ok {
+		instances.test[instance] = t.Name()
+	}
+}
+
+// sweepTables fails the run (code 1) if a daemon it started left its
+// nftables table, and deletes the table: the table of a daemon that is
+// gone guards a port any program may have since taken.
+func sweepTables(code int) int {
+	c, err := nftables.New()
+	if err != nil {
+		return code
+	}
+	instances.Lock()
+	defer instances.Unlock()
+	for inst, test := range instances.test {
+		name := "sandboxd-" + inst
+		if _, err := c.ListTableOfFamily(name, nftables.TableFamilyINet); err != nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "integration: the nftables table %s of a daemon %s started is left\n", name, test)
+		c.DelTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: name})
+		_ = c.Flush()
+		code = 1
+	}
+	return code
 }

@@ -34,6 +34,14 @@ func fromLinks(links *nftables.Set) []expr.Any { return inSet(expr.MetaKeyIIFNAM
 // toLinks matches packets about to go out on a sandbox link.
 func toLinks(links *nftables.Set) []expr.Any { return inSet(expr.MetaKeyOIFNAME, links) }
 
+// notIIF matches packets that did not come in on the interface name.
+func notIIF(name string) []expr.Any {
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: reg},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: reg, Data: ifname(name)},
+	}
+}
+
 func family(v6 bool) []expr.Any {
 	f := byte(unix.NFPROTO_IPV4)
 	if v6 {

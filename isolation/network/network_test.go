@@ -45,6 +45,12 @@ func randomID() string {
 // the end of the test.
 func testManager(t *testing.T, v6 bool) *Manager {
 	t.Helper()
+	return testManagerDNS(t, v6, 5353)
+}
+
+// testManagerDNS is testManager with the DNS server on dnsPort.
+func testManagerDNS(t *testing.T, v6 bool, dnsPort uint16) *Manager {
+	t.Helper()
 	needRoot(t)
 	inst := "t" + randomID()
 	dataDir := t.TempDir()
@@ -56,7 +62,7 @@ func testManager(t *testing.T, v6 bool) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Instance: inst, Subnet: subnet, DNSPort: 5353}
+	cfg := Config{Instance: inst, Subnet: subnet, DNSPort: dnsPort}
 	if v6 {
 		b := subnet.Addr().As4()
 		cfg.Subnet6 = netip.MustParsePrefix(fmt.Sprintf("fd5b:d0c:%x::/96", b[1]))
@@ -84,6 +90,9 @@ func testManager(t *testing.T, v6 bool) *Manager {
 // host, an HTTP server on its address.
 type outside struct {
 	addr, addr6 netip.Addr
+	// gw is the host's address on the link to it; ns its namespace.
+	gw netip.Addr
+	ns *os.File
 }
 
 func newOutside(t *testing.T) *outside {
@@ -108,7 +117,8 @@ func newOutside(t *testing.T) *outside {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ns.Close()
+	nsFile := os.NewFile(uintptr(ns), "netns")
+	t.Cleanup(func() { nsFile.Close() })
 	if err := netns.Set(host); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +136,7 @@ func newOutside(t *testing.T) *outside {
 		addr6: netip.MustParseAddr(fmt.Sprintf("2001:2:0:%x::2", n)),
 	}
 	gw, gw6 := netip.MustParseAddr(fmt.Sprintf("198.18.%d.1", n)), netip.MustParseAddr(fmt.Sprintf("2001:2:0:%x::1", n))
+	o.gw, o.ns = gw, nsFile
 	hl, _ := netlink.LinkByName(name)
 	if err := addAddrs(&netlink.Handle{}, hl, gw, gw6); err != nil {
 		t.Fatal(err)
@@ -193,8 +204,8 @@ func sandboxNS(t *testing.T) *os.File {
 	return f
 }
 
-// get fetches http://addr/ from inside namespace ns.
-func get(f *os.File, addr netip.Addr) (string, error) {
+// dialIn dials TCP to ap from inside namespace f.
+func dialIn(f *os.File, ap netip.AddrPort) (net.Conn, error) {
 	ns := netns.NsHandle(f.Fd())
 	type result struct {
 		c   net.Conn
@@ -207,17 +218,28 @@ func get(f *os.File, addr netip.Addr) (string, error) {
 			ch <- result{err: err}
 			return
 		}
-		c, err := net.DialTimeout("tcp", netip.AddrPortFrom(addr, 80).String(), 2*time.Second)
+		c, err := net.DialTimeout("tcp", ap.String(), 2*time.Second)
 		ch <- result{c, err}
 	}()
 	r := <-ch
-	if r.err != nil {
-		return "", r.err
+	return r.c, r.err
+}
+
+// get fetches http://addr/ from inside namespace f.
+func get(f *os.File, addr netip.Addr) (string, error) {
+	c, err := dialIn(f, netip.AddrPortFrom(addr, 80))
+	if err != nil {
+		return "", err
 	}
-	defer r.c.Close()
-	_ = r.c.SetDeadline(time.Now().Add(3 * time.Second))
-	fmt.Fprintf(r.c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
-	b, err := io.ReadAll(r.c)
+	return fetch(c)
+}
+
+// fetch sends GET / on c and returns the answer's body.
+func fetch(c net.Conn) (string, error) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+	b, err := io.ReadAll(c)
 	if err != nil {
 		return "", err
 	}

@@ -156,7 +156,8 @@ func (m *Manager) baseChains(c *nftables.Conn) {
 	}
 
 	// The host answers a sandbox its DNS and IPv6 neighbour discovery,
-	// nothing else; nobody else reaches the daemon's DNS port.
+	// nothing else; nobody off the host starts a connection to the daemon's
+	// DNS port.
 	in := chain("input", nftables.ChainTypeFilter, nftables.ChainHookInput, nftables.ChainPriorityFilter)
 	for _, p := range []byte{unix.IPPROTO_UDP, unix.IPPROTO_TCP} {
 		c.AddRule(rule(t, in, fromLinks(s.links), dportIs(p, m.cfg.DNSPort), one(accept)))
@@ -165,8 +166,14 @@ func (m *Manager) baseChains(c *nftables.Conn) {
 		&expr.Payload{DestRegister: reg, Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: 1},
 		&expr.Range{Op: expr.CmpOpEq, Register: reg, FromData: []byte{133}, ToData: []byte{136}}, accept)))
 	c.AddRule(rule(t, in, fromLinks(s.links), one(refuse)))
+	// The guard stops only a new connection from off the host: the table
+	// outlives a daemon that stopped with sessions kept (or crashed), and
+	// then any program may have the port, for a loopback server or as the
+	// local port of its own connections, whose answers must come in. What
+	// comes over loopback is the host's own, and the DNS server refuses
+	// every source that is not a sandbox.
 	for _, p := range []byte{unix.IPPROTO_UDP, unix.IPPROTO_TCP} {
-		c.AddRule(rule(t, in, dportIs(p, m.cfg.DNSPort), one(
+		c.AddRule(rule(t, in, dportIs(p, m.cfg.DNSPort), notIIF("lo"), ctState(expr.CtStateBitNEW), one(
 			&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: reg},
 			&expr.Lookup{SourceRegister: reg, SetName: s.links.Name, SetID: s.links.ID, Invert: true},
 			drop)))
