@@ -166,6 +166,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(call fuzzx,4000) -fuzzminimizetime 10x ./store/
 	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime $(call fuzzx,800000) -fuzzminimizetime 10x ./isolation/netpolicy/
 	$(GO) test -run '^$$' -fuzz FuzzQuery -fuzztime $(call fuzzx,300000) -fuzzminimizetime 10x ./isolation/netdns/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(call fuzzx,40000) -fuzzminimizetime 10x ./daemon/mcpgateway/
 
 # old-release builds sandboxd of OLD_REV (the release the upgrade test
 # starts from) into OLD_BIN, from this repository's history (fetched from

@@ -11,11 +11,11 @@ import (
 	"github.com/containerd/errdefs"
 )
 
-// eventTypeMCP is the type of the events of MCP gateway calls.
-const eventTypeMCP = "mcp"
+// EventTypeMCP is the type of the events of MCP gateway calls.
+const EventTypeMCP = "mcp"
 
 // EventTypes are the values GET /v1/events takes in type=.
-func EventTypes() []string { return []string{EventTypeSession, eventTypeMCP} }
+func EventTypes() []string { return []string{EventTypeSession, EventTypeMCP} }
 
 // Query is f as the query string of GET /v1/events: what the client sends
 // and ParseEventFilter reads back.

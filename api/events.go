@@ -26,12 +26,21 @@ const (
 
 // SessionEvent is one line of GET /v1/events: something that happened to
 // a session. Reason says why for stopped, failed and lost.
+//
+// An event of type "mcp" is a call through the MCP gateway: it has no
+// action, and says which server and tool, how long the call took and how
+// it ended (one of the MCPOutcome values).
 type SessionEvent struct {
 	Time      time.Time `json:"time"`
 	Type      string    `json:"type"`
-	Action    string    `json:"action"`
+	Action    string    `json:"action,omitempty"`
 	SessionID string    `json:"session_id"`
 	Reason    string    `json:"reason,omitempty"`
+
+	Server     string `json:"server,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
 }
 
 // EventFilter selects events. A zero Since streams only what happens from

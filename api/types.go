@@ -89,6 +89,9 @@ type Session struct {
 	Labels         map[string]string `json:"labels,omitempty"`
 	// Runtime runs the session's sandbox: RuntimeRunc or RuntimeRunsc.
 	Runtime string `json:"runtime"`
+	// MCPServers are the host's MCP servers code in the session may call
+	// through the gateway (see MCPGatewayDir).
+	MCPServers []string `json:"mcp_servers,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -113,6 +116,9 @@ type CreateSessionRequest struct {
 	// Runtime is RuntimeRunc or RuntimeRunsc; "" takes the template's,
 	// else the daemon's default_runtime.
 	Runtime string `json:"runtime,omitempty"`
+	// MCPServers names servers of the daemon's [mcp.servers] that code in
+	// the session may call through the gateway.
+	MCPServers []string `json:"mcp_servers,omitempty"`
 }
 
 // NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
@@ -309,6 +315,9 @@ type Info struct {
 	SandboxUID    int           `json:"sandbox_uid"`
 	UserNS        UserNSInfo    `json:"userns"`
 	Network       NetworkInfo   `json:"network"`
+	// MCPServers are the MCP servers sessions may be granted
+	// (mcp_servers), each with the tools it allows.
+	MCPServers []MCPServerInfo `json:"mcp_servers"`
 }
 
 // RuntimeInfo is one runtime of the host.

@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/isolation/volume"
@@ -111,6 +112,9 @@ type Config struct {
 	UserNS   UserNSConfig   `toml:"userns"`
 	Network  NetworkConfig  `toml:"network"`
 	Node     NodeConfig     `toml:"node"`
+	// MCP is the host's MCP servers that sessions may be granted (see
+	// package mcpgateway).
+	MCP mcpgateway.Config `toml:"mcp"`
 }
 
 // NodeConfig is what GET /v1/node tells schedulers of this daemon beyond
@@ -403,6 +407,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("node.labels: %w", err))
 	}
 	if _, err := seccomp.Profile(c.Seccomp); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.MCP.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -113,6 +114,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err := checkLabels(req.Labels); err != nil {
 		return nil, nil, err
 	}
+	if err := d.checkMCPServers(req.MCPServers); err != nil {
+		return nil, nil, err
+	}
 	// The template's environment, then the session's over it.
 	env := maps.Clone(t.def.Env)
 	if env == nil {
@@ -131,9 +135,10 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Network:    policy.Mode,
 		Allow:      allowList(policy),
 		EgressKbps: policy.EgressKbps, MaxConnections: policy.MaxConnections,
-		Labels:  req.Labels,
-		Env:     envList(env),
-		Runtime: runtime,
+		Labels:     req.Labels,
+		Env:        envList(env),
+		Runtime:    runtime,
+		MCPServers: slices.Clone(req.MCPServers),
 	}, t, nil
 }
 
@@ -168,6 +173,9 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	spec.Image, spec.Warm = t.image, warm
 	if !t.building {
 		spec.Preload, spec.Packages = t.def.Preload, t.packages
+	}
+	if err := d.openGateway(&rec); err != nil {
+		return fmt.Errorf("session %s MCP gateway: %w", rec.ID, err)
 	}
 	ns, err := d.networkAhead(ctx, s)
 	if err != nil {
@@ -205,6 +213,7 @@ func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
 		Env:           rec.Env,
 		IDBase:        rec.IDBase,
 		Runtime:       runtimeOf(rec.Runtime),
+		Gateway:       d.gatewayOf(rec),
 		OnUndelivered: func(r *isolation.ExecResult) { d.recordUndelivered(s, r) },
 	}
 }

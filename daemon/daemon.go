@@ -30,6 +30,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
@@ -84,6 +85,8 @@ type Daemon struct {
 	// id for schedulers (nodeid.go).
 	host   *nodeHost
 	nodeID string
+	// gateway serves the MCP gateways of sessions granted MCP servers.
+	gateway *mcpgateway.Gateway
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -245,6 +248,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	if d.probe == nil {
 		d.probe = volumeProbe{kind: cfg.DiskQuota}
 	}
+	d.gateway = mcpgateway.New(cfg.MCP, log, d.tellMCPCall)
 	if d.host = dp.host; d.host == nil {
 		d.host = realNodeHost()
 	}
@@ -333,6 +337,9 @@ func (d *Daemon) close(ctx context.Context) error {
 	if left > 0 {
 		d.log.Info("sessions left running for the next daemon", "sessions", left)
 	}
+	// The servers' processes go; a running session's folder stays, for
+	// the next daemon to serve.
+	d.gateway.Shutdown()
 	d.recorder.close()
 	d.closeNet()
 	if d.monitor != nil {

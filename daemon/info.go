@@ -28,6 +28,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		Defaults:   d.cfg.Defaults.api(),
 		Max:        d.cfg.Max.api(),
 		SandboxUID: d.rt.UID(),
+		MCPServers: d.gateway.Info(),
 	}
 	info.Network = api.NetworkInfo{Modes: []string{api.NetworkNone}, Problem: d.netOff}
 	if d.net != nil {

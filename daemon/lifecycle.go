@@ -96,6 +96,7 @@ func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) err
 		return err
 	}
 	s.setStopped(reason)
+	d.gateway.Close(s.record().ID)
 	if err := d.releaseNetwork(s, true); err != nil {
 		logging.From(ctx).Warn("remove a stopped session's network", "session", s.record().ID, "err", err)
 	}

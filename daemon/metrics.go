@@ -36,6 +36,8 @@ type metrics struct {
 	// policy refused.
 	dnsRefused *prometheus.CounterVec
 	netDenied  func() map[string]uint64
+	// mcpCalls counts calls through the MCP gateway.
+	mcpCalls *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -76,10 +78,13 @@ func newMetrics() *metrics {
 		dnsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_dns_refused_total", Help: "DNS queries of a session the daemon refused (names its policy does not allow, blocked answers, refused types).",
 		}, []string{"session"}),
+		mcpCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_mcp_calls_total", Help: "Calls of code in sandboxes through the MCP gateway, by server and outcome.",
+		}, []string{"server", "outcome"}),
 	}
 	netDenied := prometheus.NewDesc("sandboxd_network_denied_packets_total", "Packets of a session its network policy refused (connection attempts, mostly).", []string{"session"}, nil)
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
-	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended, m.dnsRefused,
+	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended, m.dnsRefused, m.mcpCalls,
 		collectorFunc{desc: netDenied, collect: func(ch chan<- prometheus.Metric) {
 			if m.netDenied == nil {
 				return

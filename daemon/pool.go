@@ -280,7 +280,8 @@ func (p *pool) runtime() string { return p.t.runtime(&p.d.cfg) }
 
 func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 	def := storeLimits(p.t.limits(&p.d.cfg))
-	if rec.Limits.DiskMB != def.DiskMB || rec.Runtime != p.runtime() {
+	// A pooled sandbox binds no MCP gateway.
+	if rec.Limits.DiskMB != def.DiskMB || rec.Runtime != p.runtime() || len(rec.MCPServers) > 0 {
 		return nil
 	}
 	// gVisor keeps a sandbox's pids limit inside it, set at its start

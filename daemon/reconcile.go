@@ -36,6 +36,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 	}
 	d.reconcileImports()
 	d.reconcilePackages()
+	d.reconcileGateways()
 	if err := d.reconcileNetworks(ctx); err != nil {
 		return err
 	}

@@ -23,6 +23,9 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if rec.Status != api.StatusRunning {
 			continue
 		}
+		if err := d.openGateway(&rec); err != nil {
+			d.log.Warn("restored session's MCP gateway", "session", rec.ID, "err", err)
+		}
 		sb, err := d.rt.Restore(ctx, d.sandboxSpec(s, &rec))
 		if err == nil {
 			// Its link and policy are where they were; the DNS learns its

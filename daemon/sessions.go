@@ -85,6 +85,9 @@ func (d *Daemon) destroySession(s *session) error {
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
+	if err := d.removeGateway(id); err != nil {
+		return err
+	}
 	if err := d.releaseNetwork(s, false); err != nil {
 		return err
 	}

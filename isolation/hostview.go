@@ -47,7 +47,7 @@ const viewSource = "sandbox"
 // from the mounts, and the template's packages folder if it has one.
 // A runsc sandbox's root also has the mountpoint of its agent's folder.
 // unmountView undoes it.
-func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool) (*Image, error) {
+func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool, mountPoints ...string) (*Image, error) {
 	if err := os.MkdirAll(p.rootfs, 0o755); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool) (
 	if err := unix.Mount(viewSource, p.rootfs, "tmpfs", flags, "mode=0755,size=256k,nr_inodes=4096"); err != nil {
 		return nil, fmt.Errorf("mount the root: %w", err)
 	}
-	var extra []string
+	extra := mountPoints
 	if packages != "" {
 		extra = append(extra, PackagesDir)
 	}

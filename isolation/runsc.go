@@ -84,7 +84,11 @@ func newRunsc(o RunscOptions, stateDir string) (*runsc, error) {
 		return nil, err
 	}
 	rs.root = filepath.Join(stateDir, "runsc")
-	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--host-uds", "create", "--ignore-cgroups", "--oci-seccomp"}, o.Flags...)
+	// Host sockets: the agent creates its own in the folder bound at
+	// agentDir, and code of a session with an MCP gateway opens the
+	// gateway's (the only host sockets a sandbox's mounts hold, as under
+	// runc).
+	rs.flags = append([]string{"--root", rs.root, "--platform", rs.platform, "--host-uds", "all", "--ignore-cgroups", "--oci-seccomp"}, o.Flags...)
 	if err := os.MkdirAll(rs.root, 0o700); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,10 @@ type Spec struct {
 	// Packages, if set, is the host folder of a template's installed
 	// packages (see WritePackages), shown read-only at PackagesDir.
 	Packages string
+	// Gateway, if set, is the host folder of the session's MCP gateway
+	// (its socket and helper module), shown read-only at
+	// api.MCPGatewayDir and put on the sandbox's PYTHONPATH.
+	Gateway string
 	// Warm makes Start return only once the interpreter has fully started
 	// (its site-packages and imports, which it otherwise finishes while
 	// the first request is on its way): for sandboxes kept in a pool.
@@ -158,7 +162,22 @@ func sandboxEnv(s *Spec) []string {
 	if s.Packages != "" {
 		env = append(env, packagesEnv...)
 	}
+	if s.Gateway != "" {
+		env = append(env, api.MCPSocketEnv+"="+api.MCPGatewayDir+"/"+api.MCPGatewaySocket)
+		env = addPythonPath(env, api.MCPGatewayDir)
+	}
 	return append(env, s.Env...)
+}
+
+// addPythonPath puts dir at the end of env's PYTHONPATH.
+func addPythonPath(env []string, dir string) []string {
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PYTHONPATH="); ok {
+			env[i] = "PYTHONPATH=" + v + ":" + dir
+			return env
+		}
+	}
+	return append(env, "PYTHONPATH="+dir)
 }
 
 // Start builds and starts a sandbox and waits until its agent answers.
@@ -236,7 +255,11 @@ func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
 	if img == nil {
 		img = r.host
 	}
-	view, err := r.mountView(p, img, s.Packages, s.Runtime == api.RuntimeRunsc)
+	var mountPoints []string
+	if s.Gateway != "" {
+		mountPoints = append(mountPoints, api.MCPGatewayDir)
+	}
+	view, err := r.mountView(p, img, s.Packages, s.Runtime == api.RuntimeRunsc, mountPoints...)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}

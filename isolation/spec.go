@@ -44,6 +44,9 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 	if img.packages != "" {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: PackagesDir, Type: "bind", Source: img.packages, Options: bindRO})
 	}
+	if s.Gateway != "" {
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: api.MCPGatewayDir, Type: "bind", Source: s.Gateway, Options: slices.Concat(bindRO, []string{"noexec"})})
+	}
 	if s.Runtime != api.RuntimeRunsc {
 		spec.Mounts = append(spec.Mounts, r.procView()...)
 	}

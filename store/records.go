@@ -38,6 +38,8 @@ type Record struct {
 	// Runtime runs its sandbox ("": runc, as before runtimes could be
 	// chosen).
 	Runtime string `json:"runtime,omitempty"`
+	// MCPServers are the host's MCP servers the session may call.
+	MCPServers []string `json:"mcp_servers,omitempty"`
 }
 
 // Limits are a session's resources.

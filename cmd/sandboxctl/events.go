@@ -92,12 +92,23 @@ func eventTime(flag, v string, now time.Time, sign time.Duration) (time.Time, er
 
 // eventLine is an event as a person reads it:
 // 2026-11-23T15:04:05Z session stopped 0123abcd (idle timeout)
+// 2026-11-23T15:04:05Z mcp 0123abcd search.web_search ok 120ms
 func eventLine(ev *api.SessionEvent) string {
 	parts := []string{ev.Time.UTC().Format(time.RFC3339), ev.Type}
 	if ev.Action != "" {
 		parts = append(parts, ev.Action)
 	}
-	line := strings.Join(append(parts, ev.SessionID), " ")
+	parts = append(parts, ev.SessionID)
+	if ev.Server != "" || ev.Tool != "" {
+		parts = append(parts, ev.Server+"."+ev.Tool)
+	}
+	if ev.Outcome != "" {
+		parts = append(parts, ev.Outcome)
+	}
+	if ev.DurationMS != nil {
+		parts = append(parts, fmt.Sprintf("%dms", *ev.DurationMS))
+	}
+	line := strings.Join(parts, " ")
 	if ev.Reason != "" {
 		line += " (" + ev.Reason + ")"
 	}

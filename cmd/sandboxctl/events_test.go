@@ -57,6 +57,8 @@ func TestEventLine(t *testing.T) {
 			"2026-11-23T14:04:05Z session created 0123abcd"},
 		{api.SessionEvent{Time: at, Type: "mcp", SessionID: "0123abcd"},
 			"2026-11-23T14:04:05Z mcp 0123abcd"},
+		{api.SessionEvent{Time: at, Type: "mcp", SessionID: "0123abcd", Server: "search", Tool: "web_search", Outcome: "ok", DurationMS: new(int64(120))},
+			"2026-11-23T14:04:05Z mcp 0123abcd search.web_search ok 120ms"},
 	} {
 		if got := eventLine(&c.ev); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)

@@ -68,6 +68,7 @@ type sessionFlags struct {
 	labels, env       []string
 	allow             []string
 	caps              capFlags
+	mcp               []string
 }
 
 // capFlags are the caps of a session's network.
@@ -98,6 +99,7 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	f.caps.register(fs)
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
+	fs.StringSliceVar(&f.mcp, "mcp", nil, "let code in the session call this MCP server of the host's, through the gateway (repeatable or comma-separated; see sandboxctl info)")
 }
 
 // addTo registers the flags on cmd, with their completions.
@@ -106,6 +108,7 @@ func (f *sessionFlags) addTo(cmd *cobra.Command, a *app) {
 	_ = cmd.RegisterFlagCompletionFunc("template", a.completeTemplates)
 	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
 	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	_ = cmd.RegisterFlagCompletionFunc("mcp", a.completeMCPServers)
 }
 
 var completeRuntime = cobra.FixedCompletions([]string{api.RuntimeRunc, api.RuntimeRunsc}, cobra.ShellCompDirectiveNoFileComp)
@@ -152,6 +155,7 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 	r := &api.CreateSessionRequest{
 		Template: f.template, Runtime: f.runtime, Network: network, Allow: f.allow, EgressKbps: egress, MaxConnections: conns,
 		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
+		MCPServers: f.mcp,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {
 		return nil, err

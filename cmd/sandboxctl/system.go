@@ -50,6 +50,20 @@ func newInfoCmd(a *app) *cobra.Command {
 			} else if n.Problem != "" {
 				fmt.Printf("Networks:        none only: %s\n", n.Problem)
 			}
+			if len(info.MCPServers) == 0 {
+				fmt.Println("MCP servers:     none (the config's [mcp.servers])")
+			}
+			for i, s := range info.MCPServers {
+				label := ""
+				if i == 0 {
+					label = "MCP servers:"
+				}
+				tools := make([]string, len(s.Tools))
+				for j, t := range s.Tools {
+					tools[j] = t.Name
+				}
+				fmt.Printf("%-16s %s (tools: %s)\n", label, s.Name, strings.Join(tools, ", "))
+			}
 			fmt.Printf("Sessions:        %d (%d running, %d stopped, %d failed)\n", info.Sessions.Total, info.Sessions.Running, info.Sessions.Stopped, info.Sessions.Failed)
 			d, m := info.Defaults, info.Max
 			fmt.Printf("Default limits:  memory %dMB, cpus %g, pids %d, disk %dMB, timeout %ds, idle %ds\n", d.MemoryMB, d.CPUs, d.Pids, d.DiskMB, d.TimeoutS, d.IdleTimeoutS)

@@ -302,6 +302,19 @@ func (a *app) completeTemplates(cmd *cobra.Command, _ []string, _ string) ([]str
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeMCPServers completes --mcp with the daemon's MCP servers.
+func (a *app) completeMCPServers(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	info, err := a.client().Info(cmd.Context())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	names := make([]string, 0, len(info.MCPServers))
+	for _, s := range info.MCPServers {
+		names = append(names, s.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
 func deref(p *int) int {
 	if p == nil {
 		return 0

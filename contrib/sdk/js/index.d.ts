@@ -110,6 +110,7 @@ export declare class Session {
   egressKbps: number;
   maxConnections: number;
   labels: Record<string, string>;
+  mcpServers: string[];
   static fromJSON(raw: unknown): Session;
 }
 
@@ -239,6 +240,8 @@ export interface SessionFields {
   maxConnections?: number;
   env?: Record<string, string>;
   labels?: Record<string, string>;
+  /** MCP servers of the daemon's [mcp.servers] the code may call through its gateway. */
+  mcpServers?: string | string[];
 }
 
 /** Which daemon, and how: a socket, or a Client to share. */

@@ -113,6 +113,8 @@ export class Session {
     this.maxConnections = f.maxConnections ?? 0;
     /** @type {Record<string, string>} */
     this.labels = f.labels ?? {};
+    /** @type {string[]} */
+    this.mcpServers = f.mcpServers ?? [];
   }
 
   /** @param {unknown} raw */
@@ -134,6 +136,7 @@ export class Session {
       egressKbps: int(d, "egress_kbps"),
       maxConnections: int(d, "max_connections"),
       labels: strMap(d, "labels"),
+      mcpServers: strs(d, "mcp_servers"),
     });
   }
 }

@@ -21,6 +21,7 @@ export const SESSION_FIELDS = Object.freeze({
   maxConnections: "max_connections",
   env: "env",
   labels: "labels",
+  mcpServers: "mcp_servers",
 });
 
 /** How long past an execution's own timeout a call waits for its answer:
@@ -57,7 +58,7 @@ export function sessionRequest(fields) {
     const v = fields[k];
     if (v === undefined || v === null) continue;
     if (k === "env" || k === "labels") body[wire] = stringMap(v);
-    else if (k === "allow") body[wire] = typeof v === "string" ? [v] : [...v];
+    else if (k === "allow" || k === "mcpServers") body[wire] = typeof v === "string" ? [v] : [...v];
     else body[wire] = v;
   }
   return body;

@@ -25,6 +25,7 @@ import {
   ResourceExhausted,
   Sandbox,
   SandboxdError,
+  Session,
   Unavailable,
   run,
 } from "sandboxd";
@@ -194,6 +195,22 @@ describe("requests", () => {
         );
         assert.equal(s.createdAt?.toISOString(), "2026-01-02T03:04:05.123Z");
         assert.equal(s.lastUsedAt, null);
+        // A daemon that grants no MCP server omits mcp_servers.
+        assert.deepEqual(s.mcpServers, []);
+      },
+    ));
+
+  it("sends and reads the session's MCP servers", () =>
+    withFake(
+      () => ({ status: 201, body: { ...SESSION, mcp_servers: ["github", "slack"] } }),
+      async (d) => {
+        const sbx = await Sandbox.create({ mcpServers: ["github", "slack"], socket: d.socket });
+        assert.deepEqual(d.seen[0].json(), { mcp_servers: ["github", "slack"] });
+        assert.deepEqual(sbx.session.mcpServers, ["github", "slack"]);
+        // A single name goes as a list, as allow's does; junk reads as none.
+        await new Client({ socket: d.socket }).createSession({ mcpServers: "github" });
+        assert.deepEqual(d.seen[1].json(), { mcp_servers: ["github"] });
+        assert.deepEqual(Session.fromJSON({ id: "s", mcp_servers: "github" }).mcpServers, []);
       },
     ));
 
@@ -287,11 +304,13 @@ describe("requests", () => {
           files: { "a.txt": "hi", "b.bin": Buffer.from([0, 255]) },
           timeoutS: 1.5,
           memoryMb: 128,
+          mcpServers: ["github"],
           socket: d.socket,
         });
         assert.equal(d.seen[0].path, "/v1/run");
         assert.deepEqual(d.seen[0].json(), {
           memory_mb: 128,
+          mcp_servers: ["github"],
           timeout_s: 2,
           language: "python",
           code: "print(1)",

@@ -49,6 +49,7 @@ export async function example(signal: AbortSignal): Promise<string> {
     env: { A: "1" },
     labels: { agent: "a1" },
     runtime: "runc",
+    mcpServers: ["github"],
     requestTimeoutMs: 10_000,
     signal,
   });

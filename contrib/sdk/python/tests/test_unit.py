@@ -260,6 +260,18 @@ class TestRequests(FakeTestCase):
         self.assertEqual((sbx.id, s.status, s.limits.memory_mb, s.labels, s.runtime), (SESSION["id"], "running", 256, {"agent": "a1"}, "runc"))
         self.assertEqual(s.created_at.year if s.created_at else 0, 2026)
         self.assertIsNone(s.last_used_at)
+        # A daemon that grants no MCP server omits mcp_servers.
+        self.assertEqual(s.mcp_servers, [])
+
+    def test_create_mcp_servers(self) -> None:
+        d = self.serve(lambda s: Reply(201, {**SESSION, "mcp_servers": ["github", "slack"]}))
+        sbx = Sandbox(mcp_servers=("github", "slack"), socket=d.socket)
+        self.assertEqual(d.seen[0].json(), {"mcp_servers": ["github", "slack"]})
+        self.assertEqual(sbx.session.mcp_servers, ["github", "slack"])
+        # A single name goes as a list, as allow's does; junk reads as none.
+        Client(d.socket).create_session(mcp_servers="github")
+        self.assertEqual(d.seen[1].json(), {"mcp_servers": ["github"]})
+        self.assertEqual(sandboxd.Session.from_json({"id": "s", "mcp_servers": "github"}).mcp_servers, [])
 
     def test_default_socket_from_env(self) -> None:
         d = self.serve(lambda s: Reply(200, {"status": "ok"}))
@@ -310,12 +322,13 @@ class TestRequests(FakeTestCase):
 
     def test_run_body(self) -> None:
         d = self.serve(lambda s: Reply(200, EXECUTION))
-        sandboxd.run("print(1)", files={"a.txt": "hi", "b.bin": b"\x00\xff"}, timeout=1.5, memory_mb=128, socket=d.socket)
+        sandboxd.run("print(1)", files={"a.txt": "hi", "b.bin": b"\x00\xff"}, timeout=1.5, memory_mb=128, mcp_servers=["github"], socket=d.socket)
         self.assertEqual(d.seen[0].path, "/v1/run")
         self.assertEqual(
             d.seen[0].json(),
             {
                 "memory_mb": 128,
+                "mcp_servers": ["github"],
                 "timeout_s": 2,
                 "language": "python",
                 "code": "print(1)",

@@ -24,6 +24,7 @@ SESSION_FIELDS = (
     "max_connections",
     "env",
     "labels",
+    "mcp_servers",
 )
 
 # Fields the daemon reads as whole numbers: 2.0 from Python must go as 2,
@@ -44,7 +45,7 @@ def session_request(fields: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if k in ("env", "labels"):
             body[k] = {str(a): str(b) for a, b in v.items()}
-        elif k == "allow":
+        elif k in ("allow", "mcp_servers"):
             body[k] = [v] if isinstance(v, str) else list(v)
         elif k in _INT_FIELDS and isinstance(v, float) and v.is_integer():
             body[k] = int(v)

@@ -123,6 +123,7 @@ class Session:
     egress_kbps: int = 0
     max_connections: int = 0
     labels: dict[str, str] = field(default_factory=dict)
+    mcp_servers: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Session:
@@ -143,6 +144,7 @@ class Session:
             egress_kbps=_int(d, "egress_kbps"),
             max_connections=_int(d, "max_connections"),
             labels=_map(d, "labels"),
+            mcp_servers=_strs(d, "mcp_servers"),
         )
 
 

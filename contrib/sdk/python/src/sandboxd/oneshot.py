@@ -22,6 +22,7 @@ def run(
     network: str | None = None,
     allow: Iterable[str] | None = None,
     env: Mapping[str, str] | None = None,
+    mcp_servers: Iterable[str] | None = None,
     files: Mapping[str, bytes | str] | None = None,
     timeout: float | None = None,
     on_stdout: OnOutput | None = None,
@@ -55,4 +56,5 @@ def run(
         network=network,
         allow=allow,
         env=env,
+        mcp_servers=mcp_servers,
     )

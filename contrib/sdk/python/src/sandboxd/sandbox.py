@@ -54,6 +54,7 @@ class Sandbox:
         max_connections: int | None = None,
         env: Mapping[str, str] | None = None,
         labels: Mapping[str, str] | None = None,
+        mcp_servers: Iterable[str] | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         client: Client | None = None,
@@ -74,6 +75,7 @@ class Sandbox:
             max_connections=max_connections,
             env=env,
             labels=labels,
+            mcp_servers=mcp_servers,
         )
         self._bind(c, s)
 
