@@ -26,6 +26,9 @@ const (
 	StatusError   = "error"
 	StatusTimeout = "timeout"
 	StatusKilled  = "killed"
+	// StatusPaused is a session whose every process is frozen (POST
+	// …/pause): memory and interpreter state kept, no CPU.
+	StatusPaused = "paused"
 	// StatusInterrupted is an execution stopped on request while it ran,
 	// as its timeout would have stopped it.
 	StatusInterrupted = "interrupted"
@@ -92,6 +95,9 @@ type Session struct {
 	// MCPServers are the host's MCP servers code in the session may call
 	// through the gateway (see MCPGatewayDir).
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// IdleAction is what the session's idle timeout does: "stop" or
+	// "pause".
+	IdleAction string `json:"idle_action,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -119,6 +125,9 @@ type CreateSessionRequest struct {
 	// MCPServers names servers of the daemon's [mcp.servers] that code in
 	// the session may call through the gateway.
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// IdleAction is what the idle timeout does: "stop" or "pause" (""
+	// the daemon's idle_action).
+	IdleAction string `json:"idle_action,omitempty"`
 }
 
 // NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
@@ -194,6 +203,12 @@ type Execution struct {
 	// Summarized says the history keeps this execution cut to the daemon's
 	// history_record_bytes: what the answer had in full is not all there.
 	Summarized bool `json:"summarized,omitempty"`
+}
+
+// Interrupted is the answer of POST /v1/sessions/{id}/interrupt: whether an
+// execution was running (it answers status interrupted).
+type Interrupted struct {
+	Interrupted bool `json:"interrupted"`
 }
 
 // ExecutionList is the answer of GET /v1/sessions/{id}/executions.
@@ -371,6 +386,7 @@ type SeccompInfo struct {
 type SessionInfo struct {
 	Total   int `json:"total"`
 	Running int `json:"running"`
+	Paused  int `json:"paused"`
 	Stopped int `json:"stopped"`
 	Failed  int `json:"failed"`
 }

@@ -67,6 +67,16 @@ func (c *Client) execution(ctx context.Context, r request, onEvent func(api.Even
 
 // Executions lists a session's past executions, newest first (limit 0:
 // all that are kept).
+// Interrupt interrupts the execution running in session id, as Ctrl-C
+// would (Python raises KeyboardInterrupt; a shell command gets SIGINT, then
+// SIGKILL after the daemon's grace): that execution answers status
+// interrupted. It reports whether one was running.
+func (c *Client) Interrupt(ctx context.Context, id string) (bool, error) {
+	var out api.Interrupted
+	err := c.call(ctx, request{method: "POST", path: sessionPath(id, "/interrupt")}, &out)
+	return out.Interrupted, err
+}
+
 func (c *Client) Executions(ctx context.Context, id string, limit int) ([]api.Execution, error) {
 	q := url.Values{}
 	if limit > 0 {

@@ -69,6 +69,18 @@ func (c *Client) lifecycle(ctx context.Context, id, op string) (*api.Session, er
 	return &out, c.call(ctx, request{method: "POST", path: sessionPath(id, "/"+op)}, &out)
 }
 
+// PauseSession freezes every process of a session: memory and
+// interpreter state stay, CPU use stops. An execution, a file call or
+// stats resumes it, as ResumeSession does.
+func (c *Client) PauseSession(ctx context.Context, id string) (*api.Session, error) {
+	return c.lifecycle(ctx, id, "pause")
+}
+
+// ResumeSession lets a paused session run on where it stopped.
+func (c *Client) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
+	return c.lifecycle(ctx, id, "resume")
+}
+
 // Stats reports what a session uses now.
 func (c *Client) Stats(ctx context.Context, id string) (*api.Stats, error) {
 	var out api.Stats

@@ -86,6 +86,9 @@ type Config struct {
 	// MaxSessionLifetimeS stops a session this long after its creation and
 	// refuses to start it again (0: no limit).
 	MaxSessionLifetimeS int `toml:"max_session_lifetime_s"`
+	// IdleAction is what a session's idle timeout does: "stop" (its
+	// processes end, the workspace stays) or "pause" (frozen, state kept).
+	IdleAction string `toml:"idle_action"`
 	// ShutdownGraceS is how long a stopping daemon lets requests in flight
 	// finish.
 	ShutdownGraceS float64 `toml:"shutdown_grace_s"`
@@ -234,6 +237,7 @@ func DefaultConfig() Config {
 		HistoryTotalLimit:  100000,
 		InterruptGraceS:    2,
 		ShutdownGraceS:     30,
+		IdleAction:         IdleStop,
 		PoolSize:           2,
 		PoolMaxTotal:       32,
 		MaxTemplateMB:      8192,
@@ -384,6 +388,7 @@ func (c *Config) Validate() error {
 	check(c.Runsc.Path == "" || filepath.IsAbs(c.Runsc.Path), "runsc.path must be an absolute path, or \"\" to find runsc on PATH")
 	check(slices.Contains([]string{"ptrace", "systrap", "kvm"}, c.Runsc.Platform), "runsc.platform must be \"ptrace\", \"systrap\" or \"kvm\"")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
+	check(c.IdleAction == IdleStop || c.IdleAction == IdlePause, "idle_action must be %q or %q", IdleStop, IdlePause)
 	d, m := c.Defaults, c.Max
 	check(d.MemoryMB >= minMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", minMemoryMB)
 	check(d.CPUs > 0 && d.CPUs <= m.CPUs, "defaults.cpus must be above 0 and at most max.cpus")

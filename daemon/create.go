@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -117,6 +118,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err := d.checkMCPServers(req.MCPServers); err != nil {
 		return nil, nil, err
 	}
+	if err := checkIdleAction(req.IdleAction); err != nil {
+		return nil, nil, err
+	}
 	// The template's environment, then the session's over it.
 	env := maps.Clone(t.def.Env)
 	if env == nil {
@@ -139,6 +143,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Env:        envList(env),
 		Runtime:    runtime,
 		MCPServers: slices.Clone(req.MCPServers),
+		IdleAction: cmp.Or(req.IdleAction, d.cfg.IdleAction),
 	}, t, nil
 }
 

@@ -195,7 +195,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 	}
 	dp.rt = libcontainerRuntime{rt}
 	dp.net = openNetwork(cfg, inst, m, log)
-	cleanups = append(cleanups, dp.net.close)
+	cleanups = append(cleanups, func() {
+		dp.net.close()
+		// A daemon that fails to start with no session keeps no table nor
+		// subnet: no sandbox of its needs them.
+		if recs, err := st.Sessions(); err == nil && len(recs) == 0 && dp.net.net != nil {
+			if err := dp.net.net.Remove(); err != nil {
+				log.Warn("remove the network of a daemon that did not start", "err", err)
+			}
+		}
+	})
 	return newDaemon(ctx, cfg, log, m, dp)
 }
 

@@ -94,11 +94,22 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	default:
 		return nil, api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d executions at once: try again shortly", cap(d.execSlots))
 	}
-	sb, reset, err := s.claimExec(ctx)
+	sb, reset, err := d.claimAwake(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	defer s.releaseExec()
+	if onEvent != nil {
+		// A streaming client that hangs up interrupts its execution, as
+		// Ctrl-C would: its output has nowhere to go. (One waiting for the
+		// whole answer may have left it to finish.) Undone before the
+		// session takes its next execution.
+		defer context.AfterFunc(ctx, func() {
+			if ok, _ := sb.Interrupt(context.WithoutCancel(ctx)); ok {
+				logging.From(ctx).Info("execution interrupted: its client hung up", "session", sb.ID())
+			}
+		})()
+	}
 
 	e := &api.Execution{ID: newID(), SessionID: sb.ID(), Language: req.Language, StartedAt: now()}
 	out := &capture{limit: d.cfg.MaxOutputBytes, budget: &answerBudget{left: d.cfg.MaxAnswerBytes}, onEvent: onEvent}

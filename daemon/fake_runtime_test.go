@@ -118,6 +118,7 @@ func (r fakeRuntime) Restore(ctx context.Context, spec *isolation.Spec) (Sandbox
 	if h.oldAgent[spec.ID] {
 		return nil, fmt.Errorf("sandbox agent: %w: the agent's is 0", isolation.ErrAgentVersion)
 	}
+	_ = b.Thaw() // as the runtime's Restore does, to reach the agent
 	return b, nil
 }
 
@@ -237,6 +238,9 @@ func (b *fakeBox) ID() string { return b.id }
 func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolation.Output) (*isolation.ExecResult, error) {
 	if b.dead() {
 		return nil, errors.New("sandbox is stopped")
+	}
+	if b.isFrozen() {
+		return nil, isolation.ErrUnresponsive // a frozen agent does not answer
 	}
 	code := strings.TrimSpace(o.Code)
 	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: api.StatusOK, Duration: time.Millisecond}
@@ -397,8 +401,9 @@ func (b *fakeBox) Stats() (isolation.Stats, error) {
 	return isolation.Stats{MemoryBytes: 1 << 20, MemoryLimit: uint64(b.limits.MemoryBytes), Pids: 1, OOMKills: b.oomKills}, nil
 }
 
-func (b *fakeBox) Freeze() error { b.mu.Lock(); b.frozen = true; b.mu.Unlock(); return nil }
-func (b *fakeBox) Thaw() error   { b.mu.Lock(); b.frozen = false; b.mu.Unlock(); return nil }
+func (b *fakeBox) Freeze() error  { b.mu.Lock(); b.frozen = true; b.mu.Unlock(); return nil }
+func (b *fakeBox) isFrozen() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.frozen }
+func (b *fakeBox) Thaw() error    { b.mu.Lock(); b.frozen = false; b.mu.Unlock(); return nil }
 
 func (b *fakeBox) Stop() error {
 	b.stopMu.Lock()

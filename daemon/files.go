@@ -12,7 +12,7 @@ import (
 // filesOf is the file view of a session. /tmp exists only while the
 // sandbox runs; /workspace always.
 func (d *Daemon) filesOf(ctx context.Context, id string) (*sandboxfs.FS, error) {
-	s, err := d.lookup(ctx, id)
+	s, err := d.lookupAwake(ctx, id)
 	if err != nil {
 		return nil, err
 	}

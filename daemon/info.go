@@ -60,6 +60,8 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		switch st {
 		case api.StatusRunning:
 			info.Sessions.Running++
+		case api.StatusPaused:
+			info.Sessions.Paused++
 		case api.StatusStopped:
 			info.Sessions.Stopped++
 		case api.StatusFailed:

@@ -84,3 +84,50 @@ func TestInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamHangUpInterrupts: a streaming client that hangs up interrupts
+// its execution; one waiting for the whole answer leaves it to finish.
+func TestStreamHangUpInterrupts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream bool
+		status string
+	}{
+		{"streaming", true, api.StatusInterrupted},
+		{"waiting", false, api.StatusTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			d := e.start()
+			s := mustCreate(t, d, as(1000))
+			box := e.h.box(s.ID)
+			ctx, hangUp := context.WithCancel(as(1000))
+			var on func(api.Event)
+			if tc.stream {
+				on = func(api.Event) {}
+			}
+			done := make(chan *api.Execution, 1)
+			go func() {
+				r, err := d.Exec(ctx, s.ID, &api.ExecRequest{Language: api.LanguagePython, Code: "sleep", TimeoutS: ptr(1.0)}, on)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- r
+			}()
+			for deadline := time.Now().Add(10 * time.Second); !box.sleeping(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the execution did not start")
+				}
+			}
+			hangUp()
+			select {
+			case r := <-done:
+				if r == nil || r.Status != tc.status {
+					t.Fatalf("the execution ended %+v, want %s", r, tc.status)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the execution did not end")
+			}
+		})
+	}
+}

@@ -21,9 +21,13 @@ func (d *Daemon) StopSession(ctx context.Context, id string) (*api.Session, erro
 }
 
 // StartSession gives a stopped (or failed) session a fresh interpreter over
-// the same workspace. Starting a running session changes nothing.
+// the same workspace. Starting a running session changes nothing; a
+// paused one resumes.
 func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
+		if s.paused() != nil {
+			return d.resumeSession(ctx, s)
+		}
 		if s.sandbox() != nil {
 			return nil
 		}
@@ -60,7 +64,11 @@ func (c *Config) expired(s *session) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return time.Since(s.rec.CreatedAt) > time.Duration(c.MaxSessionLifetimeS)*time.Second
+	age := time.Since(s.rec.CreatedAt) - time.Duration(s.rec.PausedS*float64(time.Second))
+	if !s.rec.PausedAt.IsZero() {
+		age -= time.Since(s.rec.PausedAt)
+	}
+	return age > time.Duration(c.MaxSessionLifetimeS)*time.Second
 }
 
 // lifecycle finds the caller's session, runs op on it as the one
@@ -156,27 +164,41 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 		case <-t.C:
 		}
 		for _, s := range d.sessions.all() {
+			// A paused session's clocks stand still: neither its idle
+			// timeout nor its lifetime runs.
 			s.mu.Lock()
 			lim := time.Duration(s.rec.Limits.IdleTimeoutS) * time.Second
-			running := s.sb != nil && s.op == ""
+			running := s.sb != nil && s.op == "" && s.rec.Status == api.StatusRunning
 			idle := running && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && s.busy == 0
 			s.mu.Unlock()
 			// Past its lifetime a session stops even in the middle of an
 			// execution: the limit is the operator's.
 			var reason string
+			pause := false
 			switch {
 			case running && d.cfg.expired(s):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", int(lim.Seconds()))
+				pause = d.idleAction(s) == IdlePause
 			default:
 				continue
 			}
-			if !s.tryBegin(opStop) {
+			op := opStop
+			if pause {
+				op = opPause
+			}
+			if !s.tryBegin(op) {
 				continue // something else is under way; next tick
 			}
-			if err := d.stopSession(ctx, s, reason); err != nil {
-				d.log.Warn("stop session", "session", s.rec.ID, "reason", reason, "err", err)
+			var err error
+			if pause {
+				err = d.pauseSession(ctx, s, reason)
+			} else {
+				err = d.stopSession(ctx, s, reason)
+			}
+			if err != nil {
+				d.log.Warn(op+" session", "session", s.rec.ID, "reason", reason, "err", err)
 			}
 			s.end()
 		}

@@ -59,9 +59,14 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 		if !caller.mayUse(rec.OwnerUID) {
 			continue
 		}
+		// A paused session holds its memory: it is allocated.
 		switch rec.Status {
-		case api.StatusRunning:
-			n.SessionsByStatus.Running++
+		case api.StatusRunning, api.StatusPaused:
+			if rec.Status == api.StatusPaused {
+				n.SessionsByStatus.Paused++
+			} else {
+				n.SessionsByStatus.Running++
+			}
 			n.Allocated.Sessions++
 			n.Allocated.MemoryMB += rec.Limits.MemoryMB
 			n.Allocated.CPUs += rec.Limits.CPUs

@@ -18,7 +18,7 @@ func (d *Daemon) PortDialer(ctx context.Context, id string, port int) (func(cont
 	if port < 1 || port > 65535 {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "port %d is not between 1 and 65535", port)
 	}
-	s, err := d.lookup(ctx, id)
+	s, err := d.lookupAwake(ctx, id)
 	if err != nil {
 		return nil, err
 	}

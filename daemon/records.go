@@ -18,7 +18,7 @@ func sessionView(r *store.Record) api.Session {
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
 		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections, Runtime: runtimeOf(r.Runtime),
-		MCPServers: slices.Clone(r.MCPServers),
+		MCPServers: slices.Clone(r.MCPServers), IdleAction: r.IdleAction,
 	}
 }
 

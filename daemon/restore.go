@@ -20,7 +20,7 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 	var outdated []*session
 	for _, s := range d.sessions.all() {
 		rec := s.record()
-		if rec.Status != api.StatusRunning {
+		if rec.Status != api.StatusRunning && rec.Status != api.StatusPaused {
 			continue
 		}
 		if err := d.openGateway(&rec); err != nil {
@@ -33,7 +33,15 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 			if err := d.ensureNetwork(ctx, s, sb); err != nil {
 				d.log.Warn("restored session's network", "session", rec.ID, "err", err)
 			}
-			s.setRunning(sb)
+			// Restore thawed a paused session's sandbox to reach its
+			// agent: it is frozen again, as it was.
+			if rec.Status == api.StatusPaused {
+				if err := sb.Freeze(); err != nil {
+					d.log.Warn("pause a restored session again: it runs", "session", rec.ID, "err", err)
+					s.setResumed()
+				}
+			}
+			s.setSandbox(sb)
 			restored[rec.ID] = true
 			go d.watch(s, sb)
 			if err := d.commit(ctx, s, api.ActionRestored, ""); err != nil {

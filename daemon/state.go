@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -23,6 +24,11 @@ import (
 //	     or failed    ▼   │ start        ▼
 //	                 failed ◄──────────────
 //
+//	running ──pause──► paused ──resume (or an exec, a file call, stats)──► running
+//
+// A paused session keeps its sandbox, frozen; stop, restart and delete
+// act on it as on a running one.
+//
 // delete ends any of them. Operations (starting, stopping, deleting) run
 // one at a time: one asked for while another is under way waits for it
 // (as docker start waits for a docker stop), and so does an execution.
@@ -35,6 +41,8 @@ const (
 	opDelete = "deleting"
 	// opNetwork changes the network policy; the status stays.
 	opNetwork = "changing its network"
+	opPause   = "pausing"
+	opResume  = "resuming"
 )
 
 // session is one session in memory. mu guards everything; it is held only
@@ -144,15 +152,86 @@ func (s *session) setRunning(sb Sandbox) {
 	s.rec.Reason = ""
 }
 
+// setSandbox records that sb is the session's again (restored by a new
+// daemon), its status as it was: running or paused.
+func (s *session) setSandbox(sb Sandbox) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sb = sb
+	if s.rec.Status != api.StatusPaused {
+		s.rec.Status = api.StatusRunning
+		s.rec.Reason = ""
+	}
+}
+
 // setStopped records a stop on purpose, once the sandbox (taken with
 // takeSandbox) is gone. A failed session stays failed, with its reason.
 func (s *session) setStopped(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sb = nil
-	if s.rec.Status == api.StatusRunning {
+	if s.rec.Status == api.StatusRunning || s.rec.Status == api.StatusPaused {
+		s.unpause()
 		s.rec.Status = api.StatusStopped
 		s.rec.Reason = reason
+	}
+}
+
+// pausable is the sandbox to freeze: nil (and no error) if the session is
+// paused already. The caller holds the session's operation, so no new
+// execution starts; one under way is a conflict (frozen, it would time
+// out).
+func (s *session) pausable() (Sandbox, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.rec.Status == api.StatusPaused:
+		return nil, nil
+	case s.sb == nil:
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is %s: start it first", s.rec.ID, s.rec.Status)
+	case s.busy > 0:
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is running an execution: interrupt it or wait for it to end, then pause", s.rec.ID)
+	}
+	return s.sb, nil
+}
+
+// setPaused records that the session's sandbox is frozen.
+func (s *session) setPaused(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rec.Status = api.StatusPaused
+	s.rec.Reason = reason
+	s.rec.PausedAt = now()
+}
+
+// paused is the frozen sandbox of a paused session, nil if it is not
+// paused.
+func (s *session) paused() Sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec.Status != api.StatusPaused {
+		return nil
+	}
+	return s.sb
+}
+
+// setResumed records that the session's sandbox runs again: the pause
+// counts as use (the idle timeout starts afresh) and not as lifetime.
+func (s *session) setResumed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unpause()
+	s.rec.Status = api.StatusRunning
+	s.rec.Reason = ""
+	s.rec.LastUsedAt = now()
+}
+
+// unpause adds the pause under way, if any, to the time spent paused.
+// The caller holds s.mu.
+func (s *session) unpause() {
+	if !s.rec.PausedAt.IsZero() {
+		s.rec.PausedS += now().Sub(s.rec.PausedAt).Seconds()
+		s.rec.PausedAt = time.Time{}
 	}
 }
 
@@ -222,6 +301,9 @@ func (s *session) claimExec(ctx context.Context) (sb Sandbox, reset bool, err er
 	}
 	if s.sb == nil {
 		return nil, false, api.Errorf(errdefs.ErrConflict, "session %s is %s: start it first", s.rec.ID, s.rec.Status)
+	}
+	if s.rec.Status == api.StatusPaused {
+		return nil, false, errPaused
 	}
 	s.busy++
 	reset = s.resetUntold

@@ -10,7 +10,7 @@ import (
 
 // Stats reports what a session uses now.
 func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
-	s, err := d.lookup(ctx, id)
+	s, err := d.lookupAwake(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,8 @@ func (t *table) reserve(owner uint32, maxTotal, maxPerUID int) error {
 		total += n
 	}
 	for _, s := range t.sessions {
-		if st, o := s.status(); st == api.StatusRunning {
+		// A paused session holds its sandbox and memory: it counts.
+		if st, o := s.status(); st == api.StatusRunning || st == api.StatusPaused {
 			total++
 			if o == owner {
 				mine++

@@ -222,6 +222,20 @@ func (d *daemon) stopProcess() {
 	}
 }
 
+// daemonEnds are the ways bounce ends a daemon.
+var daemonEnds = []string{"restart", "crash"}
+
+// bounce ends the daemon, with SIGTERM for "restart" and SIGKILL for
+// "crash", and starts it again over the same folders.
+func (d *daemon) bounce(how string) {
+	if how == "crash" {
+		d.crash()
+	} else {
+		d.terminate()
+	}
+	d.launch()
+}
+
 // crash kills the daemon with SIGKILL, as a crash or the OOM killer would.
 func (d *daemon) crash() {
 	_ = d.cmd.Process.Kill()

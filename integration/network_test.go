@@ -300,13 +300,8 @@ func TestNetworkSurvivesDaemonRestart(t *testing.T) {
 		if e := d.py(t, id, "held = socket.create_connection(('echo.test', 7), timeout=3)"); e.Status != api.StatusOK {
 			t.Fatalf("connect: %+v %s", e.Error, e.Stderr)
 		}
-		for _, how := range []string{"restart", "crash"} {
-			if how == "restart" {
-				d.terminate()
-			} else {
-				d.crash()
-			}
-			d.launch()
+		for _, how := range daemonEnds {
+			d.bounce(how)
 			expectProbe(t, d, id, "web.test", "ok:")
 			expectProbe(t, d, id, f.Web6.String(), "blocked")
 			e := d.py(t, id, "held.sendall(b'"+how+"')\nprint(held.recv(16))")

@@ -162,6 +162,12 @@ func TestStrictRuntime(t *testing.T) {
 			t.Errorf("sandboxd %v: %v\n%s", args, err, out)
 		}
 	}
+	// The daemon that did not start left no network behind.
+	if b, err := os.ReadFile(filepath.Join(dir, "data", "instance")); err == nil {
+		assertNoNetworkLeft(t, strings.TrimSpace(string(b)))
+	} else {
+		t.Errorf("the refused daemon's instance: %v", err)
+	}
 }
 
 // TestRunscCgroup checks a runsc sandbox's processes, its Sentry and its

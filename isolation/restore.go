@@ -19,7 +19,8 @@ import (
 // pidfd, since this daemon is not its parent) and its agent. s needs ID and
 // Tmp; OnUndelivered hears of an execution that ended while no daemon
 // listened. An agent still busy with such an execution is connected to
-// later, by the next Exec.
+// later, by the next Exec. A frozen (paused) sandbox is thawed, so that
+// its agent answers: the caller freezes it again.
 func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 	if s.Runtime == api.RuntimeRunsc {
 		sb, err := r.restoreRunsc(s)
@@ -31,6 +32,11 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 	c, err := libcontainer.Load(r.lcRoot, s.ID)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := c.Status(); err == nil && st == libcontainer.Paused {
+		if err := c.Resume(); err != nil {
+			return nil, fmt.Errorf("thaw sandbox: %w", err)
+		}
 	}
 	if st, err := c.Status(); err != nil || st != libcontainer.Running {
 		return nil, fmt.Errorf("sandbox is %v (%v)", st, err)

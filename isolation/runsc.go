@@ -229,6 +229,7 @@ func (rs *runsc) state(id, network string) (*runscState, error) {
 // the daemon, or by the OOM killer) another process on the host may have
 // its pid. The cgroup knows which processes are the sandbox's.
 func (rs *runsc) remove(id string, cg ocgroups.Manager) error {
+	_ = cg.Freeze(ocgroups.Thawed) // a frozen task's SIGKILL waits for the thaw
 	err := killAll(cg)
 	m, _ := filepath.Glob(filepath.Join(rs.root, "*"+id+"*"))
 	for _, f := range m {
@@ -553,6 +554,11 @@ func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 	cg, err := r.runscCgroup(s.ID, spec.Linux.Resources)
 	if err != nil {
 		return nil, err
+	}
+	// A paused sandbox is thawed first: runsc's own commands talk to its
+	// Sentry, which would not answer frozen (the caller freezes it again).
+	if err := cg.Freeze(ocgroups.Thawed); err != nil {
+		return nil, fmt.Errorf("thaw sandbox: %w", err)
 	}
 	c, err := r.runscContainer(s.ID, "", cg, &spec)
 	if err != nil {

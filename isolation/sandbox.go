@@ -491,7 +491,9 @@ func (s *Sandbox) Stop() error {
 }
 
 func (s *Sandbox) destroy() error {
-	// SIGKILL to init of a pid namespace kills all of it.
+	// A frozen (paused) sandbox's processes would keep the SIGKILL pending
+	// until thawed. SIGKILL to init of a pid namespace kills all of it.
+	_ = s.c.resume()
 	if err := s.c.kill(); err != nil {
 		return fmt.Errorf("kill sandbox %s: %w", s.id, err)
 	}

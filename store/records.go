@@ -40,6 +40,13 @@ type Record struct {
 	Runtime string `json:"runtime,omitempty"`
 	// MCPServers are the host's MCP servers the session may call.
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// IdleAction is what its idle timeout does: "stop" or "pause" (""
+	// the daemon's idle_action).
+	IdleAction string `json:"idle_action,omitempty"`
+	// PausedAt is when it was paused (zero unless paused); PausedS the
+	// seconds it spent paused before, which its lifetime does not count.
+	PausedAt time.Time `json:"paused_at,omitzero"`
+	PausedS  float64   `json:"paused_s,omitempty"`
 }
 
 // Limits are a session's resources.

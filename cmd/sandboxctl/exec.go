@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -96,6 +97,11 @@ func (f *codeFlags) show(e *api.Execution, p *streamPrinter) error {
 			fmt.Fprintln(os.Stderr, "sandboxctl: the execution was killed (out of memory or another limit)")
 		}
 		return exitError{137}
+	case api.StatusInterrupted:
+		if !f.asJSON {
+			fmt.Fprintln(os.Stderr, "sandboxctl: the execution was interrupted")
+		}
+		return exitError{130}
 	}
 	if e.ExitCode > 0 {
 		return exitError{e.ExitCode}
@@ -143,6 +149,16 @@ func newExecCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec ID [FILE | -]",
 		Short: "Run code in a session (Python by default; variables persist)",
+		Long: `Run code in a session (Python by default; variables persist), its output
+streamed as it comes.
+
+Ctrl-C interrupts the execution in the sandbox (Python raises
+KeyboardInterrupt, a shell command gets SIGINT) and the session keeps its
+state; a second Ctrl-C within 2 s leaves at once.
+
+Exit status: 0 when the code succeeded; a shell command's own status; 1 for
+a Python exception; 124 timed out; 130 interrupted; 137 killed (out of
+memory or another limit); 1 for an error of sandboxctl or the daemon.`,
 		Example: `  sandboxctl exec $id -c 'x = 1'
   sandboxctl exec $id -c 'x + 1'
   sandboxctl exec $id --shell -c 'pip list'
@@ -168,8 +184,16 @@ func newExecCmd(a *app) *cobra.Command {
 				p = &streamPrinter{}
 				on = p.event
 			}
-			e, err := a.client().Exec(cmd.Context(), args[0], req, on)
+			ctx, leave := context.WithCancel(cmd.Context())
+			defer leave()
+			stop := a.interruptOnCtrlC(ctx, args[0], leave)
+			e, err := a.client().Exec(ctx, args[0], req, on)
+			left := stop()
 			if err != nil {
+				if left {
+					fmt.Fprintln(os.Stderr, "sandboxctl: left the execution (it was interrupted)")
+					return exitError{130}
+				}
 				return err
 			}
 			return f.show(e, p)

@@ -69,6 +69,7 @@ type sessionFlags struct {
 	allow             []string
 	caps              capFlags
 	mcp               []string
+	idleAction        string
 }
 
 // capFlags are the caps of a session's network.
@@ -99,6 +100,7 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	f.caps.register(fs)
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
+	fs.StringVar(&f.idleAction, "idle-action", "", `what the idle timeout does: "stop" or "pause" (default: the daemon's idle_action)`)
 	fs.StringSliceVar(&f.mcp, "mcp", nil, "let code in the session call this MCP server of the host's, through the gateway (repeatable or comma-separated; see sandboxctl info)")
 }
 
@@ -109,6 +111,7 @@ func (f *sessionFlags) addTo(cmd *cobra.Command, a *app) {
 	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
 	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	_ = cmd.RegisterFlagCompletionFunc("mcp", a.completeMCPServers)
+	_ = cmd.RegisterFlagCompletionFunc("idle-action", cobra.FixedCompletions([]string{"stop", "pause"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 var completeRuntime = cobra.FixedCompletions([]string{api.RuntimeRunc, api.RuntimeRunsc}, cobra.ShellCompDirectiveNoFileComp)
@@ -155,7 +158,7 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 	r := &api.CreateSessionRequest{
 		Template: f.template, Runtime: f.runtime, Network: network, Allow: f.allow, EgressKbps: egress, MaxConnections: conns,
 		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
-		MCPServers: f.mcp,
+		MCPServers: f.mcp, IdleAction: f.idleAction,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {
 		return nil, err
@@ -308,6 +311,7 @@ func newLifecycleCmd(a *app, op, short string) *cobra.Command {
 			c := a.client()
 			fn := map[string]func(context.Context, string) (*api.Session, error){
 				"stop": c.StopSession, "start": c.StartSession, "restart": c.RestartSession,
+				"pause": c.PauseSession, "resume": c.ResumeSession,
 			}[op]
 			if all {
 				var err error
@@ -326,7 +330,8 @@ func newLifecycleCmd(a *app, op, short string) *cobra.Command {
 }
 
 // lifecycleFrom is the status --all picks for each operation.
-var lifecycleFrom = map[string]string{"stop": api.StatusRunning, "start": api.StatusStopped, "restart": api.StatusRunning}
+var lifecycleFrom = map[string]string{"stop": api.StatusRunning, "start": api.StatusStopped, "restart": api.StatusRunning,
+	"pause": api.StatusRunning, "resume": api.StatusPaused}
 
 // allIDs is the ids of the caller's sessions with the given status.
 func allIDs(ctx context.Context, c *client.Client, status string) ([]string, error) {

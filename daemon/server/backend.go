@@ -25,11 +25,16 @@ type Backend interface {
 	StopSession(ctx context.Context, id string) (*api.Session, error)
 	StartSession(ctx context.Context, id string) (*api.Session, error)
 	RestartSession(ctx context.Context, id string) (*api.Session, error)
+	PauseSession(ctx context.Context, id string) (*api.Session, error)
+	ResumeSession(ctx context.Context, id string) (*api.Session, error)
 	SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error)
 	InstallPackages(ctx context.Context, id string, req *api.PackagesRequest, onEvent func(api.Event)) (*api.Execution, error)
 	// PortDialer returns a dialer of a TCP port inside a session's sandbox.
 	PortDialer(ctx context.Context, id string, port int) (func(context.Context) (net.Conn, error), error)
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
+	// Interrupt interrupts the session's running execution, and says
+	// whether one ran.
+	Interrupt(ctx context.Context, id string) (bool, error)
 	Executions(ctx context.Context, id string, limit int) ([]api.Execution, error)
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
 	OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error)

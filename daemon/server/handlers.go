@@ -176,6 +176,15 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+func (s *Server) interrupt(w http.ResponseWriter, r *http.Request) error {
+	ok, err := s.b.Interrupt(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Interrupted{Interrupted: ok})
+	return nil
+}
+
 func (s *Server) packages(w http.ResponseWriter, r *http.Request) error {
 	var req api.PackagesRequest
 	if err := s.decode(w, r, &req, "packages"); err != nil {

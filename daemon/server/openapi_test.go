@@ -107,7 +107,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		s    *openapi3.Schema
 		want []any
 	}{
-		{"Session.status", prop("Session", "status"), []any{api.StatusRunning, api.StatusStopped, api.StatusFailed}},
+		{"Session.status", prop("Session", "status"), []any{api.StatusRunning, api.StatusPaused, api.StatusStopped, api.StatusFailed}},
 		{"Stats.status", prop("Stats", "status"), []any{api.StatusRunning, api.StatusStopped, api.StatusFailed}},
 		{"Execution.status", prop("Execution", "status"), []any{api.StatusOK, api.StatusError, api.StatusTimeout, api.StatusKilled, api.StatusInterrupted, api.StatusLost}},
 		{"Language", schema("Language"), []any{api.LanguagePython, api.LanguageShell}},

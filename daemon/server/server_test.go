@@ -77,6 +77,12 @@ func (f *fakeBackend) StartSession(_ context.Context, id string) (*api.Session, 
 func (f *fakeBackend) RestartSession(ctx context.Context, id string) (*api.Session, error) {
 	return f.StartSession(ctx, id)
 }
+func (f *fakeBackend) PauseSession(_ context.Context, id string) (*api.Session, error) {
+	return &api.Session{ID: id, Status: api.StatusPaused}, nil
+}
+func (f *fakeBackend) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
+	return f.StartSession(ctx, id)
+}
 func (f *fakeBackend) SetNetwork(_ context.Context, id string, r *api.NetworkRequest) (*api.Session, error) {
 	return &api.Session{ID: id, Network: r.Network, Allow: r.Allow}, nil
 }
@@ -105,6 +111,12 @@ func (f *fakeBackend) Exec(_ context.Context, id string, r *api.ExecRequest, on 
 	}
 	res := "2"
 	return &api.Execution{SessionID: id, Status: api.StatusOK, Stdout: "out", Result: &res}, nil
+}
+func (f *fakeBackend) Interrupt(_ context.Context, id string) (bool, error) {
+	if id != "s1" {
+		return false, errdefs.ErrNotFound.WithMessage("no such session: " + id)
+	}
+	return true, nil
 }
 func (f *fakeBackend) Executions(context.Context, string, int) ([]api.Execution, error) {
 	return []api.Execution{}, nil
@@ -271,6 +283,18 @@ func TestServerWithClient(t *testing.T) {
 	e, err := c.Exec(ctx, "s1", &api.ExecRequest{Language: "python", Code: "1+1"}, func(ev api.Event) { events = append(events, ev) })
 	if err != nil || *e.Result != "2" || len(events) != 1 || events[0].Data != "out" {
 		t.Fatalf("stream: %+v %+v %v", e, events, err)
+	}
+	if s, err := c.PauseSession(ctx, "s1"); err != nil || s.Status != api.StatusPaused {
+		t.Fatalf("pause: %+v %v", s, err)
+	}
+	if s, err := c.ResumeSession(ctx, "s1"); err != nil || s.Status != api.StatusRunning {
+		t.Fatalf("resume: %+v %v", s, err)
+	}
+	if ok, err := c.Interrupt(ctx, "s1"); !ok || err != nil {
+		t.Fatalf("interrupt: %v %v", ok, err)
+	}
+	if _, err := c.Interrupt(ctx, "nope"); !errdefs.IsNotFound(err) {
+		t.Fatalf("interrupt of no session: %v", err)
 	}
 	if _, err := c.Exec(ctx, "s1", &api.ExecRequest{Code: "panic"}, nil); !errdefs.IsInternal(err) {
 		t.Fatalf("a panicking handler answers 500 and the server lives: %v", err)

@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// What an idle timeout does to a session (idle_action).
+const (
+	IdleStop  = "stop"
+	IdlePause = "pause"
+)
+
+// errPaused is claimExec's answer for a session paused since the caller
+// resumed it: the caller resumes it again.
+var errPaused = errors.New("the session is paused")
+
+// PauseSession freezes every process of the session (the cgroup
+// freezer): memory and interpreter state stay, CPU use stops, and so do
+// its idle and lifetime clocks. Pausing a paused session changes nothing.
+func (d *Daemon) PauseSession(ctx context.Context, id string) (*api.Session, error) {
+	return d.lifecycle(ctx, id, opPause, func(s *session) error {
+		return d.pauseSession(ctx, s, "paused by request")
+	})
+}
+
+// ResumeSession lets a paused session run on where it stopped. Resuming a
+// running session changes nothing; a stopped one must be started.
+func (d *Daemon) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
+	return d.lifecycle(ctx, id, opResume, func(s *session) error {
+		return d.resumeSession(ctx, s)
+	})
+}
+
+// pauseSession freezes the session's sandbox. The caller holds the
+// session's operation.
+func (d *Daemon) pauseSession(ctx context.Context, s *session, reason string) error {
+	sb, err := s.pausable()
+	if err != nil || sb == nil {
+		return err
+	}
+	if err := sb.Freeze(); err != nil {
+		_ = sb.Thaw() // not half frozen
+		return fmt.Errorf("pause session %s: %w", s.record().ID, err)
+	}
+	s.setPaused(reason)
+	return d.commit(ctx, s, api.ActionPaused, reason)
+}
+
+// resumeSession thaws a paused session's sandbox. The caller holds the
+// session's operation.
+func (d *Daemon) resumeSession(ctx context.Context, s *session) error {
+	sb := s.paused()
+	if sb == nil {
+		if st, _ := s.status(); st != api.StatusRunning {
+			return api.Errorf(errdefs.ErrConflict, "session %s is %s: start it", s.record().ID, st)
+		}
+		return nil
+	}
+	if err := sb.Thaw(); err != nil {
+		return fmt.Errorf("resume session %s: %w", s.record().ID, err)
+	}
+	s.setResumed()
+	return d.commit(ctx, s, api.ActionResumed, "")
+}
+
+// awake resumes the session if it is paused: an execution, a file call,
+// stats or a port on a paused session resumes it first.
+func (d *Daemon) awake(ctx context.Context, s *session) error {
+	if st, _ := s.status(); st != api.StatusPaused {
+		return nil
+	}
+	if err := s.begin(ctx, opResume); err != nil {
+		return err
+	}
+	defer s.end()
+	if s.paused() == nil {
+		return nil // resumed, stopped or deleted meanwhile
+	}
+	return d.resumeSession(ctx, s)
+}
+
+// lookupAwake is lookup, then awake.
+func (d *Daemon) lookupAwake(ctx context.Context, id string) (*session, error) {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s, d.awake(ctx, s)
+}
+
+// claimAwake claims the session for an execution, resuming it first if it
+// is paused (again, if it was paused meanwhile).
+func (d *Daemon) claimAwake(ctx context.Context, s *session) (Sandbox, bool, error) {
+	for {
+		if err := d.awake(ctx, s); err != nil {
+			return nil, false, err
+		}
+		sb, reset, err := s.claimExec(ctx)
+		if !errors.Is(err, errPaused) {
+			return sb, reset, err
+		}
+	}
+}
+
+// idleAction is what the session's idle timeout does.
+func (d *Daemon) idleAction(s *session) string {
+	s.mu.Lock()
+	a := s.rec.IdleAction
+	s.mu.Unlock()
+	if a == "" {
+		a = d.cfg.IdleAction
+	}
+	return a
+}
+
+// checkIdleAction checks a create's idle_action.
+func checkIdleAction(a string) error {
+	switch a {
+	case "", IdleStop, IdlePause:
+		return nil
+	}
+	return api.Errorf(errdefs.ErrInvalidArgument, "idle_action %s: use %q or %q", api.Quote(a), IdleStop, IdlePause)
+}
