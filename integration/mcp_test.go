@@ -83,6 +83,17 @@ func TestMCP(t *testing.T) {
 	if _, text, out = callTool("run_python", map[string]any{"code": "x"}); out["result"] != "42" || out["session_id"] != sid || strings.Contains(text, "made session") {
 		t.Fatalf("state between calls: %q %v", text, out)
 	}
+	// A call the client cancels interrupts its code (not left to run to
+	// its timeout): the next call is answered at once, the state kept.
+	cctx, cancelCall := context.WithCancel(ctx)
+	time.AfterFunc(time.Second, cancelCall)
+	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "import time\ntime.sleep(20)\ny = 1"}}); err == nil {
+		t.Fatal("a cancelled call answered")
+	}
+	start := time.Now()
+	if _, _, out = callTool("run_python", map[string]any{"code": "'y' in dir(), x"}); out["result"] != "(False, 42)" || time.Since(start) > 8*time.Second {
+		t.Fatalf("after a cancelled call (%s): %v", time.Since(start), out)
+	}
 	res, _, out := callTool("run_python", map[string]any{"code": "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()"})
 	var pngs int
 	for _, c := range res.Content {

@@ -168,6 +168,13 @@ func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
 		r := "42"
 		ex.Stdout, ex.Result = "", &r
 	}
+	// The tools stream (a cancelled call interrupts its code): the
+	// daemon's NDJSON, the Execution last.
+	if strings.Contains(r.Header.Get("Accept"), api.StreamMIME) {
+		w.Header().Set("Content-Type", api.StreamMIME)
+		_ = json.NewEncoder(w).Encode(api.Event{Type: api.EventDone, Execution: &ex})
+		return
+	}
 	answer(w, 200, ex)
 }
 

@@ -150,15 +150,22 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "delete_session", Description: "Delete a sandbox session and its files."}, s.deleteSession)
 }
 
+// cancelInterrupts is the output callback of the tools' executions: with
+// one, the execution streams, and the daemon interrupts a streamed
+// execution whose client hangs up. So an MCP client's cancellation of a
+// call (the user pressed stop) interrupts the code, as Ctrl-C would,
+// instead of leaving it to run to its timeout.
+func cancelInterrupts(api.Event) {}
+
 func (s *Server) runPython(ctx context.Context, _ *mcp.CallToolRequest, in RunPythonInput) (*mcp.CallToolResult, ExecOutput, error) {
 	return s.exec(ctx, in.SessionID, func(id string) (*api.Execution, error) {
-		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguagePython, Code: in.Code, TimeoutS: seconds(in.TimeoutS)}, nil)
+		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguagePython, Code: in.Code, TimeoutS: seconds(in.TimeoutS)}, cancelInterrupts)
 	})
 }
 
 func (s *Server) runShell(ctx context.Context, _ *mcp.CallToolRequest, in RunShellInput) (*mcp.CallToolResult, ExecOutput, error) {
 	return s.exec(ctx, in.SessionID, func(id string) (*api.Execution, error) {
-		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguageShell, Code: in.Command, TimeoutS: seconds(in.TimeoutS)}, nil)
+		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguageShell, Code: in.Command, TimeoutS: seconds(in.TimeoutS)}, cancelInterrupts)
 	})
 }
 
