@@ -91,7 +91,7 @@ export declare class Limits {
   static fromJSON(raw: unknown): Limits;
 }
 
-export type SessionStatus = "running" | "stopped" | "failed" | (string & {});
+export type SessionStatus = "running" | "paused" | "stopped" | "failed" | (string & {});
 
 export declare class Session {
   constructor(f?: Partial<Session>);
@@ -111,6 +111,8 @@ export declare class Session {
   maxConnections: number;
   labels: Record<string, string>;
   mcpServers: string[];
+  /** What the idle timeout does: "stop" or "pause"; "" from a daemon that does not say. */
+  idleAction: string;
   static fromJSON(raw: unknown): Session;
 }
 
@@ -242,6 +244,8 @@ export interface SessionFields {
   labels?: Record<string, string>;
   /** MCP servers of the daemon's [mcp.servers] the code may call through its gateway. */
   mcpServers?: string | string[];
+  /** What the idle timeout does (absent: the daemon's default). */
+  idleAction?: "stop" | "pause" | (string & {});
 }
 
 /** Which daemon, and how: a socket, or a Client to share. */
@@ -295,6 +299,9 @@ export declare class Client {
   stopSession(id: string, opts?: CallOptions): Promise<Session>;
   startSession(id: string, opts?: CallOptions): Promise<Session>;
   restartSession(id: string, opts?: CallOptions): Promise<Session>;
+  /** Freezes every process (memory and state kept, no CPU); an exec, a file call or stats resumes it. */
+  pauseSession(id: string, opts?: CallOptions): Promise<Session>;
+  resumeSession(id: string, opts?: CallOptions): Promise<Session>;
   setNetwork(
     id: string,
     network: string,
@@ -303,6 +310,8 @@ export declare class Client {
   stats(id: string, opts?: CallOptions): Promise<Stats>;
 
   exec(id: string, code: string, opts?: ExecOptions): Promise<Execution>;
+  /** Interrupts the running execution, as Ctrl-C would; false when nothing was running. */
+  interrupt(id: string, opts?: CallOptions): Promise<boolean>;
   installPackages(id: string, packages: string | string[], opts?: InstallOptions): Promise<Execution>;
   run(code: string, opts?: RunOptions): Promise<Execution>;
   executions(id: string, opts?: { limit?: number } & CallOptions): Promise<Execution[]>;
@@ -356,6 +365,11 @@ export declare class Sandbox implements AsyncDisposable {
   stop(opts?: CallOptions): Promise<Session>;
   start(opts?: CallOptions): Promise<Session>;
   restart(opts?: CallOptions): Promise<Session>;
+  /** Interrupts the running execution, as Ctrl-C would: it resolves to status "interrupted"; false when nothing was running. */
+  interrupt(opts?: CallOptions): Promise<boolean>;
+  /** Freezes every process (memory and variables kept, no CPU); an execution resumes it. */
+  pause(opts?: CallOptions): Promise<Session>;
+  resume(opts?: CallOptions): Promise<Session>;
   setNetwork(
     network: string,
     opts?: { allow?: string | string[]; egressKbps?: number; maxConnections?: number } & CallOptions,

@@ -135,6 +135,21 @@ export class Client {
   }
 
   /**
+   * Freezes every process of the session: memory and interpreter state stay,
+   * CPU use stops (no-op if paused; Conflict while it executes). An exec, a
+   * file call or stats resumes it first.
+   * @param {string} id @param {CallOptions} [opts]
+   */
+  async pauseSession(id, opts) {
+    return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "pause"), opts));
+  }
+
+  /** Lets a paused session run on where it stopped (no-op if running; Conflict if stopped). @param {string} id @param {CallOptions} [opts] */
+  async resumeSession(id, opts) {
+    return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "resume"), opts));
+  }
+
+  /**
    * PATCH /v1/sessions/{id}/network: the policy changes at once;
    * connections to what it no longer allows are cut.
    * @param {string} id
@@ -163,7 +178,9 @@ export class Client {
    * timeout_s); an execution that times out or fails is an Execution whose
    * status says so, not an error. With onStdout / onStderr the output is
    * streamed to them as it comes, and with onDisplay each output the code
-   * displays (display()) as it does.
+   * displays (display()) as it does. A streaming call that is abandoned
+   * (aborted, timed out, a callback that throws) interrupts its execution
+   * on the daemon; a plain one leaves it to finish.
    * @param {string} id
    * @param {string} code
    * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string} & OutputCallbacks & CallOptions} [opts]
@@ -175,6 +192,20 @@ export class Client {
       opts,
       execRequestTimeout(opts.requestTimeoutMs, opts.timeoutS),
     );
+  }
+
+  /**
+   * POST /v1/sessions/{id}/interrupt: interrupts the execution running in
+   * the session, as Ctrl-C would (Python raises KeyboardInterrupt; a shell
+   * command gets SIGINT, then SIGKILL after a grace). That execution answers
+   * status "interrupted"; the session stays. false when nothing was running.
+   * @param {string} id
+   * @param {CallOptions} [opts]
+   * @returns {Promise<boolean>}
+   */
+  async interrupt(id, opts) {
+    const out = await this._json("POST", apiPath("v1", "sessions", id, "interrupt"), opts);
+    return Boolean(out && out.interrupted === true);
   }
 
   /**

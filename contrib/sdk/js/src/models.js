@@ -115,6 +115,8 @@ export class Session {
     this.labels = f.labels ?? {};
     /** @type {string[]} */
     this.mcpServers = f.mcpServers ?? [];
+    /** @type {string} */
+    this.idleAction = f.idleAction ?? "";
   }
 
   /** @param {unknown} raw */
@@ -137,6 +139,7 @@ export class Session {
       maxConnections: int(d, "max_connections"),
       labels: strMap(d, "labels"),
       mcpServers: strs(d, "mcp_servers"),
+      idleAction: str(d, "idle_action"),
     });
   }
 }

@@ -22,6 +22,7 @@ export const SESSION_FIELDS = Object.freeze({
   env: "env",
   labels: "labels",
   mcpServers: "mcp_servers",
+  idleAction: "idle_action",
 });
 
 /** How long past an execution's own timeout a call waits for its answer:

@@ -135,6 +135,35 @@ export class Sandbox {
   }
 
   /**
+   * Interrupts the execution running in the session, as Ctrl-C would
+   * (Python raises KeyboardInterrupt; a shell command gets SIGINT, then
+   * SIGKILL after a grace): that call resolves to status "interrupted" and
+   * the interpreter keeps its variables. false when nothing was running.
+   * @param {CallOptions} [opts]
+   * @returns {Promise<boolean>}
+   */
+  interrupt(opts) {
+    return this._client.interrupt(this.id, opts);
+  }
+
+  /**
+   * Freezes every process: memory and variables stay, CPU use stops (no-op
+   * if paused; Conflict while it executes). An execution, a file call or
+   * stats resumes it first.
+   * @param {CallOptions} [opts]
+   */
+  async pause(opts) {
+    this._session = await this._client.pauseSession(this.id, opts);
+    return this._session;
+  }
+
+  /** Lets a paused session run on where it stopped (no-op if running). @param {CallOptions} [opts] */
+  async resume(opts) {
+    this._session = await this._client.resumeSession(this.id, opts);
+    return this._session;
+  }
+
+  /**
    * Changes the network policy at once ("none", "allowlist" with `allow`,
    * "open"); connections it no longer allows are cut.
    * @param {string} network

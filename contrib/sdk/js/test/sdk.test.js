@@ -254,6 +254,64 @@ describe("sandbox", { skip }, () => {
       assert.equal((await sbx.executions()).length, 2);
     }));
 
+  it("interrupts a running execution, as Ctrl-C would", () =>
+    withSandbox({}, async (sbx) => {
+      await sbx.runCode("x = 1");
+      let out = "";
+      /** @type {() => void} */
+      let onStarted = () => {};
+      const started = new Promise((resolve) => {
+        onStarted = () => resolve("started");
+      });
+      const cell = sbx.runCode('import time\nprint("started", flush=True)\ntime.sleep(30)', {
+        onStdout: (s) => {
+          out += s;
+          if (out.includes("started")) onStarted();
+        },
+      });
+      /** @type {ReturnType<typeof setTimeout> | undefined} */
+      let timer;
+      const first = await Promise.race([
+        started,
+        // The cell ending first (or failing) is a failure, not a hang.
+        cell.then(
+          (r) => `the cell ended before it was interrupted: ${r.status} ${JSON.stringify(r.stdout)}`,
+          (e) => `the cell failed: ${e}`,
+        ),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve("the cell printed nothing in 20 s"), 20_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (first !== "started") {
+        await sbx.interrupt().catch(() => {});
+        await cell.catch(() => {});
+        assert.fail(String(first));
+      }
+      assert.equal(await sbx.interrupt(), true);
+      const r = await cell;
+      assert.deepEqual([r.status, r.exitCode, r.error?.name], ["interrupted", 130, "KeyboardInterrupt"]);
+      // Nothing runs now; the interpreter kept its variables.
+      assert.equal(await sbx.interrupt(), false);
+      assert.equal((await sbx.runCode("x")).result, "1");
+    }));
+
+  it("pauses and resumes, keeping the interpreter's state", () =>
+    withSandbox({ idleAction: "pause" }, async (sbx) => {
+      assert.equal(sbx.session.idleAction, "pause");
+      await sbx.runCode("x = 3");
+      assert.equal((await sbx.pause()).status, "paused");
+      assert.equal(sbx.session.status, "paused");
+      // Pausing a paused session changes nothing.
+      assert.equal((await sbx.pause()).status, "paused");
+      // An execution resumes it, variables and all.
+      assert.equal((await sbx.runCode("x + 1")).result, "4");
+      assert.equal((await sbx.info()).status, "running");
+      assert.equal((await sbx.pause()).status, "paused");
+      assert.equal((await sbx.resume()).status, "running");
+      assert.equal(sbx.session.status, "running");
+    }));
+
   it("times out executions, and calls", () =>
     withSandbox({}, async (sbx) => {
       const t0 = performance.now();
@@ -265,7 +323,7 @@ describe("sandbox", { skip }, () => {
       assert.equal((await sbx.runCode("1 + 1")).result, "2");
       // A call whose answer takes longer than its requestTimeoutMs.
       await assert.rejects(sbx.runCode("import time\ntime.sleep(3)", { requestTimeoutMs: 500 }), RequestTimeout);
-      // A call aborted: the execution runs on in the daemon, which records it.
+      // A plain call aborted: the execution runs on in the daemon, which records it.
       const ac = new AbortController();
       setTimeout(() => ac.abort(), 300);
       await assert.rejects(sbx.runCode("import time\ntime.sleep(2)", { signal: ac.signal }), { name: "AbortError" });

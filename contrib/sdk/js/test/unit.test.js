@@ -214,6 +214,76 @@ describe("requests", () => {
       },
     ));
 
+  it("sends and reads the session's idle action", () =>
+    withFake(
+      () => ({ status: 201, body: { ...SESSION, idle_action: "pause" } }),
+      async (d) => {
+        const sbx = await Sandbox.create({ idleAction: "pause", socket: d.socket });
+        assert.deepEqual(d.seen[0].json(), { idle_action: "pause" });
+        assert.equal(sbx.session.idleAction, "pause");
+        await new Client({ socket: d.socket }).createSession({ idleAction: "stop" });
+        assert.deepEqual(d.seen[1].json(), { idle_action: "stop" });
+        // A daemon that does not say reads as "".
+        assert.equal(Session.fromJSON(SESSION).idleAction, "");
+      },
+    ));
+
+  it("interrupts the running execution", () => {
+    let interrupted = true;
+    return withFake(
+      (s) => {
+        if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+        if (s.path === "/v1/sessions/gone/interrupt") return errorReply(404, "not_found", "no session gone");
+        return { body: { interrupted } };
+      },
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const cases = [
+          // [id, call]
+          ["s1", () => c.interrupt("s1")],
+          [SESSION.id, () => sbx.interrupt()],
+        ];
+        for (const [id, call] of cases) {
+          for (const want of [true, false]) {
+            interrupted = want;
+            d.seen.length = 0;
+            assert.equal(await /** @type {() => Promise<boolean>} */ (call)(), want);
+            const raw = d.seen[0];
+            assert.deepEqual([raw.method, raw.path, raw.body.length], ["POST", `/v1/sessions/${id}/interrupt`, 0]);
+          }
+        }
+        await assert.rejects(c.interrupt("gone"), NotFound);
+      },
+    );
+  });
+
+  it("pauses and resumes, keeping the session it answers", () =>
+    withFake(
+      (s) => {
+        if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+        if (s.path === "/v1/sessions/busy/pause") return errorReply(409, "conflict", "an execution is running: interrupt it or wait");
+        return { body: { ...SESSION, status: s.path.endsWith("/pause") ? "paused" : "running" } };
+      },
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        for (const [op, call, status] of /** @type {const} */ ([
+          ["pause", (/** @type {string} */ id) => c.pauseSession(id), "paused"],
+          ["resume", (/** @type {string} */ id) => c.resumeSession(id), "running"],
+        ])) {
+          d.seen.length = 0;
+          assert.equal((await call("s1")).status, status);
+          assert.deepEqual([d.seen[0].method, d.seen[0].path, d.seen[0].body.length], ["POST", `/v1/sessions/s1/${op}`, 0]);
+        }
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const p = await sbx.pause();
+        assert.deepEqual([p.status, sbx.session.status, d.seen.at(-1)?.path], ["paused", "paused", `/v1/sessions/${SESSION.id}/pause`]);
+        const r = await sbx.resume();
+        assert.deepEqual([r.status, sbx.session.status, d.seen.at(-1)?.path], ["running", "running", `/v1/sessions/${SESSION.id}/resume`]);
+        await assert.rejects(c.pauseSession("busy"), (e) => e instanceof Conflict && e.status === 409);
+      },
+    ));
+
   it("refuses a field the contract does not have", async () => {
     await assert.rejects(Sandbox.create({ memroyMb: 1, socket: "/nonexistent" }), TypeError);
     await assert.rejects(new Client({ socket: "/nonexistent" }).run("1", { memroyMb: 1 }), TypeError);
@@ -259,6 +329,9 @@ describe("requests", () => {
           [() => c.stopSession("s1"), "POST", "/v1/sessions/s1/stop", []],
           [() => c.startSession("s1"), "POST", "/v1/sessions/s1/start", []],
           [() => c.restartSession("s1"), "POST", "/v1/sessions/s1/restart", []],
+          [() => c.pauseSession("s1"), "POST", "/v1/sessions/s1/pause", []],
+          [() => c.resumeSession("s1"), "POST", "/v1/sessions/s1/resume", []],
+          [() => c.interrupt("s1"), "POST", "/v1/sessions/s1/interrupt", []],
           [() => c.stats("s1"), "GET", "/v1/sessions/s1/stats", []],
           [() => c.deleteSession("s1"), "DELETE", "/v1/sessions/s1", []],
         ];

@@ -50,6 +50,7 @@ export async function example(signal: AbortSignal): Promise<string> {
     labels: { agent: "a1" },
     runtime: "runc",
     mcpServers: ["github"],
+    idleAction: "pause",
     requestTimeoutMs: 10_000,
     signal,
   });
@@ -108,6 +109,11 @@ export async function example(signal: AbortSignal): Promise<string> {
   await sbx.stop();
   await sbx.start();
   await sbx.restart();
+  const interrupted: boolean = await sbx.interrupt({ signal });
+  const paused: Session = await sbx.pause();
+  const resumed: Session = await sbx.resume({ requestTimeoutMs: 1000 });
+  const idleAction: string = paused.idleAction;
+  if (resumed.status === "paused" || resumed.status === "running") console.log(interrupted, idleAction);
   await sbx.setNetwork("none");
   const hist: Execution[] = await sbx.executions({ limit: 10 });
   console.log(hist.length, await sbx.isRunning());
@@ -131,7 +137,9 @@ export async function example(signal: AbortSignal): Promise<string> {
   console.log(one.stdout, opts);
 
   const client = new Client({ socket: "/run/sandboxd/sandboxd.sock", requestTimeoutMs: null });
-  const s: Session = await client.createSession({ labels: { low: "level" } });
+  const s: Session = await client.createSession({ labels: { low: "level" }, idleAction: "stop" });
+  const stopped: boolean = await client.interrupt(s.id, { requestTimeoutMs: 1000 });
+  console.log(stopped, (await client.pauseSession(s.id)).status, (await client.resumeSession(s.id, { signal })).status);
   const got: Buffer | FileInfo[] = await client.getFile(s.id, "a.txt");
   console.log(got, await client.health(), (await client.info()).api_version, await client.node({ signal }));
   await client.deleteSession(s.id);

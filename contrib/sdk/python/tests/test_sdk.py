@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 import unittest
 import uuid
@@ -208,6 +209,55 @@ class TestSandbox(unittest.TestCase):
             self.assertEqual([(h.id, h.status) for h in hist], [(r.id, "error"), (hist[1].id, "ok")])
             self.assertEqual(len(sbx.executions()), 2)
 
+    def test_interrupt(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            sbx.run_code("x = 1")
+            started = threading.Event()
+            out: list[str] = []
+            got: list[Any] = []
+
+            def on_stdout(s: str) -> None:
+                out.append(s)
+                if "started" in "".join(out):
+                    started.set()
+
+            def cell() -> None:
+                try:
+                    got.append(sbx.run_code('import time\nprint("started", flush=True)\ntime.sleep(30)', on_stdout=on_stdout))
+                except BaseException as e:  # the test reports it, not the thread
+                    got.append(e)
+                finally:
+                    started.set()  # ended before "started": the wait below must not hang
+
+            t = threading.Thread(target=cell, daemon=True)
+            t.start()
+            self.assertTrue(started.wait(20), "the cell printed nothing in 20 s")
+            self.assertFalse(got, f"the cell ended before it was interrupted: {got}")
+            self.assertIs(sbx.interrupt(), True)
+            t.join(20)
+            self.assertFalse(t.is_alive(), "the interrupted cell did not answer")
+            r = got[0]
+            self.assertIsInstance(r, sandboxd.Execution, r)
+            self.assertEqual((r.status, r.exit_code, r.error.name if r.error else ""), ("interrupted", 130, "KeyboardInterrupt"))
+            # Nothing runs now; the interpreter kept its variables.
+            self.assertIs(sbx.interrupt(), False)
+            self.assertEqual(sbx.run_code("x").result, "1")
+
+    def test_pause(self) -> None:
+        with Sandbox(idle_action="pause", labels={"run": RUN}) as sbx:
+            self.assertEqual(sbx.session.idle_action, "pause")
+            sbx.run_code("x = 3")
+            self.assertEqual(sbx.pause().status, "paused")
+            self.assertEqual(sbx.session.status, "paused")
+            # Pausing a paused session changes nothing.
+            self.assertEqual(sbx.pause().status, "paused")
+            # An execution resumes it, variables and all.
+            self.assertEqual(sbx.run_code("x + 1").result, "4")
+            self.assertEqual(sbx.info().status, "running")
+            self.assertEqual(sbx.pause().status, "paused")
+            self.assertEqual(sbx.resume().status, "running")
+            self.assertEqual(sbx.session.status, "running")
+
     def test_timeout(self) -> None:
         with Sandbox(labels={"run": RUN}) as sbx:
             t0 = time.monotonic()
@@ -341,6 +391,7 @@ class TestAsync(unittest.TestCase):
             async with await AsyncSandbox.create(memory_mb=256, labels={"run": RUN, "async": "yes"}) as sbx:
                 r = await sbx.run_code("x = 6 * 7\nx")
                 self.assertEqual(r.result, "42")
+                self.assertIs(await sbx.interrupt(), False)
 
                 got: list[str] = []
 

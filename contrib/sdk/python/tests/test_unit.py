@@ -273,6 +273,78 @@ class TestRequests(FakeTestCase):
         self.assertEqual(d.seen[1].json(), {"mcp_servers": ["github"]})
         self.assertEqual(sandboxd.Session.from_json({"id": "s", "mcp_servers": "github"}).mcp_servers, [])
 
+    def test_create_idle_action(self) -> None:
+        d = self.serve(lambda s: Reply(201, {**SESSION, "idle_action": "pause"}))
+        sbx = Sandbox(idle_action="pause", socket=d.socket)
+        self.assertEqual(d.seen[0].json(), {"idle_action": "pause"})
+        self.assertEqual(sbx.session.idle_action, "pause")
+        Client(d.socket).create_session(idle_action="stop")
+        self.assertEqual(d.seen[1].json(), {"idle_action": "stop"})
+        # A daemon that does not say reads as "".
+        self.assertEqual(sandboxd.Session.from_json(SESSION).idle_action, "")
+
+    def test_interrupt(self) -> None:
+        answer = {"interrupted": True}
+
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.path == "/v1/sessions/gone/interrupt":
+                return error(404, "not_found", "no session gone")
+            return Reply(200, answer)
+
+        d = self.serve(route)
+        c = Client(d.socket)
+        sbx = Sandbox(socket=d.socket)
+        cases: list[tuple[str, Callable[[], Any]]] = [
+            ("s1", lambda: c.interrupt("s1")),
+            (sbx.id, sbx.interrupt),
+            (sbx.id, lambda: asyncio.run(AsyncSandbox(sbx).interrupt())),
+        ]
+        for id, call in cases:
+            for interrupted in (True, False):
+                with self.subTest(id=id, interrupted=interrupted):
+                    answer["interrupted"] = interrupted
+                    d.seen.clear()
+                    self.assertIs(call(), interrupted)
+                    raw = d.seen[0]
+                    self.assertEqual((raw.method, raw.path, raw.body), ("POST", f"/v1/sessions/{id}/interrupt", b""))
+        with self.assertRaises(NotFound):
+            c.interrupt("gone")
+
+    def test_pause_resume(self) -> None:
+        status = {"pause": "paused", "resume": "running"}
+
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.path == "/v1/sessions/busy/pause":
+                return error(409, "conflict", "an execution is running: interrupt it or wait")
+            return Reply(200, {**SESSION, "status": status[s.path.rsplit("/", 1)[1]]})
+
+        d = self.serve(route)
+        c = Client(d.socket)
+        for op, call in (("pause", c.pause_session), ("resume", c.resume_session)):
+            with self.subTest(op=op):
+                d.seen.clear()
+                self.assertEqual(call("s1").status, status[op])
+                raw = d.seen[0]
+                self.assertEqual((raw.method, raw.path, raw.body), ("POST", f"/v1/sessions/s1/{op}", b""))
+        sbx = Sandbox(socket=d.socket)
+        s = sbx.pause()
+        self.assertEqual((s.status, sbx.session.status, d.seen[-1].path), ("paused", "paused", f"/v1/sessions/{sbx.id}/pause"))
+        s = sbx.resume()
+        self.assertEqual((s.status, sbx.session.status, d.seen[-1].path), ("running", "running", f"/v1/sessions/{sbx.id}/resume"))
+
+        async def main() -> list[str]:
+            a = AsyncSandbox(sbx)
+            return [(await a.pause()).status, a.session.status, (await a.resume()).status, a.session.status]
+
+        self.assertEqual(asyncio.run(main()), ["paused", "paused", "running", "running"])
+        with self.assertRaises(Conflict) as cm:
+            c.pause_session("busy")
+        self.assertEqual((cm.exception.code, cm.exception.status), ("conflict", 409))
+
     def test_default_socket_from_env(self) -> None:
         d = self.serve(lambda s: Reply(200, {"status": "ok"}))
         old = os.environ.get("SANDBOXD_SOCKET")

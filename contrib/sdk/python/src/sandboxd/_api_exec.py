@@ -1,10 +1,12 @@
-"""Execution calls of the API: exec, packages, one-shot run, history.
+"""Execution calls of the API: exec, interrupt, packages, one-shot run, history.
 
 Each answers one Execution. With an output callback the call asks for the
 NDJSON stream (Accept: application/x-ndjson) and feeds each stdout and
 stderr chunk to the callback as the code produces it, and each output the
 code displays (display()) to on_display as it does; the last line is the
-Execution, the same as the one a plain call answers.
+Execution, the same as the one a plain call answers. A streaming call
+that is abandoned (its connection closed before the end) interrupts its
+execution on the daemon; a plain one leaves it to finish.
 """
 
 from __future__ import annotations
@@ -81,6 +83,15 @@ class ExecCalls(Caller):
             exec_request_timeout(request_timeout, timeout),
             on_display,
         )
+
+    def interrupt(self, id: str, *, request_timeout: float | None = None) -> bool:
+        """POST /v1/sessions/{id}/interrupt: interrupts the execution running
+        in the session, as Ctrl-C would (Python raises KeyboardInterrupt; a
+        shell command gets SIGINT, then SIGKILL after a grace). That
+        execution answers status "interrupted"; the session stays. False
+        when nothing was running."""
+        with self._t.send("POST", api_path("v1", "sessions", id, "interrupt"), timeout=self._timeout(request_timeout)) as a:
+            return (a.json() or {}).get("interrupted") is True
 
     def install_packages(
         self,

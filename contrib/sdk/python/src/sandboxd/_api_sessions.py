@@ -25,6 +25,7 @@ SESSION_FIELDS = (
     "env",
     "labels",
     "mcp_servers",
+    "idle_action",
 )
 
 # Fields the daemon reads as whole numbers: 2.0 from Python must go as 2,
@@ -110,6 +111,17 @@ class SessionCalls(Caller):
     def restart_session(self, id: str, *, request_timeout: float | None = None) -> Session:
         """Replaces the session's interpreter with a fresh one, same /workspace."""
         return self._lifecycle(id, "restart", request_timeout)
+
+    def pause_session(self, id: str, *, request_timeout: float | None = None) -> Session:
+        """Freezes every process of the session: memory and interpreter state
+        stay, CPU use stops (no-op if paused; Conflict while it executes).
+        An exec, a file call or stats resumes it first."""
+        return self._lifecycle(id, "pause", request_timeout)
+
+    def resume_session(self, id: str, *, request_timeout: float | None = None) -> Session:
+        """Lets a paused session run on where it stopped (no-op if running;
+        Conflict if stopped)."""
+        return self._lifecycle(id, "resume", request_timeout)
 
     def _lifecycle(self, id: str, op: str, request_timeout: float | None) -> Session:
         with self._t.send("POST", api_path("v1", "sessions", id, op), timeout=self._timeout(request_timeout)) as a:

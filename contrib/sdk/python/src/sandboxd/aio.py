@@ -7,8 +7,9 @@ Each call runs the blocking client in a worker thread (asyncio.to_thread),
 so the event loop never waits on the socket and the SDK stays standard
 library only. Two consequences: calls of one AsyncSandbox may run at once
 (each has its own connection), and cancelling an awaiting task does not
-stop its call: the thread finishes it, and the daemon finishes an
-execution whose caller went away (it is still recorded).
+stop its call: the thread finishes it, and the daemon the execution (it is
+still recorded). ``await sbx.interrupt()`` stops an execution whose task
+was cancelled.
 
 Output callbacks run on the event loop, in order, and may be coroutine
 functions: the call returns once every callback has run. A callback that
@@ -213,6 +214,17 @@ class AsyncSandbox:
 
     async def restart(self) -> Session:
         return await asyncio.to_thread(self.sync.restart)
+
+    async def interrupt(self) -> bool:
+        """Interrupts the running execution (see Sandbox.interrupt): the way
+        to stop one whose awaiting task was cancelled."""
+        return await asyncio.to_thread(self.sync.interrupt)
+
+    async def pause(self) -> Session:
+        return await asyncio.to_thread(self.sync.pause)
+
+    async def resume(self) -> Session:
+        return await asyncio.to_thread(self.sync.resume)
 
     async def set_network(self, network: str, **kwargs: Any) -> Session:
         return await asyncio.to_thread(self.sync.set_network, network, **kwargs)

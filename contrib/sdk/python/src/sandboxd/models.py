@@ -124,6 +124,7 @@ class Session:
     max_connections: int = 0
     labels: dict[str, str] = field(default_factory=dict)
     mcp_servers: list[str] = field(default_factory=list)
+    idle_action: str = ""
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Session:
@@ -145,6 +146,7 @@ class Session:
             max_connections=_int(d, "max_connections"),
             labels=_map(d, "labels"),
             mcp_servers=_strs(d, "mcp_servers"),
+            idle_action=_str(d, "idle_action"),
         )
 
 

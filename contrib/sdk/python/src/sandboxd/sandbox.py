@@ -55,6 +55,7 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         labels: Mapping[str, str] | None = None,
         mcp_servers: Iterable[str] | None = None,
+        idle_action: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         client: Client | None = None,
@@ -76,6 +77,7 @@ class Sandbox:
             env=env,
             labels=labels,
             mcp_servers=mcp_servers,
+            idle_action=idle_action,
         )
         self._bind(c, s)
 
@@ -153,6 +155,25 @@ class Sandbox:
     def restart(self) -> Session:
         """A fresh interpreter, same /workspace."""
         self._session = self._client.restart_session(self.id)
+        return self._session
+
+    def interrupt(self) -> bool:
+        """Interrupts the execution running in the session, as Ctrl-C would
+        (Python raises KeyboardInterrupt; a shell command gets SIGINT, then
+        SIGKILL after a grace): that call answers status "interrupted" and
+        the interpreter keeps its variables. False when nothing was running."""
+        return self._client.interrupt(self.id)
+
+    def pause(self) -> Session:
+        """Freezes every process: memory and variables stay, CPU use stops
+        (no-op if paused; Conflict while it executes). An execution, a file
+        call or stats resumes it first."""
+        self._session = self._client.pause_session(self.id)
+        return self._session
+
+    def resume(self) -> Session:
+        """Lets a paused session run on where it stopped (no-op if running)."""
+        self._session = self._client.resume_session(self.id)
         return self._session
 
     def set_network(
