@@ -8,6 +8,12 @@ const (
 	NodeDraining = "draining"
 )
 
+// DrainRequest is the body of POST /v1/node/drain (root only): true drains
+// the node, false takes new sessions again.
+type DrainRequest struct {
+	Drain *bool `json:"drain"`
+}
+
 // Node is the answer of GET /v1/node: this daemon as a scheduler (Nomad,
 // Kubernetes, Ray) places work on it — who it is, what it has, what is
 // taken, and what it can run. Maps and lists are never null, so that a

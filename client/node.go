@@ -12,3 +12,10 @@ func (c *Client) Node(ctx context.Context) (*api.Node, error) {
 	var out api.Node
 	return &out, c.call(ctx, request{method: "GET", path: "/v1/node"}, &out)
 }
+
+// Drain drains the node (on: it takes no new session, its sessions run
+// on) or takes new sessions again, and answers the node. Root only.
+func (c *Client) Drain(ctx context.Context, on bool) (*api.Node, error) {
+	var out api.Node
+	return &out, c.call(ctx, request{method: "POST", path: "/v1/node/drain", json: api.DrainRequest{Drain: &on}}, &out)
+}

@@ -36,6 +36,9 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if err := callerFrom(ctx).requireKnown(); err != nil {
 		return nil, err
 	}
+	if err := d.checkDraining(); err != nil {
+		return nil, err
+	}
 	rec, t, err := d.checkCreate(ctx, req)
 	if err != nil {
 		return nil, err

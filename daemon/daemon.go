@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -87,6 +88,8 @@ type Daemon struct {
 	nodeID string
 	// gateway serves the MCP gateways of sessions granted MCP servers.
 	gateway *mcpgateway.Gateway
+	// draining refuses new sessions (drain.go).
+	draining atomic.Bool
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -258,6 +261,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		d.probe = volumeProbe{kind: cfg.DiskQuota}
 	}
 	d.gateway = mcpgateway.New(cfg.MCP, log, d.tellMCPCall)
+	d.loadDrain()
 	if d.host = dp.host; d.host == nil {
 		d.host = realNodeHost()
 	}

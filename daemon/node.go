@@ -80,8 +80,3 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 	n.Allocated.CPUs = math.Round(n.Allocated.CPUs*1000) / 1000
 	return n, nil
 }
-
-// nodeState is whether the daemon takes new sessions. It always does
-// until draining exists (POST /v1/node/drain, a later change), which will
-// answer api.NodeDraining here.
-func (d *Daemon) nodeState() string { return api.NodeReady }

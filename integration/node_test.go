@@ -2,9 +2,12 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -132,4 +136,63 @@ func memTotalMB(t *testing.T) int64 {
 	}
 	t.Fatal("no MemTotal in /proc/meminfo")
 	return 0
+}
+
+// TestNodeDrain: sandboxctl node drain refuses new sessions (503 with
+// Retry-After) while running ones go on, --wait returns once none runs,
+// --off takes sessions again; only root drains.
+func TestNodeDrain(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := context.Background()
+	id := d.session(t, nil)
+	if err := os.Chmod(d.socket, 0o666); err != nil { // another user reaches the daemon
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "node", "drain"); code == 0 || !strings.Contains(stderr, "only root may drain the node") {
+		t.Fatalf("a user's drain: %d %s", code, stderr)
+	}
+	wait := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "node", "drain", "--wait", "--interval", "100ms")
+	var out, stderr syncBuffer
+	wait.Stdout, wait.Stderr = &out, &stderr
+	if err := wait.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "waiting for 1 running session") {
+		if time.Now().After(deadline) {
+			t.Fatalf("drain --wait: %s %s", out.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body := d.raw(t, "POST", "/v1/sessions", `{}`); code != 503 || !strings.Contains(string(body), "draining") {
+		t.Errorf("a create while draining: %d %s", code, body)
+	}
+	if _, stderr, code := d.ctl(t, "", "run", "-c", "1"); code == 0 || !strings.Contains(stderr, "draining") {
+		t.Errorf("a run while draining: %d %s", code, stderr)
+	}
+	if e := d.py(t, id, "print('runs on')"); e.Stdout != "runs on\n" {
+		t.Errorf("a session while draining: %+v", e)
+	}
+	if n, _ := d.c.Node(ctx); n.State != api.NodeDraining {
+		t.Errorf("node state %s", n.State)
+	}
+	// Paused, the session runs no more: --wait returns.
+	if _, err := d.c.PauseSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), "is draining") {
+			t.Errorf("drain --wait: %v %s %s", err, out.String(), stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = wait.Process.Kill()
+		t.Fatal("drain --wait did not return once no session ran")
+	}
+	if out, stderr, code := d.ctl(t, "", "node", "drain", "--off"); code != 0 || !strings.Contains(out, "is ready") {
+		t.Fatalf("drain --off: %d %s %s", code, out, stderr)
+	}
+	d.session(t, nil)
 }

@@ -258,6 +258,18 @@ func TestOpenAPI(t *testing.T) {
 	must("start", err)
 	_, err = c.RestartSession(ctx, id)
 	must("restart", err)
+	_, err = c.Interrupt(ctx, id)
+	must("interrupt", err)
+	_, err = c.PauseSession(ctx, id)
+	must("pause", err)
+	_, err = c.ResumeSession(ctx, id)
+	must("resume", err)
+	_, err = c.Drain(ctx, true)
+	must("drain", err)
+	status, body = raw(ctx, "POST", "/v1/sessions", "application/json", []byte(`{}`))
+	expect("create while draining", status, 503, body)
+	_, err = c.Drain(ctx, false)
+	must("drain off", err)
 
 	// One-shot runs.
 	run := &api.RunRequest{Language: api.LanguagePython, Code: "open('in.txt').read()",

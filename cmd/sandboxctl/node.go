@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,6 +51,51 @@ user only their own.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(newNodeDrainCmd(a))
+	return cmd
+}
+
+func newNodeDrainCmd(a *app) *cobra.Command {
+	var off, wait bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "drain",
+		Short: "Stop taking new sessions (--off: take them again); running sessions go on",
+		Long: `Drain the node before maintenance: new creates and one-shot runs answer 503
+with Retry-After, so that a scheduler places new work elsewhere, while the
+sessions here run on. The state outlives a restart of the daemon. Root only.
+
+--wait returns once no session runs (each stopped, deleted or paused).`,
+		Example: `  sandboxctl node drain --wait   # then upgrade or reboot the host
+  sandboxctl node drain --off`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if off && wait {
+				return errors.New("--wait waits for a drain: not with --off")
+			}
+			c := a.client()
+			n, err := c.Drain(cmd.Context(), !off)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("Node %s is %s\n", n.NodeID, n.State)
+			for wait && n.SessionsByStatus.Running > 0 {
+				fmt.Fprintf(os.Stderr, "waiting for %d running session(s)\n", n.SessionsByStatus.Running)
+				select {
+				case <-cmd.Context().Done():
+					return cmd.Context().Err()
+				case <-time.After(interval):
+				}
+				if n, err = c.Node(cmd.Context()); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&off, "off", false, "take new sessions again")
+	cmd.Flags().BoolVar(&wait, "wait", false, "return once no session runs")
+	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --wait looks")
 	return cmd
 }
 

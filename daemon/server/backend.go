@@ -18,6 +18,8 @@ type Backend interface {
 	Info(ctx context.Context) (*api.Info, error)
 	// Node describes the daemon for schedulers (GET /v1/node).
 	Node(ctx context.Context) (*api.Node, error)
+	// Drain turns draining on or off (root only) and answers the node.
+	Drain(ctx context.Context, on bool) (*api.Node, error)
 	CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error)
 	ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error)
 	GetSession(ctx context.Context, id string) (*api.Session, error)

@@ -51,6 +51,19 @@ func (s *Server) node(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) drain(w http.ResponseWriter, r *http.Request) error {
+	var req api.DrainRequest
+	if err := s.decode(w, r, &req, "drain"); err != nil {
+		return err
+	}
+	n, err := s.b.Drain(r.Context(), *req.Drain)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, n)
+	return nil
+}
+
 // decode reads a JSON body strictly: a bad or unknown field, or trailing
 // data, is the caller's mistake and says so. required names fields that
 // must be present: a string field cannot tell absent from empty once

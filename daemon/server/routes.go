@@ -30,6 +30,7 @@ func (s *Server) table() []route {
 		{"GET", "/v1/health", nil, s.health},
 		{"GET", "/v1/info", nil, s.info},
 		{"GET", "/v1/node", nil, s.node},
+		{"POST", "/v1/node/drain", nil, s.drain},
 		{"GET", "/v1/openapi.json", nil, s.openapi},
 		{"GET", "/v1/sessions", []string{"label"}, s.listSessions},
 		{"POST", "/v1/sessions", nil, s.createSession},

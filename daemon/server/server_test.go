@@ -49,6 +49,13 @@ func (f *fakeBackend) Node(ctx context.Context) (*api.Node, error) {
 	f.caller = identity.From(ctx)
 	return &api.Node{NodeID: "n1", State: api.NodeReady, Labels: map[string]string{"zone": "a"}, Runtimes: []string{api.RuntimeRunc}}, nil
 }
+func (f *fakeBackend) Drain(ctx context.Context, on bool) (*api.Node, error) {
+	n, _ := f.Node(ctx)
+	if on {
+		n.State = api.NodeDraining
+	}
+	return n, nil
+}
 func (f *fakeBackend) CreateSession(_ context.Context, r *api.CreateSessionRequest) (*api.Session, error) {
 	if r.MemoryMB != nil && *r.MemoryMB < 0 {
 		return nil, errdefs.ErrInvalidArgument.WithMessage("memory_mb is negative")
