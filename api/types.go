@@ -72,7 +72,10 @@ type Limits struct {
 
 // Session is one sandbox with its persistent interpreter.
 type Session struct {
-	ID         string    `json:"id"`
+	ID string `json:"id"`
+	// Name is the owner's name for the session, usable wherever its id
+	// is (as is an unambiguous prefix of the id).
+	Name       string    `json:"name,omitempty"`
 	OwnerUID   uint32    `json:"owner_uid"`
 	Template   string    `json:"template"`
 	Status     string    `json:"status"`
@@ -104,6 +107,9 @@ type Session struct {
 // the daemon's defaults; pointers tell "absent" from an explicit zero where
 // zero would be out of range.
 type CreateSessionRequest struct {
+	// Name names the session, unique among the caller's (docker's rules:
+	// letters, digits, '_', '.', '-'); 409 when taken.
+	Name         string   `json:"name,omitempty"`
 	Template     string   `json:"template,omitempty"`
 	MemoryMB     *int64   `json:"memory_mb,omitempty"`
 	CPUs         *float64 `json:"cpus,omitempty"`

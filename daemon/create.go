@@ -44,6 +44,13 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		return nil, err
 	}
 	owner := rec.OwnerUID
+	if persist {
+		release, err := d.sessions.claimName(owner, rec.Name)
+		if err != nil {
+			return nil, err
+		}
+		defer release() // once added, the session holds its name
+	}
 	if err := d.sessions.reserve(owner, d.cfg.MaxSessions, d.cfg.MaxSessionsPerUID); err != nil {
 		return nil, err
 	}
@@ -124,6 +131,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err := checkIdleAction(req.IdleAction); err != nil {
 		return nil, nil, err
 	}
+	if err := checkName(req.Name); err != nil {
+		return nil, nil, err
+	}
 	// The template's environment, then the session's over it.
 	env := maps.Clone(t.def.Env)
 	if env == nil {
@@ -133,6 +143,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	at := now()
 	return &store.Record{
 		ID:         newID(),
+		Name:       req.Name,
 		OwnerUID:   callerFrom(ctx).UID,
 		Template:   name,
 		Status:     api.StatusRunning,

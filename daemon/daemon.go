@@ -380,12 +380,13 @@ func systemdMainProcess() bool {
 // lookup finds a session the caller may see. Another user's session is
 // "not found", exactly like a missing one.
 func (d *Daemon) lookup(ctx context.Context, id string) (*session, error) {
+	caller := callerFrom(ctx)
 	if s, ok := d.sessions.get(id); ok {
-		if _, owner := s.status(); callerFrom(ctx).mayUse(owner) {
+		if _, owner := s.status(); caller.mayUse(owner) {
 			return s, nil
 		}
 	}
-	return nil, errNoSession(id)
+	return d.sessions.resolve(id, caller)
 }
 
 // snapshot is the session as the API shows it.

@@ -14,7 +14,7 @@ import (
 // sessionView is a session record as the API shows it.
 func sessionView(r *store.Record) api.Session {
 	return api.Session{
-		ID: r.ID, OwnerUID: r.OwnerUID, Template: r.Template, Status: r.Status, Reason: r.Reason,
+		ID: r.ID, Name: r.Name, OwnerUID: r.OwnerUID, Template: r.Template, Status: r.Status, Reason: r.Reason,
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
 		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections, Runtime: runtimeOf(r.Runtime),

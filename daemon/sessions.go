@@ -51,6 +51,7 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	id = s.record().ID // id may be a name or a prefix
 	if err := s.begin(ctx, opDelete); err != nil {
 		return err
 	}
@@ -102,9 +103,11 @@ func (d *Daemon) destroySession(s *session) error {
 
 // Executions lists a session's recorded executions, newest first.
 func (d *Daemon) Executions(ctx context.Context, id string, limit int) ([]api.Execution, error) {
-	if _, err := d.lookup(ctx, id); err != nil {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
 		return nil, err
 	}
+	id = s.record().ID // id may be a name or a prefix
 	d.recorder.flush() // the caller's own latest executions are in the list
 	if err := d.recorder.takeFailure(id); err != nil {
 		return nil, err

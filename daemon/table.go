@@ -15,11 +15,19 @@ type table struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	pending  map[uint32]int // creations and starts under way, by owner
-	closed   bool
+	// names are the names creations under way hold, by owner.
+	names  map[nameKey]bool
+	closed bool
+}
+
+// nameKey is a session name of one owner: names are unique per owner.
+type nameKey struct {
+	owner uint32
+	name  string
 }
 
 func newTable() *table {
-	return &table{sessions: map[string]*session{}, pending: map[uint32]int{}}
+	return &table{sessions: map[string]*session{}, pending: map[uint32]int{}, names: map[nameKey]bool{}}
 }
 
 func (t *table) get(id string) (*session, bool) {

@@ -2,10 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -55,6 +57,71 @@ func TestCLI(t *testing.T) {
 	if out := ok("", "ls", "-q"); strings.TrimSpace(out) != id {
 		t.Fatalf("ls -q: %q", out)
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "--filter", "status=running", "--filter", "label=team=ml", "--format", "{{.ID}} {{.Status}} {{.Limits.MemoryMB}}"}, id + " running 256\n"},
+		{[]string{"ls", "--filter", "status=stopped", "--format", "{{.ID}}"}, ""},
+		{[]string{"ls", "-f", "label=team", "-f", "id=" + id[:4], "-q"}, id + "\n"},
+		{[]string{"inspect", id, "--format", "{{index .Labels \"team\"}}"}, "ml\n"},
+		{[]string{"info", "--format", "{{.APIVersion}}"}, api.Version + "\n"},
+		{[]string{"node", "--format", "{{.State}}"}, "ready\n"},
+	} {
+		if out := ok("", tc.args...); out != tc.want {
+			t.Errorf("%v: %q, want %q", tc.args, out, tc.want)
+		}
+	}
+	if _, errOut, code := d.ctl(t, "", "ls", "--filter", "colour=red"); code == 0 || !strings.Contains(errOut, "bad --filter") {
+		t.Errorf("ls --filter colour=red: %d %q", code, errOut)
+	}
+
+	// A name, or an id prefix, works wherever the id does.
+	named := strings.TrimSpace(ok("", "create", "--name", "cli-named"))
+	if out := ok("", "exec", "cli-named", "-c", "print('by name')"); out != "by name\n" {
+		t.Errorf("exec by name: %q", out)
+	}
+	if out := ok("", "exec", named[:6], "-c", "print('by prefix')"); out != "by prefix\n" {
+		t.Errorf("exec by prefix: %q", out)
+	}
+	if out := ok("", "ls", "--filter", "name=cli-named", "--format", "{{.Name}} {{.ID}}"); out != "cli-named "+named+"\n" {
+		t.Errorf("ls by name: %q", out)
+	}
+	if _, errOut, code := d.ctl(t, "", "create", "--name", "cli-named"); code == 0 || !strings.Contains(errOut, "is taken by session "+named) {
+		t.Errorf("a taken name: %d %q", code, errOut)
+	}
+	ok("", "rm", "cli-named")
+
+	// wait returns once the session stops, saying why; prune deletes
+	// stopped sessions, asking first.
+	other := strings.TrimSpace(ok("", "create"))
+	waited := make(chan string, 1)
+	go func() {
+		out, errOut, code := d.ctl(t, "", "wait", other)
+		waited <- fmt.Sprintf("%d %s%s", code, out, errOut)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	ok("", "stop", other)
+	select {
+	case got := <-waited:
+		if got != "0 "+other+" stopped: stopped by request\n" {
+			t.Errorf("wait: %q", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("wait did not return once the session stopped")
+	}
+	if out := ok("", "wait", other); out != other+" stopped: stopped by request\n" {
+		t.Errorf("wait of a stopped session: %q", out)
+	}
+	if _, errOut, code := d.ctl(t, "n\n", "prune"); code == 0 || !strings.Contains(errOut, "nothing deleted") {
+		t.Errorf("prune answered no: %d %q", code, errOut)
+	}
+	if out := ok("y\n", "prune"); !strings.Contains(out, other) {
+		t.Errorf("prune: %q", out)
+	}
+	if out := ok("", "ls", "-q"); strings.TrimSpace(out) != id {
+		t.Errorf("after prune: %q", out)
+	}
 
 	ok("", "exec", id, "-c", "x = 20")
 	if out := ok("", "exec", id, "-c", "x * 2 + 2"); out != "42\n" {
@@ -65,8 +132,22 @@ func TestCLI(t *testing.T) {
 	}
 	script := filepath.Join(t.TempDir(), "s.py")
 	os.WriteFile(script, []byte("print('from file', x)"), 0o644)
-	if out := ok("", "exec", id, script); out != "from file 20\n" {
-		t.Fatalf("exec file: %q", out)
+	if out := ok("", "exec", id, "--file", script); out != "from file 20\n" {
+		t.Fatalf("exec --file: %q", out)
+	}
+	// Words after the id are a command, as docker exec's: never a file,
+	// never through a shell.
+	if out := ok("", "exec", id, "--", "printf", "%s|", "a", "b c", "it's", "$HOME"); out != "a|b c|it's|$HOME|" {
+		t.Fatalf("exec -- printf: %q", out)
+	}
+	if out := ok("", "exec", id, "pwd"); out != "/workspace\n" {
+		t.Fatalf("exec pwd: %q", out)
+	}
+	if _, _, code := d.ctl(t, "", "exec", id, "--", "no-such-command"); code != 127 {
+		t.Fatalf("exec of a missing command: exit %d, want 127", code)
+	}
+	if _, _, code := d.ctl(t, "", "exec", id, "--", "/etc/hostname"); code != 126 {
+		t.Fatalf("exec of a file that is no program: exit %d, want 126", code)
 	}
 	if out := ok("", "exec", id, "--shell", "-c", "echo $((1+2))"); out != "3\n" {
 		t.Fatalf("exec --shell: %q", out)

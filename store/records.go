@@ -12,7 +12,10 @@ import "time"
 // Record is a session: what the API shows of it and what the daemon needs
 // to bring it back.
 type Record struct {
-	ID         string    `json:"id"`
+	ID string `json:"id"`
+	// Name is the owner's name for it ("": none), unique among the
+	// owner's sessions.
+	Name       string    `json:"name,omitempty"`
 	OwnerUID   uint32    `json:"owner_uid"`
 	Template   string    `json:"template"`
 	Status     string    `json:"status"`

@@ -142,31 +142,79 @@ func outputBytes(o api.Output) int {
 	return len(o.Data)
 }
 
+// execSource is what exec runs: Python (or, with --shell, sh) from -c,
+// --file or "-" (standard input), or else the command argv, run as is (no
+// shell: each word is one argument), as docker exec runs it. A word after
+// the id is never read as a file.
+func (f *codeFlags) execSource(file string, argv []string) (lang, code string, err error) {
+	given := 0
+	for _, b := range []bool{f.code != "", file != "", len(argv) == 1 && argv[0] == "-"} {
+		if b {
+			given++
+		}
+	}
+	isStdin := len(argv) == 1 && argv[0] == "-"
+	switch {
+	case given > 1 || (given == 1 && len(argv) > 0 && !isStdin):
+		return "", "", errors.New("give one of -c CODE, --file FILE, - (standard input) or a command after the id")
+	case f.code != "":
+		return f.language(), f.code, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("cannot read %s: %w", file, errors.Unwrap(err))
+		}
+		return f.language(), string(b), nil
+	case isStdin:
+		b, err := io.ReadAll(os.Stdin)
+		return f.language(), string(b), err
+	case len(argv) > 0:
+		if f.shell {
+			return "", "", errors.New("--shell runs -c CODE with sh; a command after the id runs as is: give one")
+		}
+		return api.LanguageShell, "exec " + shellQuote(argv), nil
+	}
+	return "", "", errors.New("no code given: use -c CODE, --file FILE, - to read standard input, or a command after the id (exec ID -- ls -la)")
+}
+
+// shellQuote is argv as sh words, each single-quoted: sh runs exactly
+// these arguments, with no expansion.
+func shellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
 func newExecCmd(a *app) *cobra.Command {
 	var f codeFlags
 	var env []string
-	var cwd string
+	var cwd, file string
 	cmd := &cobra.Command{
-		Use:   "exec ID [FILE | -]",
-		Short: "Run code in a session (Python by default; variables persist)",
-		Long: `Run code in a session (Python by default; variables persist), its output
-streamed as it comes.
+		Use:   "exec ID [-c CODE | --file FILE | - | [--] COMMAND [ARG...]]",
+		Short: "Run code or a command in a session (Python by default; variables persist)",
+		Long: `Run code in a session (Python by default; variables persist), or a command
+as docker exec does (exec ID -- ls -la: the words are its arguments, no
+shell), its output streamed as it comes.
 
 Ctrl-C interrupts the execution in the sandbox (Python raises
 KeyboardInterrupt, a shell command gets SIGINT) and the session keeps its
 state; a second Ctrl-C within 2 s leaves at once.
 
-Exit status: 0 when the code succeeded; a shell command's own status; 1 for
-a Python exception; 124 timed out; 130 interrupted; 137 killed (out of
-memory or another limit); 1 for an error of sandboxctl or the daemon.`,
+Exit status: 0 when the code succeeded; a command's own status (126: it
+cannot run, 127: not found); 1 for a Python exception; 124 timed out; 130
+interrupted; 137 killed (out of memory or another limit); 1 for an error of
+sandboxctl or the daemon.`,
 		Example: `  sandboxctl exec $id -c 'x = 1'
   sandboxctl exec $id -c 'x + 1'
   sandboxctl exec $id --shell -c 'pip list'
-  sandboxctl exec $id script.py
+  sandboxctl exec $id --file script.py
+  sandboxctl exec $id -- ls -la /workspace
   echo 'print(2)' | sandboxctl exec $id -`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			code, err := f.source(args[1:])
+			lang, code, err := f.execSource(file, args[1:])
 			if err != nil {
 				return err
 			}
@@ -174,7 +222,7 @@ memory or another limit); 1 for an error of sandboxctl or the daemon.`,
 			if err != nil {
 				return err
 			}
-			req := &api.ExecRequest{Language: f.language(), Code: code, Env: vars, Cwd: cwd}
+			req := &api.ExecRequest{Language: lang, Code: code, Env: vars, Cwd: cwd}
 			if cmd.Flags().Changed("timeout") {
 				req.TimeoutS = &f.timeout
 			}
@@ -203,6 +251,7 @@ memory or another limit); 1 for an error of sandboxctl or the daemon.`,
 	cmd.Flags().Float64VarP(&f.timeout, "timeout", "t", 0, "timeout in seconds (default: the session's)")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
+	cmd.Flags().StringVarP(&file, "file", "F", "", "run this local file's code")
 	return cmd
 }
 

@@ -65,6 +65,8 @@ func newRoot() *cobra.Command {
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
 		newLifecycleCmd(a, "pause", "Pause sessions: every process frozen, memory and state kept, no CPU"),
 		newLifecycleCmd(a, "resume", "Resume paused sessions where they stopped"),
+		newWaitCmd(a),
+		newPruneCmd(a),
 		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a),
 	)
 	root.AddCommand(manpage.Command(root, "1"))

@@ -15,6 +15,7 @@ import (
 
 func newNodeCmd(a *app) *cobra.Command {
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "node",
 		Short: "Show the daemon as a scheduler sees it: id, labels, capacity, allocation, pools",
@@ -30,6 +31,9 @@ user only their own.`,
 			n, err := a.client().Node(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if format != "" {
+				return printFormatted(os.Stdout, format, []*api.Node{n})
 			}
 			if asJSON {
 				return printJSON(os.Stdout, n)
@@ -51,6 +55,7 @@ user only their own.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
 	cmd.AddCommand(newNodeDrainCmd(a))
 	return cmd
 }

@@ -70,6 +70,7 @@ type sessionFlags struct {
 	caps              capFlags
 	mcp               []string
 	idleAction        string
+	name              string
 }
 
 // capFlags are the caps of a session's network.
@@ -100,6 +101,7 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	f.caps.register(fs)
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
+	fs.StringVar(&f.name, "name", "", "name the session (unique among yours): usable wherever its id is")
 	fs.StringVar(&f.idleAction, "idle-action", "", `what the idle timeout does: "stop" or "pause" (default: the daemon's idle_action)`)
 	fs.StringSliceVar(&f.mcp, "mcp", nil, "let code in the session call this MCP server of the host's, through the gateway (repeatable or comma-separated; see sandboxctl info)")
 }
@@ -158,7 +160,7 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 	r := &api.CreateSessionRequest{
 		Template: f.template, Runtime: f.runtime, Network: network, Allow: f.allow, EgressKbps: egress, MaxConnections: conns,
 		MemoryMB: l.MemoryMB, CPUs: l.CPUs, Pids: l.Pids, DiskMB: l.DiskMB, TimeoutS: l.TimeoutS, IdleTimeoutS: l.IdleTimeoutS,
-		MCPServers: f.mcp, IdleAction: f.idleAction,
+		MCPServers: f.mcp, IdleAction: f.idleAction, Name: f.name,
 	}
 	if r.Labels, err = parseKV("label", f.labels); err != nil {
 		return nil, err
@@ -199,22 +201,35 @@ func newCreateCmd(a *app) *cobra.Command {
 
 func newLsCmd(a *app) *cobra.Command {
 	var quiet, asJSON bool
-	var labels []string
+	var labels, filters []string
+	var format string
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"ps", "list"},
 		Short:   "List sessions",
-		Args:    cobra.NoArgs,
+		Example: `  sandboxctl ls --filter status=running --filter label=agent=a1
+  sandboxctl ls --format '{{.ID}} {{.Status}} {{.Limits.MemoryMB}}'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			filter, err := parseKV("label filter", labels)
+			byLabel, err := parseKV("label filter", labels)
 			if err != nil {
 				return err
 			}
-			list, err := a.client().ListSessions(cmd.Context(), filter)
+			f, err := parseSessionFilters(filters)
 			if err != nil {
 				return err
 			}
+			for k, v := range byLabel {
+				f.labels[k] = v
+			}
+			list, err := a.client().ListSessions(cmd.Context(), f.labels)
+			if err != nil {
+				return err
+			}
+			list = f.apply(list)
 			switch {
+			case format != "":
+				return printFormatted(os.Stdout, format, list)
 			case asJSON:
 				return printJSON(os.Stdout, list)
 			case quiet:
@@ -224,13 +239,13 @@ func newLsCmd(a *app) *cobra.Command {
 				return nil
 			}
 			t := newTable()
-			fmt.Fprintln(t, "ID\tTEMPLATE\tRUNTIME\tSTATUS\tCREATED\tEXECS\tMEMORY\tCPUS\tLABELS")
+			fmt.Fprintln(t, "ID\tNAME\tTEMPLATE\tRUNTIME\tSTATUS\tCREATED\tEXECS\tMEMORY\tCPUS\tLABELS")
 			for _, s := range list {
 				var ls []string
 				for k, v := range s.Labels {
 					ls = append(ls, k+"="+v)
 				}
-				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%dMB\t%g\t%s\n", s.ID, s.Template, s.Runtime, s.Status, ago(s.CreatedAt), s.ExecCount, s.Limits.MemoryMB, s.Limits.CPUs, strings.Join(ls, ","))
+				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%dMB\t%g\t%s\n", s.ID, orDash(s.Name), s.Template, s.Runtime, s.Status, ago(s.CreatedAt), s.ExecCount, s.Limits.MemoryMB, s.Limits.CPUs, strings.Join(ls, ","))
 			}
 			return t.Flush()
 		},
@@ -238,11 +253,14 @@ func newLsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print ids only")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringArrayVarP(&labels, "label", "l", nil, "only sessions with label key=value (repeatable)")
+	cmd.Flags().StringArrayVarP(&filters, "filter", "f", nil, "only sessions that match key=value: "+strings.Join(filterKeys, ", ")+" (label=k or label=k=v; id=prefix; repeatable: one key's values are alternatives, different keys must all match)")
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
 	return cmd
 }
 
 func newInspectCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "inspect ID...",
 		Short: "Print sessions as JSON",
 		Args:  cobra.MinimumNArgs(1),
@@ -255,20 +273,35 @@ func newInspectCmd(a *app) *cobra.Command {
 				}
 				out = append(out, s)
 			}
+			if format != "" {
+				return printFormatted(os.Stdout, format, out)
+			}
 			return printJSON(os.Stdout, out)
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
+	return cmd
 }
 
 // eachID runs op on every id, goes on past failures, and reports them.
+// Each id done is printed, as docker prints them.
 func eachID(ctx context.Context, ids []string, op func(context.Context, string) error) error {
+	return forEach(ctx, ids, func(ctx context.Context, id string) error {
+		if err := op(ctx, id); err != nil {
+			return err
+		}
+		fmt.Println(id)
+		return nil
+	})
+}
+
+// forEach runs op on every id, goes on past failures, and reports them.
+func forEach(ctx context.Context, ids []string, op func(context.Context, string) error) error {
 	var errs []error
 	for _, id := range ids {
 		if err := op(ctx, id); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		fmt.Println(id)
 	}
 	return errors.Join(errs...)
 }
@@ -401,6 +434,9 @@ func (a *app) completeSessions(cmd *cobra.Command, _ []string, _ string) ([]stri
 	ids := make([]string, 0, len(list))
 	for _, s := range list {
 		ids = append(ids, s.ID+"\t"+s.Template+", "+s.Status)
+		if s.Name != "" {
+			ids = append(ids, s.Name+"\t"+s.ID+", "+s.Template+", "+s.Status)
+		}
 	}
 	return ids, cobra.ShellCompDirectiveNoFileComp
 }

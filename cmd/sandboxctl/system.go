@@ -14,6 +14,7 @@ import (
 
 func newInfoCmd(a *app) *cobra.Command {
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "info",
 		Short: "Show the daemon's version, runtime, cgroups, seccomp and session counts",
@@ -22,6 +23,9 @@ func newInfoCmd(a *app) *cobra.Command {
 			info, err := a.client().Info(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if format != "" {
+				return printFormatted(os.Stdout, format, []*api.Info{info})
 			}
 			if asJSON {
 				return printJSON(os.Stdout, info)
@@ -71,6 +75,7 @@ func newInfoCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -113,6 +113,8 @@ export declare class Session {
   mcpServers: string[];
   /** What the idle timeout does: "stop" or "pause"; "" from a daemon that does not say. */
   idleAction: string;
+  /** The owner's name for it ("" for none); usable wherever its id is. */
+  name: string;
   static fromJSON(raw: unknown): Session;
 }
 
@@ -246,6 +248,8 @@ export interface SessionFields {
   mcpServers?: string | string[];
   /** What the idle timeout does (absent: the daemon's default). */
   idleAction?: "stop" | "pause" | (string & {});
+  /** A name, unique among the caller's sessions; usable wherever its id is. */
+  name?: string;
 }
 
 /** Which daemon, and how: a socket, or a Client to share. */

@@ -117,6 +117,8 @@ export class Session {
     this.mcpServers = f.mcpServers ?? [];
     /** @type {string} */
     this.idleAction = f.idleAction ?? "";
+    /** @type {string} */
+    this.name = f.name ?? "";
   }
 
   /** @param {unknown} raw */
@@ -140,6 +142,7 @@ export class Session {
       labels: strMap(d, "labels"),
       mcpServers: strs(d, "mcp_servers"),
       idleAction: str(d, "idle_action"),
+      name: str(d, "name"),
     });
   }
 }

@@ -23,6 +23,7 @@ export const SESSION_FIELDS = Object.freeze({
   labels: "labels",
   mcpServers: "mcp_servers",
   idleAction: "idle_action",
+  name: "name",
 });
 
 /** How long past an execution's own timeout a call waits for its answer:

@@ -228,6 +228,17 @@ describe("requests", () => {
       },
     ));
 
+  it("sends and reads the session's name", () =>
+    withFake(
+      () => ({ status: 201, body: { ...SESSION, name: "build-1" } }),
+      async (d) => {
+        const sbx = await Sandbox.create({ name: "build-1", socket: d.socket });
+        assert.deepEqual(d.seen[0].json(), { name: "build-1" });
+        assert.equal(sbx.session.name, "build-1");
+        assert.equal(Session.fromJSON(SESSION).name, "");
+      },
+    ));
+
   it("interrupts the running execution", () => {
     let interrupted = true;
     return withFake(

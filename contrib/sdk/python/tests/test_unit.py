@@ -283,6 +283,13 @@ class TestRequests(FakeTestCase):
         # A daemon that does not say reads as "".
         self.assertEqual(sandboxd.Session.from_json(SESSION).idle_action, "")
 
+    def test_create_name(self) -> None:
+        d = self.serve(lambda s: Reply(201, {**SESSION, "name": "build-1"}))
+        sbx = Sandbox(name="build-1", socket=d.socket)
+        self.assertEqual(d.seen[0].json(), {"name": "build-1"})
+        self.assertEqual(sbx.session.name, "build-1")
+        self.assertEqual(sandboxd.Session.from_json(SESSION).name, "")
+
     def test_interrupt(self) -> None:
         answer = {"interrupted": True}
 

@@ -26,6 +26,7 @@ SESSION_FIELDS = (
     "labels",
     "mcp_servers",
     "idle_action",
+    "name",
 )
 
 # Fields the daemon reads as whole numbers: 2.0 from Python must go as 2,

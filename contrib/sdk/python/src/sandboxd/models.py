@@ -125,6 +125,7 @@ class Session:
     labels: dict[str, str] = field(default_factory=dict)
     mcp_servers: list[str] = field(default_factory=list)
     idle_action: str = ""
+    name: str = ""
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Session:
@@ -147,6 +148,7 @@ class Session:
             labels=_map(d, "labels"),
             mcp_servers=_strs(d, "mcp_servers"),
             idle_action=_str(d, "idle_action"),
+            name=_str(d, "name"),
         )
 
 

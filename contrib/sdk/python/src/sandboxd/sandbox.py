@@ -56,6 +56,7 @@ class Sandbox:
         labels: Mapping[str, str] | None = None,
         mcp_servers: Iterable[str] | None = None,
         idle_action: str | None = None,
+        name: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         client: Client | None = None,
@@ -78,6 +79,7 @@ class Sandbox:
             labels=labels,
             mcp_servers=mcp_servers,
             idle_action=idle_action,
+            name=name,
         )
         self._bind(c, s)
 
