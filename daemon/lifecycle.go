@@ -184,20 +184,14 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			default:
 				continue
 			}
-			op := opStop
+			op, act := opStop, d.stopSession
 			if pause {
-				op = opPause
+				op, act = opPause, d.pauseSession
 			}
 			if !s.tryBegin(op) {
 				continue // something else is under way; next tick
 			}
-			var err error
-			if pause {
-				err = d.pauseSession(ctx, s, reason)
-			} else {
-				err = d.stopSession(ctx, s, reason)
-			}
-			if err != nil {
+			if err := act(ctx, s, reason); err != nil {
 				d.log.Warn(op+" session", "session", s.rec.ID, "reason", reason, "err", err)
 			}
 			s.end()

@@ -197,28 +197,24 @@ func (d *daemon) launch() {
 func (d *daemon) terminate() {
 	t := d.t
 	d.c.Close()
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-d.done:
-		if err != nil {
-			t.Errorf("sandboxd exited with %v\n%s", err, d.log())
-		}
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.done
+	switch killed, err := d.stopProcess(); {
+	case killed:
 		t.Errorf("sandboxd did not stop within 30s of SIGTERM\n%s", d.log())
+	case err != nil:
+		t.Errorf("sandboxd exited with %v\n%s", err, d.log())
 	}
 }
 
 // stopProcess ends the daemon's process with SIGTERM (SIGKILL after 30 s)
-// and waits for it, whatever became of it.
-func (d *daemon) stopProcess() {
+// and waits for it: whether it had to be killed, and how it exited.
+func (d *daemon) stopProcess() (killed bool, err error) {
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-d.done:
+	case err = <-d.done:
+		return false, err
 	case <-time.After(30 * time.Second):
 		_ = d.cmd.Process.Kill()
-		<-d.done
+		return true, <-d.done
 	}
 }
 
