@@ -6,6 +6,11 @@ package api
 // in the log.
 const RequestIDHeader = "X-Request-Id"
 
+// HeaderIdempotencyKey, on POST /v1/sessions, makes the create
+// idempotent: a repeat with the same key from the same uid within 24 hours
+// answers 200 with the session the first made instead of making another.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
 // MaxRequestIDLen bounds a caller's request id: it goes into every log
 // line of the request.
 const MaxRequestIDLen = 128

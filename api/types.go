@@ -168,6 +168,24 @@ type ExecRequest struct {
 	TimeoutS *float64          `json:"timeout_s,omitempty"`
 	Env      map[string]string `json:"env,omitempty"`
 	Cwd      string            `json:"cwd,omitempty"`
+	// Wait false answers 202 with the execution's id at once (ExecStarted);
+	// GET …/executions/{eid} tells how it goes. Absent: true.
+	Wait *bool `json:"wait,omitempty"`
+}
+
+// ExecStarted is the answer (202) of an exec with wait false.
+type ExecStarted struct {
+	ID string `json:"id"`
+}
+
+// ExecMetrics are what one execution used: its wall time, and the CPU
+// time and memory peak of the session's cgroup while it ran (the
+// interpreter, the processes it started, and whatever else the session
+// runs meanwhile).
+type ExecMetrics struct {
+	WallMS          float64 `json:"wall_ms"`
+	CPUMS           float64 `json:"cpu_ms"`
+	MemoryPeakBytes uint64  `json:"memory_peak_bytes"`
 }
 
 // ExecError is a Python exception raised by the executed code.
@@ -208,7 +226,30 @@ type Execution struct {
 	StateReset bool       `json:"state_reset"`
 	// Summarized says the history keeps this execution cut to the daemon's
 	// history_record_bytes: what the answer had in full is not all there.
-	Summarized bool `json:"summarized,omitempty"`
+	Summarized bool         `json:"summarized,omitempty"`
+	Metrics    *ExecMetrics `json:"metrics,omitempty"`
+	// CodeSHA256 is the hex SHA-256 of the code run, and CallerUID the uid
+	// that asked for it: who ran what, without keeping the code.
+	CodeSHA256 string  `json:"code_sha256,omitempty"`
+	CallerUID  *uint32 `json:"caller_uid,omitempty"`
+}
+
+// ExecutionSummary is one execution as GET /v1/sessions/{id}/executions
+// lists it: how it went, without its output (GET …/executions/{eid} has
+// the whole Execution while the history keeps it).
+type ExecutionSummary struct {
+	ID         string    `json:"id"`
+	Language   string    `json:"language"`
+	CodeSHA256 string    `json:"code_sha256,omitempty"`
+	CallerUID  *uint32   `json:"caller_uid,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS float64   `json:"duration_ms"`
+	Status     string    `json:"status"`
+	// ExitCode is absent while the execution runs.
+	ExitCode   *int         `json:"exit_code,omitempty"`
+	Metrics    *ExecMetrics `json:"metrics,omitempty"`
+	StateReset bool         `json:"state_reset,omitempty"`
+	Truncated  bool         `json:"truncated,omitempty"`
 }
 
 // Interrupted is the answer of POST /v1/sessions/{id}/interrupt: whether an
@@ -219,7 +260,7 @@ type Interrupted struct {
 
 // ExecutionList is the answer of GET /v1/sessions/{id}/executions.
 type ExecutionList struct {
-	Executions []Execution `json:"executions"`
+	Executions []ExecutionSummary `json:"executions"`
 }
 
 // Stream event types of an NDJSON exec answer.
@@ -300,15 +341,42 @@ type RunRequest struct {
 // not fit).
 type Health struct {
 	Status string `json:"status"`
+	// Reasons are the checks that failed, a sentence each ("name: why").
+	Reasons []string `json:"reasons,omitempty"`
+	// Checks are every check by name (Check*).
+	Checks map[string]HealthCheck `json:"checks,omitempty"`
 	// DataDir is the data dir's free space against its floor; absent from
 	// daemons before it.
 	DataDir *DataDirHealth `json:"data_dir,omitempty"`
+	// Error, on an unhealthy answer (503), says the reasons in the error
+	// body of the contract, for clients that read only that.
+	Error *ErrorDetail `json:"error,omitempty"`
 }
 
-// Health statuses.
+// HealthCheck is one check of GET /v1/health.
+type HealthCheck struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Health statuses. Unhealthy answers 503. Degraded was a daemon short of
+// disk, before the checks: daemons since say unhealthy.
 const (
-	HealthOK       = "ok"
-	HealthDegraded = "degraded"
+	HealthOK        = "ok"
+	HealthDegraded  = "degraded"
+	HealthUnhealthy = "unhealthy"
+)
+
+// Health checks.
+const (
+	// CheckDatabase: the database takes a write.
+	CheckDatabase = "database"
+	// CheckCgroups: a sandbox's cgroup can be made.
+	CheckCgroups = "cgroups"
+	// CheckPools: every warm pool's last start of a sandbox worked.
+	CheckPools = "pools"
+	// CheckDataDir: the data dir has space above data_dir_min_free_mb.
+	CheckDataDir = "data_dir"
 )
 
 // DataDirHealth is the space left where session disks live: below

@@ -26,7 +26,8 @@ func (t *Tree) Sandboxes() ([]string, error) {
 			return nil, err
 		}
 		for _, e := range ents {
-			if e.IsDir() {
+			// A dot name is Writable's probe, never a sandbox's.
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
 				seen[e.Name()] = true
 			}
 		}
@@ -84,4 +85,28 @@ func removeKilling(dir string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}
+
+// Writable checks that the daemon's sandbox folder takes a new cgroup in
+// every hierarchy it uses, as a sandbox's start needs: it makes a probe
+// cgroup there and removes it. The folder itself is the daemon's (Remove
+// takes it away once no sandbox is left).
+func (t *Tree) Writable() error {
+	dirs, err := t.dirs()
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf(".health-%d", os.Getpid())
+	var errs []error
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			errs = append(errs, fmt.Errorf("cgroup folder %s takes no new cgroup: %w", d, errors.Unwrap(err)))
+			continue
+		}
+		if err := os.Remove(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/containerd/errdefs"
@@ -72,6 +73,10 @@ type request struct {
 	body   io.Reader
 	json   any
 	accept string
+	header http.Header // more headers
+	// answers are statuses beside 2xx whose body is an answer, not an
+	// error (health's 503).
+	answers []int
 }
 
 // send makes a call and returns the answer if it is 2xx; otherwise the
@@ -98,6 +103,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if r.accept != "" {
 		req.Header.Set("Accept", r.accept)
 	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
 	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
 		req.Header.Set(api.RequestIDHeader, id)
 	}
@@ -105,7 +113,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if err != nil {
 		return nil, c.connError(err)
 	}
-	if resp.StatusCode/100 == 2 {
+	if resp.StatusCode/100 == 2 || slices.Contains(r.answers, resp.StatusCode) {
 		return resp, nil
 	}
 	defer resp.Body.Close()

@@ -65,8 +65,6 @@ func (c *Client) execution(ctx context.Context, r request, onEvent func(api.Even
 	return nil, errors.New("sandboxd closed the stream before the execution ended")
 }
 
-// Executions lists a session's past executions, newest first (limit 0:
-// all that are kept).
 // Interrupt interrupts the execution running in session id, as Ctrl-C
 // would (Python raises KeyboardInterrupt; a shell command gets SIGINT, then
 // SIGKILL after the daemon's grace): that execution answers status
@@ -77,7 +75,27 @@ func (c *Client) Interrupt(ctx context.Context, id string) (bool, error) {
 	return out.Interrupted, err
 }
 
-func (c *Client) Executions(ctx context.Context, id string, limit int) ([]api.Execution, error) {
+// StartExec starts code in a session without waiting for it (wait false)
+// and returns the execution's id: Execution tells how it goes.
+func (c *Client) StartExec(ctx context.Context, id string, req *api.ExecRequest) (string, error) {
+	r := *req
+	no := false
+	r.Wait = &no
+	var out api.ExecStarted
+	return out.ID, c.call(ctx, request{method: "POST", path: sessionPath(id, "/exec"), json: &r}, &out)
+}
+
+// Execution is execution eid of a session: status "running" while it
+// runs, with its output so far; then the whole Execution, while the
+// session's history keeps it.
+func (c *Client) Execution(ctx context.Context, id, eid string) (*api.Execution, error) {
+	var out api.Execution
+	return &out, c.call(ctx, request{method: "GET", path: sessionPath(id, "/executions/"+url.PathEscape(eid))}, &out)
+}
+
+// Executions lists a session's executions, newest first, as summaries
+// (limit 0: all that are kept).
+func (c *Client) Executions(ctx context.Context, id string, limit int) ([]api.ExecutionSummary, error) {
 	q := url.Values{}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))

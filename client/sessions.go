@@ -2,6 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/url"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -19,6 +22,26 @@ func (c *Client) CreateSession(ctx context.Context, req *api.CreateSessionReques
 	}
 	var out api.Session
 	return &out, c.call(ctx, request{method: "POST", path: "/v1/sessions", json: req}, &out)
+}
+
+// CreateSessionOnce is CreateSession under an Idempotency-Key: a retry
+// with the same key (after a timeout, say) answers the session the first
+// call made, within 24 hours, and created is false. Another request under
+// a used key is a conflict.
+func (c *Client) CreateSessionOnce(ctx context.Context, req *api.CreateSessionRequest, key string) (s *api.Session, created bool, err error) {
+	if req == nil {
+		req = &api.CreateSessionRequest{}
+	}
+	resp, err := c.send(ctx, request{method: "POST", path: "/v1/sessions", json: req, header: http.Header{api.HeaderIdempotencyKey: {key}}})
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	var out api.Session
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, false, fmt.Errorf("bad answer from sandboxd: %w", err)
+	}
+	return &out, resp.StatusCode == http.StatusCreated, nil
 }
 
 // ListSessions lists sessions that carry all the given labels.

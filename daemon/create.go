@@ -19,7 +19,7 @@ import (
 
 // CreateSession starts a new session, ready to execute, owned by the caller.
 func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error) {
-	s, err := d.newSession(ctx, req, true)
+	s, err := d.createSession(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -27,12 +27,18 @@ func (d *Daemon) CreateSession(ctx context.Context, req *api.CreateSessionReques
 	return &out, nil
 }
 
+// createSession makes a persistent session; idem, if not nil, is the
+// Idempotency-Key it is made under.
+func (d *Daemon) createSession(ctx context.Context, req *api.CreateSessionRequest, idem *store.Idempotency) (*session, error) {
+	return d.newSession(ctx, req, true, func(r *store.Record) { r.Idempotency = idem })
+}
+
 // newSession checks the request, reserves a place under the quotas, and
 // starts the sandbox. A persistent session is recorded and listed, and
 // counts under the quotas as a running session from then on. A one-shot
 // one (POST /v1/run) is neither recorded nor listed: it keeps its
 // reservation, which the caller releases when it destroys the sandbox.
-func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool) (_ *session, retErr error) {
+func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool, mark ...func(*store.Record)) (_ *session, retErr error) {
 	if err := callerFrom(ctx).requireKnown(); err != nil {
 		return nil, err
 	}
@@ -42,6 +48,9 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	rec, t, err := d.checkCreate(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	for _, m := range mark {
+		m(rec)
 	}
 	owner := rec.OwnerUID
 	if persist {

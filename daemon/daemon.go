@@ -82,6 +82,14 @@ type Daemon struct {
 	disks *diskLedger
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
+	// detached are the executions started with wait false.
+	detached detachedRuns
+	// creating are the creates under way with an Idempotency-Key.
+	creating creating
+	// healthDB is the database check's last answer, made at healthAt.
+	healthMu sync.Mutex
+	healthDB error
+	healthAt time.Time
 	// host is where GET /v1/node reads the host; nodeID is this daemon's
 	// id for schedulers (nodeid.go).
 	host   *nodeHost
@@ -318,6 +326,11 @@ func (d *Daemon) close(ctx context.Context) error {
 	<-d.reaperDone
 	d.closePools()
 	d.background.Wait()
+	// Executions started with wait false may end within the grace; those
+	// that do not lose their sandbox's connection below (detached: the
+	// next daemon records how they ended, as "lost"; stopped: as killed)
+	// and end at once.
+	d.detached.close(ctx)
 	var errs []error
 	left := 0
 	stopAll := d.cfg.ShutdownStopsSessions
@@ -350,6 +363,7 @@ func (d *Daemon) close(ctx context.Context) error {
 	if left > 0 {
 		d.log.Info("sessions left running for the next daemon", "sessions", left)
 	}
+	d.detached.wait()
 	// The servers' processes go; a running session's folder stays, for
 	// the next daemon to serve.
 	d.gateway.Shutdown()

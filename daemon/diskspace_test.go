@@ -147,7 +147,8 @@ func TestCreateRefusedForSpace(t *testing.T) {
 		t.Fatal("a refused create started a sandbox")
 	}
 	h, _ := d.Health(root)
-	if h.Status != api.HealthDegraded || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB != 100 || h.DataDir.MinFreeMB != 1024 {
+	if h.Status != api.HealthUnhealthy || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB != 100 || h.DataDir.MinFreeMB != 1024 ||
+		len(h.Reasons) != 1 || !strings.HasPrefix(h.Reasons[0], "data_dir: 100 MiB free") || h.Checks[api.CheckDatabase].OK != true {
 		t.Fatalf("health under the floor: %+v %+v", h, h.DataDir)
 	}
 	e.disk.setFree(2048 * mb)

@@ -51,9 +51,9 @@ func TestExecDisplay(t *testing.T) {
 				t.Errorf("outputs %q truncated %v, want %q %v", outs, x.Truncated, tt.outputs, tt.truncated)
 			}
 			// The history keeps the bundles.
-			list, err := d.Executions(root, s.ID, 1)
-			if err != nil || len(list) != 1 || len(list[0].Outputs) == 0 || list[0].Outputs[0].Bundle["text/html"] != "aa" {
-				t.Errorf("history: %+v %v", list, err)
+			kept, err := d.Execution(root, s.ID, x.ID)
+			if err != nil || len(kept.Outputs) == 0 || kept.Outputs[0].Bundle["text/html"] != "aa" {
+				t.Errorf("history: %+v %v", kept, err)
 			}
 		})
 	}

@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -27,10 +30,46 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	if err != nil {
 		return nil, err
 	}
-	e, err := d.exec(ctx, s, req, onEvent)
+	x, err := d.claimForExec(ctx, s, req)
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
+	e, out := d.newExecution(ctx, x, req, onEvent)
+	return d.execRecorded(ctx, x, e, out, req), nil
+}
+
+// StartExec starts code in a session and answers its execution's id at
+// once (exec with wait false); the execution runs on, detached from the
+// request, and is recorded as Exec's are. What Exec refuses, it refuses.
+func (d *Daemon) StartExec(ctx context.Context, id string, req *api.ExecRequest) (string, error) {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	x, err := d.claimForExec(ctx, s, req)
+	if err != nil {
+		return "", err
+	}
+	e, out := d.newExecution(ctx, x, req, nil)
+	ctx = context.WithoutCancel(ctx)
+	if !d.detached.Go(func() {
+		defer x.release()
+		d.execRecorded(ctx, x, e, out, req)
+	}) {
+		x.release()
+		return "", errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down: try again once it is back")
+	}
+	return e.ID, nil
+}
+
+// execRecorded runs a claimed execution that the session's history keeps:
+// GET …/executions/{eid} finds it while it runs (live), then in the
+// history.
+func (d *Daemon) execRecorded(ctx context.Context, x *execSlot, e *api.Execution, out *capture, req *api.ExecRequest) *api.Execution {
+	s := x.s
+	s.addLive(e, out)
+	e = d.runExec(ctx, x, e, out, req)
 	s.mu.Lock()
 	s.rec.ExecCount++
 	s.rec.LastUsedAt = now()
@@ -39,7 +78,10 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	if d.sessions.has(s) {
 		d.recorder.add(item)
 	}
-	return e, nil
+	// Queued before it leaves the live ones: a reader that misses it
+	// there flushes the recorder and finds it in the store.
+	s.dropLive(e.ID)
+	return e
 }
 
 // checkExec checks an execution request; defTimeoutS is the session's.
@@ -79,7 +121,31 @@ func (c *Config) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration
 	return time.Duration(timeout * float64(time.Second)), nil
 }
 
+// exec runs code in a session without recording it: the daemon's own
+// work (package installs' follow-ups, template builds) and one-shot runs.
 func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error) {
+	x, err := d.claimForExec(ctx, s, req)
+	if err != nil {
+		return nil, err
+	}
+	defer x.release()
+	e, out := d.newExecution(ctx, x, req, onEvent)
+	return d.runExec(ctx, x, e, out, req), nil
+}
+
+// execSlot is a session claimed for one execution: one of the host's
+// execution slots is held and the session counts it busy until release.
+type execSlot struct {
+	s       *session
+	sb      Sandbox
+	reset   bool
+	timeout time.Duration
+	env     map[string]string
+	release func()
+}
+
+// claimForExec checks req and claims s for it, resuming it if paused.
+func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequest) (*execSlot, error) {
 	s.mu.Lock()
 	defTimeout := s.rec.Limits.TimeoutS
 	sessionEnv := s.rec.Env
@@ -90,16 +156,33 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	}
 	select {
 	case d.execSlots <- struct{}{}:
-		defer func() { <-d.execSlots }()
 	default:
 		return nil, api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d executions at once: try again shortly", cap(d.execSlots))
 	}
 	sb, reset, err := d.claimAwake(ctx, s)
 	if err != nil {
+		<-d.execSlots
 		return nil, err
 	}
-	defer s.releaseExec()
-	if onEvent != nil {
+	return &execSlot{s: s, sb: sb, reset: reset, timeout: timeout, env: mergeEnv(sessionEnv, req.Env),
+		release: func() { s.releaseExec(); <-d.execSlots }}, nil
+}
+
+// newExecution is a new execution of req in x, and the capture of its
+// output (forwarded to onEvent if not nil).
+func (d *Daemon) newExecution(ctx context.Context, x *execSlot, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, *capture) {
+	uid := callerFrom(ctx).UID
+	sum := sha256.Sum256([]byte(req.Code))
+	e := &api.Execution{ID: newID(), SessionID: x.sb.ID(), Language: req.Language, StartedAt: now(),
+		CodeSHA256: hex.EncodeToString(sum[:]), CallerUID: &uid}
+	return e, &capture{limit: d.cfg.MaxOutputBytes, budget: &answerBudget{left: d.cfg.MaxAnswerBytes}, onEvent: onEvent}
+}
+
+// runExec runs execution e of x in its sandbox. It fails no more: what
+// goes wrong from here is the execution's status.
+func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out *capture, req *api.ExecRequest) *api.Execution {
+	s, sb := x.s, x.sb
+	if out.onEvent != nil {
 		// A streaming client that hangs up interrupts its execution, as
 		// Ctrl-C would: its output has nowhere to go. (One waiting for the
 		// whole answer may have left it to finish.) Undone before the
@@ -111,25 +194,25 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 		})()
 	}
 
-	e := &api.Execution{ID: newID(), SessionID: sb.ID(), Language: req.Language, StartedAt: now()}
-	out := &capture{limit: d.cfg.MaxOutputBytes, budget: &answerBudget{left: d.cfg.MaxAnswerBytes}, onEvent: onEvent}
 	started := time.Now()
 	r, err := sb.Exec(ctx, &isolation.ExecOptions{
 		ID:        e.ID,
 		Language:  req.Language,
 		Code:      req.Code,
-		Timeout:   timeout,
+		Timeout:   x.timeout,
 		Grace:     time.Duration(d.cfg.InterruptGraceS * float64(time.Second)),
-		Env:       mergeEnv(sessionEnv, req.Env),
+		Env:       x.env,
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
 		MaxAnswer: d.cfg.MaxAnswerBytes,
 		OnDisplay: out.display,
 	}, out.add)
-	e.Stdout, e.Stderr = out.stdout.String(), out.stderr.String()
+	e.Stdout, e.Stderr = out.text()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	if err != nil {
-		return d.recoverExec(ctx, s, sb, e, err)
+		d.recoverExec(ctx, s, sb, e, err)
+		e.Metrics = &api.ExecMetrics{WallMS: e.DurationMS}
+		return e
 	}
 	e.Status = r.Status
 	e.ExitCode = r.ExitCode
@@ -141,17 +224,18 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	// The displayed outputs came first and drew on the budget as they
 	// came, in order with the output.
 	e.Outputs = append(out.displayed, e.Outputs...)
-	e.StateReset = r.StateReset || reset
+	e.StateReset = r.StateReset || x.reset
 	if r.Duration > 0 {
 		e.DurationMS = float64(r.Duration.Microseconds()) / 1000
 	}
+	e.Metrics = &api.ExecMetrics{WallMS: e.DurationMS, CPUMS: float64(r.Usage.CPU.Microseconds()) / 1000, MemoryPeakBytes: r.Usage.MemoryPeak}
 	if e.Status == api.StatusKilled {
 		d.noticeOOM(s, sb)
 	}
 	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
 	d.memory.relayed(executionSize(e))
-	return e, nil
+	return e
 }
 
 // noticeOOM publishes an oom event when the sandbox's count of
@@ -174,7 +258,7 @@ func (d *Daemon) noticeOOM(s *session, sb Sandbox) {
 // under it: the sandbox is replaced (state_reset), and the execution says
 // what happened. The replacement does not depend on the request: a
 // client that hangs up does not leave the session broken.
-func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api.Execution, cause error) (*api.Execution, error) {
+func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api.Execution, cause error) {
 	log := logging.From(ctx)
 	e.StateReset = true
 	e.ExitCode = 137
@@ -196,10 +280,10 @@ func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api
 		// Stopped, restarted or deleted while running: nothing to bring
 		// back.
 		e.Error.Value = "the session was stopped while the code ran"
-		return e, nil
+		return
 	}
 	if !s.tryBegin(opStart) {
-		return e, nil // someone else is restarting or stopping it
+		return // someone else is restarting or stopping it
 	}
 	defer s.end()
 	log.Warn("sandbox lost during an execution; restarting it", "session", e.SessionID, "err", cause)
@@ -211,7 +295,6 @@ func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api
 	if err := d.restartSandbox(repairCtx(ctx), s, api.ActionRestarted, "the sandbox was lost during an execution"); err != nil {
 		log.Error("restart sandbox", "session", e.SessionID, "err", err)
 	}
-	return e, nil
 }
 
 // mergeEnv is the environment of one execution: the session's, which a
@@ -232,8 +315,10 @@ func mergeEnv(session []string, req map[string]string) map[string]string {
 	return out
 }
 
-// capture keeps an execution's output up to the cap and forwards it.
+// capture keeps an execution's output up to the cap and forwards it. mu
+// guards the output against a reader of a running execution (text).
 type capture struct {
+	mu             sync.Mutex
 	limit          int64
 	budget         *answerBudget
 	onEvent        func(api.Event)
@@ -248,16 +333,21 @@ type capture struct {
 // whole in what is left of the answer; one that does not is dropped, as
 // outputs are.
 func (c *capture) display(o api.Output) {
-	if !c.budget.output(o) {
-		return
+	c.mu.Lock()
+	ok := c.budget.output(o)
+	if ok {
+		c.displayed = append(c.displayed, o)
 	}
-	c.displayed = append(c.displayed, o)
-	if c.onEvent != nil {
+	c.mu.Unlock()
+	// One goroutine calls display and add, in the output's order: the
+	// events keep it outside the lock, which a slow client would hold.
+	if ok && c.onEvent != nil {
 		c.onEvent(api.Event{Type: api.EventDisplay, Output: &o})
 	}
 }
 
 func (c *capture) add(kind, data string) {
+	c.mu.Lock()
 	b := &c.stdout
 	if kind == api.EventStderr {
 		b = &c.stderr
@@ -267,11 +357,16 @@ func (c *capture) add(kind, data string) {
 		c.truncated = true
 	}
 	data = c.budget.text(data)
-	if data == "" {
-		return
-	}
 	b.WriteString(data)
-	if c.onEvent != nil {
+	c.mu.Unlock()
+	if data != "" && c.onEvent != nil {
 		c.onEvent(api.Event{Type: kind, Data: data})
 	}
+}
+
+// text is the output kept so far.
+func (c *capture) text() (stdout, stderr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stdout.String(), c.stderr.String()
 }

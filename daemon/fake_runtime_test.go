@@ -27,6 +27,8 @@ type fakeHost struct {
 	starts    int
 	// failStart, if set, makes every start fail with it.
 	failStart error
+	// cgroupErr, if set, is what CgroupsWritable answers.
+	cgroupErr error
 	// stopDelay makes every stop take that long.
 	stopDelay time.Duration
 	// oldAgent marks sandboxes whose agent a restarted daemon cannot
@@ -131,6 +133,12 @@ func (r fakeRuntime) NewNetNS() (*os.File, error) {
 	return os.Create(filepath.Join(r.h.tmp, fmt.Sprintf("netns-%d", n)))
 }
 
+func (r fakeRuntime) CgroupsWritable() error {
+	r.h.mu.Lock()
+	defer r.h.mu.Unlock()
+	return r.h.cgroupErr
+}
+
 func (r fakeRuntime) Leftovers() ([]string, error) {
 	h := r.h
 	h.mu.Lock()
@@ -204,7 +212,10 @@ type fakeBox struct {
 	// oldAgent, an agent too old to interrupt.
 	runMu     sync.Mutex
 	interrupt chan struct{}
-	oldAgent  bool
+	// detached is closed by Detach.
+	detached   chan struct{}
+	detachOnce sync.Once
+	oldAgent   bool
 }
 
 var _ Sandbox = (*fakeBox)(nil)
@@ -243,8 +254,10 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		return nil, isolation.ErrUnresponsive // a frozen agent does not answer
 	}
 	code := strings.TrimSpace(o.Code)
-	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: api.StatusOK, Duration: time.Millisecond}
+	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: api.StatusOK, Duration: time.Millisecond,
+		Usage: isolation.Usage{CPU: 500 * time.Microsecond, MemoryPeak: 8 << 20}}
 	if code == "sleep" {
+		out(api.EventStdout, "sleeping\n")
 		return b.sleep(o, r)
 	}
 	b.mu.Lock()
@@ -341,6 +354,8 @@ func (b *fakeBox) sleep(o *isolation.ExecOptions, r *isolation.ExecResult) (*iso
 		r.Status, r.ExitCode = api.StatusTimeout, 124
 	case <-b.exited:
 		return nil, errors.New("agent connection closed")
+	case <-b.detachedCh():
+		return nil, errors.New("agent connection closed")
 	}
 	r.Error = &api.ExecError{Name: "KeyboardInterrupt"}
 	return r, nil
@@ -416,7 +431,22 @@ func (b *fakeBox) Stop() error {
 	return os.RemoveAll(b.tmp)
 }
 
-func (b *fakeBox) Detach()                 {}
+// Detach drops the agent's connection, as the real one does: an
+// execution under way ends with an error.
+func (b *fakeBox) Detach() {
+	ch := b.detachedCh()
+	b.detachOnce.Do(func() { close(ch) })
+}
+
+// detachedCh is closed once the box is detached.
+func (b *fakeBox) detachedCh() chan struct{} {
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	if b.detached == nil {
+		b.detached = make(chan struct{})
+	}
+	return b.detached
+}
 func (b *fakeBox) Exited() <-chan struct{} { return b.exited }
 func (b *fakeBox) Tmp() string             { return b.tmp }
 

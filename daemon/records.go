@@ -38,7 +38,7 @@ func executionRecord(e *api.Execution, keep int64) *store.Execution {
 		ID: e.ID, SessionID: e.SessionID, Language: e.Language, Status: e.Status,
 		Stdout: e.Stdout, Stderr: e.Stderr, ExitCode: e.ExitCode, Result: e.Result,
 		StartedAt: e.StartedAt, DurationMS: e.DurationMS, Truncated: e.Truncated, StateReset: e.StateReset,
-		Summarized: e.Summarized,
+		Summarized: e.Summarized, Metrics: (*store.ExecMetrics)(e.Metrics), CodeSHA256: e.CodeSHA256, CallerUID: e.CallerUID,
 	}
 	if e.Error != nil {
 		r.Error = &store.ExecError{Name: e.Error.Name, Value: e.Error.Value, Traceback: e.Error.Traceback}
@@ -55,7 +55,7 @@ func executionView(r *store.Execution) api.Execution {
 		ID: r.ID, SessionID: r.SessionID, Language: r.Language, Status: r.Status,
 		Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Result: r.Result,
 		StartedAt: r.StartedAt, DurationMS: r.DurationMS, Truncated: r.Truncated, StateReset: r.StateReset,
-		Summarized: r.Summarized,
+		Summarized: r.Summarized, Metrics: (*api.ExecMetrics)(r.Metrics), CodeSHA256: r.CodeSHA256, CallerUID: r.CallerUID,
 	}
 	if r.Error != nil {
 		e.Error = &api.ExecError{Name: r.Error.Name, Value: r.Error.Value, Traceback: r.Error.Traceback}

@@ -27,6 +27,8 @@ type Runtime interface {
 	Leftovers() ([]string, error)
 	// Cleanup removes whatever is left of sandbox id.
 	Cleanup(id string) error
+	// CgroupsWritable checks that a sandbox's cgroup can be made now.
+	CgroupsWritable() error
 	// OpenImage prepares a template's root filesystem (api.RootfsHost
 	// aside); RemoveImage lets go of it.
 	OpenImage(name, rootfs string) (*isolation.Image, error)

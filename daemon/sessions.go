@@ -100,25 +100,3 @@ func (d *Daemon) destroySession(s *session) error {
 	d.releaseIDs(s)
 	return nil
 }
-
-// Executions lists a session's recorded executions, newest first.
-func (d *Daemon) Executions(ctx context.Context, id string, limit int) ([]api.Execution, error) {
-	s, err := d.lookup(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	id = s.record().ID // id may be a name or a prefix
-	d.recorder.flush() // the caller's own latest executions are in the list
-	if err := d.recorder.takeFailure(id); err != nil {
-		return nil, err
-	}
-	recs, err := d.store.Executions(id, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Execution, len(recs))
-	for i := range recs {
-		out[i] = executionView(&recs[i])
-	}
-	return out, nil
-}

@@ -67,6 +67,8 @@ type session struct {
 	// own (an agent it could not speak to after an upgrade): the next
 	// execution says state_reset.
 	resetUntold bool
+	// live are the executions under way, by id.
+	live map[string]*liveExec
 }
 
 func newSession(rec *store.Record) *session { return &session{rec: rec} }

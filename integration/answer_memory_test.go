@@ -56,9 +56,13 @@ func TestBigAnswersAreNotKept(t *testing.T) {
 	if err != nil || len(list) != 3 {
 		t.Fatalf("history: %d executions, %v", len(list), err)
 	}
-	for _, e := range list {
-		if size := answerSize(&e); size > 65536 || !e.Summarized || !e.Truncated || result(&e) != "'figures'" {
-			t.Fatalf("the history kept %d bytes, summarized %v, truncated %v, result %q", size, e.Summarized, e.Truncated, result(&e))
+	for _, sum := range list {
+		e, err := d.c.Execution(t.Context(), id, sum.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size := answerSize(e); size > 65536 || !e.Summarized || !e.Truncated || result(e) != "'figures'" {
+			t.Fatalf("the history kept %d bytes, summarized %v, truncated %v, result %q", size, e.Summarized, e.Truncated, result(e))
 		}
 	}
 	if b, _ := json.Marshal(list); len(b) > 4*65536 {

@@ -181,8 +181,8 @@ func TestCLI(t *testing.T) {
 	if out := ok("", "cp", id+":sub/in.txt", "-"); out != "payload" {
 		t.Fatalf("cp to stdout: %q", out)
 	}
-	fail(1, "bad path", "cp", id+":../../etc/passwd", "-")
-	fail(1, "exactly one side", "cp", "a", "b")
+	fail(125, "bad path", "cp", id+":../../etc/passwd", "-")
+	fail(125, "exactly one side", "cp", "a", "b")
 
 	if out := ok("", "stats", id); !strings.Contains(out, "running") || !strings.Contains(out, "DISK / LIMIT") || strings.Contains(out, "/ -") {
 		t.Fatalf("stats: %q", out)
@@ -191,7 +191,7 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("history: %q", out)
 	}
 	ok("", "stop", id)
-	fail(1, "start it first", "exec", id, "-c", "1")
+	fail(125, "start it first", "exec", id, "-c", "1")
 	ok("", "start", id)
 	ok("", "restart", id)
 	// --all: every running (for stop) or stopped (for start) session.
@@ -203,12 +203,12 @@ func TestCLI(t *testing.T) {
 	if out := ok("", "stop", "--all"); out != "" {
 		t.Fatalf("stop --all with nothing running: %q", out)
 	}
-	fail(1, "start it first", "exec", id2, "-c", "1")
+	fail(125, "start it first", "exec", id2, "-c", "1")
 	if out := ok("", "start", "-a"); strings.Count(out, "\n") != 2 {
 		t.Fatalf("start -a: %q", out)
 	}
-	fail(1, "ids or --all, not both", "stop", "--all", id)
-	fail(1, "at least one session id (or --all)", "stop")
+	fail(125, "ids or --all, not both", "stop", "--all", id)
+	fail(125, "at least one session id (or --all)", "stop")
 
 	if out := ok("", "run", "-c", "print(sum(range(10)))"); out != "45\n" {
 		t.Fatalf("run: %q", out)
@@ -217,16 +217,16 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("run --file: %q", out)
 	}
 
-	fail(1, "no such session", "exec", "nope", "-c", "1")
-	fail(1, "memory_mb", "create", "--memory", "1M")
-	fail(1, "bad --memory", "create", "--memory", "lots")
-	fail(1, "no code given", "exec", id)
+	fail(125, "no such session", "exec", "nope", "-c", "1")
+	fail(125, "memory_mb", "create", "--memory", "1M")
+	fail(125, "bad --memory", "create", "--memory", "lots")
+	fail(125, "no code given", "exec", id)
 	ok("", "rm", id)
-	fail(1, "no such session", "rm", id)
+	fail(125, "no such session", "rm", id)
 	ok("", "rm", "-f", id)
 
 	_, stderr, code = runCtl(t, filepath.Join(t.TempDir(), "none.sock"), nil, "", "ls")
-	if code != 1 || !strings.Contains(stderr, "cannot connect to sandboxd at") || !strings.Contains(stderr, "is it running?") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+	if code != 125 || !strings.Contains(stderr, "cannot connect to sandboxd at") || !strings.Contains(stderr, "is it running?") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("no daemon: %d %q", code, stderr)
 	}
 	if out := ok("", "completion", "bash"); !strings.Contains(out, "sandboxctl") {

@@ -140,8 +140,12 @@ df`}, func(ev api.Event) {
 		t.Errorf("an old client's view of an HTML output: %v", h)
 	}
 	list, err := d.c.Executions(context.Background(), id, 2)
-	if err != nil || len(list) != 2 || len(list[1].Outputs) != 8 || list[1].Outputs[4].Bundle["text/plain"] != "plain b" {
-		t.Errorf("history: %v %+v", err, list)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("history: %v %+v", err, list)
+	}
+	kept, err := d.c.Execution(context.Background(), id, list[1].ID)
+	if err != nil || len(kept.Outputs) != 8 || kept.Outputs[4].Bundle["text/plain"] != "plain b" {
+		t.Errorf("history: %v %+v", err, kept)
 	}
 
 	// The CLI notes each output on stderr and prints the rest as before.

@@ -67,8 +67,8 @@ func smallFS(t *testing.T, sizeMB int64) string {
 func healthOf(t *testing.T, d *daemon) *api.Health {
 	t.Helper()
 	h, err := d.c.HealthStatus(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if h == nil || (err != nil) != (h.Status == api.HealthUnhealthy) {
+		t.Fatal(h, err)
 	}
 	return h
 }
@@ -185,7 +185,7 @@ func TestFullDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := healthOf(t, d)
-	if h.Status != api.HealthDegraded || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB >= 16 {
+	if h.Status != api.HealthUnhealthy || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB >= 16 || !strings.HasPrefix(strings.Join(h.Reasons, ";"), "data_dir: ") {
 		t.Fatalf("health below the floor: %+v %+v", h, h.DataDir)
 	}
 	if out, _, _ := d.ctl(t, "", "doctor", "--data-dir", data); !strings.Contains(out, "below the floor") {

@@ -166,12 +166,16 @@ func (d *daemon) launch() {
 	answered := false
 	defer func() {
 		if !answered {
-			d.stopProcess()
+			// Its end stays in done for a stop still to come (a test's
+			// cleanup), which would wait for it forever.
+			_, err := d.stopProcess()
+			d.done <- err
 		}
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if err := d.c.Health(context.Background()); err == nil {
+		// It answers: healthy or not (a test may make it unhealthy).
+		if h, _ := d.c.HealthStatus(context.Background()); h != nil {
 			answered = true
 			// An old release's data dir names no instance.
 			if b, err := os.ReadFile(filepath.Join(d.dataDir, "instance")); err == nil {

@@ -314,10 +314,10 @@ func TestMCPProxy(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "no-such-server") {
 		t.Errorf("a missing command: exit %d, %q", code, errOut)
 	}
-	if _, errOut, code = d.ctl(t, "", "mcp-proxy", "0000000000000000", "--", "python3"); code != 1 || !strings.Contains(errOut, "no such session") {
+	if _, errOut, code = d.ctl(t, "", "mcp-proxy", "0000000000000000", "--", "python3"); code != 125 || !strings.Contains(errOut, "no such session") {
 		t.Errorf("a missing session: exit %d, %q", code, errOut)
 	}
-	if _, errOut, code = d.ctl(t, "", "mcp-proxy", id, "python3"); code != 1 || !strings.Contains(errOut, "after --") {
+	if _, errOut, code = d.ctl(t, "", "mcp-proxy", id, "python3"); code != 125 || !strings.Contains(errOut, "after --") {
 		t.Errorf("without --: exit %d, %q", code, errOut)
 	}
 }

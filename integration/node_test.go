@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/sandboxd/sandboxd/api"
 )
 
@@ -168,6 +170,11 @@ func TestNodeDrain(t *testing.T) {
 	}
 	if code, body := d.raw(t, "POST", "/v1/sessions", `{}`); code != 503 || !strings.Contains(string(body), "draining") {
 		t.Errorf("a create while draining: %d %s", code, body)
+	}
+	if _, err := d.c.CreateSession(ctx, nil); !errdefs.IsUnavailable(err) {
+		t.Errorf("a create while draining: %v", err)
+	} else if after, ok := api.RetryAfter(err); !ok || after != 30*time.Second {
+		t.Errorf("a create while draining says Retry-After %v (%v), want 30s", after, ok)
 	}
 	if _, stderr, code := d.ctl(t, "", "run", "-c", "1"); code == 0 || !strings.Contains(stderr, "draining") {
 		t.Errorf("a run while draining: %d %s", code, stderr)

@@ -95,9 +95,11 @@ func TestExecutionInFlightAtACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lost *api.Execution
-	for i := range list {
-		if list[i].Status == api.StatusLost {
-			lost = &list[i]
+	for _, sum := range list {
+		if sum.Status == api.StatusLost {
+			if lost, err = d.c.Execution(ctx, id, sum.ID); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if lost == nil || lost.Error == nil || !strings.Contains(lost.Error.Value, "ended ok") || lost.Language != "python" {

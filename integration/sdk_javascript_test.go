@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // TestJSSDK runs the JavaScript SDK's tests (contrib/sdk/js, node --test)
@@ -83,6 +85,10 @@ func TestJSSDK(t *testing.T) {
 	}
 	for _, s := range list {
 		t.Errorf("session %s (labels %v) left by the SDK's tests", s.ID, s.Labels)
+	}
+	// A drain test that failed midway must not leave the node draining.
+	if n, err := d.c.Node(context.Background()); err != nil || n.State != api.NodeReady {
+		t.Errorf("the node after the SDK's tests: %+v %v", n, err)
 	}
 }
 

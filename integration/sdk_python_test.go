@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/docs"
 )
 
@@ -71,6 +72,10 @@ func TestPythonSDK(t *testing.T) {
 	}
 	for _, s := range list {
 		t.Errorf("session %s (labels %v) left by the SDK's tests", s.ID, s.Labels)
+	}
+	// A drain test that failed midway must not leave the node draining.
+	if n, err := d.c.Node(context.Background()); err != nil || n.State != api.NodeReady {
+		t.Errorf("the node after the SDK's tests: %+v %v", n, err)
 	}
 }
 

@@ -22,6 +22,9 @@ type container interface {
 	// runtime state and cgroup.
 	destroy() error
 	stats() (*ocgroups.Stats, error)
+	// cgroupPaths are the sandbox's cgroup folders, as libcontainer
+	// names them (cgroups.NewMeter).
+	cgroupPaths() (map[string]string, error)
 	pause() error
 	resume() error
 	// resources are the cgroup resources the sandbox has now; set
@@ -54,6 +57,14 @@ func (c runcContainer) stats() (*ocgroups.Stats, error) {
 		return nil, err
 	}
 	return st.CgroupStats, nil
+}
+
+func (c runcContainer) cgroupPaths() (map[string]string, error) {
+	st, err := c.c.State()
+	if err != nil {
+		return nil, err
+	}
+	return st.CgroupPaths, nil
 }
 
 func (c runcContainer) pause() error  { return c.c.Pause() }

@@ -51,6 +51,15 @@ type ExecResult struct {
 	Truncated  bool
 	StateReset bool
 	Duration   time.Duration
+	// Usage is what the sandbox's cgroup used while the execution ran.
+	Usage Usage
+}
+
+// Usage is what a sandbox used over an execution: CPU time, and the peak
+// of its memory (see cgroups.Meter).
+type Usage struct {
+	CPU        time.Duration
+	MemoryPeak uint64
 }
 
 // Output gets each piece of an execution's output as the code produces
@@ -101,11 +110,14 @@ func (s *Sandbox) Exec(ctx context.Context, o *ExecOptions, out Output) (*ExecRe
 	if dl, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(dl))
 	}
-	m, err := s.exec(o.request(), wait, out, o.OnDisplay)
+	var use Usage
+	m, err := s.exec(o.request(), wait, out, o.OnDisplay, &use)
 	if err != nil {
 		return nil, err
 	}
-	return resultOf(m), nil
+	r := resultOf(m)
+	r.Usage = use
+	return r, nil
 }
 
 // ErrUnresponsive is an agent that stopped answering.

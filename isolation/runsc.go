@@ -486,9 +486,10 @@ func (c *gvisorContainer) close() {
 	}
 }
 
-func (c *gvisorContainer) stats() (*ocgroups.Stats, error) { return c.cg.GetStats() }
-func (c *gvisorContainer) pause() error                    { return c.cg.Freeze(ocgroups.Frozen) }
-func (c *gvisorContainer) resume() error                   { return c.cg.Freeze(ocgroups.Thawed) }
+func (c *gvisorContainer) stats() (*ocgroups.Stats, error)         { return c.cg.GetStats() }
+func (c *gvisorContainer) cgroupPaths() (map[string]string, error) { return c.cg.GetPaths(), nil }
+func (c *gvisorContainer) pause() error                            { return c.cg.Freeze(ocgroups.Frozen) }
+func (c *gvisorContainer) resume() error                           { return c.cg.Freeze(ocgroups.Thawed) }
 
 func (c *gvisorContainer) resources() ocgroups.Resources {
 	c.mu.Lock()

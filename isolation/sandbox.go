@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -111,6 +112,9 @@ type Sandbox struct {
 	onUndelivered func(*ExecResult)
 	// cpus is the runtime's, which gave the sandbox its cpuset.
 	cpus *cpuPicker
+
+	meterOnce sync.Once
+	execMeter *cgroups.Meter
 
 	// execMu serialises executions. connMu guards conn, closed and
 	// running and is held only briefly, so that a stop never waits for an
@@ -417,9 +421,10 @@ func (s *Sandbox) Started() time.Time { return s.started }
 // Exited is closed when the sandbox's init has exited.
 func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 
-// exec runs one request in the sandbox's agent. On an error the sandbox is
-// out of step with the daemon and must be restarted.
-func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output)) (*agent.Message, error) {
+// exec runs one request in the sandbox's agent, and meters the sandbox's
+// cgroup while it runs (use). On an error the sandbox is out of step with
+// the daemon and must be restarted.
+func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output), use *Usage) (*agent.Message, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.connMu.Lock()
@@ -453,7 +458,21 @@ func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind
 		s.running = nil
 		s.connMu.Unlock()
 	}()
+	m := s.meter()
+	k := m.Start()
+	defer func() { use.CPU, use.MemoryPeak = m.Stop(k) }()
 	return conn.Exec(req, wait, onOutput, onDisplay)
+}
+
+// meter is the meter of the sandbox's cgroup, made at its first
+// execution; nil when its paths cannot be had.
+func (s *Sandbox) meter() *cgroups.Meter {
+	s.meterOnce.Do(func() {
+		if paths, err := s.c.cgroupPaths(); err == nil {
+			s.execMeter = cgroups.NewMeter(paths)
+		}
+	})
+	return s.execMeter
 }
 
 // Detach lets go of the sandbox and leaves it running, for the next daemon
@@ -541,6 +560,10 @@ func (r *Runtime) Cleanup(id string) error {
 	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), unmountView(p), os.RemoveAll(p.dir))
 	return errors.Join(errs...)
 }
+
+// CgroupsWritable checks that a sandbox's cgroup can be made now (a
+// health check).
+func (r *Runtime) CgroupsWritable() error { return r.cgroups.Writable() }
 
 // Leftovers lists the sandboxes that have runtime state or a cgroup on this
 // host.

@@ -43,6 +43,9 @@ type Record struct {
 	Runtime string `json:"runtime,omitempty"`
 	// MCPServers are the host's MCP servers the session may call.
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// Idempotency is the create's Idempotency-Key, kept with the session
+	// so that a repeat after a daemon restart finds it too.
+	Idempotency *Idempotency `json:"idempotency,omitempty"`
 	// IdleAction is what its idle timeout does: "stop" or "pause" (""
 	// the daemon's idle_action).
 	IdleAction string `json:"idle_action,omitempty"`
@@ -62,6 +65,13 @@ type Limits struct {
 	IdleTimeoutS int     `json:"idle_timeout_s"`
 }
 
+// Idempotency is the key a session was created with, and the hash of the
+// request that made it.
+type Idempotency struct {
+	Key           string `json:"key"`
+	RequestSHA256 string `json:"request_sha256"`
+}
+
 // Execution is one recorded execution.
 type Execution struct {
 	ID         string     `json:"id"`
@@ -79,6 +89,18 @@ type Execution struct {
 	Truncated  bool       `json:"truncated"`
 	StateReset bool       `json:"state_reset"`
 	Summarized bool       `json:"summarized,omitempty"`
+	// Metrics, CodeSHA256 and CallerUID came after schema 2 without a
+	// version of their own, as Output.Bundle did: older records lack them.
+	Metrics    *ExecMetrics `json:"metrics,omitempty"`
+	CodeSHA256 string       `json:"code_sha256,omitempty"`
+	CallerUID  *uint32      `json:"caller_uid,omitempty"`
+}
+
+// ExecMetrics are what an execution used.
+type ExecMetrics struct {
+	WallMS          float64 `json:"wall_ms"`
+	CPUMS           float64 `json:"cpu_ms"`
+	MemoryPeakBytes uint64  `json:"memory_peak_bytes"`
 }
 
 // ExecError is an exception an execution raised.

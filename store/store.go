@@ -48,8 +48,10 @@ var (
 	bucketMeta       = []byte("meta")
 	bucketSessions   = []byte("sessions")
 	bucketExecutions = []byte("executions")
-	bucketTemplates  = []byte("templates")
-	keyVersion       = []byte("version")
+	// keyHealth, in meta, is written by Writable.
+	keyHealth       = []byte("health")
+	bucketTemplates = []byte("templates")
+	keyVersion      = []byte("version")
 )
 
 // Store is the open database.
@@ -368,6 +370,46 @@ func (s *Store) Executions(id string, limit int) ([]Execution, error) {
 		}
 		return nil
 	})
+	return out, err
+}
+
+// Writable checks that the database takes a write, as the daemon's every
+// change needs: it commits (and syncs) one small key.
+func (s *Store) Writable() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyHealth, []byte(time.Now().UTC().Format(time.RFC3339)))
+	})
+}
+
+// Execution is execution eid of session id's history; errdefs.ErrNotFound when the
+// history does not keep it. The history is short (history_limit), and
+// only each record's id is decoded until the one is found.
+func (s *Store) Execution(id, eid string) (*Execution, error) {
+	var out *Execution
+	err := s.db.View(func(tx *bolt.Tx) error {
+		h := tx.Bucket(bucketExecutions).Bucket([]byte(id))
+		if h == nil {
+			return nil
+		}
+		c := h.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var head struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(v, &head); err != nil {
+				return err
+			}
+			if head.ID != eid {
+				continue
+			}
+			out = new(Execution)
+			return json.Unmarshal(v, out)
+		}
+		return nil
+	})
+	if err == nil && out == nil {
+		err = errdefs.ErrNotFound.WithMessage("no such execution: " + eid)
+	}
 	return out, err
 }
 

@@ -84,6 +84,16 @@ func TestHistoryIsBounded(t *testing.T) {
 	if h, _ := s.Executions("a", 1); len(h) != 1 || h[0].ID != "j" {
 		t.Fatalf("limit: %+v", h)
 	}
+	// One by id, while kept: the newest, the oldest kept, and one let go.
+	for id, want := range map[string]bool{"j": true, "h": true, "g": false} {
+		e, err := s.Execution("a", id)
+		if want && (err != nil || e.ID != id) || !want && !errdefs.IsNotFound(err) {
+			t.Errorf("Execution(%s) = %+v, %v", id, e, err)
+		}
+	}
+	if _, err := s.Execution("nosuch", "j"); !errdefs.IsNotFound(err) {
+		t.Errorf("Execution of a session without history: %v", err)
+	}
 	got, _ := s.GetSession("a")
 	if got.ExecCount != 10 || got.Status != "running" {
 		t.Fatalf("the record is written with the execution: %+v", got)

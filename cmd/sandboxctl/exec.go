@@ -191,6 +191,7 @@ func newExecCmd(a *app) *cobra.Command {
 	var f codeFlags
 	var env []string
 	var cwd, file string
+	var noWait bool
 	cmd := &cobra.Command{
 		Use:   "exec ID [-c CODE | --file FILE | - | [--] COMMAND [ARG...]]",
 		Short: "Run code or a command in a session (Python by default; variables persist)",
@@ -202,16 +203,20 @@ Ctrl-C interrupts the execution in the sandbox (Python raises
 KeyboardInterrupt, a shell command gets SIGINT) and the session keeps its
 state; a second Ctrl-C within 2 s leaves at once.
 
+--no-wait prints the execution's id at once and leaves it running (within
+its timeout); sandboxctl logs ID EXEC-ID [-f] shows how it goes.
+
 Exit status: 0 when the code succeeded; a command's own status (126: it
 cannot run, 127: not found); 1 for a Python exception; 124 timed out; 130
-interrupted; 137 killed (out of memory or another limit); 1 for an error of
-sandboxctl or the daemon.`,
+interrupted; 137 killed (out of memory or another limit); 125 for an error
+of sandboxctl or the daemon (nothing ran).`,
 		Example: `  sandboxctl exec $id -c 'x = 1'
   sandboxctl exec $id -c 'x + 1'
   sandboxctl exec $id --shell -c 'pip list'
   sandboxctl exec $id --file script.py
   sandboxctl exec $id -- ls -la /workspace
-  echo 'print(2)' | sandboxctl exec $id -`,
+  echo 'print(2)' | sandboxctl exec $id -
+  eid=$(sandboxctl exec --no-wait $id -c 'train()'); sandboxctl logs -f $id $eid`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lang, code, err := f.execSource(file, args[1:])
@@ -225,6 +230,17 @@ sandboxctl or the daemon.`,
 			req := &api.ExecRequest{Language: lang, Code: code, Env: vars, Cwd: cwd}
 			if cmd.Flags().Changed("timeout") {
 				req.TimeoutS = &f.timeout
+			}
+			if noWait {
+				eid, err := a.client().StartExec(cmd.Context(), args[0], req)
+				if err != nil {
+					return err
+				}
+				if f.asJSON {
+					return printJSON(os.Stdout, api.ExecStarted{ID: eid})
+				}
+				fmt.Println(eid)
+				return nil
 			}
 			var on func(api.Event)
 			var p *streamPrinter
@@ -252,6 +268,7 @@ sandboxctl or the daemon.`,
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
 	cmd.Flags().StringVarP(&file, "file", "F", "", "run this local file's code")
+	cmd.Flags().BoolVarP(&noWait, "no-wait", "W", false, "print the execution's id at once and leave it running (see logs)")
 	return cmd
 }
 
@@ -308,28 +325,42 @@ func newRunCmd(a *app) *cobra.Command {
 
 func newHistoryCmd(a *app) *cobra.Command {
 	var asJSON bool
+	var format string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "history ID",
-		Short: "List a session's past executions, newest first",
-		Args:  cobra.ExactArgs(1),
+		Short: "List a session's executions, newest first (running ones too)",
+		Example: `  sandboxctl history $id
+  sandboxctl history $id --format '{{.ID}} {{.Status}} {{.Metrics.CPUMS}}'`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list, err := a.client().Executions(cmd.Context(), args[0], limit)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			switch {
+			case asJSON:
 				return printJSON(os.Stdout, list)
+			case format != "":
+				return printFormatted(os.Stdout, format, list)
 			}
 			t := newTable()
-			fmt.Fprintln(t, "ID\tLANGUAGE\tSTATUS\tEXIT\tDURATION\tSTARTED")
+			fmt.Fprintln(t, "ID\tLANGUAGE\tSTATUS\tEXIT\tDURATION\tCPU\tMEMORY PEAK\tSTARTED")
 			for _, e := range list {
-				fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%.1fms\t%s\n", e.ID, e.Language, e.Status, e.ExitCode, e.DurationMS, ago(e.StartedAt))
+				exit, cpu, peak := "-", "-", "-"
+				if e.ExitCode != nil {
+					exit = fmt.Sprint(*e.ExitCode)
+				}
+				if m := e.Metrics; m != nil {
+					cpu, peak = fmt.Sprintf("%.1fms", m.CPUMS), humanBytes(m.MemoryPeakBytes)
+				}
+				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.1fms\t%s\t%s\t%s\n", e.ID, e.Language, e.Status, exit, e.DurationMS, cpu, peak, ago(e.StartedAt))
 			}
 			return t.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
 	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many (0: all that are kept)")
 	return cmd
 }

@@ -27,9 +27,14 @@ func main() {
 			os.Exit(ee.code)
 		}
 		fmt.Fprintln(os.Stderr, "sandboxctl:", err)
-		os.Exit(1)
+		os.Exit(exitFailure)
 	}
 }
+
+// exitFailure is the status of an error of sandboxctl or the daemon (a
+// bad flag, no daemon, a refused request), as docker's 125: apart from
+// every status the code run in a sandbox can give.
+const exitFailure = 125
 
 // app is what every command shares.
 type app struct {
@@ -51,7 +56,11 @@ func newRoot() *cobra.Command {
   sandboxctl exec $id --shell -c 'ls -la'
   sandboxctl cp data.csv $id:data.csv
   sandboxctl rm $id
-  sandboxctl run -c 'print("one-shot")'`,
+  sandboxctl run -c 'print("one-shot")'
+
+Exit status: 125 when sandboxctl or the daemon failed (nothing ran); exec
+and run exit with the code's status (see sandboxctl exec --help); invoke
+has its own (0-5).`,
 		Version:       version.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -65,7 +74,7 @@ func newRoot() *cobra.Command {
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
 		newLifecycleCmd(a, "pause", "Pause sessions: every process frozen, memory and state kept, no CPU"),
 		newLifecycleCmd(a, "resume", "Resume paused sessions where they stopped"),
-		newWaitCmd(a),
+		newWaitCmd(a), newLogsCmd(a), newHealthCmd(a),
 		newPruneCmd(a),
 		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a),
 	)

@@ -55,8 +55,8 @@ See docs/mcp.md for client configurations.`,
 			defer c.Close()
 			// The daemon is asked first: a client that starts the server
 			// learns at once that it cannot work, not at its first call.
-			if err := c.Health(ctx); err != nil {
-				return err
+			if h, err := c.HealthStatus(ctx); h == nil {
+				return err // an unhealthy daemon still serves what it can
 			}
 			s := mcpserver.New(c, mcpserver.Options{Create: *req, Keep: keep, Version: version.Version})
 			err = s.Run(ctx, &mcp.StdioTransport{})

@@ -174,16 +174,29 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 func newCreateCmd(a *app) *cobra.Command {
 	var f sessionFlags
 	var asJSON bool
+	var key string
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
 		Short: "Create a session and print its id",
-		Args:  cobra.NoArgs,
+		Long: `Create a session and print its id.
+
+With --idempotency-key, a repeat of the same create with the same key
+within 24 hours prints the session the first one made instead of making
+another: a script that retries after a timeout gets one session.`,
+		Example: `  sandboxctl create --memory 512M --name agent-1 --label agent=a1
+  sandboxctl create --idempotency-key "$(uuidgen)"`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request(cmd.Flags())
 			if err != nil {
 				return err
 			}
-			s, err := a.client().CreateSession(cmd.Context(), req)
+			var s *api.Session
+			if key != "" {
+				s, _, err = a.client().CreateSessionOnce(cmd.Context(), req, key)
+			} else {
+				s, err = a.client().CreateSession(cmd.Context(), req)
+			}
 			if err != nil {
 				return err
 			}
@@ -196,6 +209,7 @@ func newCreateCmd(a *app) *cobra.Command {
 	}
 	f.addTo(cmd, a)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "a repeat with this key within 24 h answers the same session")
 	return cmd
 }
 

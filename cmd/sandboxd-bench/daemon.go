@@ -51,7 +51,7 @@ func startDaemon(ctx context.Context, bin, config string) (*daemon, error) {
 		return nil, err
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for d.c.Health(ctx) != nil {
+	for h, _ := d.c.HealthStatus(ctx); h == nil; h, _ = d.c.HealthStatus(ctx) {
 		if time.Now().After(deadline) {
 			err := fmt.Errorf("sandboxd did not answer within 30s: %s", d.lastLog())
 			d.stop()

@@ -20,7 +20,10 @@ type Backend interface {
 	Node(ctx context.Context) (*api.Node, error)
 	// Drain turns draining on or off (root only) and answers the node.
 	Drain(ctx context.Context, on bool) (*api.Node, error)
-	CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error)
+	// CreateSessionOnce creates a session, or, under an Idempotency-Key
+	// (key) a create of the caller's used already, answers the session
+	// that one made (created false).
+	CreateSessionOnce(ctx context.Context, req *api.CreateSessionRequest, key string) (s *api.Session, created bool, err error)
 	ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error)
 	GetSession(ctx context.Context, id string) (*api.Session, error)
 	DeleteSession(ctx context.Context, id string) error
@@ -37,7 +40,11 @@ type Backend interface {
 	// Interrupt interrupts the session's running execution, and says
 	// whether one ran.
 	Interrupt(ctx context.Context, id string) (bool, error)
-	Executions(ctx context.Context, id string, limit int) ([]api.Execution, error)
+	// StartExec starts an execution and answers its id (wait false).
+	StartExec(ctx context.Context, id string, req *api.ExecRequest) (string, error)
+	// Execution is one execution of a session, running or recorded.
+	Execution(ctx context.Context, id, eid string) (*api.Execution, error)
+	Executions(ctx context.Context, id string, limit int) ([]api.ExecutionSummary, error)
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
 	OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error)
 	DeleteFile(ctx context.Context, id, path string) error

@@ -25,7 +25,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusMethodNotAllowed
 		w.Header().Set("Allow", mna.allow())
 	}
-	if status == http.StatusTooManyRequests {
+	// Every 429 says when to come back; a 503 when the daemon knows (a
+	// draining node's refusal).
+	if _, hint := api.RetryAfter(err); status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable && hint {
 		w.Header().Set("Retry-After", retryAfterSeconds(err))
 	}
 	if status >= 500 {

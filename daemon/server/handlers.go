@@ -21,15 +21,21 @@ func (s *Server) notFound(_ http.ResponseWriter, r *http.Request) error {
 	return api.Errorf(errdefs.ErrNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 }
 
-// health answers 200 whenever the daemon serves, "degraded" included: a
-// daemon short of disk still serves what fits, and a supervisor that
-// restarts on a non-2xx would only make things worse.
+// health answers 200, or 503 with the reasons when a check failed: the
+// body is the Health, with the contract's error in it. (A daemon that
+// fails a check still serves what it can: probe liveness with something
+// else, or a restart loop follows a full disk.)
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	h, err := s.b.Health(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, h)
+	status := http.StatusOK
+	if h.Status == api.HealthUnhealthy {
+		status = http.StatusServiceUnavailable
+		h.Error = &api.ErrorDetail{Code: api.CodeUnavailable, Message: "sandboxd is unhealthy: " + strings.Join(h.Reasons, "; ")}
+	}
+	writeJSON(w, status, h)
 	return nil
 }
 
@@ -112,11 +118,15 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	sess, err := s.b.CreateSession(r.Context(), &req)
+	sess, created, err := s.b.CreateSessionOnce(r.Context(), &req, r.Header.Get(api.HeaderIdempotencyKey))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, sess)
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK // the session an earlier request with the key made
+	}
+	writeJSON(w, status, sess)
 	return nil
 }
 
@@ -184,9 +194,26 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
+	if req.Wait != nil && !*req.Wait {
+		eid, err := s.b.StartExec(r.Context(), id, &req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusAccepted, api.ExecStarted{ID: eid})
+		return nil
+	}
 	return s.answerExecution(w, r, func(on func(api.Event)) (*api.Execution, error) {
 		return s.b.Exec(r.Context(), id, &req, on)
 	})
+}
+
+func (s *Server) execution(w http.ResponseWriter, r *http.Request) error {
+	e, err := s.b.Execution(r.Context(), r.PathValue("id"), r.PathValue("eid"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
 }
 
 func (s *Server) interrupt(w http.ResponseWriter, r *http.Request) error {

@@ -102,6 +102,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		return s.Value
 	}
 	prop := func(name, p string) *openapi3.Schema { return schema(name).Properties[p].Value }
+	execStatuses := []any{api.StatusRunning, api.StatusOK, api.StatusError, api.StatusTimeout, api.StatusKilled, api.StatusInterrupted, api.StatusLost}
 	for _, c := range []struct {
 		what string
 		s    *openapi3.Schema
@@ -109,11 +110,12 @@ func TestOpenAPIEnums(t *testing.T) {
 	}{
 		{"Session.status", prop("Session", "status"), []any{api.StatusRunning, api.StatusPaused, api.StatusStopped, api.StatusFailed}},
 		{"Stats.status", prop("Stats", "status"), []any{api.StatusRunning, api.StatusStopped, api.StatusFailed}},
-		{"Execution.status", prop("Execution", "status"), []any{api.StatusOK, api.StatusError, api.StatusTimeout, api.StatusKilled, api.StatusInterrupted, api.StatusLost}},
+		{"Execution.status", prop("Execution", "status"), execStatuses},
+		{"ExecutionSummary.status", prop("ExecutionSummary", "status"), execStatuses},
 		{"Language", schema("Language"), []any{api.LanguagePython, api.LanguageShell}},
 		{"Runtime", schema("Runtime"), []any{api.RuntimeRunc, api.RuntimeRunsc}},
 		{"NetworkMode", schema("NetworkMode"), []any{api.NetworkNone, api.NetworkAllowlist, api.NetworkOpen}},
-		{"Health.status", prop("Health", "status"), []any{api.HealthOK, api.HealthDegraded}},
+		{"Health.status", prop("Health", "status"), []any{api.HealthOK, api.HealthDegraded, api.HealthUnhealthy}},
 		{"Node.state", prop("Node", "state"), []any{api.NodeReady, api.NodeDraining}},
 		{"Event.type", prop("Event", "type"), []any{api.EventStdout, api.EventStderr, api.EventDone, api.EventDisplay, api.EventError}},
 		{"SessionEvent.action", prop("SessionEvent", "action"), []any{api.ActionCreated, api.ActionStarted, api.ActionStopped,

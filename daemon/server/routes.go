@@ -46,6 +46,7 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},
 		{"POST", "/v1/sessions/{id}/interrupt", nil, s.interrupt},
 		{"GET", "/v1/sessions/{id}/executions", []string{"limit"}, s.executions},
+		{"GET", "/v1/sessions/{id}/executions/{eid}", nil, s.execution},
 		{"GET", "/v1/sessions/{id}/files", files, s.getFile},
 		{"PUT", "/v1/sessions/{id}/files", files, s.putFile},
 		{"DELETE", "/v1/sessions/{id}/files", files, s.deleteFile},

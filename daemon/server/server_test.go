@@ -56,11 +56,11 @@ func (f *fakeBackend) Drain(ctx context.Context, on bool) (*api.Node, error) {
 	}
 	return n, nil
 }
-func (f *fakeBackend) CreateSession(_ context.Context, r *api.CreateSessionRequest) (*api.Session, error) {
+func (f *fakeBackend) CreateSessionOnce(_ context.Context, r *api.CreateSessionRequest, key string) (*api.Session, bool, error) {
 	if r.MemoryMB != nil && *r.MemoryMB < 0 {
-		return nil, errdefs.ErrInvalidArgument.WithMessage("memory_mb is negative")
+		return nil, false, errdefs.ErrInvalidArgument.WithMessage("memory_mb is negative")
 	}
-	return &api.Session{ID: "s1", Labels: r.Labels}, nil
+	return &api.Session{ID: "s1", Labels: r.Labels}, key != "seen", nil
 }
 func (f *fakeBackend) ListSessions(_ context.Context, l map[string]string) ([]api.Session, error) {
 	return []api.Session{{ID: "s1", Labels: l}}, nil
@@ -125,8 +125,14 @@ func (f *fakeBackend) Interrupt(_ context.Context, id string) (bool, error) {
 	}
 	return true, nil
 }
-func (f *fakeBackend) Executions(context.Context, string, int) ([]api.Execution, error) {
-	return []api.Execution{}, nil
+func (f *fakeBackend) Executions(context.Context, string, int) ([]api.ExecutionSummary, error) {
+	return []api.ExecutionSummary{}, nil
+}
+func (f *fakeBackend) StartExec(context.Context, string, *api.ExecRequest) (string, error) {
+	return "e1", nil
+}
+func (f *fakeBackend) Execution(_ context.Context, _, eid string) (*api.Execution, error) {
+	return &api.Execution{ID: eid, Status: api.StatusRunning}, nil
 }
 func (f *fakeBackend) PutFile(_ context.Context, _, p string, body io.Reader) (*api.FileWritten, error) {
 	n, _ := io.Copy(io.Discard, body)
@@ -368,5 +374,30 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	}
 	if _, err := Listen("/tmp/"+strings.Repeat("x", 120), ""); err == nil {
 		t.Fatal("too long a path")
+	}
+}
+
+// TestCreateStatus: a create answers 201, one the backend answers with an
+// earlier create's session (an Idempotency-Key seen before) 200; wait
+// false answers 202 with the id, and an execution is found by its id.
+func TestCreateStatus(t *testing.T) {
+	s := newTestServer(&fakeBackend{}, Options{}, io.Discard)
+	for _, tt := range []struct {
+		key  string
+		want int
+	}{{"", http.StatusCreated}, {"fresh", http.StatusCreated}, {"seen", http.StatusOK}} {
+		var h []string
+		if tt.key != "" {
+			h = []string{api.HeaderIdempotencyKey, tt.key}
+		}
+		if w := do(s, "POST", "/v1/sessions", "{}", h...); w.Code != tt.want {
+			t.Errorf("key %q: %d, want %d", tt.key, w.Code, tt.want)
+		}
+	}
+	if w := do(s, "POST", "/v1/sessions/s1/exec", `{"language":"python","code":"1","wait":false}`); w.Code != http.StatusAccepted || strings.TrimSpace(w.Body.String()) != `{"id":"e1"}` {
+		t.Errorf("wait false: %d %s", w.Code, w.Body)
+	}
+	if w := do(s, "GET", "/v1/sessions/s1/executions/e9", ""); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":"e9"`) {
+		t.Errorf("execution: %d %s", w.Code, w.Body)
 	}
 }

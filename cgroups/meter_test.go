@@ -1,0 +1,76 @@
+package cgroups
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestMeter measures fake cgroup folders of both versions: the CPU time
+// between the ends, and the peak as each kernel gives it (v1 resets it at
+// Start; v2 before 6.12 cannot, so a peak that did not rise is the floor of
+// the usages at the ends).
+func TestMeter(t *testing.T) {
+	write := func(dir, name, v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name     string
+		v2       bool
+		fixed    bool              // the v2 peak cannot be reset
+		before   map[string]string // files at Start
+		after    map[string]string // files at Stop
+		wantCPU  time.Duration
+		wantPeak uint64
+	}{
+		{name: "v1", before: map[string]string{"cpuacct.usage": "1000000\n", "memory.usage_in_bytes": "100\n", "memory.max_usage_in_bytes": "900\n"},
+			after:   map[string]string{"cpuacct.usage": "3500000\n", "memory.usage_in_bytes": "150\n", "memory.max_usage_in_bytes": "700\n"},
+			wantCPU: 2500 * time.Microsecond, wantPeak: 700},
+		{name: "v2 resettable", v2: true, before: map[string]string{"cpu.stat": "usage_usec 1000\n", "memory.current": "100\n", "memory.peak": "5000\n"},
+			after:   map[string]string{"cpu.stat": "usage_usec 1500\n", "memory.current": "100\n", "memory.peak": "400\n"},
+			wantCPU: 500 * time.Microsecond, wantPeak: 400},
+		{name: "v2 peak rose", v2: true, fixed: true, before: map[string]string{"cpu.stat": "usage_usec 1000\nuser_usec 900\n", "memory.current": "100\n", "memory.peak": "500\n"},
+			after:   map[string]string{"cpu.stat": "usage_usec 3000\nuser_usec 2000\n", "memory.current": "200\n", "memory.peak": "800\n"},
+			wantCPU: 2 * time.Millisecond, wantPeak: 800},
+		{name: "v2 peak did not rise", v2: true, fixed: true, before: map[string]string{"cpu.stat": "usage_usec 1000\n", "memory.current": "300\n", "memory.peak": "900\n"},
+			after:   map[string]string{"cpu.stat": "usage_usec 1000\n", "memory.current": "200\n", "memory.peak": "900\n"},
+			wantCPU: 0, wantPeak: 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// A hybrid host's v1 paths come with the unified one.
+			paths := map[string]string{"": t.TempDir(), "cpu": dir, "cpuacct": dir, "memory": dir}
+			if tt.v2 {
+				paths = map[string]string{"": dir}
+			}
+			for k, v := range tt.before {
+				write(dir, k, v)
+			}
+			m := NewMeter(paths)
+			m.fixedPeak = tt.fixed
+			k := m.Start()
+			if !tt.v2 {
+				// Start reset the peak (a plain file keeps the write).
+				if b, _ := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes")); string(b) != "0" {
+					t.Errorf("peak not reset: %q", b)
+				}
+			}
+			for k, v := range tt.after {
+				write(dir, k, v)
+			}
+			cpu, peak := m.Stop(k)
+			if cpu != tt.wantCPU || peak != tt.wantPeak {
+				t.Errorf("Stop = %v, %d; want %v, %d", cpu, peak, tt.wantCPU, tt.wantPeak)
+			}
+		})
+	}
+	var none *Meter
+	if cpu, peak := none.Stop(none.Start()); cpu != 0 || peak != 0 || NewMeter(map[string]string{"pids": "/x"}) != nil {
+		t.Error("a meter of nothing measures nothing")
+	}
+}
