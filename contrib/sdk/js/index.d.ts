@@ -14,7 +14,11 @@ export declare const SOCKET_ENV: "SANDBOXD_SOCKET";
 export declare const VERSION: string;
 /** The HTTP timeout of a call other than an execution, unless told otherwise. */
 export declare const DEFAULT_REQUEST_TIMEOUT_MS: number;
+/** How often waitExecution asks how an execution goes, unless told otherwise (ms). */
+export declare const DEFAULT_POLL_MS: number;
 
+/** An execution started with wait false (submit) that has not ended. */
+export declare const STATUS_RUNNING: "running";
 export declare const STATUS_OK: "ok";
 export declare const STATUS_ERROR: "error";
 export declare const STATUS_TIMEOUT: "timeout";
@@ -147,7 +151,19 @@ export declare class Output {
   static fromJSON(raw: unknown): Output;
 }
 
-export type ExecutionStatus = "ok" | "error" | "timeout" | "killed" | "interrupted" | "lost" | (string & {});
+export type ExecutionStatus = "running" | "ok" | "error" | "timeout" | "killed" | "interrupted" | "lost" | (string & {});
+
+/** What one execution used: its duration, and the session's CPU time and memory peak while it ran. */
+export declare class ExecMetrics {
+  constructor(f?: Partial<ExecMetrics>);
+  /** The execution's duration (durationMs). */
+  wallMs: number;
+  /** The session's cgroup's CPU time while it ran. */
+  cpuMs: number;
+  /** The session's cgroup's memory peak while it ran. */
+  memoryPeakBytes: number;
+  static fromJSON(raw: unknown): ExecMetrics;
+}
 
 export declare class Execution {
   constructor(f?: Partial<Omit<Execution, "ok" | "text">>);
@@ -167,11 +183,37 @@ export declare class Execution {
   truncated: boolean;
   stateReset: boolean;
   summarized: boolean;
+  /** null from a daemon (or a history) older than metrics. */
+  metrics: ExecMetrics | null;
+  /** Hex SHA-256 of the code ("" from an older daemon). */
+  codeSha256: string;
+  /** The uid that ran it (null from an older daemon). */
+  callerUid: number | null;
   /** status === "ok". */
   readonly ok: boolean;
   /** The result, as E2B names it. */
   readonly text: string | null;
   static fromJSON(raw: unknown): Execution;
+}
+
+/** One execution as the list of a session's executions gives it: how it went, without its output. */
+export declare class ExecutionSummary {
+  constructor(f?: Partial<Omit<ExecutionSummary, "ok">>);
+  id: string;
+  language: string;
+  codeSha256: string;
+  callerUid: number | null;
+  startedAt: Date | null;
+  durationMs: number;
+  status: ExecutionStatus;
+  /** null while it runs. */
+  exitCode: number | null;
+  metrics: ExecMetrics | null;
+  stateReset: boolean;
+  truncated: boolean;
+  /** status === "ok". */
+  readonly ok: boolean;
+  static fromJSON(raw: unknown): ExecutionSummary;
 }
 
 export declare class FileInfo {
@@ -252,6 +294,16 @@ export interface SessionFields {
   name?: string;
 }
 
+/** Not a field of the create but its Idempotency-Key header. */
+export interface IdempotencyOptions {
+  /**
+   * 1 to 255 printable ASCII characters: within 24 hours, a create with the same key and
+   * fields answers the session the first made instead of making another (Conflict with
+   * other fields), so a create whose answer was lost can be sent again safely.
+   */
+  idempotencyKey?: string;
+}
+
 /** Which daemon, and how: a socket, or a Client to share. */
 export interface Connection {
   socket?: string;
@@ -270,6 +322,16 @@ export interface ExecOptions extends OutputCallbacks, CallOptions {
 }
 
 export type CommandOptions = Omit<ExecOptions, "language">;
+
+/** The options of an execution started without waiting for it: no callbacks, its output is asked for. */
+export type SubmitOptions = Omit<ExecOptions, keyof OutputCallbacks>;
+
+export interface WaitOptions extends CallOptions {
+  /** The bound of the wait (absent or null: as long as the execution runs); past it, RequestTimeout. */
+  timeoutMs?: number | null;
+  /** How often to ask, in ms (default DEFAULT_POLL_MS). */
+  pollMs?: number;
+}
 
 export interface InstallOptions extends OutputCallbacks, CallOptions {
   indexUrl?: string;
@@ -296,7 +358,9 @@ export declare class Client {
   readonly socket: string;
   requestTimeoutMs: number | null;
 
-  createSession(opts?: SessionFields & CallOptions): Promise<Session>;
+  createSession(opts?: SessionFields & IdempotencyOptions & CallOptions): Promise<Session>;
+  /** createSession under an Idempotency-Key, and whether this call made the session (false: an earlier one with the key had). */
+  createSessionOnce(idempotencyKey: string, opts?: SessionFields & CallOptions): Promise<{ session: Session; created: boolean }>;
   listSessions(opts?: LabelFilter & CallOptions): Promise<Session[]>;
   getSession(id: string, opts?: CallOptions): Promise<Session>;
   deleteSession(id: string, opts?: CallOptions): Promise<void>;
@@ -314,11 +378,18 @@ export declare class Client {
   stats(id: string, opts?: CallOptions): Promise<Stats>;
 
   exec(id: string, code: string, opts?: ExecOptions): Promise<Execution>;
+  /** Starts code without waiting for it (wait false): the execution's id. */
+  startExec(id: string, code: string, opts?: SubmitOptions): Promise<string>;
+  /** Execution eid: status "running" with its output so far, then whole while the history keeps it. */
+  execution(id: string, eid: string, opts?: CallOptions): Promise<Execution>;
+  /** Asks for execution eid until it no longer runs. */
+  waitExecution(id: string, eid: string, opts?: WaitOptions): Promise<Execution>;
   /** Interrupts the running execution, as Ctrl-C would; false when nothing was running. */
   interrupt(id: string, opts?: CallOptions): Promise<boolean>;
   installPackages(id: string, packages: string | string[], opts?: InstallOptions): Promise<Execution>;
   run(code: string, opts?: RunOptions): Promise<Execution>;
-  executions(id: string, opts?: { limit?: number } & CallOptions): Promise<Execution[]>;
+  /** Newest first, running ones first, without output. */
+  executions(id: string, opts?: { limit?: number } & CallOptions): Promise<ExecutionSummary[]>;
 
   putFile(id: string, path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
   getFile(id: string, path: string, opts?: CallOptions): Promise<Buffer | FileInfo[]>;
@@ -327,6 +398,8 @@ export declare class Client {
   health(opts?: CallOptions): Promise<string>;
   info(opts?: CallOptions): Promise<Record<string, any>>;
   node(opts?: CallOptions): Promise<Record<string, any>>;
+  /** Drains the node (root only): creates and one-shot runs answer 503 while its sessions run on; drain(false) undoes it. The node. */
+  drain(on?: boolean, opts?: CallOptions): Promise<Record<string, any>>;
 }
 
 // The sandbox.
@@ -335,6 +408,8 @@ export declare class Commands {
   constructor(sandbox: Sandbox);
   /** Runs cmd with /bin/sh in /workspace (or cwd); a non-zero exit is status "error". */
   run(cmd: string, opts?: CommandOptions): Promise<Execution>;
+  /** Starts cmd with /bin/sh without waiting for it: the execution's id. */
+  submit(cmd: string, opts?: Omit<SubmitOptions, "language">): Promise<string>;
 }
 
 export declare class Files {
@@ -351,8 +426,8 @@ export declare class Files {
 }
 
 export declare class Sandbox implements AsyncDisposable {
-  constructor(client: Client, session: Session);
-  static create(opts?: SessionFields & Connection & { signal?: AbortSignal }): Promise<Sandbox>;
+  constructor(client: Client, session: Session, created?: boolean);
+  static create(opts?: SessionFields & IdempotencyOptions & Connection & { signal?: AbortSignal }): Promise<Sandbox>;
   static connect(id: string, opts?: Connection & { signal?: AbortSignal }): Promise<Sandbox>;
   static list(opts?: LabelFilter & Connection & { signal?: AbortSignal }): Promise<Session[]>;
 
@@ -362,6 +437,8 @@ export declare class Sandbox implements AsyncDisposable {
   readonly client: Client;
   readonly commands: Commands;
   readonly files: Files;
+  /** Whether making it made its session: false for connect, and for a create whose idempotencyKey an earlier create had used. */
+  readonly created: boolean;
 
   info(opts?: CallOptions): Promise<Session>;
   isRunning(opts?: CallOptions): Promise<boolean>;
@@ -384,7 +461,14 @@ export declare class Sandbox implements AsyncDisposable {
 
   runCode(code: string, opts?: ExecOptions): Promise<Execution>;
   install(packages: string | string[], opts?: InstallOptions): Promise<Execution>;
-  executions(opts?: { limit?: number } & CallOptions): Promise<Execution[]>;
+  /** Starts code without waiting for it: the execution's id. */
+  submit(code: string, opts?: SubmitOptions): Promise<string>;
+  /** Execution eid: status "running" with its output so far, then whole while the history keeps it. */
+  execution(eid: string, opts?: CallOptions): Promise<Execution>;
+  /** Waits for execution eid to end; past timeoutMs, RequestTimeout (the execution runs on). */
+  waitExecution(eid: string, opts?: WaitOptions): Promise<Execution>;
+  /** Newest first, running ones first, without output: execution(eid) has one whole. */
+  executions(opts?: { limit?: number } & CallOptions): Promise<ExecutionSummary[]>;
 
   [Symbol.asyncDispose](): Promise<void>;
   toString(): string;
@@ -543,7 +627,7 @@ export type ToolArguments = Record<string, any> | string | Uint8Array | null;
 /** Runs a model's tool calls against one sandbox; a call never rejects. */
 export declare class Toolbox implements AsyncDisposable {
   /** A Sandbox (the caller's), or the options of Sandbox.create to make one on the first call. */
-  constructor(sandbox?: Sandbox | (SessionFields & Connection) | null, opts?: ToolboxOptions);
+  constructor(sandbox?: Sandbox | (SessionFields & IdempotencyOptions & Connection) | null, opts?: ToolboxOptions);
   readonly names: readonly ToolName[];
   /** The sandbox in use; null before a Toolbox that makes its own made it. */
   readonly sandbox: Sandbox | null;

@@ -4,9 +4,9 @@
 // and the one-shot run are built on it, and it is there for callers who
 // want the API as it is.
 
-import { ProtocolError, errorFromAnswer } from "./errors.js";
-import { Execution, FileInfo, FileWritten, Output, Session, Stats } from "./models.js";
-import { execRequest, execRequestTimeout, labelQuery, sessionRequest } from "./requests.js";
+import { ProtocolError, RequestTimeout, errorFromAnswer } from "./errors.js";
+import { Execution, ExecutionSummary, FileInfo, FileWritten, Output, STATUS_RUNNING, Session, Stats } from "./models.js";
+import { execRequest, execRequestTimeout, idempotencyHeaders, labelQuery, sessionRequest } from "./requests.js";
 import { STREAM_MIME, Transport, apiPath } from "./transport.js";
 
 /**
@@ -15,6 +15,37 @@ import { STREAM_MIME, Transport, apiPath } from "./transport.js";
  * under a second; executions are bounded by their own timeout instead.
  */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * How often waitExecution asks how an execution goes, in milliseconds: each
+ * ask is one GET of a few hundred bytes.
+ */
+export const DEFAULT_POLL_MS = 200;
+
+/**
+ * A pause that an AbortSignal ends early, rejecting with its reason as
+ * every call of the SDK does.
+ * @param {number} ms
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<void>}
+ */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal && signal.reason);
+    };
+    const timer = setTimeout(() => {
+      if (signal) signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    if (signal) signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /**
  * @typedef {{requestTimeoutMs?: number | null, signal?: AbortSignal}} CallOptions
@@ -89,11 +120,44 @@ export class Client {
   /**
    * POST /v1/sessions: a session ready to execute. The options are the
    * fields of the create request (template, memoryMb, labels, ...).
-   * @param {Record<string, any> & CallOptions} [opts]
+   *
+   * With `idempotencyKey` (1 to 255 printable ASCII characters, a UUID say)
+   * a repeat of the create with the same key and fields within 24 hours
+   * answers the session the first made instead of making another, so a
+   * create whose answer was lost (RequestTimeout, Unavailable) can be sent
+   * again safely; the same key with other fields is Conflict.
+   * createSessionOnce also tells which it was.
+   * @param {Record<string, any> & {idempotencyKey?: string} & CallOptions} [opts]
    */
   async createSession(opts = {}) {
-    const { call, fields } = splitOptions(opts);
-    return Session.fromJSON(await this._json("POST", "/v1/sessions", call, { json: sessionRequest(fields) }));
+    return (await this._create(opts)).session;
+  }
+
+  /**
+   * createSession under an Idempotency-Key, and whether this call made the
+   * session (201) or an earlier one with the key had (200).
+   * @param {string} idempotencyKey
+   * @param {Record<string, any> & CallOptions} [opts]
+   * @returns {Promise<{session: Session, created: boolean}>}
+   */
+  async createSessionOnce(idempotencyKey, opts = {}) {
+    return this._create({ ...opts, idempotencyKey });
+  }
+
+  /**
+   * @param {Record<string, any> & {idempotencyKey?: string} & CallOptions} opts
+   * @returns {Promise<{session: Session, created: boolean}>}
+   */
+  async _create(opts) {
+    const { call, fields } = splitOptions(opts, ["idempotencyKey"]);
+    const json = sessionRequest(fields);
+    const headers = idempotencyHeaders(call.idempotencyKey);
+    const a = await this._t.send("POST", "/v1/sessions", { json, headers, timeoutMs: this._timeout(call), signal: call.signal });
+    try {
+      return { session: Session.fromJSON(await a.json()), created: a.status === 201 };
+    } finally {
+      a.close();
+    }
   }
 
   /**
@@ -195,6 +259,73 @@ export class Client {
   }
 
   /**
+   * POST /v1/sessions/{id}/exec with wait false: starts code in the session
+   * and resolves to the execution's id at once (202), while the code runs
+   * on (its `timeoutS` still holds; an execution already running in the
+   * session goes first). execution(id, eid) tells how it goes,
+   * waitExecution waits for its end; the session's history keeps it as any
+   * other.
+   * @param {string} id
+   * @param {string} code
+   * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string} & CallOptions} [opts]
+   * @returns {Promise<string>}
+   */
+  async startExec(id, code, opts = {}) {
+    const body = execRequest(code, opts.language || "python", opts.timeoutS, opts.env, opts.cwd);
+    body.wait = false;
+    const out = await this._json("POST", apiPath("v1", "sessions", id, "exec"), opts, { json: body });
+    const eid = out && typeof out === "object" ? out.id : undefined;
+    if (typeof eid !== "string" || !eid) {
+      throw new ProtocolError("sandboxd answered an exec with wait false without the execution's id");
+    }
+    return eid;
+  }
+
+  /**
+   * GET /v1/sessions/{id}/executions/{eid}: status "running" with the
+   * output so far while it runs, then the whole Execution while the
+   * session's history keeps it (NotFound after, as for an id it never had).
+   * @param {string} id
+   * @param {string} eid
+   * @param {CallOptions} [opts]
+   */
+  async execution(id, eid, opts) {
+    return Execution.fromJSON(await this._json("GET", apiPath("v1", "sessions", id, "executions", eid), opts));
+  }
+
+  /**
+   * Asks for execution eid every `pollMs` milliseconds until it no longer
+   * runs, and resolves to it then. `timeoutMs` bounds the wait (absent or
+   * null: as long as the execution runs, which its own timeout bounds):
+   * past it, RequestTimeout, and the execution runs on. `signal` aborts the
+   * wait (not the execution).
+   * @param {string} id
+   * @param {string} eid
+   * @param {{timeoutMs?: number | null, pollMs?: number} & CallOptions} [opts]
+   * @returns {Promise<Execution>}
+   */
+  async waitExecution(id, eid, opts = {}) {
+    const { timeoutMs = null, pollMs = DEFAULT_POLL_MS, ...call } = opts;
+    if (!(pollMs > 0)) throw new RangeError(`pollMs must be above 0, not ${pollMs}`);
+    const deadline = timeoutMs === null ? null : Date.now() + timeoutMs;
+    for (;;) {
+      const e = await this.execution(id, eid, call);
+      if (e.status !== STATUS_RUNNING) return e;
+      let pause = pollMs;
+      if (deadline !== null) {
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new RequestTimeout(
+            `execution ${eid} of session ${id} was still running after ${Number(timeoutMs) / 1000} s: wait again, or interrupt it`,
+          );
+        }
+        pause = Math.min(pause, left);
+      }
+      await sleep(pause, call.signal);
+    }
+  }
+
+  /**
    * POST /v1/sessions/{id}/interrupt: interrupts the execution running in
    * the session, as Ctrl-C would (Python raises KeyboardInterrupt; a shell
    * command gets SIGINT, then SIGKILL after a grace). That execution answers
@@ -252,16 +383,19 @@ export class Client {
   }
 
   /**
-   * GET /v1/sessions/{id}/executions: past executions, newest first, as
-   * summaries (no output); limit 0 for all that are kept.
+   * GET /v1/sessions/{id}/executions: the session's executions, newest
+   * first, those running first, as summaries (no output: get one whole
+   * with execution(id, eid)); limit 0 for all that are kept.
    * @param {string} id
    * @param {{limit?: number} & CallOptions} [opts]
+   * @returns {Promise<ExecutionSummary[]>}
    */
   async executions(id, opts = {}) {
     /** @type {Array<[string, string]>} */
     const query = opts.limit && opts.limit > 0 ? [["limit", String(opts.limit)]] : [];
     const out = await this._json("GET", apiPath("v1", "sessions", id, "executions"), opts, { query });
-    return ((out && out.executions) || []).map(Execution.fromJSON);
+    const list = out && Array.isArray(out.executions) ? out.executions : [];
+    return list.filter((/** @type {unknown} */ e) => e !== null && typeof e === "object").map(ExecutionSummary.fromJSON);
   }
 
   /**
@@ -409,6 +543,22 @@ export class Client {
    */
   async node(opts) {
     const out = await this._json("GET", "/v1/node", opts);
+    return out && typeof out === "object" ? out : {};
+  }
+
+  /**
+   * POST /v1/node/drain (root only; PermissionDenied otherwise): while the
+   * node drains (`state` "draining"), creates and one-shot runs reject with
+   * Unavailable and a retryAfter, so that a scheduler places new work
+   * elsewhere, and the sessions here run on. `drain(false)` takes sessions
+   * again. Resolves to the node, as node() does; the state outlives a
+   * restart of the daemon.
+   * @param {boolean} [on]
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Record<string, any>>}
+   */
+  async drain(on = true, opts) {
+    const out = await this._json("POST", "/v1/node/drain", opts, { json: { drain: Boolean(on) } });
     return out && typeof out === "object" ? out : {};
   }
 }

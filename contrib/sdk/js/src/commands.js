@@ -18,4 +18,16 @@ export class Commands {
   run(cmd, opts = {}) {
     return this._sbx.runCode(cmd, { ...opts, language: "shell" });
   }
+
+  /**
+   * Starts cmd with /bin/sh without waiting for it, and resolves to the
+   * execution's id: `sbx.waitExecution(eid)` waits for its end,
+   * `sbx.execution(eid)` has its output so far (see Sandbox.submit).
+   * @param {string} cmd
+   * @param {Omit<import("./sandbox.js").SubmitOptions, "language">} [opts]
+   * @returns {Promise<string>}
+   */
+  submit(cmd, opts = {}) {
+    return this._sbx.submit(cmd, { ...opts, language: "shell" });
+  }
 }

@@ -17,7 +17,7 @@
 // Every public name is exported from here: a module added to the SDK
 // exports its names here too.
 
-export { Client, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
+export { Client, DEFAULT_POLL_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
 export { Commands } from "./commands.js";
 export {
   BadGateway,
@@ -36,8 +36,10 @@ export {
 } from "./errors.js";
 export { Files } from "./files.js";
 export {
+  ExecMetrics,
   Execution,
   ExecutionError,
+  ExecutionSummary,
   FileInfo,
   FileWritten,
   Limits,
@@ -49,6 +51,7 @@ export {
   STATUS_KILLED,
   STATUS_LOST,
   STATUS_OK,
+  STATUS_RUNNING,
   STATUS_TIMEOUT,
 } from "./models.js";
 export { run } from "./oneshot.js";

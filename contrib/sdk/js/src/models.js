@@ -6,7 +6,9 @@
 // its zero value, so the SDK and the daemon can be upgraded apart.
 
 // Execution statuses (docs/API.md, Execution). A timeout or a kill is not an
-// error: it is an Execution with one of these.
+// error: it is an Execution with one of these. "running" is the status of
+// one started with wait false (Client.startExec) that has not ended.
+export const STATUS_RUNNING = "running";
 export const STATUS_OK = "ok";
 export const STATUS_ERROR = "error";
 export const STATUS_TIMEOUT = "timeout";
@@ -37,6 +39,12 @@ const str = (d, k) => (typeof d[k] === "string" ? d[k] : "");
 const num = (d, k) => (typeof d[k] === "number" && Number.isFinite(d[k]) ? d[k] : 0);
 /** @param {any} d @param {string} k */
 const int = (d, k) => Math.trunc(num(d, k));
+/**
+ * A whole number the wire may leave out, where absent is not 0 (caller_uid
+ * 0 is root): null then.
+ * @param {any} d @param {string} k @returns {number | null}
+ */
+const optInt = (d, k) => (typeof d[k] === "number" && Number.isFinite(d[k]) ? Math.trunc(d[k]) : null);
 /** @param {any} d @param {string} k */
 const isObj = (d, k) => d[k] !== null && typeof d[k] === "object" && !Array.isArray(d[k]);
 /** @param {any} d @param {string} k @returns {Record<string, string>} */
@@ -258,10 +266,43 @@ export class Output {
 }
 
 /**
+ * What one execution used: `wallMs` is its duration; `cpuMs` and
+ * `memoryPeakBytes` are the session's cgroup's CPU time and memory peak
+ * while it ran (the interpreter, what it started, and anything else the
+ * session ran meanwhile).
+ */
+export class ExecMetrics {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {number} */
+    this.wallMs = f.wallMs ?? 0;
+    /** @type {number} */
+    this.cpuMs = f.cpuMs ?? 0;
+    /** @type {number} */
+    this.memoryPeakBytes = f.memoryPeakBytes ?? 0;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new ExecMetrics({ wallMs: num(d, "wall_ms"), cpuMs: num(d, "cpu_ms"), memoryPeakBytes: int(d, "memory_peak_bytes") });
+  }
+}
+
+/**
+ * The metrics of an execution's JSON; null from a daemon (or a history)
+ * older than them.
+ * @param {any} d
+ */
+const metrics = (d) => (isObj(d, "metrics") ? ExecMetrics.fromJSON(d.metrics) : null);
+
+/**
  * The outcome of one piece of code (docs/API.md, Execution). `status` is
- * ok, error, timeout, killed, interrupted or lost; `result` is the repr of
- * Python's last expression (null when there is none); `error` the
- * exception, if any.
+ * ok, error, timeout, killed, interrupted or lost, or running for one
+ * started with wait false that has not ended (its output so far); `result`
+ * is the repr of Python's last expression (null when there is none);
+ * `error` the exception, if any. `metrics`, `codeSha256` and `callerUid`
+ * are null or empty from a daemon (or a history) older than them.
  */
 export class Execution {
   /** @param {Record<string, any>} [f] */
@@ -296,6 +337,12 @@ export class Execution {
     this.stateReset = f.stateReset ?? false;
     /** @type {boolean} */
     this.summarized = f.summarized ?? false;
+    /** @type {ExecMetrics | null} */
+    this.metrics = f.metrics ?? null;
+    /** @type {string} */
+    this.codeSha256 = f.codeSha256 ?? "";
+    /** @type {number | null} */
+    this.callerUid = f.callerUid ?? null;
   }
 
   /** @param {unknown} raw */
@@ -319,6 +366,9 @@ export class Execution {
       truncated: d.truncated === true,
       stateReset: d.state_reset === true,
       summarized: d.summarized === true,
+      metrics: metrics(d),
+      codeSha256: str(d, "code_sha256"),
+      callerUid: optInt(d, "caller_uid"),
     });
   }
 
@@ -330,6 +380,63 @@ export class Execution {
   /** The result, as E2B's Execution.text names it. */
   get text() {
     return this.result;
+  }
+}
+
+/**
+ * One execution as the list of a session's executions gives it (GET
+ * /v1/sessions/{id}/executions): how it went, without its output.
+ * Client.execution (Sandbox.execution) has the whole of it while the
+ * history keeps it. `exitCode` is null while it runs.
+ */
+export class ExecutionSummary {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.id = f.id ?? "";
+    /** @type {string} */
+    this.language = f.language ?? "";
+    /** @type {string} */
+    this.codeSha256 = f.codeSha256 ?? "";
+    /** @type {number | null} */
+    this.callerUid = f.callerUid ?? null;
+    /** @type {Date | null} */
+    this.startedAt = f.startedAt ?? null;
+    /** @type {number} */
+    this.durationMs = f.durationMs ?? 0;
+    /** @type {string} */
+    this.status = f.status ?? "";
+    /** @type {number | null} */
+    this.exitCode = f.exitCode ?? null;
+    /** @type {ExecMetrics | null} */
+    this.metrics = f.metrics ?? null;
+    /** @type {boolean} */
+    this.stateReset = f.stateReset ?? false;
+    /** @type {boolean} */
+    this.truncated = f.truncated ?? false;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new ExecutionSummary({
+      id: str(d, "id"),
+      language: str(d, "language"),
+      codeSha256: str(d, "code_sha256"),
+      callerUid: optInt(d, "caller_uid"),
+      startedAt: time(d.started_at),
+      durationMs: num(d, "duration_ms"),
+      status: str(d, "status"),
+      exitCode: optInt(d, "exit_code"),
+      metrics: metrics(d),
+      stateReset: d.state_reset === true,
+      truncated: d.truncated === true,
+    });
+  }
+
+  /** It ran to its end without an exception or a non-zero exit. */
+  get ok() {
+    return this.status === STATUS_OK;
   }
 }
 

@@ -26,6 +26,22 @@ export const SESSION_FIELDS = Object.freeze({
   name: "name",
 });
 
+/** The header that makes a create idempotent (docs/API.md, POST /v1/sessions). */
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
+/**
+ * The headers of a create under an Idempotency-Key (none without one). An
+ * empty key would be no key (the daemon ignores it): a caller's bug that
+ * would make a second session on a retry, so it is a TypeError.
+ * @param {string | undefined | null} key
+ * @returns {Record<string, string>}
+ */
+export function idempotencyHeaders(key) {
+  if (key === undefined || key === null) return {};
+  if (typeof key !== "string" || !key) throw new TypeError(`idempotencyKey must be a non-empty string, not ${JSON.stringify(key)}`);
+  return { [IDEMPOTENCY_KEY_HEADER]: key };
+}
+
 /** How long past an execution's own timeout a call waits for its answer:
  * the interrupt grace, a kill and a fresh interpreter fit well inside it. */
 export const EXEC_GRACE_S = 60;

@@ -5,7 +5,9 @@
 //
 // Sandbox.create creates a session; `await using` (or kill()) deletes it.
 // Sandbox.connect attaches to a session that exists, without owning it any
-// less: disposing of it deletes the session too.
+// less: disposing of it deletes the session too. With an idempotencyKey, a
+// create made again with the same key and options (a retry after a lost
+// answer) is bound to the session the first made, not a new one.
 
 import { Client } from "./client.js";
 import { Commands } from "./commands.js";
@@ -19,6 +21,8 @@ import { execRequestTimeout } from "./requests.js";
  * @typedef {{socket?: string, requestTimeoutMs?: number | null, client?: Client}} Connection
  * @typedef {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string}
  *   & OutputCallbacks & CallOptions} RunCodeOptions
+ * @typedef {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string}
+ *   & CallOptions} SubmitOptions
  */
 
 // Symbol.asyncDispose is Node's from 18.18 and 20.4 on; before, the symbol
@@ -40,10 +44,16 @@ export class Sandbox {
    * answered to the client that asked.
    * @param {Client} client
    * @param {import("./models.js").Session} session
+   * @param {boolean} [created] whether making it made the session
    */
-  constructor(client, session) {
+  constructor(client, session, created = false) {
     this._client = client;
     this._session = session;
+    /**
+     * Whether making this Sandbox made its session: false for connect, and
+     * for a create whose idempotencyKey an earlier create had used.
+     */
+    this.created = created;
     /** Shell commands: `sbx.commands.run("ls -la")`. */
     this.commands = new Commands(this);
     /** Files: `sbx.files.write`, `read`, `list`, `remove`, `exists`. */
@@ -53,16 +63,21 @@ export class Sandbox {
   /**
    * Creates a session. The options are the fields of the create request
    * (docs/API.md, POST /v1/sessions); absent ones take the template's or
-   * the daemon's defaults. `socket` is the daemon's socket (default
+   * the daemon's defaults. `idempotencyKey` makes the create safe to
+   * repeat: within 24 hours, the same key and options give the session the
+   * first create made (`created` is then false); the key with other options
+   * is Conflict. `socket` is the daemon's socket (default
    * $SANDBOXD_SOCKET, else /run/sandboxd/sandboxd.sock); `requestTimeoutMs`
    * bounds each call but executions (null: no bound); `client` shares a
    * Client.
-   * @param {Record<string, any> & Connection & {signal?: AbortSignal}} [opts]
+   * @param {Record<string, any> & Connection & {idempotencyKey?: string, signal?: AbortSignal}} [opts]
    */
   static async create(opts = {}) {
-    const { socket, requestTimeoutMs, client, ...fields } = opts;
+    const { socket, requestTimeoutMs, client, idempotencyKey, ...fields } = opts;
     const c = clientOf({ socket, requestTimeoutMs, client });
-    return new this(c, await c.createSession(fields));
+    if (idempotencyKey === undefined || idempotencyKey === null) return new this(c, await c.createSession(fields), true);
+    const { session, created } = await c.createSessionOnce(idempotencyKey, fields);
+    return new this(c, session, created);
   }
 
   /**
@@ -224,7 +239,45 @@ export class Sandbox {
   }
 
   /**
-   * Past executions, newest first, as summaries (no output).
+   * Starts code in the session without waiting for it, and resolves to the
+   * execution's id (the code runs on, within its `timeoutS`, else the
+   * session's timeout_s). execution(eid) tells how it goes, with the output
+   * so far; waitExecution(eid) waits for its end. An execution sent while
+   * it runs waits its turn.
+   * @param {string} code
+   * @param {SubmitOptions} [opts]
+   * @returns {Promise<string>}
+   */
+  submit(code, opts) {
+    return this._client.startExec(this.id, code, opts);
+  }
+
+  /**
+   * Execution eid of the session: status "running" with its output so far
+   * while it runs, then the whole Execution while the history keeps it
+   * (NotFound after).
+   * @param {string} eid
+   * @param {CallOptions} [opts]
+   */
+  execution(eid, opts) {
+    return this._client.execution(this.id, eid, opts);
+  }
+
+  /**
+   * Waits for execution eid to end (asking every `pollMs`, default 200)
+   * and resolves to it. `timeoutMs` bounds the wait: past it,
+   * RequestTimeout, and the execution runs on (interrupt() stops it);
+   * `signal` aborts the wait.
+   * @param {string} eid
+   * @param {{timeoutMs?: number | null, pollMs?: number} & CallOptions} [opts]
+   */
+  waitExecution(eid, opts) {
+    return this._client.waitExecution(this.id, eid, opts);
+  }
+
+  /**
+   * The session's executions, newest first (those running first), as
+   * summaries without output: execution(eid) has one whole.
    * @param {{limit?: number} & CallOptions} [opts]
    */
   executions(opts) {

@@ -112,7 +112,7 @@ const STATUS_NOTES = {
 const MAX_ERROR_VALUE = 2000;
 
 // The options of Sandbox.create that are not fields of the session.
-const CONNECTION_KEYS = ["socket", "requestTimeoutMs", "client", "signal"];
+const CONNECTION_KEYS = ["socket", "requestTimeoutMs", "client", "signal", "idempotencyKey"];
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for("nodejs.asyncDispose");
 

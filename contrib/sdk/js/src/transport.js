@@ -238,7 +238,7 @@ export class Answer {
 /**
  * @typedef {Buffer | Uint8Array | string | Readable | AsyncIterable<Uint8Array> | null | undefined} Body
  * @typedef {Array<[string, string]>} Query
- * @typedef {{query?: Query, json?: unknown, body?: Body, accept?: string,
+ * @typedef {{query?: Query, json?: unknown, body?: Body, accept?: string, headers?: Record<string, string>,
  *            timeoutMs: number | null, signal?: AbortSignal}} SendOptions
  */
 
@@ -263,7 +263,7 @@ export class Transport {
     let url = path;
     if (query.length) url += "?" + new URLSearchParams(query).toString();
     /** @type {Record<string, string>} */
-    const headers = { "User-Agent": `sandboxd-js/${VERSION}`, Connection: "close" };
+    const headers = { "User-Agent": `sandboxd-js/${VERSION}`, Connection: "close", ...opts.headers };
     /** @type {Buffer | Readable | null} */
     let data = null;
     if (json !== undefined) {

@@ -158,3 +158,12 @@ export const EXECUTION = {
   truncated: false,
   state_reset: false,
 };
+
+export const METRICS = { wall_ms: 3.2, cpu_ms: 2.9, memory_peak_bytes: 31457280 };
+
+// One running (no exit code yet), one ended, one from an older daemon.
+export const SUMMARIES = [
+  { id: "e3", language: "shell", code_sha256: "ab".repeat(32), caller_uid: 1000, started_at: "2026-01-02T03:04:07Z", duration_ms: 0, status: "running", metrics: METRICS },
+  { id: "e2", language: "python", code_sha256: "cd".repeat(32), caller_uid: 0, started_at: "2026-01-02T03:04:06Z", duration_ms: 3.2, status: "error", exit_code: 1, metrics: METRICS, truncated: true },
+  { id: "e1", language: "python", started_at: "2026-01-02T03:04:05Z", duration_ms: 1.5, status: "ok", exit_code: 0 },
+];

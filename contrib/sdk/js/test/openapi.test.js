@@ -12,7 +12,18 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { Execution, ExecutionError, FileInfo, FileWritten, Limits, Output, Session, Stats } from "sandboxd";
+import {
+  ExecMetrics,
+  Execution,
+  ExecutionError,
+  ExecutionSummary,
+  FileInfo,
+  FileWritten,
+  Limits,
+  Output,
+  Session,
+  Stats,
+} from "sandboxd";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const specPath = process.env.SANDBOXD_TEST_OPENAPI || path.join(here, "..", "..", "..", "..", "docs", "openapi.json");
@@ -22,11 +33,14 @@ const skip = spec
   : `no OpenAPI spec as JSON: set SANDBOXD_TEST_OPENAPI (integration/sdk_javascript_test.go does) or write ${specPath}`;
 
 // Schema → the model that reads it. Info, Node, Template and the request
-// bodies are not modelled: the SDK sends requests from plain objects.
+// bodies are not modelled: the SDK sends requests from plain objects (and
+// ExecStarted is its id, a string).
 const MODELS = {
   Limits,
   Session,
   Execution,
+  ExecutionSummary,
+  ExecMetrics,
   ExecError: ExecutionError,
   Output,
   FileInfo,

@@ -14,7 +14,9 @@ import {
   BadGateway,
   Client,
   Conflict,
+  ExecMetrics,
   Execution,
+  ExecutionSummary,
   Internal,
   InvalidArgument,
   NotFound,
@@ -26,11 +28,13 @@ import {
   Sandbox,
   SandboxdError,
   Session,
+  STATUS_RUNNING,
+  Toolbox,
   Unavailable,
   run,
 } from "sandboxd";
 
-import { EXECUTION, SESSION, errorReply, fakeDaemon } from "./fake.js";
+import { EXECUTION, METRICS, SESSION, SUMMARIES, errorReply, fakeDaemon } from "./fake.js";
 
 /**
  * Runs fn with a fake daemon answering route, and stops the daemon after.
@@ -292,6 +296,192 @@ describe("requests", () => {
         const r = await sbx.resume();
         assert.deepEqual([r.status, sbx.session.status, d.seen.at(-1)?.path], ["running", "running", `/v1/sessions/${SESSION.id}/resume`]);
         await assert.rejects(c.pauseSession("busy"), (e) => e instanceof Conflict && e.status === 409);
+      },
+    ));
+
+  it("sends an Idempotency-Key, and tells a create made from one that was not", () => {
+    /** @type {Map<string, string>} */
+    const made = new Map();
+    return withFake(
+      (s) => {
+        const key = s.headers["idempotency-key"];
+        if (key === undefined) return { status: 201, body: SESSION };
+        const body = s.body.toString();
+        if (!made.has(String(key))) {
+          made.set(String(key), body);
+          return { status: 201, body: SESSION };
+        }
+        if (made.get(String(key)) !== body) return errorReply(409, "conflict", `Idempotency-Key ${key} made session ${SESSION.id} with another request`);
+        return { status: 200, body: SESSION };
+      },
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        // Without a key, no header: a plain create, as before.
+        assert.equal((await c.createSession({ labels: { a: "1" } })).id, SESSION.id);
+        assert.equal(d.seen.at(-1)?.headers["idempotency-key"], undefined);
+        // The key goes as the header, never in the body; 201 then 200.
+        let r = await c.createSessionOnce("k-1", { memoryMb: 256 });
+        assert.deepEqual([r.session.id, r.created, d.seen.at(-1)?.headers["idempotency-key"], d.seen.at(-1)?.json()], [SESSION.id, true, "k-1", { memory_mb: 256 }]);
+        r = await c.createSessionOnce("k-1", { memoryMb: 256 });
+        assert.deepEqual([r.session.id, r.created], [SESSION.id, false]);
+        assert.equal((await c.createSession({ idempotencyKey: "k-1", memoryMb: 256 })).id, SESSION.id);
+        assert.equal(d.seen.at(-1)?.headers["idempotency-key"], "k-1");
+        // The key with another request is a conflict.
+        await assert.rejects(c.createSession({ idempotencyKey: "k-1", memoryMb: 512 }), Conflict);
+        // An empty key would be none: refused before anything is sent.
+        const n = d.seen.length;
+        await assert.rejects(c.createSession({ idempotencyKey: "" }), TypeError);
+        assert.equal(d.seen.length, n);
+
+        // Sandbox says whether it made the session; connect never did.
+        const sbx = await Sandbox.create({ idempotencyKey: "k-2", labels: { agent: "a1" }, socket: d.socket });
+        assert.deepEqual([sbx.created, d.seen.at(-1)?.headers["idempotency-key"], d.seen.at(-1)?.json()], [true, "k-2", { labels: { agent: "a1" } }]);
+        const again = await Sandbox.create({ idempotencyKey: "k-2", labels: { agent: "a1" }, socket: d.socket });
+        assert.deepEqual([again.id, again.created], [sbx.id, false]);
+        assert.equal((await Sandbox.create({ socket: d.socket })).created, true);
+        assert.equal((await Sandbox.connect(sbx.id, { socket: d.socket })).created, false);
+        // A Toolbox takes it as any option of Sandbox.create.
+        const tb = new Toolbox({ idempotencyKey: "k-3", socket: d.socket });
+        try {
+          assert.equal((await tb.getSandbox()).id, SESSION.id);
+          assert.equal(d.seen.at(-1)?.headers["idempotency-key"], "k-3");
+        } finally {
+          await tb.close();
+        }
+      },
+    );
+  });
+
+  it("starts an execution without waiting for it", () =>
+    withFake(
+      (s) => {
+        if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+        if (s.path === "/v1/sessions/bad/exec") return { status: 202, body: { eid: "e9" } }; // not the contract's answer
+        return { status: 202, body: { id: "e9" } };
+      },
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        assert.equal(await c.startExec("s1", "x", { language: "shell", timeoutS: 2.5, env: { A: "1" }, cwd: "sub" }), "e9");
+        const raw = d.seen.at(-1);
+        assert.deepEqual([raw?.method, raw?.path, raw?.headers.accept], ["POST", "/v1/sessions/s1/exec", undefined]);
+        assert.deepEqual(raw?.json(), { language: "shell", code: "x", timeout_s: 2.5, env: { A: "1" }, cwd: "sub", wait: false });
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const cases = [
+          // [call, body]
+          [() => sbx.submit("print(1)"), { language: "python", code: "print(1)", wait: false }],
+          [() => sbx.submit("ls", { language: "shell", timeoutS: 1 }), { language: "shell", code: "ls", timeout_s: 1, wait: false }],
+          [() => sbx.commands.submit("make", { cwd: "p" }), { language: "shell", code: "make", cwd: "p", wait: false }],
+        ];
+        for (const [call, body] of cases) {
+          assert.equal(await /** @type {() => Promise<string>} */ (call)(), "e9");
+          assert.deepEqual([d.seen.at(-1)?.path, d.seen.at(-1)?.json()], [`/v1/sessions/${SESSION.id}/exec`, body]);
+        }
+        await assert.rejects(c.startExec("bad", "x"), ProtocolError);
+      },
+    ));
+
+  it("gets an execution, and waits for its end", () => {
+    let left = 0;
+    return withFake(
+      (s) => {
+        if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+        if (s.path.endsWith("/gone")) return errorReply(404, "not_found", "no execution gone in session s1");
+        if (s.path.endsWith("/forever")) return { body: { ...EXECUTION, status: "running", stdout: "tick\n" } };
+        if (left > 0) {
+          left--;
+          return { body: { ...EXECUTION, id: "e9", status: "running", stdout: "0\n", result: null, outputs: [] } };
+        }
+        return { body: { ...EXECUTION, id: "e9", metrics: METRICS, code_sha256: "ab".repeat(32), caller_uid: 1000 } };
+      },
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        left = 1;
+        let e = await c.execution("s1", "a/b");
+        assert.deepEqual([d.seen.at(-1)?.method, d.seen.at(-1)?.path], ["GET", "/v1/sessions/s1/executions/a%2Fb"]);
+        assert.deepEqual([e.status, e.stdout, e.result, e.ok], [STATUS_RUNNING, "0\n", null, false]);
+        e = await c.execution("s1", "e9");
+        assert.deepEqual([e.status, e.result, e.callerUid, e.codeSha256], ["ok", "42", 1000, "ab".repeat(32)]);
+        assert.deepEqual(e.metrics, new ExecMetrics({ wallMs: 3.2, cpuMs: 2.9, memoryPeakBytes: 31457280 }));
+
+        // It asks until the execution no longer runs.
+        const sbx = await Sandbox.create({ socket: d.socket });
+        for (const wait of [() => c.waitExecution("s1", "e9", { pollMs: 10 }), () => sbx.waitExecution("e9", { pollMs: 10 })]) {
+          left = 3;
+          d.seen.length = 0;
+          e = await wait();
+          assert.deepEqual([e.status, e.id, d.seen.length], ["ok", "e9", 4]);
+          assert.ok(d.seen.every((r) => r.method === "GET" && r.path.endsWith("/executions/e9")));
+        }
+        assert.equal((await sbx.execution("e9")).status, "ok");
+
+        // A bounded wait gives up with RequestTimeout; the execution runs on.
+        const t0 = Date.now();
+        await assert.rejects(sbx.waitExecution("forever", { timeoutMs: 200, pollMs: 50 }), (err) => {
+          assert.ok(err instanceof RequestTimeout);
+          assert.match(err.message, /forever/);
+          return true;
+        });
+        assert.ok(Date.now() - t0 < 2000);
+        // An aborted wait rejects with the signal's reason, between two asks too.
+        const ac = new AbortController();
+        setTimeout(() => ac.abort(), 100);
+        await assert.rejects(sbx.waitExecution("forever", { pollMs: 5000, signal: ac.signal }), { name: "AbortError" });
+        await assert.rejects(sbx.waitExecution("gone"), NotFound);
+        await assert.rejects(c.waitExecution("s1", "e9", { pollMs: 0 }), RangeError);
+      },
+    );
+  });
+
+  it("lists executions as summaries", () =>
+    withFake(
+      (s) => (s.path === "/v1/sessions" ? { status: 201, body: SESSION } : { body: { executions: [...SUMMARIES, "junk", null] } }),
+      async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        for (const call of [() => sbx.client.executions(sbx.id, { limit: 3 }), () => sbx.executions({ limit: 3 })]) {
+          const list = await call();
+          assert.equal(d.seen.at(-1)?.query.get("limit"), "3");
+          assert.equal(list.length, 3);
+          const [running, failed, old] = list;
+          assert.ok(running instanceof ExecutionSummary);
+          assert.deepEqual(
+            [running.id, running.status, running.exitCode, running.callerUid, running.ok],
+            ["e3", "running", null, 1000, false],
+          );
+          assert.deepEqual(running.metrics, new ExecMetrics({ wallMs: 3.2, cpuMs: 2.9, memoryPeakBytes: 31457280 }));
+          // uid 0 (root) is a uid, not an absent one.
+          assert.deepEqual(
+            [failed.exitCode, failed.callerUid, failed.truncated, failed.codeSha256, failed.durationMs],
+            [1, 0, true, "cd".repeat(32), 3.2],
+          );
+          assert.deepEqual([old.exitCode, old.ok, old.metrics, old.callerUid, old.codeSha256], [0, true, null, null, ""]);
+          assert.equal(old.startedAt?.toISOString(), "2026-01-02T03:04:05.000Z");
+          // Summaries hold no output.
+          assert.equal("stdout" in running, false);
+        }
+      },
+    ));
+
+  it("drains the node, and undoes it", () =>
+    withFake(
+      (s) => (s.method === "GET" ? { body: { node_id: "n1", state: "ready" } } : { body: { node_id: "n1", state: s.json().drain ? "draining" : "ready" } }),
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        assert.equal((await c.node()).state, "ready");
+        for (const [call, on, state] of /** @type {const} */ ([
+          [() => c.drain(), true, "draining"],
+          [() => c.drain(false), false, "ready"],
+          [() => c.drain(true, { requestTimeoutMs: 1000 }), true, "draining"],
+        ])) {
+          const n = await call();
+          const raw = d.seen.at(-1);
+          assert.deepEqual([raw?.method, raw?.path, raw?.json(), n.state, n.node_id], ["POST", "/v1/node/drain", { drain: on }, state, "n1"]);
+        }
+        const d2 = await fakeDaemon(() => errorReply(403, "permission_denied", "only root may drain the node"));
+        try {
+          await assert.rejects(new Client({ socket: d2.socket }).drain(), PermissionDenied);
+        } finally {
+          await d2.close();
+        }
       },
     ));
 
@@ -688,6 +878,14 @@ describe("models", () => {
       (/** @type {Execution} */ e) => e.outputs.length === 1 && e.outputs[0].html === "<b>x</b>" && e.outputs[0].png === null,
     ],
     [null, (/** @type {Execution} */ e) => e.status === ""],
+    // A daemon (or a history) older than metrics, code_sha256 and caller_uid.
+    [{}, (/** @type {Execution} */ e) => e.metrics === null && e.codeSha256 === "" && e.callerUid === null],
+    [{ metrics: "x", caller_uid: "0" }, (/** @type {Execution} */ e) => e.metrics === null && e.callerUid === null],
+    [
+      { metrics: { cpu_ms: 1.5 }, caller_uid: 0 },
+      (/** @type {Execution} */ e) => e.metrics?.cpuMs === 1.5 && e.metrics.wallMs === 0 && e.callerUid === 0,
+    ],
+    [{ status: "running" }, (/** @type {Execution} */ e) => e.status === STATUS_RUNNING && !e.ok],
   ];
   for (const [raw, check] of cases) {
     it(`reads ${JSON.stringify(raw)} leniently`, () => {
@@ -714,8 +912,10 @@ describe("models", () => {
       "BadGateway",
       "RequestTimeout",
       "ProtocolError",
+      "ExecMetrics",
       "Execution",
       "ExecutionError",
+      "ExecutionSummary",
       "FileInfo",
       "FileWritten",
       "Limits",

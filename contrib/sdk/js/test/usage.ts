@@ -7,7 +7,9 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import {
   Client,
   Conflict,
+  ExecMetrics,
   Execution,
+  ExecutionSummary,
   FileInfo,
   NotFound,
   Output,
@@ -24,12 +26,16 @@ import {
   openaiResponsesTools,
   openaiTools,
   run,
+  RequestTimeout,
+  STATUS_RUNNING,
   TOOL_NAMES,
   type AnthropicToolResult,
   type ExecOptions,
   type OpenAIToolMessage,
   type SessionFields,
+  type SubmitOptions,
   type ToolName,
+  type WaitOptions,
 } from "sandboxd";
 import { SandboxdTool, langchainTools } from "sandboxd/langchain";
 
@@ -115,10 +121,34 @@ export async function example(signal: AbortSignal): Promise<string> {
   const idleAction: string = paused.idleAction;
   if (resumed.status === "paused" || resumed.status === "running") console.log(interrupted, idleAction);
   await sbx.setNetwork("none");
-  const hist: Execution[] = await sbx.executions({ limit: 10 });
-  console.log(hist.length, await sbx.isRunning());
+  const hist: ExecutionSummary[] = await sbx.executions({ limit: 10 });
+  const exit: number | null = hist[0].exitCode;
+  console.log(hist.length, exit, hist[0].ok, hist[0].codeSha256, await sbx.isRunning());
+  // @ts-expect-error a summary has no output
+  console.log(hist[0].stdout);
+
+  const eid: string = await sbx.submit("import time; time.sleep(5)", { timeoutS: 10, env: { A: "1" }, cwd: "sub", signal });
+  const sub: SubmitOptions = { language: "shell", timeoutS: 1 };
+  const eid2: string = await sbx.commands.submit("make", { cwd: "p" });
+  // @ts-expect-error a submitted execution streams nothing: its output is asked for
+  await sbx.submit("1", { onStdout: (s: string) => console.log(s) });
+  const now: Execution = await sbx.execution(eid, { signal });
+  if (now.status === STATUS_RUNNING) console.log(now.stdout);
+  const wait: WaitOptions = { timeoutMs: 60_000, pollMs: 100, signal };
+  try {
+    const done: Execution = await sbx.waitExecution(eid2, wait);
+    const m: ExecMetrics | null = done.metrics;
+    const uid: number | null = done.callerUid;
+    console.log(m?.cpuMs, m?.memoryPeakBytes, m?.wallMs, uid, done.codeSha256, sub);
+  } catch (e) {
+    if (!(e instanceof RequestTimeout)) throw e;
+  }
+  await sbx.waitExecution(eid);
 
   const same = await Sandbox.connect(id, { socket: "/run/sandboxd/sandboxd.sock" });
+  const made: boolean = same.created;
+  const keyed = await Sandbox.create({ idempotencyKey: "task-1", memoryMb: 128 });
+  console.log(made, keyed.created);
   const killed: boolean = await same.kill();
   const list: Session[] = await Sandbox.list({ label: "agent=a1", labels: { team: "x" } });
   console.log(killed, list.length);
@@ -137,7 +167,16 @@ export async function example(signal: AbortSignal): Promise<string> {
   console.log(one.stdout, opts);
 
   const client = new Client({ socket: "/run/sandboxd/sandboxd.sock", requestTimeoutMs: null });
-  const s: Session = await client.createSession({ labels: { low: "level" }, idleAction: "stop" });
+  const s: Session = await client.createSession({ labels: { low: "level" }, idleAction: "stop", idempotencyKey: "k" });
+  const once: { session: Session; created: boolean } = await client.createSessionOnce("k", { labels: { low: "level" } });
+  console.log(once.session.id === s.id, once.created);
+  const eid3: string = await client.startExec(s.id, "1", { language: "python" });
+  const ran: Execution = await client.waitExecution(s.id, eid3, { pollMs: 50 });
+  const one1: Execution = await client.execution(s.id, eid3);
+  const sums: ExecutionSummary[] = await client.executions(s.id, { limit: 1 });
+  console.log(ran.status, one1.status, sums.length);
+  const drained: Record<string, any> = await client.drain();
+  console.log(drained.state, (await client.drain(false, { signal })).state);
   const stopped: boolean = await client.interrupt(s.id, { requestTimeoutMs: 1000 });
   console.log(stopped, (await client.pauseSession(s.id)).status, (await client.resumeSession(s.id, { signal })).status);
   const got: Buffer | FileInfo[] = await client.getFile(s.id, "a.txt");
@@ -171,7 +210,7 @@ export async function agentTools(sbx: Sandbox): Promise<number> {
   // @ts-expect-error not a tool
   openaiTools({ names: ["browse"] });
 
-  await using tb = new Toolbox({ memoryMb: 512, labels: { agent: "a1" } }, { maxChars: 4000, timeoutS: 30 });
+  await using tb = new Toolbox({ memoryMb: 512, labels: { agent: "a1" }, idempotencyKey: "tb-1" }, { maxChars: 4000, timeoutS: 30 });
   const msg: OpenAIToolMessage = await tb.handleOpenAI({ id: "call_1", function: { name: "run_python", arguments: '{"code": "1"}' } });
   const block: AnthropicToolResult = await tb.handleAnthropic({ id: "toolu_1", name: "run_shell", input: { command: "ls" } });
   const out = await tb.handleOpenAIResponses({ call_id: "call_2", name: "read_file", arguments: '{"path": "a.txt"}' });

@@ -17,18 +17,21 @@ import pathlib
 import unittest
 from typing import Any
 
-from sandboxd.models import Execution, ExecutionError, FileInfo, FileWritten, Limits, Output, Session, Stats
+from sandboxd.models import ExecMetrics, Execution, ExecutionError, ExecutionSummary, FileInfo, FileWritten, Limits, Output, Session, Stats
 
 SPEC_PATH = pathlib.Path(
     os.environ.get("SANDBOXD_TEST_OPENAPI") or pathlib.Path(__file__).resolve().parents[4] / "docs" / "openapi.json"
 )
 
 # Schema -> the model that reads it. Info, Node, Template and the request
-# bodies are not modelled: the SDK sends requests from plain dicts.
+# bodies are not modelled: the SDK sends requests from plain dicts (and
+# ExecStarted is its id, a str).
 MODELS: dict[str, Any] = {
     "Limits": Limits,
     "Session": Session,
     "Execution": Execution,
+    "ExecutionSummary": ExecutionSummary,
+    "ExecMetrics": ExecMetrics,
     "ExecError": ExecutionError,
     "Output": Output,
     "FileInfo": FileInfo,

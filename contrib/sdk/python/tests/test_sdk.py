@@ -9,6 +9,7 @@ Every test deletes the sessions it makes: the Go test checks none is left.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import threading
 import time
@@ -26,12 +27,16 @@ from sandboxd import (
     RequestTimeout,
     Sandbox,
     SandboxdError,
+    Unavailable,
     run,
     run_async,
 )
 
 # Labels of this run, so lists see only its sessions.
 RUN = uuid.uuid4().hex[:12]
+
+# A cell that prints a tick a second, three times.
+TICKS = "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(1)"
 
 
 def setUpModule() -> None:
@@ -208,6 +213,93 @@ class TestSandbox(unittest.TestCase):
             hist = sbx.executions(limit=2)
             self.assertEqual([(h.id, h.status) for h in hist], [(r.id, "error"), (hist[1].id, "ok")])
             self.assertEqual(len(sbx.executions()), 2)
+            self.assertIsInstance(hist[0], sandboxd.ExecutionSummary)
+            self.assertEqual((hist[0].exit_code, hist[0].language, hist[0].caller_uid), (1, "python", os.geteuid()))
+            self.assertEqual(hist[0].code_sha256, hashlib.sha256(b"v").hexdigest())
+            # One whole, by its id: what the answer had.
+            whole = sbx.execution(r.id)
+            self.assertEqual((whole.id, whole.status, whole.error.name if whole.error else ""), (r.id, "error", "NameError"))
+            with self.assertRaises(NotFound):
+                sbx.execution("0000000000000000")
+
+    def test_metrics(self) -> None:
+        with Sandbox(memory_mb=512, labels={"run": RUN}) as sbx:
+            # 64 MiB touched, and about 0.3 s of CPU.
+            code = (
+                "import time\nb = bytearray(64 << 20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"
+                "t = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\ndel b"
+            )
+            r = sbx.run_code(code)
+            self.assertEqual(r.status, "ok", r.stderr)
+            m = r.metrics
+            assert m is not None
+            self.assertEqual(m.wall_ms, r.duration_ms)
+            self.assertGreaterEqual(m.cpu_ms, 200)
+            self.assertGreaterEqual(m.memory_peak_bytes, 64 << 20)
+            self.assertEqual((r.code_sha256, r.caller_uid), (hashlib.sha256(code.encode()).hexdigest(), os.geteuid()))
+            self.assertEqual(sbx.executions(1)[0].metrics, m)
+
+    def test_submit(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            t0 = time.monotonic()
+            eid = sbx.submit(TICKS)
+            self.assertLess(time.monotonic() - t0, 2, "submit waited for the code")
+            # Running, with its output so far.
+            e = sbx.execution(eid)
+            deadline = time.monotonic() + 20
+            while "tick 0" not in e.stdout and time.monotonic() < deadline:
+                time.sleep(0.05)
+                e = sbx.execution(eid)
+            self.assertEqual(e.status, "running")
+            self.assertIn("tick 0", e.stdout)
+            self.assertNotIn("tick 2", e.stdout)
+            running = sbx.executions()[0]
+            self.assertEqual((running.id, running.status, running.exit_code), (eid, "running", None))
+            # A bounded wait gives up; the execution runs on.
+            with self.assertRaises(RequestTimeout):
+                sbx.wait_execution(eid, timeout=0.1)
+            # An execution sent meanwhile waits its turn.
+            self.assertEqual(sbx.run_code("print('after')").stdout, "after\n")
+            e = sbx.wait_execution(eid)
+            self.assertEqual((e.id, e.status, e.stdout, e.exit_code), (eid, "ok", "tick 0\ntick 1\ntick 2\n", 0))
+            self.assertIsNotNone(e.metrics)
+            self.assertEqual(e.code_sha256, hashlib.sha256(TICKS.encode()).hexdigest())
+            # A shell command, failing.
+            eid = sbx.commands.submit("echo one; echo two >&2; exit 3", cwd="/tmp")
+            c = sbx.wait_execution(eid, timeout=20, poll_interval=0.05)
+            self.assertEqual((c.status, c.exit_code, c.stdout, c.stderr, c.language), ("error", 3, "one\n", "two\n", "shell"))
+            # Its timeout holds.
+            eid = sbx.submit("import time\ntime.sleep(30)", timeout=1)
+            self.assertEqual(sbx.wait_execution(eid, timeout=30).status, "timeout")
+            # Interrupted as any other execution.
+            eid = sbx.submit("import time\ntime.sleep(30)")
+            deadline = time.monotonic() + 20
+            while not sbx.interrupt() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(sbx.wait_execution(eid, timeout=20).status, "interrupted")
+
+    def test_idempotency_key(self) -> None:
+        key = f"sdk-{RUN}-{uuid.uuid4().hex}"
+        with Sandbox(idempotency_key=key, labels={"run": RUN}) as sbx:
+            self.assertTrue(sbx.created)
+            sbx.run_code("x = 1")
+            # The same create again: the same session, state and all.
+            again = Sandbox(idempotency_key=key, labels={"run": RUN})
+            self.assertEqual((again.id, again.created), (sbx.id, False))
+            self.assertEqual(again.run_code("x").result, "1")
+            s, created = Client().create_session_once(key, labels={"run": RUN})
+            self.assertEqual((s.id, created), (sbx.id, False))
+            # The key with another request is a conflict.
+            with self.assertRaises(Conflict):
+                Sandbox(idempotency_key=key, labels={"run": RUN, "other": "yes"})
+            # One session was made, however many creates there were.
+            self.assertEqual([x.id for x in Sandbox.list(label=f"run={RUN}")], [sbx.id])
+        # The key went with its session: it makes a new one now.
+        with Sandbox(idempotency_key=key, labels={"run": RUN}) as fresh:
+            self.assertTrue(fresh.created)
+            self.assertNotEqual(fresh.id, sbx.id)
+        with self.assertRaises(InvalidArgument):
+            Sandbox(idempotency_key="has space", labels={"run": RUN})
 
     def test_interrupt(self) -> None:
         with Sandbox(labels={"run": RUN}) as sbx:
@@ -378,6 +470,34 @@ class TestClient(unittest.TestCase):
         self.assertIn(c.health(), ("ok", "degraded"))
         self.assertEqual(c.info()["api_version"], "1")
         self.assertEqual(c.socket, os.environ["SANDBOXD_SOCKET"])
+        self.assertEqual(c.node()["state"], "ready")
+
+    def test_drain(self) -> None:
+        c = Client()
+        if os.geteuid() != 0:
+            with self.assertRaises(sandboxd.PermissionDenied):
+                c.drain()
+            self.assertEqual(c.node()["state"], "ready")
+            return
+        with Sandbox(labels={"run": RUN}) as sbx:
+            sbx.run_code("x = 5")
+            try:
+                n = c.drain()
+                self.assertEqual((n["state"], c.node()["state"]), ("draining", "draining"))
+                # New work is refused, with a time to come back.
+                with self.assertRaises(Unavailable) as cm:
+                    Sandbox(labels={"run": RUN})
+                self.assertEqual((cm.exception.status, cm.exception.retry_after), (503, 30.0))
+                with self.assertRaises(Unavailable):
+                    run("print(1)")
+                # A session runs on.
+                self.assertEqual(sbx.run_code("x").result, "5")
+            finally:
+                # Whatever failed, the node takes sessions again for the other tests.
+                self.assertEqual(c.drain(False)["state"], "ready")
+            self.assertEqual(c.drain(on=False)["state"], "ready")
+            with Sandbox(labels={"run": RUN}) as other:
+                self.assertEqual(other.run_code("1 + 1").result, "2")
 
     def test_unreachable(self) -> None:
         with self.assertRaises(sandboxd.Unavailable) as cm:
@@ -426,6 +546,17 @@ class TestAsync(unittest.TestCase):
                 with self.assertRaises(NotFound):
                     await AsyncSandbox.connect("nosuchsession0000")
                 self.assertEqual((await run_async("print(2)")).stdout, "2\n")
+
+                # Started, then waited for on the loop.
+                eid = await sbx.submit(TICKS)
+                e = await sbx.execution(eid)
+                self.assertIn(e.status, ("running", "ok"))
+                e = await sbx.wait_execution(eid, timeout=30, poll_interval=0.1)
+                self.assertEqual((e.status, e.stdout), ("ok", "tick 0\ntick 1\ntick 2\n"))
+                eid = await sbx.commands.submit("exit 4")
+                self.assertEqual((await sbx.wait_execution(eid)).exit_code, 4)
+                hist = await sbx.executions(2)
+                self.assertEqual([h.id for h in hist], [eid, e.id])
             self.assertEqual(await AsyncSandbox.list(labels={"run": RUN, "async": "yes"}), [])
 
         asyncio.run(main())

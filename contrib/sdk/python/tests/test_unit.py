@@ -68,6 +68,16 @@ EXECUTION = {
 }
 
 
+METRICS = {"wall_ms": 3.2, "cpu_ms": 2.9, "memory_peak_bytes": 31457280}
+
+SUMMARIES = [
+    # One running (no exit code yet), one ended, one from an older daemon.
+    {"id": "e3", "language": "shell", "code_sha256": "ab" * 32, "caller_uid": 1000, "started_at": "2026-01-02T03:04:07Z", "duration_ms": 0, "status": "running", "metrics": METRICS},
+    {"id": "e2", "language": "python", "code_sha256": "cd" * 32, "caller_uid": 0, "started_at": "2026-01-02T03:04:06Z", "duration_ms": 3.2, "status": "error", "exit_code": 1, "metrics": METRICS, "truncated": True},
+    {"id": "e1", "language": "python", "started_at": "2026-01-02T03:04:05Z", "duration_ms": 1.5, "status": "ok", "exit_code": 0},
+]
+
+
 class Reply:
     """What the fake daemon answers: a status, a JSON or raw body, headers,
     or NDJSON lines sent one chunk each (after an optional pause)."""
@@ -352,6 +362,188 @@ class TestRequests(FakeTestCase):
             c.pause_session("busy")
         self.assertEqual((cm.exception.code, cm.exception.status), ("conflict", 409))
 
+    def test_create_idempotency_key(self) -> None:
+        made: dict[str, Any] = {}
+
+        def route(s: Seen) -> Reply:
+            key = s.headers.get("idempotency-key")
+            if key is None:
+                return Reply(201, SESSION)
+            if key in made:
+                if made[key] != s.json():
+                    return error(409, "conflict", f"Idempotency-Key {key} made session {SESSION['id']} with another request")
+                return Reply(200, SESSION)
+            made[key] = s.json()
+            return Reply(201, SESSION)
+
+        d = self.serve(route)
+        c = Client(d.socket)
+        # Without a key, no header: a plain create, as before.
+        self.assertEqual(c.create_session(labels={"a": "1"}).id, SESSION["id"])
+        self.assertNotIn("idempotency-key", d.seen[-1].headers)
+        # The key goes as the header, never in the body; 201 then 200.
+        s, created = c.create_session_once("k-1", memory_mb=256)
+        self.assertEqual((s.id, created, d.seen[-1].headers["idempotency-key"], d.seen[-1].json()), (SESSION["id"], True, "k-1", {"memory_mb": 256}))
+        s, created = c.create_session_once("k-1", memory_mb=256)
+        self.assertEqual((s.id, created), (SESSION["id"], False))
+        self.assertEqual(c.create_session(idempotency_key="k-1", memory_mb=256).id, SESSION["id"])
+        self.assertEqual(d.seen[-1].headers["idempotency-key"], "k-1")
+        # The key with another request is a conflict.
+        with self.assertRaises(Conflict):
+            c.create_session(idempotency_key="k-1", memory_mb=512)
+        # An empty key would be none: refused before anything is sent.
+        n = len(d.seen)
+        with self.assertRaises(ValueError):
+            c.create_session(idempotency_key="")
+        self.assertEqual(len(d.seen), n)
+
+        # Sandbox says whether it made the session; connect never did.
+        sbx = Sandbox(idempotency_key="k-2", labels={"agent": "a1"}, socket=d.socket)
+        self.assertEqual((sbx.created, d.seen[-1].headers["idempotency-key"], d.seen[-1].json()), (True, "k-2", {"labels": {"agent": "a1"}}))
+        again = Sandbox(idempotency_key="k-2", labels={"agent": "a1"}, socket=d.socket)
+        self.assertEqual((again.id, again.created), (sbx.id, False))
+        self.assertTrue(Sandbox(socket=d.socket).created)
+        self.assertFalse(Sandbox.connect(sbx.id, socket=d.socket).created)
+
+        async def main() -> list[bool]:
+            a = await AsyncSandbox.create(idempotency_key="k-3", socket=d.socket)
+            b = await AsyncSandbox.create(idempotency_key="k-3", socket=d.socket)
+            return [a.created, b.created]
+
+        self.assertEqual(asyncio.run(main()), [True, False])
+        # A Toolbox takes it as any argument of Sandbox.
+        from sandboxd.tools import Toolbox
+
+        with Toolbox(idempotency_key="k-4", socket=d.socket) as tb:
+            self.assertEqual(tb.sandbox.id, SESSION["id"])
+            self.assertEqual(d.seen[-1].headers["idempotency-key"], "k-4")
+
+    def test_start_exec(self) -> None:
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.path == "/v1/sessions/bad/exec":
+                return Reply(202, {"eid": "e9"})  # not the contract's answer
+            return Reply(202, {"id": "e9"})
+
+        d = self.serve(route)
+        c = Client(d.socket)
+        self.assertEqual(c.start_exec("s1", "x", language="shell", timeout=2.5, env={"A": "1"}, cwd="sub"), "e9")
+        raw = d.seen[-1]
+        self.assertEqual((raw.method, raw.path), ("POST", "/v1/sessions/s1/exec"))
+        self.assertEqual(raw.json(), {"language": "shell", "code": "x", "timeout_s": 2.5, "env": {"A": "1"}, "cwd": "sub", "wait": False})
+        self.assertNotIn("accept", raw.headers)
+        sbx = Sandbox(socket=d.socket)
+        cases: list[tuple[Callable[[], str], dict[str, Any]]] = [
+            (lambda: sbx.submit("print(1)"), {"language": "python", "code": "print(1)", "wait": False}),
+            (lambda: sbx.submit("ls", language="shell", timeout=1), {"language": "shell", "code": "ls", "timeout_s": 1, "wait": False}),
+            (lambda: sbx.commands.submit("make", cwd="p"), {"language": "shell", "code": "make", "cwd": "p", "wait": False}),
+            (lambda: asyncio.run(AsyncSandbox(sbx).submit("1")), {"language": "python", "code": "1", "wait": False}),
+            (lambda: asyncio.run(AsyncSandbox(sbx).commands.submit("ls")), {"language": "shell", "code": "ls", "wait": False}),
+        ]
+        for call, body in cases:
+            with self.subTest(body=body):
+                self.assertEqual(call(), "e9")
+                self.assertEqual((d.seen[-1].path, d.seen[-1].json()), (f"/v1/sessions/{sbx.id}/exec", body))
+        with self.assertRaises(ProtocolError):
+            c.start_exec("bad", "x")
+
+    def test_execution_and_wait(self) -> None:
+        polls = {"left": 0}
+
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.path.endswith("/gone"):
+                return error(404, "not_found", "no execution gone in session s1")
+            if s.path.endswith("/forever"):
+                return Reply(200, {**EXECUTION, "status": "running", "stdout": "tick\n"})
+            if polls["left"] > 0:
+                polls["left"] -= 1
+                return Reply(200, {**EXECUTION, "id": "e9", "status": "running", "stdout": "0\n", "result": None, "outputs": []})
+            return Reply(200, {**EXECUTION, "id": "e9", "metrics": METRICS, "code_sha256": "ab" * 32, "caller_uid": 1000})
+
+        d = self.serve(route)
+        c = Client(d.socket)
+        polls["left"] = 1
+        e = c.execution("s1", "a/b")
+        self.assertEqual((d.seen[-1].method, d.seen[-1].path), ("GET", "/v1/sessions/s1/executions/a%2Fb"))
+        self.assertEqual((e.status, e.stdout, e.result, e.ok), ("running", "0\n", None, False))
+        e = c.execution("s1", "e9")
+        self.assertEqual((e.status, e.result, e.caller_uid, e.code_sha256), ("ok", "42", 1000, "ab" * 32))
+        self.assertEqual(e.metrics, sandboxd.ExecMetrics(wall_ms=3.2, cpu_ms=2.9, memory_peak_bytes=31457280))
+
+        # It asks until the execution no longer runs.
+        sbx = Sandbox(socket=d.socket)
+        for name, wait in (
+            ("client", lambda: c.wait_execution("s1", "e9", poll_interval=0.01)),
+            ("sandbox", lambda: sbx.wait_execution("e9", poll_interval=0.01)),
+            ("async", lambda: asyncio.run(AsyncSandbox(sbx).wait_execution("e9", poll_interval=0.01))),
+        ):
+            with self.subTest(wait=name):
+                polls["left"] = 3
+                d.seen.clear()
+                e = wait()
+                self.assertEqual((e.status, e.id, len(d.seen)), ("ok", "e9", 4))
+                self.assertTrue(all(r.method == "GET" and r.path.endswith("/executions/e9") for r in d.seen))
+        self.assertEqual(sbx.execution("e9").status, "ok")
+        self.assertEqual(asyncio.run(AsyncSandbox(sbx).execution("e9")).status, "ok")
+
+        # A bounded wait gives up with RequestTimeout; the execution runs on.
+        for name, wait in (
+            ("sandbox", lambda: sbx.wait_execution("forever", timeout=0.2, poll_interval=0.05)),
+            ("async", lambda: asyncio.run(AsyncSandbox(sbx).wait_execution("forever", timeout=0.2, poll_interval=0.05))),
+        ):
+            with self.subTest(wait=name):
+                t0 = time.monotonic()
+                with self.assertRaises(RequestTimeout) as cm:
+                    wait()
+                self.assertLess(time.monotonic() - t0, 2)
+                self.assertIn("forever", cm.exception.message)
+        with self.assertRaises(NotFound):
+            sbx.wait_execution("gone")
+        with self.assertRaises(ValueError):
+            c.wait_execution("s1", "e9", poll_interval=0)
+
+    def test_executions_are_summaries(self) -> None:
+        d = self.serve(lambda s: Reply(201, SESSION) if s.path == "/v1/sessions" else Reply(200, {"executions": [*SUMMARIES, "junk"]}))
+        sbx = Sandbox(socket=d.socket)
+        for name, call in (
+            ("client", lambda: sbx.client.executions(sbx.id, limit=3)),
+            ("sandbox", lambda: sbx.executions(3)),
+            ("async", lambda: asyncio.run(AsyncSandbox(sbx).executions(3))),
+        ):
+            with self.subTest(call=name):
+                running, failed, old = call()
+                self.assertEqual(d.seen[-1].query, {"limit": ["3"]})
+                self.assertIsInstance(running, sandboxd.ExecutionSummary)
+                self.assertEqual((running.id, running.status, running.exit_code, running.caller_uid, running.ok), ("e3", "running", None, 1000, False))
+                self.assertEqual(running.metrics, sandboxd.ExecMetrics(3.2, 2.9, 31457280))
+                # uid 0 (root) is a uid, not an absent one.
+                self.assertEqual((failed.exit_code, failed.caller_uid, failed.truncated, failed.code_sha256, failed.duration_ms), (1, 0, True, "cd" * 32, 3.2))
+                self.assertEqual((old.exit_code, old.ok, old.metrics, old.caller_uid, old.code_sha256), (0, True, None, None, ""))
+                self.assertEqual(old.started_at, datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+                # Summaries hold no output.
+                self.assertFalse(hasattr(running, "stdout"))
+
+    def test_drain(self) -> None:
+        def route(s: Seen) -> Reply:
+            if s.method == "GET":
+                return Reply(200, {"node_id": "n1", "state": "ready"})
+            return Reply(200, {"node_id": "n1", "state": "draining" if s.json()["drain"] else "ready"})
+
+        d = self.serve(route)
+        c = Client(d.socket)
+        self.assertEqual(c.node()["state"], "ready")
+        for call, on, state in ((lambda: c.drain(), True, "draining"), (lambda: c.drain(False), False, "ready"), (lambda: c.drain(on=True), True, "draining")):
+            with self.subTest(on=on):
+                n = call()
+                raw = d.seen[-1]
+                self.assertEqual((raw.method, raw.path, raw.json(), n["state"], n["node_id"]), ("POST", "/v1/node/drain", {"drain": on}, state, "n1"))
+        d2 = self.serve(lambda s: error(403, "permission_denied", "only root may drain the node"))
+        with self.assertRaises(PermissionDenied):
+            Client(d2.socket).drain()
+
     def test_default_socket_from_env(self) -> None:
         d = self.serve(lambda s: Reply(200, {"status": "ok"}))
         old = os.environ.get("SANDBOXD_SOCKET")
@@ -536,6 +728,11 @@ class TestModels(unittest.TestCase):
             ({"started_at": "2026-01-02T03:04:05.5+02:00"}, lambda e: e.started_at == datetime(2026, 1, 2, 1, 4, 5, 500000, timezone.utc)),
             ({"started_at": "2026-01-02T03:04:05Z"}, lambda e: e.started_at == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)),
             ({"outputs": [{"mime": "text/html", "data": base64.b64encode(b"<b>x</b>").decode()}]}, lambda e: e.outputs[0].html == "<b>x</b>" and e.outputs[0].png is None),
+            # A daemon (or a history) older than metrics, code_sha256 and caller_uid.
+            ({}, lambda e: e.metrics is None and e.code_sha256 == "" and e.caller_uid is None),
+            ({"metrics": "x", "caller_uid": "0"}, lambda e: e.metrics is None and e.caller_uid is None),
+            ({"metrics": {"cpu_ms": 1.5}, "caller_uid": 0}, lambda e: e.metrics == sandboxd.ExecMetrics(0.0, 1.5, 0) and e.caller_uid == 0),
+            ({"status": "running"}, lambda e: e.status == sandboxd.models.STATUS_RUNNING and not e.ok),
         ]
         for raw, check in cases:
             with self.subTest(raw=raw):

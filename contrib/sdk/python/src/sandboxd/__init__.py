@@ -35,7 +35,7 @@ from .errors import (
     Unavailable,
 )
 from .files import Files
-from .models import Execution, ExecutionError, FileInfo, FileWritten, Limits, Output, Session, Stats
+from .models import ExecMetrics, Execution, ExecutionError, ExecutionSummary, FileInfo, FileWritten, Limits, Output, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -50,8 +50,10 @@ __all__ = [
     "Commands",
     "Conflict",
     "DEFAULT_SOCKET",
+    "ExecMetrics",
     "Execution",
     "ExecutionError",
+    "ExecutionSummary",
     "FileInfo",
     "FileWritten",
     "Files",

@@ -1,9 +1,11 @@
 """Execution calls of the API: exec, interrupt, packages, one-shot run, history.
 
-Each answers one Execution. With an output callback the call asks for the
-NDJSON stream (Accept: application/x-ndjson) and feeds each stdout and
-stderr chunk to the callback as the code produces it, and each output the
-code displays (display()) to on_display as it does; the last line is the
+Each answers one Execution, but start_exec (the id of an execution it
+leaves running: wait false) and executions (summaries). With an output
+callback the call asks for the NDJSON stream (Accept:
+application/x-ndjson) and feeds each stdout and stderr chunk to the
+callback as the code produces it, and each output the code displays
+(display()) to on_display as it does; the last line is the
 Execution, the same as the one a plain call answers. A streaming call
 that is abandoned (its connection closed before the end) interrupts its
 execution on the daemon; a plain one leaves it to finish.
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 import base64
 import math
+import time
 from typing import Any, Callable, Mapping
 
 from ._api_sessions import session_request
 from ._transport import STREAM_MIME, Caller, api_path
-from .errors import ProtocolError, error_from_answer
-from .models import Execution, Output
+from .errors import ProtocolError, RequestTimeout, error_from_answer
+from .models import STATUS_RUNNING, Execution, ExecutionSummary, Output
 
 OnOutput = Callable[[str], object]
 """Called with each chunk of output as it comes: not necessarily whole lines."""
@@ -26,6 +29,10 @@ OnOutput = Callable[[str], object]
 OnDisplay = Callable[[Output], object]
 """Called with each output the code displays, as it does (the Execution's
 outputs hold it too, in order)."""
+
+DEFAULT_POLL_INTERVAL = 0.2
+"""How often wait_execution asks how an execution goes, in seconds: each
+ask is one GET of a few hundred bytes."""
 
 EXEC_GRACE_S = 60.0
 """How long past an execution's own timeout a call waits for its answer:
@@ -83,6 +90,68 @@ class ExecCalls(Caller):
             exec_request_timeout(request_timeout, timeout),
             on_display,
         )
+
+    def start_exec(
+        self,
+        id: str,
+        code: str,
+        *,
+        language: str = "python",
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        request_timeout: float | None = None,
+    ) -> str:
+        """POST /v1/sessions/{id}/exec with wait false: starts code in the
+        session and answers the execution's id at once (202), while the
+        code runs on (its ``timeout`` still holds; an execution already
+        running in the session goes first). execution(id, eid) tells how it
+        goes, wait_execution waits for its end; the session's history keeps
+        it as any other."""
+        body = exec_request(code, language, timeout, env, cwd)
+        body["wait"] = False
+        with self._t.send("POST", api_path("v1", "sessions", id, "exec"), json_body=body, timeout=self._timeout(request_timeout)) as a:
+            out = a.json()
+        eid = out.get("id") if isinstance(out, dict) else None
+        if not isinstance(eid, str) or not eid:
+            raise ProtocolError("sandboxd answered an exec with wait false without the execution's id", status=a.status, request_id=a.request_id)
+        return eid
+
+    def execution(self, id: str, eid: str, *, request_timeout: float | None = None) -> Execution:
+        """GET /v1/sessions/{id}/executions/{eid}: status "running" with the
+        output so far while it runs, then the whole Execution while the
+        session's history keeps it (NotFound after, as for an id it never
+        had)."""
+        with self._t.send("GET", api_path("v1", "sessions", id, "executions", eid), timeout=self._timeout(request_timeout)) as a:
+            return Execution.from_json(a.json())
+
+    def wait_execution(
+        self,
+        id: str,
+        eid: str,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """Asks for execution eid every ``poll_interval`` seconds until it
+        no longer runs, and answers it then. ``timeout`` bounds the wait
+        (None: as long as the execution runs, which its own timeout bounds):
+        past it, RequestTimeout, and the execution runs on."""
+        if not poll_interval > 0:
+            raise ValueError(f"poll_interval must be above 0, not {poll_interval!r}")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            e = self.execution(id, eid, request_timeout=request_timeout)
+            if e.status != STATUS_RUNNING:
+                return e
+            pause = poll_interval
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RequestTimeout(f"execution {eid} of session {id} was still running after {timeout:g} s: wait again, or interrupt it")
+                pause = min(pause, left)
+            time.sleep(pause)
 
     def interrupt(self, id: str, *, request_timeout: float | None = None) -> bool:
         """POST /v1/sessions/{id}/interrupt: interrupts the execution running
@@ -142,12 +211,13 @@ class ExecCalls(Caller):
             "/v1/run", body, on_stdout, on_stderr, exec_request_timeout(request_timeout, body.get("timeout_s")), on_display
         )
 
-    def executions(self, id: str, *, limit: int = 0, request_timeout: float | None = None) -> list[Execution]:
-        """GET /v1/sessions/{id}/executions: past executions, newest first,
-        as summaries (no output); limit 0 for all that are kept."""
+    def executions(self, id: str, *, limit: int = 0, request_timeout: float | None = None) -> list[ExecutionSummary]:
+        """GET /v1/sessions/{id}/executions: the session's executions,
+        newest first, those running first, as summaries (no output: get
+        one whole with execution(id, eid)); limit 0 for all that are kept."""
         q = [("limit", str(limit))] if limit > 0 else []
         with self._t.send("GET", api_path("v1", "sessions", id, "executions"), query=q, timeout=self._timeout(request_timeout)) as a:
-            return [Execution.from_json(e) for e in (a.json() or {}).get("executions") or []]
+            return [ExecutionSummary.from_json(e) for e in (a.json() or {}).get("executions") or [] if isinstance(e, dict)]
 
     def _execution(
         self,

@@ -29,6 +29,9 @@ SESSION_FIELDS = (
     "name",
 )
 
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+"""The header that makes a create idempotent (docs/API.md, POST /v1/sessions)."""
+
 # Fields the daemon reads as whole numbers: 2.0 from Python must go as 2,
 # which Go's decoder takes for an int (it refuses "2.0").
 _INT_FIELDS = {"memory_mb", "pids", "disk_mb", "timeout_s", "idle_timeout_s", "egress_kbps", "max_connections"}
@@ -73,11 +76,34 @@ def label_query(label: str | Iterable[str] | None, labels: Mapping[str, str] | N
 class SessionCalls(Caller):
     """The session endpoints; mixed into Client."""
 
-    def create_session(self, *, request_timeout: float | None = None, **fields: Any) -> Session:
+    def create_session(self, *, idempotency_key: str | None = None, request_timeout: float | None = None, **fields: Any) -> Session:
         """POST /v1/sessions: a session ready to execute. ``fields`` are
-        those of the create request (template, memory_mb, labels, ...)."""
-        with self._t.send("POST", "/v1/sessions", json_body=session_request(fields), timeout=self._timeout(request_timeout)) as a:
-            return Session.from_json(a.json())
+        those of the create request (template, memory_mb, labels, ...).
+
+        With ``idempotency_key`` (1 to 255 printable ASCII characters, a
+        UUID say) a repeat of the create with the same key and fields
+        within 24 hours answers the session the first made instead of
+        making another, so a create whose answer was lost (RequestTimeout,
+        Unavailable) can be sent again safely; the same key with other
+        fields is Conflict. create_session_once also tells which it was."""
+        return self._create(fields, idempotency_key, request_timeout)[0]
+
+    def create_session_once(self, idempotency_key: str, *, request_timeout: float | None = None, **fields: Any) -> tuple[Session, bool]:
+        """create_session under an Idempotency-Key, and whether this call
+        made the session (201) or an earlier one with the key had (200)."""
+        return self._create(fields, idempotency_key, request_timeout)
+
+    def _create(self, fields: Mapping[str, Any], key: str | None, request_timeout: float | None) -> tuple[Session, bool]:
+        body = session_request(fields)
+        headers: dict[str, str] = {}
+        if key is not None:
+            # An empty key would be no key (the daemon ignores it): a
+            # caller's bug that would make a second session on a retry.
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"idempotency_key must be a non-empty string, not {key!r}")
+            headers[IDEMPOTENCY_KEY_HEADER] = key
+        with self._t.send("POST", "/v1/sessions", json_body=body, headers=headers, timeout=self._timeout(request_timeout)) as a:
+            return Session.from_json(a.json()), a.status == 201
 
     def list_sessions(
         self,

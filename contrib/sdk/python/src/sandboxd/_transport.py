@@ -17,7 +17,7 @@ import os
 import socket
 import time
 import urllib.parse
-from typing import IO, Any, Iterator, Sequence, Union
+from typing import IO, Any, Iterator, Mapping, Sequence, Union
 
 from .errors import ProtocolError, RequestTimeout, SandboxdError, Unavailable, error_from_answer
 
@@ -167,26 +167,29 @@ class Transport:
         json_body: Any = None,
         body: Body = None,
         accept: str | None = None,
+        headers: Mapping[str, str] | None = None,
         timeout: float | None,
     ) -> Answer:
         url = path
         if query:
             url += "?" + urllib.parse.urlencode(list(query))
-        headers = {"User-Agent": f"sandboxd-python/{VERSION}", "Connection": "close"}
+        hdrs = {"User-Agent": f"sandboxd-python/{VERSION}", "Connection": "close"}
+        if headers:
+            hdrs.update(headers)
         data: Body = body
         if json_body is not None:
             data = json.dumps(json_body).encode()
-            headers["Content-Type"] = "application/json"
+            hdrs["Content-Type"] = "application/json"
         elif body is not None:
-            headers["Content-Type"] = "application/octet-stream"
+            hdrs["Content-Type"] = "application/octet-stream"
             if isinstance(body, str):
                 data = body.encode()
         if accept:
-            headers["Accept"] = accept
+            hdrs["Accept"] = accept
         conn = UnixHTTPConnection(self.socket, timeout)
         try:
             self._connect(conn)
-            resp = self._exchange(conn, method, url, data, headers, timeout)
+            resp = self._exchange(conn, method, url, data, hdrs, timeout)
         except BaseException:
             conn.close()
             raise

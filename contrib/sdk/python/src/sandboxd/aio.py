@@ -23,9 +23,10 @@ import builtins
 import inspect
 from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
 
-from ._api_exec import OnOutput
+from ._api_exec import DEFAULT_POLL_INTERVAL, OnOutput
 from .client import Client
-from .models import Execution, FileInfo, FileWritten, Output, Session, Stats
+from .errors import RequestTimeout
+from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileInfo, FileWritten, Output, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -123,6 +124,17 @@ class AsyncCommands:
             cmd, language="shell", timeout=timeout, env=env, cwd=cwd, on_stdout=on_stdout, on_stderr=on_stderr, request_timeout=request_timeout
         )
 
+    async def submit(
+        self,
+        cmd: str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> str:
+        """Starts cmd with /bin/sh without waiting for it (see Commands.submit)."""
+        return await self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd)
+
 
 class AsyncFiles:
     """``sbx.files`` of an AsyncSandbox (see Files)."""
@@ -196,6 +208,11 @@ class AsyncSandbox:
     @property
     def client(self) -> Client:
         return self.sync.client
+
+    @property
+    def created(self) -> bool:
+        """Whether making it made its session (see Sandbox.created)."""
+        return self.sync.created
 
     async def info(self) -> Session:
         return await asyncio.to_thread(self.sync.info)
@@ -281,7 +298,46 @@ class AsyncSandbox:
             on_stderr,
         )
 
-    async def executions(self, limit: int = 0) -> builtins.list[Execution]:
+    async def submit(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> str:
+        """Starts code without waiting for it; answers its id (see Sandbox.submit)."""
+        return await asyncio.to_thread(self.sync.submit, code, language=language, timeout=timeout, env=env, cwd=cwd)
+
+    async def execution(self, eid: str) -> Execution:
+        """Execution eid, running or ended (see Sandbox.execution)."""
+        return await asyncio.to_thread(self.sync.execution, eid)
+
+    async def wait_execution(self, eid: str, *, timeout: float | None = None, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Execution:
+        """Waits for execution eid to end (see Sandbox.wait_execution).
+
+        It sleeps on the loop between asks rather than in a worker thread,
+        so cancelling the task stops the wait at once (the execution runs
+        on); asyncio.timeout() around it works as ``timeout`` does."""
+        if not poll_interval > 0:
+            raise ValueError(f"poll_interval must be above 0, not {poll_interval!r}")
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            e = await self.execution(eid)
+            if e.status != STATUS_RUNNING:
+                return e
+            pause = poll_interval
+            if deadline is not None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise RequestTimeout(f"execution {eid} of session {self.id} was still running after {timeout:g} s: wait again, or interrupt it")
+                pause = min(pause, left)
+            await asyncio.sleep(pause)
+
+    async def executions(self, limit: int = 0) -> builtins.list[ExecutionSummary]:
+        """Summaries, newest first (see Sandbox.executions)."""
         return await asyncio.to_thread(self.sync.executions, limit)
 
     async def __aenter__(self) -> AsyncSandbox:

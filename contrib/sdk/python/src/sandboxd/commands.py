@@ -40,3 +40,16 @@ class Commands:
             on_stderr=on_stderr,
             request_timeout=request_timeout,
         )
+
+    def submit(
+        self,
+        cmd: str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> str:
+        """Starts cmd with /bin/sh without waiting for it, and answers the
+        execution's id: ``sbx.wait_execution(eid)`` waits for its end,
+        ``sbx.execution(eid)`` has its output so far (see Sandbox.submit)."""
+        return self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd)

@@ -20,14 +20,18 @@ __all__ = [
     "Session",
     "ExecutionError",
     "Output",
+    "ExecMetrics",
     "Execution",
+    "ExecutionSummary",
     "FileInfo",
     "FileWritten",
     "Stats",
 ]
 
 # Execution statuses (docs/API.md, Execution). A timeout or a kill is not an
-# exception: it is an Execution with one of these.
+# exception: it is an Execution with one of these. "running" is the status
+# of one started with wait false (Client.start_exec) that has not ended.
+STATUS_RUNNING = "running"
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
 STATUS_TIMEOUT = "timeout"
@@ -69,6 +73,12 @@ def _int(d: Mapping[str, Any], k: str) -> int:
 def _float(d: Mapping[str, Any], k: str) -> float:
     v = d.get(k)
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _opt_int(d: Mapping[str, Any], k: str) -> int | None:
+    """An int the wire may leave out, where absent is not 0 (caller_uid 0 is root)."""
+    v = d.get(k)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _map(d: Mapping[str, Any], k: str) -> dict[str, str]:
@@ -242,12 +252,36 @@ class Output:
 
 
 @dataclass(frozen=True)
+class ExecMetrics:
+    """What one execution used: ``wall_ms`` is its duration; ``cpu_ms`` and
+    ``memory_peak_bytes`` are the session's cgroup's CPU time and memory
+    peak while it ran (the interpreter, what it started, and anything else
+    the session ran meanwhile)."""
+
+    wall_ms: float = 0.0
+    cpu_ms: float = 0.0
+    memory_peak_bytes: int = 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ExecMetrics:
+        return cls(wall_ms=_float(d, "wall_ms"), cpu_ms=_float(d, "cpu_ms"), memory_peak_bytes=_int(d, "memory_peak_bytes"))
+
+
+def _metrics(d: Mapping[str, Any]) -> ExecMetrics | None:
+    m = d.get("metrics")
+    return ExecMetrics.from_json(m) if isinstance(m, dict) else None
+
+
+@dataclass(frozen=True)
 class Execution:
     """The outcome of one piece of code (docs/API.md, Execution).
 
     ``status`` is ``ok``, ``error``, ``timeout``, ``killed``,
-    ``interrupted`` or ``lost``; ``result`` is the repr of Python's last
-    expression (None when there is none); ``error`` the exception, if any.
+    ``interrupted`` or ``lost``, or ``running`` for one started with wait
+    false that has not ended (its output so far); ``result`` is the repr of
+    Python's last expression (None when there is none); ``error`` the
+    exception, if any. ``metrics``, ``code_sha256`` and ``caller_uid`` are
+    None or empty from a daemon (or a history) older than them.
     """
 
     id: str = ""
@@ -265,6 +299,9 @@ class Execution:
     truncated: bool = False
     state_reset: bool = False
     summarized: bool = False
+    metrics: ExecMetrics | None = None
+    code_sha256: str = ""
+    caller_uid: int | None = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Execution:
@@ -287,6 +324,9 @@ class Execution:
             truncated=d.get("truncated") is True,
             state_reset=d.get("state_reset") is True,
             summarized=d.get("summarized") is True,
+            metrics=_metrics(d),
+            code_sha256=_str(d, "code_sha256"),
+            caller_uid=_opt_int(d, "caller_uid"),
         )
 
     @property
@@ -298,6 +338,47 @@ class Execution:
     def text(self) -> str | None:
         """The result, as E2B's Execution.text names it."""
         return self.result
+
+
+@dataclass(frozen=True)
+class ExecutionSummary:
+    """One execution as the list of a session's executions gives it
+    (GET /v1/sessions/{id}/executions): how it went, without its output.
+    Client.execution (Sandbox.execution) has the whole of it while the
+    history keeps it. ``exit_code`` is None while it runs."""
+
+    id: str = ""
+    language: str = ""
+    code_sha256: str = ""
+    caller_uid: int | None = None
+    started_at: datetime | None = None
+    duration_ms: float = 0.0
+    status: str = ""
+    exit_code: int | None = None
+    metrics: ExecMetrics | None = None
+    state_reset: bool = False
+    truncated: bool = False
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ExecutionSummary:
+        return cls(
+            id=_str(d, "id"),
+            language=_str(d, "language"),
+            code_sha256=_str(d, "code_sha256"),
+            caller_uid=_opt_int(d, "caller_uid"),
+            started_at=_time(d.get("started_at")),
+            duration_ms=_float(d, "duration_ms"),
+            status=_str(d, "status"),
+            exit_code=_opt_int(d, "exit_code"),
+            metrics=_metrics(d),
+            state_reset=d.get("state_reset") is True,
+            truncated=d.get("truncated") is True,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """It ran to its end without an exception or a non-zero exit."""
+        return self.status == STATUS_OK
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@
 
 Creating a Sandbox creates a session; leaving the ``with`` block deletes
 it. Sandbox.connect attaches to a session that exists, without owning it
-any less: its ``with`` block deletes it too.
+any less: its ``with`` block deletes it too. With an idempotency_key, a
+Sandbox made again with the same key and arguments (a retry after a lost
+answer) is bound to the session the first made, not a new one.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 import builtins
 from typing import Any, Iterable, Mapping
 
-from ._api_exec import OnDisplay, OnOutput, exec_request_timeout
+from ._api_exec import DEFAULT_POLL_INTERVAL, OnDisplay, OnOutput, exec_request_timeout
 from .client import DEFAULT_REQUEST_TIMEOUT, Client
 from .commands import Commands
 from .errors import NotFound
 from .files import Files
-from .models import Execution, Session, Stats
+from .models import Execution, ExecutionSummary, Session, Stats
 
 
 class Sandbox:
@@ -26,7 +28,10 @@ class Sandbox:
 
     The keyword arguments are the fields of the create request (docs/API.md,
     POST /v1/sessions); absent ones take the template's or the daemon's
-    defaults. ``socket`` is the daemon's socket (default $SANDBOXD_SOCKET,
+    defaults. ``idempotency_key`` makes the create safe to repeat: within
+    24 hours, the same key and arguments give the session the first create
+    made (``created`` is then False); the key with other arguments is
+    Conflict. ``socket`` is the daemon's socket (default $SANDBOXD_SOCKET,
     else /run/sandboxd/sandboxd.sock); ``request_timeout`` bounds each
     call but executions (None: no bound); ``client`` shares a Client.
     """
@@ -36,6 +41,10 @@ class Sandbox:
 
     files: Files
     """Files: ``sbx.files.write``, ``read``, ``list``, ``remove``, ``exists``."""
+
+    created: bool
+    """Whether making this Sandbox made its session: False for connect, and
+    for a create whose idempotency_key an earlier create had used."""
 
     def __init__(
         self,
@@ -57,12 +66,13 @@ class Sandbox:
         mcp_servers: Iterable[str] | None = None,
         idle_action: str | None = None,
         name: str | None = None,
+        idempotency_key: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         client: Client | None = None,
     ) -> None:
         c = client or Client(socket, request_timeout=request_timeout)
-        s = c.create_session(
+        fields: dict[str, Any] = dict(
             template=template,
             runtime=runtime,
             memory_mb=memory_mb,
@@ -81,11 +91,15 @@ class Sandbox:
             idle_action=idle_action,
             name=name,
         )
-        self._bind(c, s)
+        if idempotency_key is None:
+            self._bind(c, c.create_session(**fields), True)
+        else:
+            self._bind(c, *c.create_session_once(idempotency_key, **fields))
 
-    def _bind(self, client: Client, session: Session) -> None:
+    def _bind(self, client: Client, session: Session, created: bool) -> None:
         self._client = client
         self._session = session
+        self.created = created
         self.commands = Commands(self)
         self.files = Files(self)
 
@@ -102,7 +116,7 @@ class Sandbox:
         none, or it is another user's."""
         c = client or Client(socket, request_timeout=request_timeout)
         sbx = cls.__new__(cls)
-        sbx._bind(c, c.get_session(id))
+        sbx._bind(c, c.get_session(id), False)
         return sbx
 
     @classmethod
@@ -254,8 +268,37 @@ class Sandbox:
             self.id, builtins.list(packages), index_url=index_url, on_stdout=on_stdout, on_stderr=on_stderr, request_timeout=request_timeout
         )
 
-    def executions(self, limit: int = 0) -> builtins.list[Execution]:
-        """Past executions, newest first, as summaries (no output)."""
+    def submit(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> str:
+        """Starts code in the session without waiting for it, and answers
+        the execution's id (the code runs on, within its ``timeout``, else
+        the session's timeout_s). execution(eid) tells how it goes, with the
+        output so far; wait_execution(eid) waits for its end. An execution
+        sent while it runs waits its turn."""
+        return self._client.start_exec(self.id, code, language=language, timeout=timeout, env=env, cwd=cwd)
+
+    def execution(self, eid: str) -> Execution:
+        """Execution eid of the session: status "running" with its output so
+        far while it runs, then the whole Execution while the history keeps
+        it (NotFound after)."""
+        return self._client.execution(self.id, eid)
+
+    def wait_execution(self, eid: str, *, timeout: float | None = None, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Execution:
+        """Waits for execution eid to end (asking every ``poll_interval``
+        seconds) and answers it. ``timeout`` bounds the wait: past it,
+        RequestTimeout, and the execution runs on (interrupt() stops it)."""
+        return self._client.wait_execution(self.id, eid, timeout=timeout, poll_interval=poll_interval)
+
+    def executions(self, limit: int = 0) -> builtins.list[ExecutionSummary]:
+        """The session's executions, newest first (those running first), as
+        summaries without output: execution(eid) has one whole."""
         return self._client.executions(self.id, limit=limit)
 
     def __enter__(self) -> Sandbox:
