@@ -15,7 +15,7 @@ LOG       ?= /var/log/sandboxd.log
 # (its README says what it needs and where it caches the VM image).
 VM        ?= integration/vm/harness
 
-.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
+.PHONY: all deps test-deps build up down demo test test-unit test-vm test-packages test-kubernetes bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
 
 all: build
 
@@ -97,12 +97,30 @@ test: test-deps
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZSCALE=1
 	$(MAKE) --no-print-directory test-packages
+	$(MAKE) --no-print-directory test-kubernetes
 	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (the harness is integration/vm/harness; make test VM=path/to/harness)"; exit 1; }
 	$(MAKE) --no-print-directory test-vm
 
-# test-packages checks what make packages builds.
-test-packages: test-deps packages
-	integration/packages-test.sh dist/sandboxd_$(PKG_VERSION)-1_$(PKG_ARCH).deb dist/sandboxd-$(PKG_VERSION)-1.*.rpm
+# test-packages checks what make packages and make packages-arm64 build
+# (integration/packages-test.sh): lintian on the .debs, the arm64
+# binaries run under qemu-user (qemu-user-static: no binfmt_misc needed),
+# the .rpms unpacked (cpio), the bash completion against the shipped
+# binary (bash-completion). The two builds run one after the other: both
+# build bin/.
+PKG_TEST_DEBS := qemu-user-static lintian cpio bash-completion
+test-packages: test-deps
+	$(MAKE) --no-print-directory packages
+	$(MAKE) --no-print-directory packages-arm64
+	@dpkg -s $(PKG_TEST_DEBS) >/dev/null 2>&1 || { echo "installing $(PKG_TEST_DEBS)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PKG_TEST_DEBS) >/dev/null; }
+	integration/packages-test.sh dist/sandboxd_$(PKG_VERSION)-1_$(PKG_ARCH).deb dist/sandboxd-$(PKG_VERSION)-1.$(call rpm_arch,$(PKG_ARCH)).rpm \
+		dist/sandboxd_$(PKG_VERSION)-1_arm64.deb dist/sandboxd-$(PKG_VERSION)-1.aarch64.rpm
+
+# test-kubernetes checks the Kubernetes chart (contrib/kubernetes) offline:
+# helm from the Go module proxy (built once into dist/helm), lint, template,
+# a strict decode into the API's types, and assertions on what it renders.
+test-kubernetes: deps
+	integration/kubernetes-test.sh
 
 # test-unit is the fast tier: no root, no sandboxes, seconds. The daemon's
 # core runs against a fake runtime (daemon/fake_runtime_test.go); the
@@ -113,24 +131,54 @@ test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $(UNIT_PKGS)
 	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestPatched' ./cgroups/
 
-# packages builds dist/sandboxd_*.deb and dist/sandboxd-*.rpm with nfpm
+# packages builds dist/sandboxd_*_$(PKG_ARCH).deb and its .rpm with nfpm
 # (packaging/nfpm.yaml), fetched from the Go module proxy at a fixed
-# version. PKG_VERSION sorts below a release (0.1.0~git…).
+# version; packaging/package.sh stages what they hold. PKG_VERSION sorts
+# below a release (0.1.0~git…). deps-packages: dpkg-shlibdeps (dpkg-dev),
+# which versions the .deb's libc6 and libseccomp2 dependencies, and
+# python3, which writes its copyright file.
 NFPM        ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
 PKG_VERSION ?= 0.1.0~git$(shell git rev-list --count HEAD 2>/dev/null || echo 0).$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PKG_ARCH    ?= $(shell $(GO) env GOARCH)
-packages:
+rpm_arch     = $(patsubst amd64,x86_64,$(patsubst arm64,aarch64,$(1)))
+.PHONY: deps-packages deps-arm64 build-arm64 packages-arm64
+deps-packages: deps
+	@command -v dpkg-shlibdeps >/dev/null || { echo "installing dpkg-dev"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends dpkg-dev >/dev/null; }
+# It removes every older package in dist/ first, of any architecture (one
+# dist/sandboxd_*.deb then: contrib/kubernetes/Dockerfile counts on it);
+# packages-arm64, run after it, only its own.
+packages: deps-packages
 	$(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)
-	rm -rf dist/pkg && mkdir -p dist/pkg/man dist/pkg/man8 dist/pkg/completions
-	bin/sandboxctl man dist/pkg/man
-	bin/sandboxd man dist/pkg/man8
-	gzip -9n dist/pkg/man/*.1 dist/pkg/man8/*.8
-	bin/sandboxctl completion bash >dist/pkg/completions/sandboxctl.bash
-	bin/sandboxctl completion zsh >dist/pkg/completions/_sandboxctl
-	bin/sandboxctl completion fish >dist/pkg/completions/sandboxctl.fish
 	rm -f dist/sandboxd_*.deb dist/sandboxd-*.rpm
-	for p in deb rpm; do PKG_VERSION='$(PKG_VERSION)' PKG_ARCH=$(PKG_ARCH) $(NFPM) package --config packaging/nfpm.yaml --packager $$p --target dist/ || exit 1; done
-	@ls -l dist/*.deb dist/*.rpm
+	PKG_VERSION='$(PKG_VERSION)' NFPM='$(NFPM)' packaging/package.sh $(PKG_ARCH) bin bin
+
+# packages-arm64 builds the arm64 pair, dist/sandboxd_*_arm64.deb and
+# dist/sandboxd-*.aarch64.rpm, on an amd64 host: sandboxd and sandboxctl
+# cross-built with cgo by Debian's cross compiler against Debian's arm64
+# libseccomp (multiarch), their manual pages and completions written by the
+# host's build. deps-arm64 installs those when missing: the arm64
+# architecture in dpkg, gcc-aarch64-linux-gnu (with binutils' strip and
+# the arm64 C library) and libseccomp-dev:arm64 (which brings
+# libc6:arm64 and libseccomp2:arm64, whose symbols files dpkg-shlibdeps
+# reads, and whose loader runs the binaries under qemu-user).
+ARM64_CC       ?= aarch64-linux-gnu-gcc
+ARM64_STRIP    ?= aarch64-linux-gnu-strip
+ARM64_DEBS     := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libseccomp-dev:arm64
+ARM64_PKG_CONF := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+deps-arm64: deps-packages
+	@command -v $(ARM64_CC) >/dev/null && dpkg -s libseccomp-dev:arm64 >/dev/null 2>&1 || { \
+		echo "installing $(ARM64_DEBS)"; \
+		dpkg --add-architecture arm64 && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(ARM64_DEBS) >/dev/null; }
+# build-arm64 runs with VERSION given (see packages-arm64), as build does.
+build-arm64: deps-arm64
+	GOOS=linux GOARCH=arm64 CC=$(ARM64_CC) PKG_CONFIG_LIBDIR=$(ARM64_PKG_CONF) \
+		$(GO) build $(GOFLAGS_B) -o dist/arm64/bin/ ./cmd/sandboxd ./cmd/sandboxctl
+packages-arm64: deps-arm64
+	$(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)
+	$(MAKE) --no-print-directory build-arm64 VERSION=$(PKG_VERSION)
+	PKG_VERSION='$(PKG_VERSION)' NFPM='$(NFPM)' STRIP=$(ARM64_STRIP) packaging/package.sh arm64 dist/arm64/bin bin
 
 # bench prints one table of sandboxd against its baselines (python3,
 # bwrap, a pipe to a local REPL), measured in the same run, and writes
@@ -167,6 +215,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseEntry -fuzztime $(call fuzzx,800000) -fuzzminimizetime 10x ./isolation/netpolicy/
 	$(GO) test -run '^$$' -fuzz FuzzQuery -fuzztime $(call fuzzx,300000) -fuzzminimizetime 10x ./isolation/netdns/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(call fuzzx,40000) -fuzzminimizetime 10x ./daemon/mcpgateway/
+	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime $(call fuzzx,100000) ./api/
 
 # old-release builds sandboxd of OLD_REV (the release the upgrade test
 # starts from) into OLD_BIN, from this repository's history (fetched from

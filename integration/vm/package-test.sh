@@ -3,9 +3,11 @@
 # life of the sandboxd package. Installs the .deb (pkg/old.deb), checks the
 # service it starts, uses it through sandboxctl as a member of group
 # sandboxd, restarts and upgrades (pkg/new.deb) with a session running,
-# removes and purges, and checks nothing is left; then an install under a
-# policy-rc.d that forbids starting. Prints "--- PASS: name" / "--- FAIL:
-# name" lines, counted with the Go tests'.
+# removes and purges, and checks nothing is left but the system group
+# sandboxd (kept on purge: see packaging/deb/postrm); then an install
+# under a policy-rc.d that forbids starting, which takes that group back.
+# Prints "--- PASS: name" / "--- FAIL: name" lines, counted with the Go
+# tests'.
 set -u
 cd "$(dirname "$0")"
 export DEBIAN_FRONTEND=noninteractive
@@ -104,18 +106,23 @@ check "remove: binaries gone, state and config kept" bash -c '! [ -e /usr/bin/sa
 
 step "apt-get purge sandboxd"
 inst=$(cat /var/lib/sandboxd/instance 2>/dev/null || echo none)
+gid=$(getent group sandboxd | cut -d: -f3)
 check "the daemon leased its id range" test -f "/run/sandboxd-ids/$inst.json"
 check "purge" apt_get purge -y -q sandboxd
 check "purge: id range lease gone" bash -c "! [ -e /run/sandboxd-ids/$inst.json ]"
-check "purge: nothing left" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /run/sandboxd ] && ! [ -e /etc/sandboxd ] && ! getent group sandboxd && [ -z "$(find /etc/systemd /usr/lib/systemd /var/lib/systemd -name "sandboxd*")" ] && ! dpkg -s sandboxd >/dev/null 2>&1 && [ -z "$(systemctl list-units --all --plain --no-legend "sandboxd*")" ]'
+check "purge: nothing left" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /run/sandboxd ] && ! [ -e /etc/sandboxd ] && [ -z "$(find /etc/systemd /usr/lib/systemd /var/lib/systemd -name "sandboxd*")" ] && ! dpkg -s sandboxd >/dev/null 2>&1 && [ -z "$(systemctl list-units --all --plain --no-legend "sandboxd*")" ]'
+# Files may still carry the group's gid; freed, it would go to the next
+# group made.
+check "purge: group sandboxd kept" bash -c "[ -n '$gid' ] && [ \"\$(getent group sandboxd | cut -d: -f3)\" = '$gid' ]"
 
 step "install under a policy-rc.d that forbids starting services"
 printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
 check "install with policy-rc.d" apt_get install -y -q ./pkg/new.deb
+check "reinstall: the kept group, same gid" bash -c "[ \"\$(getent group sandboxd | cut -d: -f3)\" = '$gid' ] && [ \$(getent group | grep -c '^sandboxd:') = 1 ]"
 check "policy-rc.d: enabled, not started" bash -c '[ "$(systemctl is-enabled sandboxd.socket)" = enabled ] && ! systemctl is-active --quiet sandboxd.socket && ! systemctl is-active --quiet sandboxd.service'
 rm -f /usr/sbin/policy-rc.d
 check "purge again" apt_get purge -y -q sandboxd
-check "nothing left again" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /etc/sandboxd ] && ! getent group sandboxd && [ -z "$(find /sys/fs/cgroup -name "sandboxd*")" ]'
+check "nothing left again but the group" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /etc/sandboxd ] && getent group sandboxd >/dev/null && [ -z "$(find /sys/fs/cgroup -name "sandboxd*")" ]'
 userdel -r alice 2>/dev/null; userdel -r bob 2>/dev/null
 
 if [ $fails -gt 0 ]; then
