@@ -28,6 +28,14 @@ type Config struct {
 	DataDir     string `toml:"data_dir"`
 	RunDir      string `toml:"run_dir"`
 	LogLevel    string `toml:"log_level"`
+	// MetricsAddr, if set ("127.0.0.1:9464"), is a TCP address where the
+	// daemon serves GET /metrics too (and nothing else: 404), for a
+	// scraper on the host; "" (the default): the socket's GET /metrics
+	// alone. It has no authentication: bind it to loopback, or to an
+	// interface only a trusted network reaches, never a public one. Port
+	// 0 takes a free port (logged as "serving metrics"). A bad address
+	// fails --validate and the start.
+	MetricsAddr string `toml:"metrics_addr"`
 
 	// DiskQuota is how disk_mb is enforced: "loop" (a filesystem of that
 	// size per session) or "none".
@@ -363,6 +371,9 @@ func (c *Config) Validate() error {
 	check(c.Socket != "", "socket must be set")
 	check(c.DataDir != "", "data_dir must be set")
 	check(c.RunDir != "", "run_dir must be set")
+	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
+		errs = append(errs, err)
+	}
 	check(c.DiskQuota == volume.Loop || c.DiskQuota == volume.Plain, "disk_quota must be %q or %q", volume.Loop, volume.Plain)
 	check(c.DataDirMinFreeMB >= 0, "data_dir_min_free_mb must be 0 (no floor) or more")
 	check(c.DiskOvercommit >= 1, "disk_overcommit must be 1 (no overcommit) or more")

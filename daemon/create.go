@@ -73,6 +73,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	var s *session
 	if p := d.tmpl.poolOf(t); p != nil {
 		s = p.claim(ctx, rec)
+		d.metrics.countClaim(p.t.def.Name, s != nil)
 	}
 	source := "pool"
 	if s == nil {

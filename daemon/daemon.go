@@ -284,6 +284,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 	}
 	m.sessions = d.sessions.countByStatus
 	m.netDenied = d.deniedCounts
+	m.watch(d)
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)

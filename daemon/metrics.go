@@ -38,6 +38,18 @@ type metrics struct {
 	netDenied  func() map[string]uint64
 	// mcpCalls counts calls through the MCP gateway.
 	mcpCalls *prometheus.CounterVec
+	// poolHits and poolMisses count, by template, the creates of templates
+	// with a pool that it served or could not (empty, or no sandbox of it
+	// fits the request); poolRefill times the start of a pooled sandbox.
+	poolHits   *prometheus.CounterVec
+	poolMisses *prometheus.CounterVec
+	poolRefill *prometheus.HistogramVec
+	// endReasons counts session ends by a fixed class of reason
+	// (metrics_ends.go), where ended has the event's action alone.
+	endReasons *prometheus.CounterVec
+	// byRuntime counts the sessions by runtime and status, at scrape time
+	// (metrics_scrape.go).
+	byRuntime func() map[runtimeStatus]int
 }
 
 func newMetrics() *metrics {
@@ -81,10 +93,27 @@ func newMetrics() *metrics {
 		mcpCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_mcp_calls_total", Help: "Calls of code in sandboxes through the MCP gateway, by server and outcome.",
 		}, []string{"server", "outcome"}),
+		poolHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_pool_hits_total", Help: "Creations of a template with a warm pool that the pool served, by template.",
+		}, []string{"template"}),
+		poolMisses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_pool_misses_total", Help: "Creations of a template with a warm pool that started cold: the pool was empty, or none of its sandboxes fit the request.",
+		}, []string{"template"}),
+		poolRefill: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sandboxd_pool_refill_duration_seconds", Help: "Time to start a sandbox for a warm pool, interpreter up and preload done (refill slot held).",
+			Buckets: prometheus.ExponentialBuckets(0.025, 2, 12),
+		}, []string{"template"}),
+		endReasons: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxd_session_end_reasons_total", Help: "Sessions that stopped running, by reason: stopped (by request), idle, lifetime, shutdown, deleted (while running), oom, lost, failed.",
+		}, []string{"reason"}),
+	}
+	for _, r := range endClasses {
+		m.endReasons.WithLabelValues(r) // every class from the start, so rate() sees the first
 	}
 	netDenied := prometheus.NewDesc("sandboxd_network_denied_packets_total", "Packets of a session its network policy refused (connection attempts, mostly).", []string{"session"}, nil)
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
 	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended, m.dnsRefused, m.mcpCalls,
+		m.poolHits, m.poolMisses, m.poolRefill, m.endReasons, m.sessionsByRuntime(),
 		collectorFunc{desc: netDenied, collect: func(ch chan<- prometheus.Metric) {
 			if m.netDenied == nil {
 				return
@@ -128,6 +157,10 @@ func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 func (d *Daemon) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})
 }
+
+// MetricsRegistry is where the server registers its own metrics (the
+// API's requests), so that GET /metrics shows them with the daemon's.
+func (d *Daemon) MetricsRegistry() prometheus.Registerer { return d.metrics.reg }
 
 // CountPanic counts a request whose handler panicked (the server's
 // OnPanic hook).

@@ -154,6 +154,7 @@ func (p *pool) add(ctx context.Context) error {
 		return ctx.Err()
 	}
 	defer func() { <-p.d.tmpl.fillSlot }()
+	started := time.Now()
 	t := now()
 	s := newSession(&store.Record{
 		ID: newID(), Template: p.t.def.Name, Status: api.StatusRunning,
@@ -174,6 +175,7 @@ func (p *pool) add(ctx context.Context) error {
 	p.mu.Lock()
 	keep := ctx.Err() == nil && !p.d.sessions.isClosed()
 	if keep {
+		p.d.metrics.refilled(p.t.def.Name, started)
 		e := pooled{s: s, taken: make(chan struct{})}
 		p.idle = append(p.idle, e)
 		p.watchers.Add(1)

@@ -71,6 +71,7 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	}
 	_, owner := s.status()
 	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
+	d.metrics.countDeleted(s)
 	logging.From(ctx).Info("session deleted", "session", id)
 	return nil
 }

@@ -514,6 +514,7 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 	if p != nil {
 		p.close()
 	}
+	d.metrics.forgetTemplate(name)
 	if err := d.store.DeleteTemplate(name); err != nil {
 		return err
 	}

@@ -164,9 +164,20 @@ func run(cfg daemon.Config) error {
 	if err != nil {
 		return err
 	}
+	// metrics_addr next, before any state: a taken port fails the start.
+	var ml net.Listener
+	if cfg.MetricsAddr != "" {
+		if ml, err = server.ListenMetrics(cfg.MetricsAddr); err != nil {
+			l.Close()
+			return err
+		}
+	}
 	d, err := daemon.New(ctx, cfg, log)
 	if err != nil {
 		l.Close()
+		if ml != nil {
+			ml.Close()
+		}
 		return err
 	}
 	srv := server.New(d, server.Options{
@@ -174,10 +185,12 @@ func run(cfg daemon.Config) error {
 		MaxUploadBytes:  cfg.MaxUploadBytes,
 		Metrics:         d.MetricsHandler(),
 		OnPanic:         d.CountPanic,
+		Registerer:      d.MetricsRegistry(),
 	}, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	log.Info("serving", "socket", l.Addr().String(), "socket_activated", activated)
+	msrv := serveMetrics(ml, d, log)
 	systemd.Ready(status(ctx, d))
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -193,7 +206,8 @@ func run(cfg daemon.Config) error {
 	systemd.Stopping()
 	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownGraceS*float64(time.Second)))
 	defer cancel()
-	errs := []error{serveErr, srv.Shutdown(sctx), d.Close(sctx)}
+	// In reverse order of start: the scrapers' listener, the API, the core.
+	errs := []error{serveErr, msrv.shutdown(sctx), srv.Shutdown(sctx), d.Close(sctx)}
 	if !activated {
 		_ = os.Remove(cfg.Socket) // systemd's socket stays for the next start
 	}

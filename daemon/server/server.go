@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/identity"
@@ -28,6 +29,9 @@ type Options struct {
 	// OnPanic, if set, is called once for every handler that panicked
 	// (after the panic is logged), so that panics can be counted.
 	OnPanic func()
+	// Registerer, if set, takes the server's metrics of the API's
+	// requests (metrics_http.go).
+	Registerer prometheus.Registerer
 }
 
 // Server is the HTTP side of the daemon.
@@ -36,6 +40,8 @@ type Server struct {
 	o    Options
 	log  *slog.Logger
 	http *http.Server
+	// httpm counts the requests; nil without Options.Registerer.
+	httpm *httpMetrics
 	// closing ends with Shutdown. Streams that only end when the caller
 	// hangs up (events) watch it, or Shutdown would wait for them until
 	// its grace ran out.
@@ -47,8 +53,11 @@ type Server struct {
 func New(b Backend, o Options, log *slog.Logger) *Server {
 	s := &Server{b: b, o: o, log: log}
 	s.closing, s.endStreams = context.WithCancel(context.Background())
+	if o.Registerer != nil {
+		s.httpm = newHTTPMetrics(o.Registerer)
+	}
 	s.http = &http.Server{
-		Handler:           withRequestID(withVersion(s.routes())),
+		Handler:           s.instrument(withRequestID(withVersion(s.routes()))),
 		ConnContext:       connContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -86,11 +95,14 @@ func withVersion(next http.Handler) http.Handler {
 	})
 }
 
-// wrap adds what every request gets: the caller from the socket, a logger
-// with the request id, refusal of browser requests, a recover that turns a
-// panic into a logged 500, and one place where an error becomes an answer.
+// wrap adds what every request gets: its route noted for the request
+// metrics (instrument, outside the router, counts it), the caller from the
+// socket, a logger with the request id, refusal of browser requests, a
+// recover that turns a panic into a logged, counted 500, and one place
+// where an error becomes an answer.
 func (s *Server) wrap(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noteRoute(r)
 		reqID := requestIDOf(r.Context())
 		log := s.log.With("req_id", reqID)
 		r = r.WithContext(logging.With(r.Context(), log))

@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// runtimeStatus is a label pair of sandboxd_sessions_by_runtime.
+type runtimeStatus struct{ runtime, status string }
+
+// sessionStatuses are the statuses every runtime's series show, 0 or not.
+var sessionStatuses = []string{api.StatusRunning, api.StatusPaused, api.StatusStopped, api.StatusFailed}
+
+// sessionsByRuntime is sandboxd_sessions_by_runtime, computed at scrape
+// time from the table (sandboxd_sessions, by status alone, stays as it
+// was for the scrapers that read it).
+func (m *metrics) sessionsByRuntime() prometheus.Collector {
+	desc := prometheus.NewDesc("sandboxd_sessions_by_runtime", "Sessions by runtime and status.", []string{"runtime", "status"}, nil)
+	return collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
+		if m.byRuntime == nil {
+			return
+		}
+		for k, n := range m.byRuntime() {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), k.runtime, k.status)
+		}
+	}}
+}
+
+// watch points the scrape-time metrics at d's state: its sessions and,
+// with user namespaces, its id allocator.
+func (m *metrics) watch(d *Daemon) {
+	m.byRuntime = d.countByRuntime
+	if d.ids == nil {
+		return
+	}
+	ids := d.ids
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sandboxd_userns_id_blocks_in_use", Help: "User-namespace id blocks given to sessions and pooled sandboxes.",
+		}, func() float64 { return float64(ids.InUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sandboxd_userns_id_blocks", Help: "User-namespace id blocks of the daemon's range: a create fails when all are in use.",
+		}, func() float64 { return float64(ids.Range().Blocks) }))
+}
+
+// countByRuntime counts the sessions by runtime and status, every known
+// runtime and status present. Each lock is held for a copy or a read.
+func (d *Daemon) countByRuntime() map[runtimeStatus]int {
+	counts := map[runtimeStatus]int{}
+	for _, r := range d.runtimes {
+		for _, st := range sessionStatuses {
+			counts[runtimeStatus{r.Name, st}] = 0
+		}
+	}
+	for _, s := range d.sessions.all() {
+		s.mu.Lock()
+		k := runtimeStatus{runtimeOf(s.rec.Runtime), s.rec.Status}
+		s.mu.Unlock()
+		counts[k]++
+	}
+	return counts
+}

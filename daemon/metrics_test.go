@@ -1,0 +1,277 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation"
+)
+
+// scrape reads one series from g: a counter's or gauge's value, a
+// histogram's count of samples; labels are name, value pairs. ok is false
+// when the series does not exist.
+func scrape(t *testing.T, g prometheus.Gatherer, name string, labels ...string) (v float64, ok bool) {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel())*2 != len(labels) {
+				continue
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !hasLabel(m, labels[i], labels[i+1]) {
+					continue series
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.GetCounter().GetValue(), true
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount()), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func hasLabel(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue() == value
+		}
+	}
+	return false
+}
+
+// value is a series that must exist.
+func value(t *testing.T, g prometheus.Gatherer, name string, labels ...string) float64 {
+	t.Helper()
+	v, ok := scrape(t, g, name, labels...)
+	if !ok {
+		t.Fatalf("no series %s%v", name, labels)
+	}
+	return v
+}
+
+// waitValue waits until a series reaches want (the reaper and watchers
+// act on their own time).
+func waitValue(t *testing.T, g prometheus.Gatherer, want float64, name string, labels ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v, _ := scrape(t, g, name, labels...)
+		if v == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%v is %v, want %v", name, labels, v, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSessionEndReasons: every way a session ends is counted once, in
+// its class; a delete counts only for a session still running.
+func TestSessionEndReasons(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxSessionLifetimeS = 4; c.ShutdownStopsSessions = true })
+	d := e.start()
+	reg := d.metrics.reg
+	for _, r := range endClasses {
+		if v := value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
+			t.Fatalf("%s starts at %v", r, v)
+		}
+	}
+	idle, err := d.CreateSession(root, &api.CreateSessionRequest{IdleTimeoutS: ptr(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := mustCreate(t, d, root) // reaches max_session_lifetime_s
+	stopped := mustCreate(t, d, root)
+	if _, err := d.StopSession(root, stopped.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteSession(root, stopped.ID); err != nil { // ended already
+		t.Fatal(err)
+	}
+	deleted := mustCreate(t, d, root)
+	if err := d.DeleteSession(root, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	oom, crashed := mustCreate(t, d, root), mustCreate(t, d, root)
+	e.h.box(oom.ID).die(isolation.ExitInfo{Known: true, Signal: syscall.SIGKILL, OOM: true})
+	e.h.box(crashed.ID).die(isolation.ExitInfo{Known: true, Signal: syscall.SIGSEGV})
+	// The watchers and the reaper act on their own time.
+	for _, r := range []string{endOOM, endFailed, endIdle, endLifetime} {
+		waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", r)
+	}
+	if _, why := status(t, d, idle.ID); !strings.HasPrefix(why, reasonIdlePrefix) {
+		t.Fatalf("idle stop's reason %q", why)
+	}
+	if _, why := status(t, d, old.ID); !strings.HasPrefix(why, reasonLifetimePrefix) {
+		t.Fatalf("lifetime stop's reason %q", why)
+	}
+	mustCreate(t, d, root) // stopped by the shutdown
+	if err := d.Close(root); err != nil {
+		t.Fatal(err)
+	}
+	for r, want := range map[string]float64{
+		endStopped: 1, endDeleted: 1, endOOM: 1, endFailed: 1, endIdle: 1, endLifetime: 1, endShutdown: 1, endLost: 0,
+	} {
+		if got := value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); got != want {
+			t.Errorf("%s: %v, want %v", r, got, want)
+		}
+	}
+}
+
+// TestEndClass: the class of every reason the daemon gives, and of ones
+// it does not know.
+func TestEndClass(t *testing.T) {
+	for _, tc := range []struct{ action, reason, want string }{
+		{api.ActionStopped, "stopped by request", endStopped},
+		{api.ActionStopped, "something new", endStopped},
+		{api.ActionStopped, reasonShutdown, endShutdown},
+		{api.ActionFailed, "out of memory", endOOM},
+		{api.ActionFailed, "sandbox exited: signal 9", endFailed},
+		{api.ActionFailed, "could not stop the sandbox: busy", endFailed},
+		{api.ActionLost, "sandbox exited", endLost},
+		{api.ActionOOM, "", endOOM},
+	} {
+		if got := endClass(tc.action, tc.reason); got != tc.want {
+			t.Errorf("%s %q: %s, want %s", tc.action, tc.reason, got, tc.want)
+		}
+	}
+}
+
+// TestPoolHitsAndMisses: a create its template's pool serves is a hit,
+// one it cannot (the request does not fit a pooled sandbox) a miss; each
+// refill is timed; a template without a pool counts neither.
+func TestPoolHitsAndMisses(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	d := e.start()
+	reg := d.metrics.reg
+	waitPool(t, d, 1)
+	if n := value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", DefaultTemplate); n < 1 {
+		t.Fatalf("%v refills timed", n)
+	}
+	mustCreate(t, d, root)
+	if _, err := d.CreateSession(root, &api.CreateSessionRequest{DiskMB: ptr(int64(2048))}); err != nil {
+		t.Fatal(err)
+	}
+	if h, m := value(t, reg, "sandboxd_pool_hits_total", "template", DefaultTemplate), value(t, reg, "sandboxd_pool_misses_total", "template", DefaultTemplate); h != 1 || m != 1 {
+		t.Fatalf("hits %v, misses %v; want 1 and 1", h, m)
+	}
+	if c := counterValue(t, d.metrics.poolClaims); c != 1 {
+		t.Fatalf("sandboxd_pool_claims_total %v", c)
+	}
+	if _, err := d.AddTemplate(root, &api.Template{Name: "nopool"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.CreateSession(root, &api.CreateSessionRequest{Template: "nopool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := scrape(t, reg, "sandboxd_pool_misses_total", "template", "nopool"); ok {
+		t.Fatal("a template without a pool counted a miss")
+	}
+	// A deleted template's series go with it.
+	if _, err := d.AddTemplate(root, &api.Template{Name: "pooled", PoolSize: ptr(1)}); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, reg, 1, "sandboxd_pool_refill_duration_seconds", "template", "pooled")
+	if err := d.DeleteSession(root, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteTemplate(root, "pooled"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := scrape(t, reg, "sandboxd_pool_refill_duration_seconds", "template", "pooled"); ok {
+		t.Fatal("a deleted template's series stayed")
+	}
+}
+
+// TestScrapedSessionsAndIDBlocks: sessions by runtime and status, and the
+// id blocks in use, are read from the daemon at each scrape; the whole
+// registry scrapes over HTTP.
+func TestScrapedSessionsAndIDBlocks(t *testing.T) {
+	e := newEnv(t, nil)
+	d := e.start()
+	reg := d.metrics.reg
+	a := mustCreate(t, d, root)
+	mustCreate(t, d, root)
+	if _, err := d.CreateSession(root, &api.CreateSessionRequest{Runtime: api.RuntimeRunsc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.StopSession(root, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		runtime, status string
+		want            float64
+	}{
+		{api.RuntimeRunc, api.StatusRunning, 1},
+		{api.RuntimeRunc, api.StatusStopped, 1},
+		{api.RuntimeRunc, api.StatusPaused, 0},
+		{api.RuntimeRunsc, api.StatusRunning, 1},
+		{api.RuntimeRunsc, api.StatusFailed, 0},
+	} {
+		if got := value(t, reg, "sandboxd_sessions_by_runtime", "runtime", tc.runtime, "status", tc.status); got != tc.want {
+			t.Errorf("%s %s: %v, want %v", tc.runtime, tc.status, got, tc.want)
+		}
+	}
+	if got, want := value(t, reg, "sandboxd_userns_id_blocks_in_use"), float64(e.ids.InUse()); got != want || got < 2 {
+		t.Errorf("id blocks in use: %v, want %v", got, want)
+	}
+	if got := value(t, reg, "sandboxd_userns_id_blocks"); got != float64(e.ids.Range().Blocks) {
+		t.Errorf("id blocks: %v", got)
+	}
+	// The old series stays as it was.
+	if got := value(t, reg, "sandboxd_sessions", "status", api.StatusRunning); got != 2 {
+		t.Errorf("sandboxd_sessions running: %v", got)
+	}
+	w := httptest.NewRecorder()
+	d.MetricsHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{"sandboxd_sessions_by_runtime{", "sandboxd_userns_id_blocks_in_use ", "sandboxd_session_end_reasons_total{reason=\"idle\"} 0"} {
+		if w.Code != 200 || !strings.Contains(w.Body.String(), want) {
+			t.Fatalf("scrape: %d, lacks %q", w.Code, want)
+		}
+	}
+}
+
+// TestNoIDBlocksWithoutUserNS: without user namespaces there is no id
+// block series at all, rather than a misleading 0 of 0.
+func TestNoIDBlocksWithoutUserNS(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.UserNS.Enabled = false })
+	st, err := openStore(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, inst: instance{id: "test"}, probe: e.disk,
+		net: netDeps{net: e.net, table: newNetTable()}})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	if _, ok := scrape(t, d.metrics.reg, "sandboxd_userns_id_blocks_in_use"); ok {
+		t.Fatal("id blocks counted without an allocator")
+	}
+}
