@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -392,6 +393,50 @@ func isIdent(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// Spawn runs a fake process: it echoes its input, upper-cased, to stdout,
+// says "bye" on stderr at the input's end, and exits 3 (argv "fail":
+// cannot start; argv "hang": runs until killed).
+func (b *fakeBox) Spawn(o *isolation.ProcessOptions) (*isolation.Process, error) {
+	if b.dead() {
+		return nil, errors.New("sandbox is stopped")
+	}
+	if o.Argv[0] == "fail" {
+		return nil, errors.New("exec: no such file")
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	killed := make(chan struct{})
+	var once sync.Once
+	done := make(chan int, 1)
+	go func() {
+		defer outW.Close()
+		defer errW.Close()
+		if o.Argv[0] == "hang" {
+			<-killed
+			done <- 137
+			return
+		}
+		buf := make([]byte, 4096)
+		for {
+			n, err := inR.Read(buf)
+			if n > 0 {
+				_, _ = outW.Write([]byte(strings.ToUpper(string(buf[:n]))))
+			}
+			if err != nil {
+				break
+			}
+		}
+		_, _ = errW.Write([]byte("bye\n"))
+		done <- 3
+	}()
+	kill := func() error {
+		once.Do(func() { close(killed); inR.Close() })
+		return nil
+	}
+	return isolation.NewProcess(inW, outR, errR, nil, func() (int, error) { return <-done, nil }, kill), nil
 }
 
 func (b *fakeBox) Check(ctx context.Context) error {

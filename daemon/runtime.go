@@ -58,6 +58,9 @@ type Sandbox interface {
 	// reports whether an execution ran; isolation.ErrInterruptUnsupported
 	// means the sandbox's agent is too old to be interrupted.
 	Interrupt(ctx context.Context) (bool, error)
+	// Spawn starts a process beside the agent, its streams the caller's
+	// (an attached client's).
+	Spawn(o *isolation.ProcessOptions) (*isolation.Process, error)
 	// Check asks the sandbox whether it answers (a health check).
 	Check(ctx context.Context) error
 	SetLimits(l isolation.Limits) error

@@ -159,7 +159,7 @@ func TestCLI(t *testing.T) {
 	if _, _, code := d.ctl(t, "", "exec", id, "--shell", "-c", "exit 5"); code != 5 {
 		t.Fatalf("shell exit code: %d", code)
 	}
-	if _, stderr, code := d.ctl(t, "", "exec", id, "-t", "1", "-c", "import time; time.sleep(30)"); code != 124 || !strings.Contains(stderr, "timed out") {
+	if _, stderr, code := d.ctl(t, "", "exec", id, "--timeout", "1", "-c", "import time; time.sleep(30)"); code != 124 || !strings.Contains(stderr, "timed out") {
 		t.Fatalf("timeout exit code: %d %q", code, stderr)
 	}
 	var e api.Execution

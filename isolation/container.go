@@ -25,6 +25,8 @@ type container interface {
 	// cgroupPaths are the sandbox's cgroup folders, as libcontainer
 	// names them (cgroups.NewMeter).
 	cgroupPaths() (map[string]string, error)
+	// spawn runs a process beside init (attach.go).
+	spawn(o *ProcessOptions) (*Process, error)
 	pause() error
 	resume() error
 	// resources are the cgroup resources the sandbox has now; set

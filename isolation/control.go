@@ -100,6 +100,9 @@ func (r *Runtime) newSandbox(s *Spec, c container) *Sandbox {
 		id: id, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}),
 		onUndelivered: s.OnUndelivered,
 		cpus:          r.cpus,
+		env:           sandboxEnv(s),
+		uid:           r.UID(),
+		gid:           r.GID(),
 	}
 	// Under runsc the kernel's kills are the Sentry's (the sandbox's
 	// end), the agent's reclaims the processes'.

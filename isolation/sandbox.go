@@ -115,6 +115,10 @@ type Sandbox struct {
 
 	meterOnce sync.Once
 	execMeter *cgroups.Meter
+	// env, uid and gid are its first process's, for the processes
+	// spawned beside it (attach.go).
+	env      []string
+	uid, gid int
 
 	// execMu serialises executions. connMu guards conn, closed and
 	// running and is held only briefly, so that a stop never waits for an

@@ -191,7 +191,7 @@ func newExecCmd(a *app) *cobra.Command {
 	var f codeFlags
 	var env []string
 	var cwd, file string
-	var noWait bool
+	var noWait, interactive, tty bool
 	cmd := &cobra.Command{
 		Use:   "exec ID [-c CODE | --file FILE | - | [--] COMMAND [ARG...]]",
 		Short: "Run code or a command in a session (Python by default; variables persist)",
@@ -206,6 +206,12 @@ state; a second Ctrl-C within 2 s leaves at once.
 --no-wait prints the execution's id at once and leaves it running (within
 its timeout); sandboxctl logs ID EXEC-ID [-f] shows how it goes.
 
+-i and -t run a COMMAND attached, as docker exec -it does: -t gives it a
+pseudo-terminal (full-screen programs, a shell, the python3 REPL; keys, ^C
+and ^D go to it; resizes follow), -i sends standard input to it until its
+end (cat big.csv | sandboxctl exec -i ID -- wc -l). Such a process has no
+timeout; it ends when it exits or sandboxctl leaves.
+
 Exit status: 0 when the code succeeded; a command's own status (126: it
 cannot run, 127: not found); 1 for a Python exception; 124 timed out; 130
 interrupted; 137 killed (out of memory or another limit); 125 for an error
@@ -216,14 +222,22 @@ of sandboxctl or the daemon (nothing ran).`,
   sandboxctl exec $id --file script.py
   sandboxctl exec $id -- ls -la /workspace
   echo 'print(2)' | sandboxctl exec $id -
+  sandboxctl exec -it $id -- bash
+  cat big.csv | sandboxctl exec -i $id -- wc -l
   eid=$(sandboxctl exec --no-wait $id -c 'train()'); sandboxctl logs -f $id $eid`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lang, code, err := f.execSource(file, args[1:])
+			vars, err := parseKV("environment variable", env)
 			if err != nil {
 				return err
 			}
-			vars, err := parseKV("environment variable", env)
+			if interactive || tty {
+				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell {
+					return errors.New("-i and -t run a command: sandboxctl exec -it ID -- COMMAND [ARG...] (not -c, --file, -, --shell or --no-wait)")
+				}
+				return a.attachExec(cmd.Context(), args[0], args[1:], vars, cwd, tty, interactive)
+			}
+			lang, code, err := f.execSource(file, args[1:])
 			if err != nil {
 				return err
 			}
@@ -264,7 +278,9 @@ of sandboxctl or the daemon (nothing ran).`,
 		},
 	}
 	f.register(cmd.Flags())
-	cmd.Flags().Float64VarP(&f.timeout, "timeout", "t", 0, "timeout in seconds (default: the session's)")
+	cmd.Flags().Float64Var(&f.timeout, "timeout", 0, "timeout in seconds (default: the session's)")
+	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "send standard input to the command (with a COMMAND)")
+	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "give the command a pseudo-terminal (with a COMMAND)")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
 	cmd.Flags().StringVarP(&file, "file", "F", "", "run this local file's code")

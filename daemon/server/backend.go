@@ -37,6 +37,10 @@ type Backend interface {
 	// PortDialer returns a dialer of a TCP port inside a session's sandbox.
 	PortDialer(ctx context.Context, id string, port int) (func(context.Context) (net.Conn, error), error)
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
+	// Attach starts a process for an attached client; serve relays its
+	// frames over the upgraded connection (nil: the upgrade failed) and
+	// must be called once.
+	Attach(ctx context.Context, id string, req *api.AttachRequest) (serve func(conn io.ReadWriteCloser), err error)
 	// Interrupt interrupts the session's running execution, and says
 	// whether one ran.
 	Interrupt(ctx context.Context, id string) (bool, error)

@@ -45,6 +45,7 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions/{id}/packages", nil, s.packages},
 		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},
 		{"POST", "/v1/sessions/{id}/interrupt", nil, s.interrupt},
+		{"POST", "/v1/sessions/{id}/attach", nil, s.attach},
 		{"GET", "/v1/sessions/{id}/executions", []string{"limit"}, s.executions},
 		{"GET", "/v1/sessions/{id}/executions/{eid}", nil, s.execution},
 		{"GET", "/v1/sessions/{id}/files", files, s.getFile},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,6 +129,35 @@ func (f *fakeBackend) Interrupt(_ context.Context, id string) (bool, error) {
 func (f *fakeBackend) Executions(context.Context, string, int) ([]api.ExecutionSummary, error) {
 	return []api.ExecutionSummary{}, nil
 }
+
+// Attach echoes the input back as stdout and exits 7 at its end; argv
+// "nope" cannot start.
+func (f *fakeBackend) Attach(_ context.Context, _ string, req *api.AttachRequest) (func(io.ReadWriteCloser), error) {
+	if req.Argv[0] == "nope" {
+		return nil, errdefs.ErrInvalidArgument.WithMessage("cannot run nope")
+	}
+	return func(conn io.ReadWriteCloser) {
+		if conn == nil {
+			return
+		}
+		defer conn.Close()
+		for {
+			typ, p, err := api.ReadFrame(conn, nil)
+			if err != nil {
+				println("fake attach:", err.Error())
+				return
+			}
+			switch typ {
+			case api.FrameStdin:
+				_ = api.WriteFrame(conn, api.FrameStdout, p)
+			case api.FrameCloseStdin:
+				_ = api.WriteFrame(conn, api.FrameExit, api.ExitPayload(7))
+				return
+			}
+		}
+	}, nil
+}
+
 func (f *fakeBackend) StartExec(context.Context, string, *api.ExecRequest) (string, error) {
 	return "e1", nil
 }
@@ -399,5 +429,35 @@ func TestCreateStatus(t *testing.T) {
 	}
 	if w := do(s, "GET", "/v1/sessions/s1/executions/e9", ""); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":"e9"`) {
 		t.Errorf("execution: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestAttachUpgrade: an attach is refused as an ordinary answer, or
+// upgraded to frames over the same connection; a request without the
+// upgrade headers is refused.
+func TestAttachUpgrade(t *testing.T) {
+	_, c, _ := serve(t)
+	ctx := context.Background()
+	if _, err := c.Attach(ctx, "s1", &api.AttachRequest{Argv: []string{"nope"}}); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "cannot run nope") {
+		t.Fatalf("refused: %v", err)
+	}
+	at, err := c.Attach(ctx, "s1", &api.AttachRequest{Argv: []string{"cat"}, TTY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Close()
+	if _, err := at.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if err := at.CloseStdin(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code, err := at.Wait(&out, io.Discard); code != 7 || err != nil || out.String() != "ping" {
+		t.Fatalf("Wait = %d, %v; out %q", code, err, out.String())
+	}
+	s := newTestServer(&fakeBackend{}, Options{}, io.Discard)
+	if w := do(s, "POST", "/v1/sessions/s1/attach", `{"argv":["cat"]}`); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "Upgrade") {
+		t.Fatalf("without the upgrade: %d %s", w.Code, w.Body)
 	}
 }

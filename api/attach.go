@@ -1,0 +1,120 @@
+package api
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// AttachRequest is the body of POST /v1/sessions/{id}/attach: a process to
+// run in the session's sandbox, its standard streams on the connection the
+// answer upgrades (docker's exec -i / -it).
+type AttachRequest struct {
+	// Argv is the command and its arguments, run as is (no shell).
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env,omitempty"`
+	Cwd  string            `json:"cwd,omitempty"`
+	// TTY gives the process a pseudo-terminal of Rows x Cols (stdout and
+	// stderr are then one stream, as on a terminal).
+	TTY  bool   `json:"tty,omitempty"`
+	Rows uint16 `json:"rows,omitempty"`
+	Cols uint16 `json:"cols,omitempty"`
+}
+
+// AttachUpgrade is the protocol an attach upgrades its connection to
+// (headers Connection: Upgrade, Upgrade: AttachUpgrade; the answer is 101).
+const AttachUpgrade = "sandboxd-attach/1"
+
+// After the 101 both sides send frames: a type byte, a payload length (4
+// bytes, big-endian), the payload.
+const (
+	// FrameStdin (client): bytes for the process's standard input.
+	FrameStdin byte = 0
+	// FrameStdout and FrameStderr (daemon): the process's output; with a
+	// TTY everything is stdout.
+	FrameStdout byte = 1
+	FrameStderr byte = 2
+	// FrameExit (daemon), the last frame: the exit status, 4 bytes
+	// big-endian (128+N for a signal N, as shells say).
+	FrameExit byte = 3
+	// FrameCloseStdin (client): the input ended (EOF).
+	FrameCloseStdin byte = 4
+	// FrameResize (client): the terminal's new size, rows then columns,
+	// 2 bytes each big-endian.
+	FrameResize byte = 5
+)
+
+// MaxFrame bounds a frame's payload.
+const MaxFrame = 1 << 20
+
+// WriteFrame writes one frame to w.
+func WriteFrame(w io.Writer, typ byte, payload []byte) error {
+	if len(payload) > MaxFrame {
+		return fmt.Errorf("frame of %d bytes, over %d", len(payload), MaxFrame)
+	}
+	// One write: a peer that ends at the frame (the exit) must not meet
+	// a second write of the same frame (EPIPE).
+	b := make([]byte, 5, 5+len(payload))
+	b[0] = typ
+	binary.BigEndian.PutUint32(b[1:], uint32(len(payload)))
+	_, err := w.Write(append(b, payload...))
+	return err
+}
+
+// ErrFrameTooLarge is a frame whose length is over MaxFrame: the stream is
+// not one of frames.
+var ErrFrameTooLarge = errors.New("attach frame too large")
+
+// ReadFrame reads one frame from r into buf (grown as needed) and returns
+// its type and payload, which the next ReadFrame may overwrite.
+func ReadFrame(r io.Reader, buf []byte) (typ byte, payload []byte, err error) {
+	var h [5]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(h[1:])
+	if n > MaxFrame {
+		return 0, nil, ErrFrameTooLarge
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	return h[0], buf, nil
+}
+
+// ResizePayload is a FrameResize's payload.
+func ResizePayload(rows, cols uint16) []byte {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint16(b, rows)
+	binary.BigEndian.PutUint16(b[2:], cols)
+	return b
+}
+
+// ParseResize reads a FrameResize's payload.
+func ParseResize(p []byte) (rows, cols uint16, ok bool) {
+	if len(p) != 4 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint16(p), binary.BigEndian.Uint16(p[2:]), true
+}
+
+// ExitPayload is a FrameExit's payload.
+func ExitPayload(code int) []byte {
+	return binary.BigEndian.AppendUint32(nil, uint32(int32(code)))
+}
+
+// ParseExit reads a FrameExit's payload.
+func ParseExit(p []byte) (int, bool) {
+	if len(p) != 4 {
+		return 0, false
+	}
+	return int(int32(binary.BigEndian.Uint32(p))), true
+}

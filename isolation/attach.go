@@ -1,0 +1,275 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"github.com/containerd/console"
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/utils"
+	"golang.org/x/sys/unix"
+)
+
+// ProcessOptions are a process to run in a sandbox beside its agent, its
+// standard streams the caller's (docker's exec -i / -it).
+type ProcessOptions struct {
+	Argv []string
+	// Env is added to the sandbox's own environment (its first process's).
+	Env []string
+	Cwd string
+	// TTY gives it a pseudo-terminal of Rows x Cols.
+	TTY        bool
+	Rows, Cols uint16
+	// UID and GID are the sandbox user's, set by Spawn.
+	UID, GID int
+}
+
+// Process is a process running in a sandbox: the same user, namespaces,
+// cgroup (its limits count it), seccomp filter and no_new_privs as the
+// agent. With a TTY, Stdin and Stdout are the terminal and Stderr is nil.
+type Process struct {
+	stdin          io.WriteCloser
+	stdout, stderr io.ReadCloser
+
+	resize func(rows, cols uint16) error
+	wait   func() (int, error)
+	kill   func() error
+}
+
+// NewProcess is a Process of other making (another runtime's, a test's).
+// resize may be nil (no terminal).
+func NewProcess(stdin io.WriteCloser, stdout, stderr io.ReadCloser, resize func(rows, cols uint16) error, wait func() (int, error), kill func() error) *Process {
+	return &Process{stdin: stdin, stdout: stdout, stderr: stderr, resize: resize, wait: wait, kill: kill}
+}
+
+// Stdin is the process's input; closing it ends the input (EOF).
+func (p *Process) Stdin() io.WriteCloser { return p.stdin }
+
+// Stdout is its output (with a terminal, everything it shows).
+func (p *Process) Stdout() io.Reader { return p.stdout }
+
+// Stderr is its error output, nil with a terminal.
+func (p *Process) Stderr() io.Reader {
+	if p.stderr == nil {
+		return nil
+	}
+	return p.stderr
+}
+
+// Resize sets the terminal's size (no-op without one).
+func (p *Process) Resize(rows, cols uint16) error {
+	if p.resize == nil {
+		return nil
+	}
+	return p.resize(rows, cols)
+}
+
+// Wait waits for the process to end and returns its exit status (128+N
+// for a signal N). Its output may still be read after.
+func (p *Process) Wait() (int, error) { return p.wait() }
+
+// Kill ends the process (SIGKILL; under runsc, runsc exec's end).
+func (p *Process) Kill() error { return p.kill() }
+
+// Close lets go of its streams: a reader of its output gets an error.
+func (p *Process) Close() {
+	for _, c := range []io.Closer{p.stdin, p.stdout, p.stderr} {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}
+
+// Spawn starts a process in the sandbox.
+func (s *Sandbox) Spawn(o *ProcessOptions) (*Process, error) {
+	if len(o.Argv) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	env := append(append([]string{}, s.env...), o.Env...)
+	if o.TTY && !hasKey(env, "TERM") {
+		env = append(env, "TERM=xterm-256color")
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = "/workspace"
+	}
+	oo := *o
+	oo.Env, oo.Cwd, oo.UID, oo.GID = env, cwd, s.uid, s.gid
+	return s.c.spawn(&oo)
+}
+
+func hasKey(env []string, key string) bool {
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// exitCode is how a process ended, as a shell says it.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// pipes are a process's standard streams without a terminal: the child's
+// ends go to the process, ours stay.
+type pipes struct {
+	stdinR, stdinW, outR, outW, errR, errW *os.File
+}
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		p.close()
+		return nil, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.close()
+		return nil, err
+	}
+	return &p, nil
+}
+
+// closeChild closes the child's ends, which it holds by now.
+func (p *pipes) closeChild() {
+	for _, f := range []*os.File{p.stdinR, p.outW, p.errW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) close() {
+	p.closeChild()
+	for _, f := range []*os.File{p.stdinW, p.outR, p.errR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// spawn runs a process in the libcontainer container (runc exec): the
+// container's user namespace, seccomp filter, capabilities (none) and
+// no_new_privs apply to it as to init.
+func (c runcContainer) spawn(o *ProcessOptions) (*Process, error) {
+	proc := &libcontainer.Process{Args: o.Argv, Env: o.Env, Cwd: o.Cwd, UID: o.UID, GID: o.GID}
+	if !o.TTY {
+		p, err := newPipes()
+		if err != nil {
+			return nil, err
+		}
+		proc.Stdin, proc.Stdout, proc.Stderr = p.stdinR, p.outW, p.errW
+		if err := c.c.Run(proc); err != nil {
+			p.close()
+			return nil, fmt.Errorf("start the process: %w", err)
+		}
+		p.closeChild()
+		return NewProcess(p.stdinW, p.outR, p.errR, nil, func() (int, error) { return waitRunc(proc) }, func() error { return proc.Signal(unix.SIGKILL) }), nil
+	}
+	parent, child, err := utils.NewSockPair("console")
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	proc.ConsoleSocket = child
+	proc.ConsoleWidth, proc.ConsoleHeight = o.Cols, o.Rows
+	err = c.c.Run(proc)
+	child.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start the process: %w", err)
+	}
+	kill := func() error { return proc.Signal(unix.SIGKILL) }
+	f, err := utils.RecvFile(parent) //nolint:staticcheck // runc's own way, kept until its successor is public
+	var master console.Console
+	if err == nil {
+		if master, err = console.ConsoleFromFile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		_ = kill()
+		_, _ = proc.Wait()
+		return nil, fmt.Errorf("the process's terminal: %w", err)
+	}
+	return terminalProcess(master, func() (int, error) { return waitRunc(proc) }, kill), nil
+}
+
+func waitRunc(proc *libcontainer.Process) (int, error) {
+	ps, err := proc.Wait()
+	if ps == nil {
+		return -1, err
+	}
+	return exitCode(ps), nil
+}
+
+// terminalProcess is a process on the pseudo-terminal whose master is m.
+func terminalProcess(m console.Console, wait func() (int, error), kill func() error) *Process {
+	// One file both ways: Stdout's close (in Close) closes it; Stdin's
+	// sends ^D, so that input ending does not end the output.
+	return NewProcess(nopWriteCloser{m}, m, nil,
+		func(rows, cols uint16) error { return m.Resize(console.WinSize{Height: rows, Width: cols}) },
+		wait, kill)
+}
+
+// nopWriteCloser is a terminal's input: closing it is sending ^D, as a
+// terminal's user ends input (the line discipline turns it into EOF).
+type nopWriteCloser struct{ f io.Writer }
+
+func (w nopWriteCloser) Write(b []byte) (int, error) { return w.f.Write(b) }
+func (w nopWriteCloser) Close() error {
+	_, _ = w.f.Write([]byte{4})
+	return nil
+}
+
+// spawn runs a process in the gVisor sandbox (runsc exec), as the agent's
+// user.
+func (c *gvisorContainer) spawn(o *ProcessOptions) (*Process, error) {
+	// The agent's user, as runsc's spec has it.
+	args := []string{"exec", "--user", fmt.Sprintf("%d:%d", c.user.UID, c.user.GID), "--cwd", o.Cwd}
+	for _, kv := range o.Env {
+		args = append(args, "--env", kv)
+	}
+	if !o.TTY {
+		p, err := newPipes()
+		if err != nil {
+			return nil, err
+		}
+		cmd := c.rs.command(context.Background(), c.network, append(append(args, c.id), o.Argv...)...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.outW, p.errW
+		if err := cmd.Start(); err != nil {
+			p.close()
+			return nil, fmt.Errorf("runsc exec: %w", err)
+		}
+		p.closeChild()
+		return NewProcess(p.stdinW, p.outR, p.errR, nil, func() (int, error) { return waitCmd(cmd) }, func() error { return cmd.Process.Kill() }), nil
+	}
+	// runsc exec gives a process a terminal only with --detach (its
+	// --console-socket), whose end it cannot then wait for; a host
+	// terminal as its stdio is not one inside. Not yet, then.
+	return nil, ErrNoTerminal
+}
+
+// ErrNoTerminal is a terminal asked of a runtime that cannot give one.
+var ErrNoTerminal = errors.New("a terminal (tty) is not available in runsc sessions yet: run the command without one (-i)")
+
+func waitCmd(cmd *exec.Cmd) (int, error) {
+	err := cmd.Wait()
+	if cmd.ProcessState == nil {
+		return -1, err
+	}
+	return exitCode(cmd.ProcessState), nil
+}
