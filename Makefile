@@ -87,6 +87,12 @@ test-deps: deps sdk-deps node-deps $(RUNSC_NET)
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runsc >/dev/null))
 	@/usr/bin/python3 -m pip --version >/dev/null 2>&1 || (apt-get install -y -qq --no-install-recommends python3-pip >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null))
+	@# sshd for sandboxctl --host ssh:// (integration/ssh_test.go runs its own
+	@# on loopback); policy-rc.d keeps the package's from starting on :22.
+	@[ -x /usr/sbin/sshd ] || { made=; [ -e /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; made=1; }; \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null)); rc=$$?; \
+		[ -z "$$made" ] || rm -f /usr/sbin/policy-rc.d; exit $$rc; }
 
 # test runs every test, as root: the sandbox tests need it and never skip.
 # This host's cgroups come first, then the packages' contents, then the VM

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // AttachRequest is the body of POST /v1/sessions/{id}/attach: a process to
@@ -118,3 +119,44 @@ func ParseExit(p []byte) (int, bool) {
 	}
 	return int(int32(binary.BigEndian.Uint32(p))), true
 }
+
+// ProcessRequest is the body of POST /v1/sessions/{id}/processes: a
+// command that runs in the background (exec --detach), its output in a
+// file the daemon serves (GET …/processes/{pid}/logs).
+type ProcessRequest struct {
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env,omitempty"`
+	Cwd  string            `json:"cwd,omitempty"`
+}
+
+// Process is one process of a session's sandbox (GET …/processes), as the
+// sandbox names it.
+type Process struct {
+	PID       int       `json:"pid"`
+	PPID      int       `json:"ppid"`
+	Command   string    `json:"command"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// CPUSeconds and RSSBytes are what it used so far (RSSBytes 0 under
+	// runsc, which does not say).
+	CPUSeconds float64 `json:"cpu_seconds"`
+	RSSBytes   uint64  `json:"rss_bytes"`
+	// Detached says it was started with POST …/processes: its output has
+	// a log.
+	Detached bool `json:"detached,omitempty"`
+	// ExitCode, on a detached process that ended, is how (in its answer
+	// to POST, and in GET …/processes/{pid}/logs' header).
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// ProcessList is the answer of GET /v1/sessions/{id}/processes.
+type ProcessList struct {
+	Processes []Process `json:"processes"`
+}
+
+// HeaderProcessRunning, on GET …/processes/{pid}/logs, says whether the
+// process still runs ("true") or ended ("false"), for a follower.
+const HeaderProcessRunning = "Sandboxd-Process-Running"
+
+// HeaderProcessExitCode, on the same answer, is how the process ended,
+// when the daemon that started it saw it end.
+const HeaderProcessExitCode = "Sandboxd-Process-Exit-Code"

@@ -304,6 +304,9 @@ type FileList struct {
 type FileWritten struct {
 	Path string `json:"path"`
 	Size int64  `json:"size"`
+	// Files, for a tar stream unpacked (format=tar), is how many files
+	// it wrote.
+	Files int `json:"files,omitempty"`
 }
 
 // Stats is the answer of GET /v1/sessions/{id}/stats.

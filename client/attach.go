@@ -28,8 +28,7 @@ type Attached struct {
 // caller sends its input (Write, CloseStdin), resizes its terminal, and
 // reads its output and exit status with Wait; Close ends the process.
 func (c *Client) Attach(ctx context.Context, id string, req *api.AttachRequest) (*Attached, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.socket)
+	conn, err := c.dial(ctx)
 	if err != nil {
 		return nil, c.connError(err)
 	}

@@ -30,8 +30,12 @@ const SocketEnv = "SANDBOXD_SOCKET"
 
 // Client talks to one daemon.
 type Client struct {
+	// socket names the daemon in messages: its socket's path, or the
+	// host's URL (NewDialer).
 	socket string
 	hc     *http.Client
+	// dial connects to the daemon.
+	dial func(ctx context.Context) (net.Conn, error)
 }
 
 // New returns a client of the daemon at socket ("" for $SANDBOXD_SOCKET or
@@ -43,20 +47,29 @@ func New(socket string) *Client {
 	if socket == "" {
 		socket = DefaultSocket
 	}
+	return NewDialer(socket, func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	})
+}
+
+// NewDialer returns a client of the daemon that dial connects to (through
+// ssh, say: NewHost); name names it in messages.
+func NewDialer(name string, dial func(ctx context.Context) (net.Conn, error)) *Client {
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
+		DialContext:         func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) },
 		MaxIdleConnsPerHost: 16,
 	}
-	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+	return &Client{socket: name, hc: &http.Client{Transport: tr}, dial: dial}
 }
 
 // NewWithHTTPClient returns a client that sends requests through hc, for
 // tests with a fake transport.
 func NewWithHTTPClient(socket string, hc *http.Client) *Client {
-	return &Client{socket: socket, hc: hc}
+	return &Client{socket: socket, hc: hc, dial: func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}
 }
 
 // Socket is the socket path this client uses.

@@ -40,3 +40,20 @@ func (c *Client) GetFile(ctx context.Context, id, path string) (io.ReadCloser, *
 func (c *Client) DeleteFile(ctx context.Context, id, path string) error {
 	return c.call(ctx, request{method: "DELETE", path: sessionPath(id, "/files"), query: url.Values{"path": {path}}}, nil)
 }
+
+// PutTar unpacks a tar stream into the folder path of a session (made as
+// needed): folders, files and symlinks (cp -r).
+func (c *Client) PutTar(ctx context.Context, id, path string, tarStream io.Reader) (*api.FileWritten, error) {
+	var out api.FileWritten
+	return &out, c.call(ctx, request{method: "PUT", path: sessionPath(id, "/files"), query: url.Values{"path": {path}, "format": {"tar"}}, body: tarStream}, &out)
+}
+
+// GetTar reads a folder of a session (or a file) as a tar stream, the
+// folder's contents under its own name. The caller closes it.
+func (c *Client) GetTar(ctx context.Context, id, path string) (io.ReadCloser, error) {
+	resp, err := c.send(ctx, request{method: "GET", path: sessionPath(id, "/files"), query: url.Values{"path": {path}, "format": {"tar"}}})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}

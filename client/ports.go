@@ -46,8 +46,7 @@ func (c *Client) PortProxy(id string, port int) http.Handler {
 // 101 Switching Protocols. The stream is the connection after the 101;
 // the caller closes it.
 func (c *Client) UpgradePort(ctx context.Context, id string, port int, path, protocol string) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.socket)
+	conn, err := c.dial(ctx)
 	if err != nil {
 		return nil, c.connError(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -30,27 +28,9 @@ const attachDrain = time.Second
 // it ends, then says its exit status; it must be called once, and with a
 // nil conn (the upgrade failed) it ends the process.
 func (d *Daemon) Attach(ctx context.Context, id string, req *api.AttachRequest) (serve func(conn io.ReadWriteCloser), err error) {
-	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return nil, errdefs.ErrInvalidArgument.WithMessage("argv is required: the command and its arguments, e.g. [\"bash\"]")
-	}
-	n := 0
-	for _, a := range req.Argv {
-		if strings.IndexByte(a, 0) >= 0 {
-			return nil, errdefs.ErrInvalidArgument.WithMessage("an argument contains a NUL byte")
-		}
-		n += len(a)
-	}
-	if n > maxCodeBytes {
-		return nil, api.Errorf(api.ErrPayloadTooLarge, "the command is %d bytes, over the limit of %d", n, maxCodeBytes)
-	}
-	if err := checkEnv(req.Env); err != nil {
+	cwd, err := checkCommand(req.Argv, req.Env, req.Cwd)
+	if err != nil {
 		return nil, err
-	}
-	cwd := "/workspace"
-	if req.Cwd != "" {
-		if cwd, err = sandboxfs.Cwd(req.Cwd); err != nil {
-			return nil, err
-		}
 	}
 	rows, cols := req.Rows, req.Cols
 	if rows == 0 || cols == 0 {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -214,7 +216,10 @@ type fakeBox struct {
 	runMu     sync.Mutex
 	interrupt chan struct{}
 	// detached is closed by Detach.
-	detached   chan struct{}
+	detached chan struct{}
+	// procs are the background processes that run, by pid: each ends
+	// with what its channel gets.
+	procs      map[int]chan int
 	detachOnce sync.Once
 	oldAgent   bool
 }
@@ -405,6 +410,26 @@ func (b *fakeBox) Spawn(o *isolation.ProcessOptions) (*isolation.Process, error)
 	if o.Argv[0] == "fail" {
 		return nil, errors.New("exec: no such file")
 	}
+	if o.Output != nil {
+		// In the background: it says its argv and runs until signalled.
+		_, _ = fmt.Fprintf(o.Output, "%s\n", strings.Join(o.Argv, " "))
+		b.runMu.Lock()
+		if b.procs == nil {
+			b.procs = map[int]chan int{}
+		}
+		pid := 100 + len(b.procs)
+		end := make(chan int, 1)
+		b.procs[pid] = end
+		b.runMu.Unlock()
+		code := -1
+		var once sync.Once
+		wait := func() (int, error) {
+			once.Do(func() { code = <-end })
+			return code, nil
+		}
+		p := isolation.NewProcess(nil, nil, nil, nil, wait, func() error { b.signalFake(pid, 9); return nil })
+		return isolation.NewProcessWithPID(p, pid), nil
+	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
@@ -437,6 +462,37 @@ func (b *fakeBox) Spawn(o *isolation.ProcessOptions) (*isolation.Process, error)
 		return nil
 	}
 	return isolation.NewProcess(inW, outR, errR, nil, func() (int, error) { return <-done, nil }, kill), nil
+}
+
+// Processes are the agent (1) and the background processes that run.
+func (b *fakeBox) Processes() ([]isolation.ProcessInfo, error) {
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	out := []isolation.ProcessInfo{{PID: 1, Command: "python3 agent"}}
+	for pid := range b.procs {
+		out = append(out, isolation.ProcessInfo{PID: pid, PPID: 1, Command: "background"})
+	}
+	slices.SortFunc(out, func(a, b isolation.ProcessInfo) int { return a.PID - b.PID })
+	return out, nil
+}
+
+func (b *fakeBox) Signal(pid int, sig unix.Signal) error {
+	if !b.signalFake(pid, int(sig)) {
+		return isolation.ErrNoProcess
+	}
+	return nil
+}
+
+// signalFake ends background process pid (128+sig), if it runs.
+func (b *fakeBox) signalFake(pid, sig int) bool {
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	end, ok := b.procs[pid]
+	if ok {
+		delete(b.procs, pid)
+		end <- 128 + sig
+	}
+	return ok
 }
 
 func (b *fakeBox) Check(ctx context.Context) error {

@@ -47,6 +47,37 @@ func (d *Daemon) PutFile(ctx context.Context, id, path string, body io.Reader) (
 	return &api.FileWritten{Path: root.String() + "/" + rel, Size: n}, nil
 }
 
+// PutTar unpacks a tar stream into the folder path (cp -r).
+func (d *Daemon) PutTar(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
+	root, rel, err := sandboxfs.Split(path)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := d.filesOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	w, err := fs.WriteTar(root, rel, body, d.cfg.MaxUploadBytes)
+	if err != nil {
+		return nil, err
+	}
+	return &api.FileWritten{Path: root.String() + "/" + rel, Size: w.Bytes, Files: w.Files}, nil
+}
+
+// GetTar writes path (a folder and what it holds, or a file) to w as a
+// tar stream (cp -r).
+func (d *Daemon) GetTar(ctx context.Context, id, path string, w io.Writer) error {
+	root, rel, err := sandboxfs.Split(path)
+	if err != nil {
+		return err
+	}
+	fs, err := d.filesOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fs.ReadTar(root, rel, w)
+}
+
 // OpenFile opens a file for reading, or lists a folder.
 func (d *Daemon) OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error) {
 	root, rel, err := sandboxfs.Split(path)

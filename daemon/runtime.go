@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -61,6 +63,10 @@ type Sandbox interface {
 	// Spawn starts a process beside the agent, its streams the caller's
 	// (an attached client's).
 	Spawn(o *isolation.ProcessOptions) (*isolation.Process, error)
+	// Processes lists its processes; Signal signals one (by the
+	// sandbox's pid).
+	Processes() ([]isolation.ProcessInfo, error)
+	Signal(pid int, sig unix.Signal) error
 	// Check asks the sandbox whether it answers (a health check).
 	Check(ctx context.Context) error
 	SetLimits(l isolation.Limits) error

@@ -69,6 +69,8 @@ type session struct {
 	resetUntold bool
 	// live are the executions under way, by id.
 	live map[string]*liveExec
+	// detached are the background processes this daemon started, by pid.
+	detached map[int]*detachedProc
 }
 
 func newSession(rec *store.Record) *session { return &session{rec: rec} }

@@ -1,14 +1,17 @@
 package isolation
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/containerd/console"
 	"github.com/opencontainers/runc/libcontainer"
@@ -28,6 +31,10 @@ type ProcessOptions struct {
 	Rows, Cols uint16
 	// UID and GID are the sandbox user's, set by Spawn.
 	UID, GID int
+	// Output, if set, takes the process's stdout and stderr, and its
+	// input is empty: a process that outlives its caller (exec
+	// --detach), its output in a file, no stream held by the daemon.
+	Output *os.File
 }
 
 // Process is a process running in a sandbox: the same user, namespaces,
@@ -40,12 +47,23 @@ type Process struct {
 	resize func(rows, cols uint16) error
 	wait   func() (int, error)
 	kill   func() error
+	// pid is its pid in the sandbox, for a detached one (0: unknown).
+	pid int
 }
+
+// PID is the process's pid as the sandbox names it (0: unknown).
+func (p *Process) PID() int { return p.pid }
 
 // NewProcess is a Process of other making (another runtime's, a test's).
 // resize may be nil (no terminal).
 func NewProcess(stdin io.WriteCloser, stdout, stderr io.ReadCloser, resize func(rows, cols uint16) error, wait func() (int, error), kill func() error) *Process {
 	return &Process{stdin: stdin, stdout: stdout, stderr: stderr, resize: resize, wait: wait, kill: kill}
+}
+
+// NewProcessWithPID is p, whose pid in the sandbox is pid.
+func NewProcessWithPID(p *Process, pid int) *Process {
+	p.pid = pid
+	return p
 }
 
 // Stdin is the process's input; closing it ends the input (EOF).
@@ -167,6 +185,17 @@ func (p *pipes) close() {
 // no_new_privs apply to it as to init.
 func (c runcContainer) spawn(o *ProcessOptions) (*Process, error) {
 	proc := &libcontainer.Process{Args: o.Argv, Env: o.Env, Cwd: o.Cwd, UID: o.UID, GID: o.GID}
+	if o.Output != nil {
+		proc.Stdout, proc.Stderr = o.Output, o.Output
+		if err := c.c.Run(proc); err != nil {
+			return nil, fmt.Errorf("start the process: %w", err)
+		}
+		p := NewProcess(nil, nil, nil, nil, func() (int, error) { return waitRunc(proc) }, func() error { return proc.Signal(unix.SIGKILL) })
+		if host, err := proc.Pid(); err == nil {
+			p.pid, _ = nsPID(host)
+		}
+		return p, nil
+	}
 	if !o.TTY {
 		p, err := newPipes()
 		if err != nil {
@@ -243,6 +272,9 @@ func (c *gvisorContainer) spawn(o *ProcessOptions) (*Process, error) {
 	for _, kv := range o.Env {
 		args = append(args, "--env", kv)
 	}
+	if o.Output != nil {
+		return c.spawnDetached(args, o)
+	}
 	if !o.TTY {
 		p, err := newPipes()
 		if err != nil {
@@ -265,6 +297,44 @@ func (c *gvisorContainer) spawn(o *ProcessOptions) (*Process, error) {
 
 // ErrNoTerminal is a terminal asked of a runtime that cannot give one.
 var ErrNoTerminal = errors.New("a terminal (tty) is not available in runsc sessions yet: run the command without one (-i)")
+
+// spawnDetached runs a process whose output goes to o.Output; runsc
+// writes its pid in the sandbox to a file.
+func (c *gvisorContainer) spawnDetached(args []string, o *ProcessOptions) (*Process, error) {
+	f, err := os.CreateTemp("", "sandboxd-pid-")
+	if err != nil {
+		return nil, err
+	}
+	pidFile := f.Name()
+	f.Close()
+	os.Remove(pidFile) // runsc makes it once the process runs
+	defer os.Remove(pidFile)
+	cmd := c.rs.command(context.Background(), c.network, append(append(args, "--internal-pid-file", pidFile, c.id), o.Argv...)...)
+	cmd.Stdout, cmd.Stderr = o.Output, o.Output
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("runsc exec: %w", err)
+	}
+	done := make(chan struct{})
+	var code int
+	var werr error
+	go func() {
+		code, werr = waitCmd(cmd)
+		close(done)
+	}()
+	p := NewProcess(nil, nil, nil, nil, func() (int, error) { <-done; return code, werr }, func() error { return cmd.Process.Kill() })
+	for deadline := time.Now().Add(runscTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(pidFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			p.pid, _ = strconv.Atoi(string(bytes.TrimSpace(b)))
+			break
+		}
+		select {
+		case <-done:
+			return p, nil // it ended (or failed) at once: its output says
+		default:
+		}
+	}
+	return p, nil
+}
 
 func waitCmd(cmd *exec.Cmd) (int, error) {
 	err := cmd.Wait()

@@ -25,8 +25,11 @@ type container interface {
 	// cgroupPaths are the sandbox's cgroup folders, as libcontainer
 	// names them (cgroups.NewMeter).
 	cgroupPaths() (map[string]string, error)
-	// spawn runs a process beside init (attach.go).
+	// spawn runs a process beside init (attach.go); processes and
+	// signal list and signal the sandbox's (procs.go).
 	spawn(o *ProcessOptions) (*Process, error)
+	processes() ([]ProcessInfo, error)
+	signal(pid int, sig unix.Signal) error
 	pause() error
 	resume() error
 	// resources are the cgroup resources the sandbox has now; set

@@ -46,6 +46,9 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("DELETE /v1/sessions/{id}", f.delete)
 	mux.HandleFunc("GET /v1/sessions/{id}", f.get1)
 	mux.HandleFunc("POST /v1/sessions/{id}/exec", f.exec)
+	mux.HandleFunc("GET /v1/sessions/{id}/executions/{eid}", f.execution)
+	mux.HandleFunc("GET /v1/sessions/{id}/executions", f.executions)
+	mux.HandleFunc("POST /v1/sessions/{id}/interrupt", f.interrupt)
 	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
 	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
 	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
@@ -143,8 +146,13 @@ func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Code     string   `json:"code"`
 		Packages []string `json:"packages"`
+		Wait     *bool    `json:"wait"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
+	if req.Wait != nil && !*req.Wait {
+		answer(w, http.StatusAccepted, api.ExecStarted{ID: "job-" + req.Code})
+		return
+	}
 	code := req.Code
 	if req.Packages != nil {
 		code = "pip install " + strings.Join(req.Packages, " ")
@@ -176,6 +184,36 @@ func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer(w, 200, ex)
+}
+
+// execution: "job-slow" runs on, other jobs ended ok.
+func (f *fakeDaemon) execution(w http.ResponseWriter, r *http.Request) {
+	id, ok := f.session(w, r)
+	if !ok {
+		return
+	}
+	eid := r.PathValue("eid")
+	ex := api.Execution{ID: eid, SessionID: id, Status: api.StatusOK, Stdout: "done\n"}
+	if eid == "job-slow" {
+		ex.Status, ex.Stdout = api.StatusRunning, "half\n"
+	}
+	answer(w, 200, ex)
+}
+
+func (f *fakeDaemon) executions(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.session(w, r); !ok {
+		return
+	}
+	zero := 0
+	answer(w, 200, api.ExecutionList{Executions: []api.ExecutionSummary{{ID: "job-slow", Language: "python", Status: api.StatusRunning},
+		{ID: "job-1", Language: "shell", Status: api.StatusOK, ExitCode: &zero}}})
+}
+
+func (f *fakeDaemon) interrupt(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.session(w, r); !ok {
+		return
+	}
+	answer(w, 200, api.Interrupted{Interrupted: true})
 }
 
 func (f *fakeDaemon) put(w http.ResponseWriter, r *http.Request) {
@@ -258,6 +296,7 @@ func TestTools(t *testing.T) {
 	want := map[string][]string{
 		"run_python": {"code"}, "run_shell": {"command"}, "write_file": {"content", "path"}, "read_file": {"path"},
 		"install_packages": {"packages"}, "create_session": nil, "list_sessions": nil, "delete_session": {"session_id"},
+		"start_execution": {"code"}, "get_execution": {"execution_id"}, "list_executions": nil, "interrupt": nil,
 	}
 	got := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {
@@ -457,5 +496,31 @@ func TestCutText(t *testing.T) {
 	got := cutText(strings.Repeat("é", 100), 80)
 	if len(got) > 80 || !strings.Contains(got, "cut") {
 		t.Errorf("cut long: %d bytes %q", len(got), got)
+	}
+}
+
+// TestJobTools: start_execution answers an id at once, get_execution says
+// running with the output so far or the result, list_executions lists,
+// interrupt interrupts; all in the server's own session by default.
+func TestJobTools(t *testing.T) {
+	_, c := newFakeDaemon(t)
+	cs := connect(t, New(c, Options{}))
+	_, text, out := call(t, cs, "start_execution", map[string]any{"code": "slow"})
+	if out["execution_id"] != "job-slow" || !strings.Contains(text, "get_execution") {
+		t.Fatalf("start_execution: %q %v", text, out)
+	}
+	sid := out["session_id"]
+	_, text, out = call(t, cs, "get_execution", map[string]any{"execution_id": "job-slow"})
+	if out["status"] != api.StatusRunning || out["session_id"] != sid || !strings.Contains(text, "still running") || !strings.Contains(text, "half") {
+		t.Fatalf("get_execution while running: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "get_execution", map[string]any{"execution_id": "job-1"}); out["status"] != api.StatusOK || !strings.Contains(text, "done") {
+		t.Fatalf("get_execution once ended: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "list_executions", nil); !strings.Contains(text, "job-slow python running exit -") || len(out["executions"].([]any)) != 2 {
+		t.Fatalf("list_executions: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "interrupt", nil); out["interrupted"] != true || !strings.Contains(text, "interrupted") {
+		t.Fatalf("interrupt: %q %v", text, out)
 	}
 }

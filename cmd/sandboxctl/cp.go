@@ -24,12 +24,19 @@ func splitRemote(arg string) (id, path string, ok bool) {
 }
 
 func newCpCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cp SRC DST",
-		Short: "Copy a file between this machine and a session",
+	var recursive bool
+	cmd := &cobra.Command{
+		Use:   "cp [-r] SRC DST",
+		Short: "Copy files or folders between this machine and a session",
+		Long: `Copy a file, or with -r a folder, between this machine and a session:
+one side is ID:PATH (a relative PATH is under /workspace). A folder goes as
+a tar stream and lands as DST/NAME, as cp -r does; symlinks are copied as
+symlinks, never followed, and nothing is written outside DST.`,
 		Example: `  sandboxctl cp data.csv $id:data.csv        # to /workspace/data.csv
   sandboxctl cp $id:/workspace/out.png out.png
-  sandboxctl cp $id:result.json -              # to standard output`,
+  sandboxctl cp $id:result.json -              # to standard output
+  sandboxctl cp -r ./project $id:.             # to /workspace/project
+  sandboxctl cp -r $id:results ./              # to ./results`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srcID, srcPath, srcRemote := splitRemote(args[0])
@@ -38,6 +45,18 @@ func newCpCmd(a *app) *cobra.Command {
 			switch {
 			case srcRemote == dstRemote:
 				return errors.New("give exactly one side as ID:PATH, e.g. sandboxctl cp file.txt ID:file.txt")
+			case recursive && dstRemote:
+				if fi, err := os.Stat(srcPath); err != nil {
+					return fmt.Errorf("cannot read %s: %w", srcPath, errors.Unwrap(err))
+				} else if !fi.IsDir() {
+					return fmt.Errorf("%s is not a folder: copy it without -r", srcPath)
+				}
+				return a.copyDirTo(cmd.Context(), srcPath, dstID, dstPath)
+			case recursive:
+				if dstPath == "-" {
+					return errors.New("-r copies a folder into a local folder, not to standard output")
+				}
+				return a.copyDirFrom(cmd.Context(), srcID, srcPath, dstPath)
 			case dstRemote:
 				var in io.Reader = os.Stdin
 				if srcPath != "-" {
@@ -47,7 +66,7 @@ func newCpCmd(a *app) *cobra.Command {
 					}
 					defer f.Close()
 					if fi, err := f.Stat(); err == nil && fi.IsDir() {
-						return fmt.Errorf("%s is a folder: copy files one at a time", srcPath)
+						return fmt.Errorf("%s is a folder: copy it with -r", srcPath)
 					}
 					in = f
 				}
@@ -59,7 +78,7 @@ func newCpCmd(a *app) *cobra.Command {
 				return err
 			}
 			if list != nil {
-				return fmt.Errorf("%s is a folder in the session: copy files one at a time", srcPath)
+				return fmt.Errorf("%s is a folder in the session: copy it with -r", srcPath)
 			}
 			defer r.Close()
 			if dstPath == "-" {
@@ -80,6 +99,8 @@ func newCpCmd(a *app) *cobra.Command {
 			return out.Close()
 		},
 	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "copy a folder and what it holds")
+	return cmd
 }
 
 func lastElem(p string) string {

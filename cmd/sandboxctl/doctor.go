@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,8 +50,15 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 			}
 			// The daemon knows its floor; a daemon too old to say, or not
 			// running (the socket check says so), adds nothing.
-			if h, err := a.client().HealthStatus(ctx); err == nil && h.DataDir != nil {
-				results = append(results, hostcheck.DataDirFloor(h.DataDir.FreeMB, h.DataDir.MinFreeMB, h.DataDir.OK))
+			// An unhealthy daemon still answers its health (503): its
+			// reasons are doctor's too.
+			if h, _ := a.client().HealthStatus(ctx); h != nil {
+				if h.DataDir != nil {
+					results = append(results, hostcheck.DataDirFloor(h.DataDir.FreeMB, h.DataDir.MinFreeMB, h.DataDir.OK))
+				}
+				if len(h.Reasons) > 0 {
+					results = append(results, hostcheck.Result{Name: "daemon health", Status: hostcheck.Fail, Detail: strings.Join(h.Reasons, "; ")})
+				}
 			}
 			if asJSON {
 				if err := printJSON(os.Stdout, results); err != nil {

@@ -191,7 +191,7 @@ func newExecCmd(a *app) *cobra.Command {
 	var f codeFlags
 	var env []string
 	var cwd, file string
-	var noWait, interactive, tty bool
+	var noWait, interactive, tty, detach bool
 	cmd := &cobra.Command{
 		Use:   "exec ID [-c CODE | --file FILE | - | [--] COMMAND [ARG...]]",
 		Short: "Run code or a command in a session (Python by default; variables persist)",
@@ -212,6 +212,12 @@ and ^D go to it; resizes follow), -i sends standard input to it until its
 end (cat big.csv | sandboxctl exec -i ID -- wc -l). Such a process has no
 timeout; it ends when it exits or sandboxctl leaves.
 
+-d runs a COMMAND in the background and prints its pid: it outlives the
+call (no timeout) until it exits, is killed (sandboxctl kill), or the
+session stops; sandboxctl logs ID PID [-f] shows its output, sandboxctl top
+ID lists the session's processes. It counts against the session's pids
+limit.
+
 Exit status: 0 when the code succeeded; a command's own status (126: it
 cannot run, 127: not found); 1 for a Python exception; 124 timed out; 130
 interrupted; 137 killed (out of memory or another limit); 125 for an error
@@ -224,12 +230,19 @@ of sandboxctl or the daemon (nothing ran).`,
   echo 'print(2)' | sandboxctl exec $id -
   sandboxctl exec -it $id -- bash
   cat big.csv | sandboxctl exec -i $id -- wc -l
+  sandboxctl exec -d $id -- python3 -m http.server 8000
   eid=$(sandboxctl exec --no-wait $id -c 'train()'); sandboxctl logs -f $id $eid`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vars, err := parseKV("environment variable", env)
 			if err != nil {
 				return err
+			}
+			if detach {
+				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell || interactive || tty {
+					return errors.New("--detach runs a command: sandboxctl exec -d ID -- COMMAND [ARG...] (not with -c, --file, -, --shell, -i, -t or --no-wait)")
+				}
+				return a.startDetached(cmd.Context(), args[0], args[1:], vars, cwd, f.asJSON)
 			}
 			if interactive || tty {
 				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell {
@@ -281,6 +294,7 @@ of sandboxctl or the daemon (nothing ran).`,
 	cmd.Flags().Float64Var(&f.timeout, "timeout", 0, "timeout in seconds (default: the session's)")
 	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "send standard input to the command (with a COMMAND)")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "give the command a pseudo-terminal (with a COMMAND)")
+	cmd.Flags().BoolVarP(&detach, "detach", "d", false, "run the COMMAND in the background and print its pid (see top, logs, kill)")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
 	cmd.Flags().StringVarP(&file, "file", "F", "", "run this local file's code")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,9 +21,10 @@ func newLogsCmd(a *app) *cobra.Command {
 	var follow, asJSON bool
 	var tail int
 	cmd := &cobra.Command{
-		Use:   "logs ID [EXEC-ID]",
-		Short: "Print the output of a session's executions",
-		Long: `Print what an execution wrote (stdout to stdout, stderr to stderr), or,
+		Use:   "logs ID [EXEC-ID | PID]",
+		Short: "Print the output of a session's executions or background processes",
+		Long: `Print what an execution wrote (stdout to stdout, stderr to stderr), or
+what a background process (exec -d; its PID, a number) wrote, or,
 without EXEC-ID, what the session's last executions wrote, oldest first,
 each under a "==> EXEC-ID (language, status) <==" line. An execution still
 running shows its output so far; -f follows it until it ends (Ctrl-C
@@ -30,11 +32,16 @@ leaves it running). The daemon keeps a session's last history_limit
 executions.`,
 		Example: `  sandboxctl logs $id
   eid=$(sandboxctl exec --no-wait $id -c 'import time; [print(i) or time.sleep(1) for i in range(5)]')
-  sandboxctl logs -f $id $eid`,
+  sandboxctl logs -f $id $eid
+  sandboxctl logs -f $id $(sandboxctl exec -d $id -- python3 train.py)`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := a.client()
 			ctx := cmd.Context()
+			if len(args) == 2 && isPID(args[1]) {
+				pid, _ := strconv.Atoi(args[1])
+				return showProcessLogs(ctx, c, args[0], pid, follow)
+			}
 			if len(args) == 2 {
 				return showLogs(ctx, c, args[0], args[1], follow, asJSON)
 			}

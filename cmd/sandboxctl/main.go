@@ -39,9 +39,39 @@ const exitFailure = 125
 // app is what every command shares.
 type app struct {
 	socket string
+	host   string
+	// remote is the client of --host (or $SANDBOXD_HOST), nil for the
+	// local socket.
+	remote *client.Client
 }
 
-func (a *app) client() *client.Client { return client.New(a.socket) }
+func (a *app) client() *client.Client {
+	if a.remote != nil {
+		return a.remote
+	}
+	return client.New(a.socket)
+}
+
+// resolveHost makes the client of --host or $SANDBOXD_HOST, if either
+// says one; --socket says the local daemon and wins over the variable.
+func (a *app) resolveHost(cmd *cobra.Command) error {
+	host := a.host
+	if host == "" && !cmd.Flags().Changed("socket") {
+		host = os.Getenv(client.HostEnv)
+	}
+	if host == "" {
+		return nil
+	}
+	if a.socket != "" {
+		return errors.New("give --host or --socket, not both")
+	}
+	c, err := client.NewHost(host)
+	if err != nil {
+		return err
+	}
+	a.remote = c
+	return nil
+}
 
 func newRoot() *cobra.Command {
 	a := &app{}
@@ -66,6 +96,8 @@ has its own (0-5).`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&a.socket, "socket", "", "daemon socket (default $SANDBOXD_SOCKET or "+client.DefaultSocket+")")
+	root.PersistentFlags().StringVarP(&a.host, "host", "H", "", "daemon to reach: unix:///path/to.sock, or ssh://[user@]host[:port][/path/to.sock] through ssh (default $SANDBOXD_HOST)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.resolveHost(cmd) }
 	root.AddCommand(
 		newInfoCmd(a), newNodeCmd(a), newVersionCmd(a), newCreateCmd(a), newLsCmd(a), newInspectCmd(a),
 		newExecCmd(a), newRunCmd(a), newInvokeCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
@@ -74,7 +106,7 @@ has its own (0-5).`,
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
 		newLifecycleCmd(a, "pause", "Pause sessions: every process frozen, memory and state kept, no CPU"),
 		newLifecycleCmd(a, "resume", "Resume paused sessions where they stopped"),
-		newWaitCmd(a), newLogsCmd(a), newHealthCmd(a),
+		newWaitCmd(a), newLogsCmd(a), newHealthCmd(a), newDialStdioCmd(a), newTopCmd(a), newKillCmd(a),
 		newPruneCmd(a),
 		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a),
 	)

@@ -397,6 +397,7 @@ func allIDs(ctx context.Context, c *client.Client, status string) ([]string, err
 
 func newStatsCmd(a *app) *cobra.Command {
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "stats ID...",
 		Short: "Show what sessions use now",
@@ -410,8 +411,11 @@ func newStatsCmd(a *app) *cobra.Command {
 				}
 				all = append(all, st)
 			}
-			if asJSON {
+			switch {
+			case asJSON:
 				return printJSON(os.Stdout, all)
+			case format != "":
+				return printFormatted(os.Stdout, format, all)
 			}
 			t := newTable()
 			fmt.Fprintln(t, "ID\tSTATUS\tCPU SECONDS\tMEMORY / LIMIT\tPIDS\tDISK / LIMIT\tEXECS\tUPTIME")
@@ -427,6 +431,7 @@ func newStatsCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
 	return cmd
 }
 

@@ -39,6 +39,7 @@ take precedence).
 
 func newTemplateLsCmd(a *app) *cobra.Command {
 	var asJSON, quiet bool
+	var format string
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
@@ -52,6 +53,8 @@ func newTemplateLsCmd(a *app) *cobra.Command {
 			switch {
 			case asJSON:
 				return printJSON(os.Stdout, api.TemplateList{Templates: list})
+			case format != "":
+				return printFormatted(os.Stdout, format, list)
 			case quiet:
 				for _, t := range list {
 					fmt.Println(t.Name)
@@ -74,6 +77,7 @@ func newTemplateLsCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	cmd.Flags().StringVar(&format, "format", "", formatHelp)
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print names only")
 	return cmd
 }

@@ -283,3 +283,55 @@ func (f *FS) Remove(r Root, rel string) error {
 	}
 	return nil
 }
+
+// Create makes a new file for appending, and the folders above it, owned
+// by the sandbox's user: what a process's output goes to. A file or a
+// symlink already at rel is refused.
+func (f *FS) Create(r Root, rel string) (*os.File, error) {
+	root, err := f.rootDir(r)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(root)
+	dirRel, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dirRel, name = rel[:i], rel[i+1:]
+	}
+	dir, err := f.mkdirAll(root, dirRel)
+	if err != nil {
+		return nil, classify(r, dirRel, err)
+	}
+	defer unix.Close(dir)
+	fd, err := openBeneath(dir, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, classify(r, rel, err)
+	}
+	file := os.NewFile(uintptr(fd), rel)
+	if err := file.Chown(f.UID, f.GID); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return file, nil
+}
+
+// Rename renames a file within its folder (to, a name).
+func (f *FS) Rename(r Root, rel, to string) error {
+	if strings.ContainsRune(to, '/') || to == "" || to == "." || to == ".." {
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad name %s", api.Quote(to))
+	}
+	root, err := f.rootDir(r)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	dirRel, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dirRel, name = rel[:i], rel[i+1:]
+	}
+	dir, err := openBeneath(root, dirRel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return classify(r, dirRel, err)
+	}
+	defer unix.Close(dir)
+	return unix.Renameat(dir, name, dir, to)
+}

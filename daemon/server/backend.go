@@ -41,6 +41,14 @@ type Backend interface {
 	// frames over the upgraded connection (nil: the upgrade failed) and
 	// must be called once.
 	Attach(ctx context.Context, id string, req *api.AttachRequest) (serve func(conn io.ReadWriteCloser), err error)
+	// StartProcess starts a command in the background; Processes lists a
+	// session's processes, SignalProcess signals one; ProcessLogs opens a
+	// background process's output from offset, and says whether it runs
+	// and how it ended (nil: not known to have).
+	StartProcess(ctx context.Context, id string, req *api.ProcessRequest) (*api.Process, error)
+	Processes(ctx context.Context, id string) ([]api.Process, error)
+	SignalProcess(ctx context.Context, id string, pid int, signal string) error
+	ProcessLogs(ctx context.Context, id string, pid int, offset int64) (io.ReadCloser, bool, *int, error)
 	// Interrupt interrupts the session's running execution, and says
 	// whether one ran.
 	Interrupt(ctx context.Context, id string) (bool, error)
@@ -51,6 +59,10 @@ type Backend interface {
 	Executions(ctx context.Context, id string, limit int) ([]api.ExecutionSummary, error)
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
 	OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error)
+	// PutTar unpacks a tar stream into a folder; GetTar writes a folder
+	// (or file) as one (format=tar).
+	PutTar(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
+	GetTar(ctx context.Context, id, path string, w io.Writer) error
 	DeleteFile(ctx context.Context, id, path string) error
 	Stats(ctx context.Context, id string) (*api.Stats, error)
 	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)

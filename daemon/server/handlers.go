@@ -329,7 +329,16 @@ func (s *Server) putFile(w http.ResponseWriter, r *http.Request) error {
 		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is %d bytes, over the limit of %d", r.ContentLength, s.o.MaxUploadBytes))
 	}
 	body := http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+1)
-	res, err := s.b.PutFile(r.Context(), r.PathValue("id"), p, body)
+	put := s.b.PutFile
+	if tarFormat, err := formatParam(r); err != nil {
+		return err
+	} else if tarFormat {
+		// A tar's headers and padding are not content: the stream may be
+		// a little larger than what it unpacks to, which is bounded.
+		body = http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+s.o.MaxUploadBytes/8+1<<20)
+		put = s.b.PutTar
+	}
+	res, err := put(r.Context(), r.PathValue("id"), p, body)
 	if err != nil {
 		return err
 	}
@@ -341,6 +350,17 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	p, err := pathParam(r)
 	if err != nil {
 		return err
+	}
+	if tarFormat, err := formatParam(r); err != nil {
+		return err
+	} else if tarFormat {
+		// Errors found before anything was written are answers; after,
+		// the stream is cut and the client's tar reader says so.
+		tw := &lazyWriter{w: w}
+		if err := s.b.GetTar(r.Context(), r.PathValue("id"), p, tw); err != nil && !tw.started {
+			return err
+		}
+		return nil
 	}
 	f, list, err := s.b.OpenFile(r.Context(), r.PathValue("id"), p)
 	if err != nil {
@@ -381,4 +401,32 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, st)
 	return nil
+}
+
+// formatParam says whether the files call is of a tar stream (format=tar).
+func formatParam(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("format"); v {
+	case "":
+		return false, nil
+	case "tar":
+		return true, nil
+	default:
+		return false, api.Errorf(errdefs.ErrInvalidArgument, "bad format %s: the only one is tar (a folder as a tar stream)", api.Quote(v))
+	}
+}
+
+// lazyWriter sends the 200 and its tar type with the first bytes, so that
+// an error before them is still an error answer.
+type lazyWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (l *lazyWriter) Write(p []byte) (int, error) {
+	if !l.started {
+		l.started = true
+		l.w.Header().Set("Content-Type", "application/x-tar")
+		l.w.WriteHeader(http.StatusOK)
+	}
+	return l.w.Write(p)
 }

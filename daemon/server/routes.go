@@ -25,7 +25,7 @@ type route struct {
 // table is every route of the API, GET first on each path so that Allow
 // headers read naturally.
 func (s *Server) table() []route {
-	files := []string{"path"}
+	files := []string{"path", "format"}
 	rs := []route{
 		{"GET", "/v1/health", nil, s.health},
 		{"GET", "/v1/info", nil, s.info},
@@ -46,11 +46,15 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},
 		{"POST", "/v1/sessions/{id}/interrupt", nil, s.interrupt},
 		{"POST", "/v1/sessions/{id}/attach", nil, s.attach},
+		{"GET", "/v1/sessions/{id}/processes", nil, s.processes},
+		{"POST", "/v1/sessions/{id}/processes", nil, s.startProcess},
+		{"DELETE", "/v1/sessions/{id}/processes/{pid}", []string{"signal"}, s.signalProcess},
+		{"GET", "/v1/sessions/{id}/processes/{pid}/logs", []string{"offset"}, s.processLogs},
 		{"GET", "/v1/sessions/{id}/executions", []string{"limit"}, s.executions},
 		{"GET", "/v1/sessions/{id}/executions/{eid}", nil, s.execution},
 		{"GET", "/v1/sessions/{id}/files", files, s.getFile},
 		{"PUT", "/v1/sessions/{id}/files", files, s.putFile},
-		{"DELETE", "/v1/sessions/{id}/files", files, s.deleteFile},
+		{"DELETE", "/v1/sessions/{id}/files", []string{"path"}, s.deleteFile},
 		{"GET", "/v1/sessions/{id}/stats", nil, s.stats},
 		{"POST", "/v1/run", nil, s.run},
 		{"GET", "/v1/events", []string{"since", "until", "session", "type"}, s.events},

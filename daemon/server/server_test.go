@@ -158,6 +158,34 @@ func (f *fakeBackend) Attach(_ context.Context, _ string, req *api.AttachRequest
 	}, nil
 }
 
+func (f *fakeBackend) PutTar(_ context.Context, _, p string, body io.Reader) (*api.FileWritten, error) {
+	n, _ := io.Copy(io.Discard, body)
+	return &api.FileWritten{Path: p, Size: n, Files: 1}, nil
+}
+func (f *fakeBackend) GetTar(_ context.Context, _, p string, w io.Writer) error {
+	if p == "missing" {
+		return errdefs.ErrNotFound.WithMessage("no such folder")
+	}
+	_, err := w.Write([]byte("tar"))
+	return err
+}
+
+func (f *fakeBackend) StartProcess(_ context.Context, _ string, req *api.ProcessRequest) (*api.Process, error) {
+	return &api.Process{PID: 7, Command: strings.Join(req.Argv, " "), Detached: true}, nil
+}
+func (f *fakeBackend) Processes(context.Context, string) ([]api.Process, error) {
+	return []api.Process{{PID: 1, Command: "agent"}}, nil
+}
+func (f *fakeBackend) SignalProcess(_ context.Context, _ string, pid int, _ string) error {
+	if pid != 7 {
+		return errdefs.ErrNotFound.WithMessage("no process")
+	}
+	return nil
+}
+func (f *fakeBackend) ProcessLogs(_ context.Context, _ string, _ int, offset int64) (io.ReadCloser, bool, *int, error) {
+	return io.NopCloser(strings.NewReader("log"[offset:])), true, nil, nil
+}
+
 func (f *fakeBackend) StartExec(context.Context, string, *api.ExecRequest) (string, error) {
 	return "e1", nil
 }

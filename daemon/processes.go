@@ -1,0 +1,232 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/containerd/errdefs"
+	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
+	"github.com/sandboxd/sandboxd/internal/logging"
+	"github.com/sandboxd/sandboxd/isolation"
+)
+
+// Background processes (exec --detach): a command that outlives its call,
+// in the sandbox's cgroup (its pids limit counts it) until it exits or the
+// session stops. Its stdout and stderr go to a file in the sandbox's
+// /tmp (on the session's disk, so its quota bounds it), named by its pid,
+// which the daemon serves; the process holds the file itself, so a daemon
+// restart does not cut its output.
+
+// logsDir is where detached processes' output goes, under /tmp.
+const logsDir = ".sandboxd/logs"
+
+// procSeq names a log file until its process's pid is known.
+var procSeq atomic.Uint64
+
+// detachedProc is what the daemon knows of a detached process.
+type detachedProc struct {
+	exit *int // set once it ended
+}
+
+// StartProcess starts a command in the background.
+func (d *Daemon) StartProcess(ctx context.Context, id string, req *api.ProcessRequest) (*api.Process, error) {
+	cwd, err := checkCommand(req.Argv, req.Env, req.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	s, err := d.lookupAwake(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sb := s.sandbox()
+	if sb == nil {
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: start it first", s.record().ID)
+	}
+	fs := d.sessionFS(s)
+	tmpName := fmt.Sprintf("%s/.starting-%d.log", logsDir, procSeq.Add(1))
+	out, err := fs.Create(sandboxfs.Tmp, tmpName)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close() // the process has its own copy
+	s.mu.Lock()
+	env := envList(mergeEnv(s.rec.Env, req.Env))
+	s.mu.Unlock()
+	p, err := sb.Spawn(&isolation.ProcessOptions{Argv: req.Argv, Env: env, Cwd: cwd, Output: out})
+	if err != nil {
+		_ = fs.Remove(sandboxfs.Tmp, tmpName)
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "cannot run %s: %v", api.Quote(req.Argv[0]), err)
+	}
+	pid := p.PID()
+	if pid > 0 {
+		_ = fs.Rename(sandboxfs.Tmp, tmpName, strconv.Itoa(pid)+".log")
+	}
+	rec := &detachedProc{}
+	s.mu.Lock()
+	if s.detached == nil {
+		s.detached = map[int]*detachedProc{}
+	}
+	s.detached[pid] = rec
+	s.mu.Unlock()
+	log := logging.From(ctx).With("session", sb.ID())
+	log.Info("process started in the background", "pid", pid, "argv0", req.Argv[0])
+	// Its end is noted (this daemon's child); one that outlives the
+	// daemon is the next one's to see in the process list.
+	go func() {
+		code, _ := p.Wait()
+		s.mu.Lock()
+		rec.exit = &code
+		s.mu.Unlock()
+		log.Info("background process ended", "pid", pid, "exit_code", code)
+	}()
+	return &api.Process{PID: pid, Command: strings.Join(req.Argv, " "), StartedAt: now(), Detached: true}, nil
+}
+
+// checkCommand checks a command to run as is, and says its working folder.
+func checkCommand(argv []string, env map[string]string, cwd string) (string, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return "", errdefs.ErrInvalidArgument.WithMessage("argv is required: the command and its arguments, e.g. [\"bash\"]")
+	}
+	n := 0
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return "", errdefs.ErrInvalidArgument.WithMessage("an argument contains a NUL byte")
+		}
+		n += len(a)
+	}
+	if n > maxCodeBytes {
+		return "", api.Errorf(api.ErrPayloadTooLarge, "the command is %d bytes, over the limit of %d", n, maxCodeBytes)
+	}
+	if err := checkEnv(env); err != nil {
+		return "", err
+	}
+	if cwd == "" {
+		return "/workspace", nil
+	}
+	return sandboxfs.Cwd(cwd)
+}
+
+// Processes lists a session's processes (its agent, pid 1, included).
+func (d *Daemon) Processes(ctx context.Context, id string) ([]api.Process, error) {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sb := s.sandbox()
+	if sb == nil {
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: it has no processes", s.record().ID)
+	}
+	ps, err := sb.Processes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Process, 0, len(ps))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range ps {
+		_, detached := s.detached[p.PID]
+		out = append(out, api.Process{PID: p.PID, PPID: p.PPID, Command: p.Command, StartedAt: p.StartedAt,
+			CPUSeconds: p.CPUSeconds, RSSBytes: p.RSSBytes, Detached: detached})
+	}
+	return out, nil
+}
+
+// SignalProcess sends a signal ("TERM", "KILL", "INT", "HUP", a number) to a
+// session's process; its agent (pid 1) is refused.
+func (d *Daemon) SignalProcess(ctx context.Context, id string, pid int, signal string) error {
+	sig, err := parseSignal(signal)
+	if err != nil {
+		return err
+	}
+	if pid == 1 {
+		return errdefs.ErrInvalidArgument.WithMessage("pid 1 is the sandbox's agent: stop or restart the session instead")
+	}
+	s, err := d.lookupAwake(ctx, id)
+	if err != nil {
+		return err
+	}
+	sb := s.sandbox()
+	if sb == nil {
+		return api.Errorf(errdefs.ErrConflict, "session %s is not running", s.record().ID)
+	}
+	err = sb.Signal(pid, sig)
+	if errors.Is(err, isolation.ErrNoProcess) {
+		return api.Errorf(errdefs.ErrNotFound, "no process %d in session %s", pid, s.record().ID)
+	}
+	return err
+}
+
+// parseSignal reads a signal's name or number.
+func parseSignal(s string) (unix.Signal, error) {
+	if s == "" {
+		return unix.SIGTERM, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
+		return unix.Signal(n), nil
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, api.Errorf(errdefs.ErrInvalidArgument, "bad signal %s: give a name (TERM, KILL, INT, HUP) or a number", api.Quote(s))
+}
+
+// ProcessLogs opens a detached process's output from offset, and says
+// whether it still runs (false also when this daemon did not start it and
+// it is gone from the sandbox).
+func (d *Daemon) ProcessLogs(ctx context.Context, id string, pid int, offset int64) (io.ReadCloser, bool, *int, error) {
+	s, err := d.lookup(ctx, id)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	sb := s.sandbox()
+	if sb == nil {
+		return nil, false, nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: its processes' output went with its /tmp", s.record().ID)
+	}
+	f, err := d.sessionFS(s).Open(sandboxfs.Tmp, fmt.Sprintf("%s/%d.log", logsDir, pid))
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil, false, nil, api.Errorf(errdefs.ErrNotFound, "no output of process %d in session %s: it was not started in the background (exec --detach)", pid, s.record().ID)
+		}
+		return nil, false, nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, false, nil, api.Errorf(errdefs.ErrNotFound, "no output of process %d", pid)
+	}
+	if offset > 0 {
+		if _, err := f.Seek(offset, io.SeekStart); err != nil {
+			f.Close()
+			return nil, false, nil, err
+		}
+	}
+	s.mu.Lock()
+	rec := s.detached[pid]
+	var exit *int
+	if rec != nil {
+		exit = rec.exit
+	}
+	s.mu.Unlock()
+	// One this daemon started runs until its Wait returns; another (from
+	// before a restart) runs while the sandbox lists it.
+	running := rec != nil && exit == nil
+	if rec == nil {
+		if ps, err := sb.Processes(); err == nil {
+			for _, p := range ps {
+				running = running || p.PID == pid
+			}
+		}
+	}
+	return f, running, exit, nil
+}
