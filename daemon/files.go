@@ -9,6 +9,16 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 )
 
+// fileAt is the session's folders and where path is in them.
+func (d *Daemon) fileAt(ctx context.Context, id, path string) (*sandboxfs.FS, sandboxfs.Root, string, error) {
+	root, rel, err := sandboxfs.Split(path)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	fs, err := d.filesOf(ctx, id)
+	return fs, root, rel, err
+}
+
 // filesOf is the file view of a session. /tmp exists only while the
 // sandbox runs; /workspace always.
 func (d *Daemon) filesOf(ctx context.Context, id string) (*sandboxfs.FS, error) {
@@ -32,11 +42,7 @@ func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
 
 // PutFile writes a file into the session, creating parent folders.
 func (d *Daemon) PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
-	root, rel, err := sandboxfs.Split(path)
-	if err != nil {
-		return nil, err
-	}
-	fs, err := d.filesOf(ctx, id)
+	fs, root, rel, err := d.fileAt(ctx, id, path)
 	if err != nil {
 		return nil, err
 	}
@@ -49,11 +55,7 @@ func (d *Daemon) PutFile(ctx context.Context, id, path string, body io.Reader) (
 
 // PutTar unpacks a tar stream into the folder path (cp -r).
 func (d *Daemon) PutTar(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
-	root, rel, err := sandboxfs.Split(path)
-	if err != nil {
-		return nil, err
-	}
-	fs, err := d.filesOf(ctx, id)
+	fs, root, rel, err := d.fileAt(ctx, id, path)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +69,7 @@ func (d *Daemon) PutTar(ctx context.Context, id, path string, body io.Reader) (*
 // GetTar writes path (a folder and what it holds, or a file) to w as a
 // tar stream (cp -r).
 func (d *Daemon) GetTar(ctx context.Context, id, path string, w io.Writer) error {
-	root, rel, err := sandboxfs.Split(path)
-	if err != nil {
-		return err
-	}
-	fs, err := d.filesOf(ctx, id)
+	fs, root, rel, err := d.fileAt(ctx, id, path)
 	if err != nil {
 		return err
 	}
@@ -80,11 +78,7 @@ func (d *Daemon) GetTar(ctx context.Context, id, path string, w io.Writer) error
 
 // OpenFile opens a file for reading, or lists a folder.
 func (d *Daemon) OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error) {
-	root, rel, err := sandboxfs.Split(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	fs, err := d.filesOf(ctx, id)
+	fs, root, rel, err := d.fileAt(ctx, id, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,11 +101,7 @@ func (d *Daemon) OpenFile(ctx context.Context, id, path string) (*os.File, *api.
 
 // DeleteFile removes a file or a folder.
 func (d *Daemon) DeleteFile(ctx context.Context, id, path string) error {
-	root, rel, err := sandboxfs.Split(path)
-	if err != nil {
-		return err
-	}
-	fs, err := d.filesOf(ctx, id)
+	fs, root, rel, err := d.fileAt(ctx, id, path)
 	if err != nil {
 		return err
 	}

@@ -170,18 +170,9 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 	if rel == "" {
 		return 0, api.Errorf(errdefs.ErrInvalidArgument, "%s is a folder: give a file path", r)
 	}
-	root, err := f.rootDir(r)
+	dir, name, err := f.parent(r, rel, true)
 	if err != nil {
 		return 0, err
-	}
-	defer unix.Close(root)
-	dirRel, name := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dirRel, name = rel[:i], rel[i+1:]
-	}
-	dir, err := f.mkdirAll(root, dirRel)
-	if err != nil {
-		return 0, classify(r, dirRel, err)
 	}
 	defer unix.Close(dir)
 	// A symlink at the final name is refused, not written through or over.
@@ -253,23 +244,42 @@ func createUpload(dir int, tmp string) (fd int, named bool, err error) {
 // uploadSeq names uploads in progress apart.
 var uploadSeq atomic.Uint64
 
+// splitName is rel's folder and last name.
+func splitName(rel string) (dirRel, name string) {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
+	}
+	return "", rel
+}
+
+// parent opens the folder above rel in root r (made, with make, as the
+// sandbox's user's) and says rel's last name there. The caller closes dir.
+func (f *FS) parent(r Root, rel string, make bool) (dir int, name string, err error) {
+	root, err := f.rootDir(r)
+	if err != nil {
+		return -1, "", err
+	}
+	defer unix.Close(root)
+	dirRel, name := splitName(rel)
+	if make {
+		dir, err = f.mkdirAll(root, dirRel)
+	} else {
+		dir, err = openBeneath(root, dirRel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	}
+	if err != nil {
+		return -1, "", classify(r, dirRel, err)
+	}
+	return dir, name, nil
+}
+
 // Remove deletes a file, a symlink (not its target) or a whole folder.
 func (f *FS) Remove(r Root, rel string) error {
 	if rel == "" {
 		return api.Errorf(errdefs.ErrInvalidArgument, "%s itself cannot be removed", r)
 	}
-	root, err := f.rootDir(r)
+	dir, name, err := f.parent(r, rel, false)
 	if err != nil {
 		return err
-	}
-	defer unix.Close(root)
-	dirRel, name := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dirRel, name = rel[:i], rel[i+1:]
-	}
-	dir, err := openBeneath(root, dirRel, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return classify(r, dirRel, err)
 	}
 	defer unix.Close(dir)
 	err = unix.Unlinkat(dir, name, 0)
@@ -288,18 +298,9 @@ func (f *FS) Remove(r Root, rel string) error {
 // by the sandbox's user: what a process's output goes to. A file or a
 // symlink already at rel is refused.
 func (f *FS) Create(r Root, rel string) (*os.File, error) {
-	root, err := f.rootDir(r)
+	dir, name, err := f.parent(r, rel, true)
 	if err != nil {
 		return nil, err
-	}
-	defer unix.Close(root)
-	dirRel, name := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dirRel, name = rel[:i], rel[i+1:]
-	}
-	dir, err := f.mkdirAll(root, dirRel)
-	if err != nil {
-		return nil, classify(r, dirRel, err)
 	}
 	defer unix.Close(dir)
 	fd, err := openBeneath(dir, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o644)
@@ -319,18 +320,9 @@ func (f *FS) Rename(r Root, rel, to string) error {
 	if strings.ContainsRune(to, '/') || to == "" || to == "." || to == ".." {
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad name %s", api.Quote(to))
 	}
-	root, err := f.rootDir(r)
+	dir, name, err := f.parent(r, rel, false)
 	if err != nil {
 		return err
-	}
-	defer unix.Close(root)
-	dirRel, name := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dirRel, name = rel[:i], rel[i+1:]
-	}
-	dir, err := openBeneath(root, dirRel, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return classify(r, dirRel, err)
 	}
 	defer unix.Close(dir)
 	return unix.Renameat(dir, name, dir, to)

@@ -42,10 +42,7 @@ func (f *FS) ReadTar(r Root, rel string, w io.Writer) error {
 	}
 	tw := tar.NewWriter(w)
 	n := 0
-	dirRel, name := ".", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dirRel, name = rel[:i], rel[i+1:]
-	}
+	dirRel, name := splitName(rel)
 	var parent int
 	if rel == "" {
 		parent, name = root, "."
@@ -178,10 +175,7 @@ func (f *FS) WriteTar(r Root, rel string, src io.Reader, limit int64) (*TarWritt
 		if rel != "" {
 			full = rel + "/" + name
 		}
-		dirRel, base := "", name
-		if i := strings.LastIndexByte(name, '/'); i >= 0 {
-			dirRel, base = name[:i], name[i+1:]
-		}
+		dirRel, base := splitName(name)
 		switch h.Typeflag {
 		case tar.TypeDir:
 			fd, err := f.mkdirAll(top, name)
