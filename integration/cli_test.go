@@ -30,7 +30,7 @@ func TestCLI(t *testing.T) {
 		}
 	}
 
-	if out := ok("", "version"); !strings.Contains(out, "Client:") || !strings.Contains(out, "Server:") {
+	if out := ok("", "version"); !strings.Contains(out, "Client:") || !strings.Contains(out, "Server:") || !strings.Contains(out, "Runtimes: runc") {
 		t.Fatalf("version: %q", out)
 	}
 	if out := ok("", "info"); !strings.Contains(out, "Cgroup version:") || !strings.Contains(out, "User namespaces: on (host ids ") {

@@ -84,14 +84,21 @@ func newVersionCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Show the client's and the daemon's versions",
+		Short: "Show the client's and the daemon's versions, and the daemon's runtimes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := map[string]string{"client": version.Version}
+			out := map[string]any{"client": version.Version}
 			info, err := a.client().Info(cmd.Context())
+			var runtimes []string
 			if err == nil {
 				out["server"] = info.Version
 				out["api"] = info.APIVersion
+				for _, r := range info.Runtimes {
+					if r.Usable {
+						runtimes = append(runtimes, r.Name)
+					}
+				}
+				out["runtimes"] = runtimes
 			}
 			if asJSON {
 				if perr := printJSON(os.Stdout, out); perr != nil {
@@ -104,6 +111,7 @@ func newVersionCmd(a *app) *cobra.Command {
 				return err
 			}
 			fmt.Printf("Server: %s (API v%s)\n", info.Version, info.APIVersion)
+			fmt.Printf("Runtimes: %s\n", strings.Join(runtimes, ", "))
 			return nil
 		},
 	}
