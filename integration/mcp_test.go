@@ -213,7 +213,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	if err := json.Unmarshal(out, &seen); err != nil {
 		t.Fatalf("the client's report %q: %v", out, err)
 	}
-	wantTools := []string{"create_session", "delete_session", "install_packages", "list_sessions", "read_file", "run_python", "run_shell", "write_file"}
+	wantTools := []string{"create_session", "delete_session", "get_execution", "install_packages", "interrupt", "list_executions", "list_sessions", "read_file", "run_python", "run_shell", "start_execution", "write_file"}
 	switch {
 	case seen.Server.Name != "sandboxd" || !slices.Equal(seen.Tools, wantTools):
 		t.Errorf("server %+v, tools %v", seen.Server, seen.Tools)

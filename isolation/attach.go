@@ -193,6 +193,7 @@ func (c runcContainer) spawn(o *ProcessOptions) (*Process, error) {
 		p := NewProcess(nil, nil, nil, nil, func() (int, error) { return waitRunc(proc) }, func() error { return proc.Signal(unix.SIGKILL) })
 		if host, err := proc.Pid(); err == nil {
 			p.pid, _ = nsPID(host)
+			awaitExec(host)
 		}
 		return p, nil
 	}
@@ -235,6 +236,20 @@ func (c runcContainer) spawn(o *ProcessOptions) (*Process, error) {
 		return nil, fmt.Errorf("the process's terminal: %w", err)
 	}
 	return terminalProcess(master, func() (int, error) { return waitRunc(proc) }, kill), nil
+}
+
+// awaitExec waits, a second at most, until host process pid runs its
+// command: libcontainer returns while runc's init (this binary, run as
+// "ARGV0 init") is still about to exec it, and a process list read
+// meanwhile would show init.
+func awaitExec(pid int) {
+	initCmd := os.Args[0] + "\x00init\x00"
+	path := fmt.Sprintf("/proc/%d/cmdline", pid)
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(path); err != nil || string(b) != initCmd {
+			return // it runs its command (or ended)
+		}
+	}
 }
 
 func waitRunc(proc *libcontainer.Process) (int, error) {

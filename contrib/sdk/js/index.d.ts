@@ -5,6 +5,7 @@
 
 /// <reference types="node" />
 
+import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 
 /** Where the daemon listens unless told otherwise. */
@@ -16,6 +17,8 @@ export declare const VERSION: string;
 export declare const DEFAULT_REQUEST_TIMEOUT_MS: number;
 /** How often waitExecution asks how an execution goes, unless told otherwise (ms). */
 export declare const DEFAULT_POLL_MS: number;
+/** How often a follower of a background process asks for more when the last ask had none, unless told otherwise (ms). */
+export declare const DEFAULT_FOLLOW_MS: number;
 
 /** An execution started with wait false (submit) that has not ended. */
 export declare const STATUS_RUNNING: "running";
@@ -231,6 +234,8 @@ export declare class FileWritten {
   constructor(f?: Partial<FileWritten>);
   path: string;
   size: number;
+  /** For a folder sent as a tar stream: how many files it wrote (0 for a single file's upload). */
+  files: number;
   static fromJSON(raw: unknown): FileWritten;
 }
 
@@ -246,6 +251,106 @@ export declare class Stats {
   diskBytes: number;
   diskLimitBytes: number;
   static fromJSON(raw: unknown): Stats;
+}
+
+/** One process of a session's sandbox, as the sandbox names it (pid 1 is its agent). */
+export declare class Process {
+  constructor(f?: Partial<Process>);
+  pid: number;
+  ppid: number;
+  command: string;
+  /** null under runsc. */
+  startedAt: Date | null;
+  cpuSeconds: number;
+  /** 0 under runsc, which does not say. */
+  rssBytes: number;
+  /** Started in the background (sbx.processes.start): its output has a log. */
+  detached: boolean;
+  /** How a background process ended, once the daemon saw it; null while it runs. */
+  exitCode: number | null;
+  static fromJSON(raw: unknown): Process;
+}
+
+/** A background process's output from `offset`, whether it still runs, how it ended. */
+export declare class ProcessLogs {
+  constructor(f?: { data?: Buffer; running?: boolean; exitCode?: number | null; offset?: number });
+  data: Buffer;
+  running: boolean;
+  /** null while it runs, or for one this daemon did not start. */
+  exitCode: number | null;
+  offset: number;
+  /** offset + data.length: where to ask from next. */
+  readonly nextOffset: number;
+  /** data as UTF-8. */
+  readonly text: string;
+}
+
+/** One check of GET /v1/health. */
+export declare class HealthCheck {
+  constructor(f?: Partial<HealthCheck>);
+  ok: boolean;
+  detail: string;
+  static fromJSON(raw: unknown): HealthCheck;
+}
+
+/** The space left where session disks live. */
+export declare class DataDirHealth {
+  constructor(f?: Partial<DataDirHealth>);
+  freeMb: number;
+  minFreeMb: number;
+  ok: boolean;
+  static fromJSON(raw: unknown): DataDirHealth;
+}
+
+/** The contract's error body, where an answer carries one beside its own fields. */
+export declare class ErrorDetail {
+  constructor(f?: Partial<ErrorDetail>);
+  code: string;
+  message: string;
+  static fromJSON(raw: unknown): ErrorDetail;
+}
+
+/** The daemon's health: "ok", or "unhealthy" (its 503) with reasons; "degraded" from daemons before the checks. */
+export declare class Health {
+  constructor(f?: Partial<Omit<Health, "ok">>);
+  status: "ok" | "unhealthy" | "degraded" | (string & {});
+  /** A sentence per failed check. */
+  reasons: string[];
+  /** Every check by name: database, cgroups, pools, data_dir. */
+  checks: Record<string, HealthCheck>;
+  dataDir: DataDirHealth | null;
+  error: ErrorDetail | null;
+  /** status === "ok". */
+  readonly ok: boolean;
+  static fromJSON(raw: unknown): Health;
+}
+
+/** A chunk of an attached command's output. */
+export interface AttachChunk {
+  /** With a terminal, all is stdout. */
+  stream: "stdout" | "stderr";
+  data: Buffer;
+}
+
+/** A command whose standard streams are a connection of its own (Client.attach, Sandbox.attach). */
+export declare class Attached implements AsyncIterable<AttachChunk> {
+  constructor(socket: Socket, head: Buffer, requestId?: string | null);
+  readonly requestId: string | null;
+  /** The exit status (128+N for a signal N), once it came. */
+  exitCode: number | null;
+  /** Sends input (a string as UTF-8); resolves once it is with the system. */
+  write(data: string | Uint8Array): Promise<void>;
+  /** Ends the input (EOF; with a terminal, ^D). */
+  closeStdin(): Promise<void>;
+  /** The terminal's new size. */
+  resize(rows: number, cols: number): Promise<void>;
+  /** The output as it comes, until the command exits; a connection cut before is a ProtocolError. */
+  [Symbol.asyncIterator](): AsyncGenerator<AttachChunk, void, undefined>;
+  /** The exit status; output not iterated is dropped. */
+  wait(): Promise<number>;
+  /** Hangs up: a command still running ends; a reader fails with reason. */
+  close(reason?: unknown): void;
+  toString(): string;
 }
 
 // Options.
@@ -345,6 +450,41 @@ export interface RunOptions extends SessionFields, OutputCallbacks, CallOptions 
   files?: Record<string, string | Uint8Array> | Map<string, string | Uint8Array>;
 }
 
+export interface ProcessOptions extends CallOptions {
+  env?: Record<string, string>;
+  /** The working folder, relative to /workspace. */
+  cwd?: string;
+}
+
+export interface FollowOptions extends CallOptions {
+  /** The byte to start from (default 0). */
+  offset?: number;
+  /** How often to ask when the last ask had nothing, in ms (default DEFAULT_FOLLOW_MS). */
+  pollMs?: number;
+  /** The bound of the whole follow (absent or null: until the process ends); past it, RequestTimeout. */
+  timeoutMs?: number | null;
+}
+
+export interface AttachOptions extends ProcessOptions {
+  /** A pseudo-terminal (not under runsc yet). */
+  tty?: boolean;
+  /** The terminal's size (default 24 x 80). */
+  rows?: number;
+  cols?: number;
+}
+
+export interface RunWithInputOptions extends ProcessOptions {
+  /** The bound of the whole run; past it, RequestTimeout and the command is ended. */
+  timeoutMs?: number | null;
+}
+
+/** What commands.runWithInput resolves to. */
+export interface CommandOutput {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
 export interface LabelFilter {
   /** "key=value", or several: every one must match. */
   label?: string | string[];
@@ -391,11 +531,31 @@ export declare class Client {
   /** Newest first, running ones first, without output. */
   executions(id: string, opts?: { limit?: number } & CallOptions): Promise<ExecutionSummary[]>;
 
+  /** Starts argv (no shell) in the background: the process, pid first. */
+  startProcess(id: string, argv: string[], opts?: ProcessOptions): Promise<Process>;
+  /** Every process of the session's sandbox. */
+  processes(id: string, opts?: CallOptions): Promise<Process[]>;
+  /** Sends sig ("TERM", "KILL", "INT", "HUP", a number; absent: TERM); NotFound when there is no such process. */
+  signalProcess(id: string, pid: number, sig?: string | number | null, opts?: CallOptions): Promise<void>;
+  /** A background process's output from offset. */
+  processLogs(id: string, pid: number, opts?: { offset?: number } & CallOptions): Promise<ProcessLogs>;
+  /** A background process's output as it comes, until it ends; the return value is its exit code. */
+  followProcess(id: string, pid: number, opts?: FollowOptions): AsyncGenerator<Buffer, number | null, undefined>;
+  /** Runs argv (no shell) with its standard streams on a connection of its own (exec -i / -it). */
+  attach(id: string, argv: string[], opts?: AttachOptions): Promise<Attached>;
+
   putFile(id: string, path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
   getFile(id: string, path: string, opts?: CallOptions): Promise<Buffer | FileInfo[]>;
   deleteFile(id: string, path: string, opts?: CallOptions): Promise<void>;
+  /** Unpacks a tar stream into the folder path (format=tar). */
+  putTar(id: string, path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
+  /** The folder path (or a file) as a tar stream, under its own name. */
+  getTar(id: string, path: string, opts?: CallOptions): Promise<Readable>;
 
+  /** "ok" ("degraded" from an older daemon); an unhealthy daemon rejects with Unavailable. */
   health(opts?: CallOptions): Promise<string>;
+  /** The Health, unhealthy (503) included; only a daemon that cannot be reached rejects. */
+  healthStatus(opts?: CallOptions): Promise<Health>;
   info(opts?: CallOptions): Promise<Record<string, any>>;
   node(opts?: CallOptions): Promise<Record<string, any>>;
   /** Drains the node (root only): creates and one-shot runs answer 503 while its sessions run on; drain(false) undoes it. The node. */
@@ -410,6 +570,22 @@ export declare class Commands {
   run(cmd: string, opts?: CommandOptions): Promise<Execution>;
   /** Starts cmd with /bin/sh without waiting for it: the execution's id. */
   submit(cmd: string, opts?: Omit<SubmitOptions, "language">): Promise<string>;
+  /** Runs a command (an array as it is, a string with /bin/sh) fed input, over an attach. */
+  runWithInput(cmd: string | string[], input?: string | Uint8Array, opts?: RunWithInputOptions): Promise<CommandOutput>;
+}
+
+export declare class Processes {
+  constructor(sandbox: Sandbox);
+  /** Starts a command in the background: an array as it is, a string with /bin/sh. */
+  start(cmd: string | string[], opts?: ProcessOptions): Promise<Process>;
+  list(opts?: CallOptions): Promise<Process[]>;
+  /** Sends sig (default "TERM"; "KILL", "INT", "HUP", a number); false when there is no such process. */
+  kill(pid: number, sig?: string | number, opts?: CallOptions): Promise<boolean>;
+  logs(pid: number, opts?: { offset?: number } & CallOptions): Promise<ProcessLogs>;
+  /** The output as it comes, until it ends; the return value is its exit code. */
+  follow(pid: number, opts?: FollowOptions): AsyncGenerator<Buffer, number | null, undefined>;
+  /** Its exit code once it ends (null if the daemon did not see it end). */
+  wait(pid: number, opts?: FollowOptions): Promise<number | null>;
 }
 
 export declare class Files {
@@ -423,6 +599,10 @@ export declare class Files {
   list(path?: string, opts?: CallOptions): Promise<FileInfo[]>;
   remove(path: string, opts?: CallOptions): Promise<void>;
   exists(path: string, opts?: CallOptions): Promise<boolean>;
+  /** A local folder into the sandbox as remote/NAME (cp -r), streamed as tar. */
+  uploadDir(local: string, remote?: string, opts?: CallOptions): Promise<FileWritten>;
+  /** A folder of the sandbox into local/NAME (cp -r), safely: the local paths written. */
+  downloadDir(remote: string, local?: string, opts?: CallOptions): Promise<string[]>;
 }
 
 export declare class Sandbox implements AsyncDisposable {
@@ -437,6 +617,7 @@ export declare class Sandbox implements AsyncDisposable {
   readonly client: Client;
   readonly commands: Commands;
   readonly files: Files;
+  readonly processes: Processes;
   /** Whether making it made its session: false for connect, and for a create whose idempotencyKey an earlier create had used. */
   readonly created: boolean;
 
@@ -469,6 +650,8 @@ export declare class Sandbox implements AsyncDisposable {
   waitExecution(eid: string, opts?: WaitOptions): Promise<Execution>;
   /** Newest first, running ones first, without output: execution(eid) has one whole. */
   executions(opts?: { limit?: number } & CallOptions): Promise<ExecutionSummary[]>;
+  /** Runs a command (an array as it is, a string with /bin/sh) attached: exec -i, -it with tty. */
+  attach(cmd: string | string[], opts?: AttachOptions): Promise<Attached>;
 
   [Symbol.asyncDispose](): Promise<void>;
   toString(): string;

@@ -4,10 +4,25 @@
 // and the one-shot run are built on it, and it is there for callers who
 // want the API as it is.
 
+import { Readable } from "node:stream";
+
+import { ATTACH_UPGRADE, Attached, attachRequest, commandRequest } from "./attach.js";
 import { ProtocolError, RequestTimeout, errorFromAnswer } from "./errors.js";
-import { Execution, ExecutionSummary, FileInfo, FileWritten, Output, STATUS_RUNNING, Session, Stats } from "./models.js";
+import {
+  Execution,
+  ExecutionSummary,
+  FileInfo,
+  FileWritten,
+  Health,
+  Output,
+  Process,
+  ProcessLogs,
+  STATUS_RUNNING,
+  Session,
+  Stats,
+} from "./models.js";
 import { execRequest, execRequestTimeout, idempotencyHeaders, labelQuery, sessionRequest } from "./requests.js";
-import { STREAM_MIME, Transport, apiPath } from "./transport.js";
+import { STREAM_MIME, Transport, apiPath, errorOf } from "./transport.js";
 
 /**
  * The HTTP timeout of a call other than an execution: the longest wait for
@@ -21,6 +36,25 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
  * ask is one GET of a few hundred bytes.
  */
 export const DEFAULT_POLL_MS = 200;
+
+/**
+ * How often a follower of a background process asks for more output when
+ * the last ask had none, in milliseconds: each ask is one GET.
+ */
+export const DEFAULT_FOLLOW_MS = 200;
+
+/** Whether the process of a logs answer still runs: "true" or "false". */
+export const HEADER_PROCESS_RUNNING = "Sandboxd-Process-Running";
+
+/** How the process of a logs answer ended, once the daemon saw it. */
+export const HEADER_PROCESS_EXIT_CODE = "Sandboxd-Process-Exit-Code";
+
+/** The type of a folder sent as a tar stream (format=tar). */
+export const TAR_MIME = "application/x-tar";
+
+// The status an unhealthy daemon answers GET /v1/health with, the Health in
+// its body.
+const UNHEALTHY = 503;
 
 /**
  * A pause that an AbortSignal ends early, rejecting with its reason as
@@ -52,6 +86,8 @@ function sleep(ms, signal) {
  * @typedef {(chunk: string) => unknown} OnOutput
  * @typedef {(output: Output) => unknown} OnDisplay
  * @typedef {{onStdout?: OnOutput, onStderr?: OnOutput, onDisplay?: OnDisplay}} OutputCallbacks
+ * @typedef {{offset?: number, pollMs?: number, timeoutMs?: number | null} & CallOptions} FollowOptions
+ * @typedef {{tty?: boolean, rows?: number, cols?: number, env?: Record<string, string>, cwd?: string} & CallOptions} AttachOptions
  */
 
 // The options of a call that are not fields of its request.
@@ -455,6 +491,147 @@ export class Client {
     }
   }
 
+  // Background processes and attach.
+
+  /**
+   * POST /v1/sessions/{id}/processes: starts argv in the background (no
+   * shell, no timeout) and resolves to it, `pid` first: its output is
+   * processLogs(id, pid).
+   * @param {string} id
+   * @param {string[]} argv
+   * @param {{env?: Record<string, string>, cwd?: string} & CallOptions} [opts]
+   */
+  async startProcess(id, argv, opts = {}) {
+    const json = commandRequest(argv, opts.env, opts.cwd);
+    return Process.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "processes"), opts, { json }));
+  }
+
+  /**
+   * GET /v1/sessions/{id}/processes: every process of the session's
+   * sandbox (pid 1 is its agent), with its CPU time and memory.
+   * @param {string} id
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Process[]>}
+   */
+  async processes(id, opts) {
+    const out = await this._json("GET", apiPath("v1", "sessions", id, "processes"), opts);
+    const list = out && Array.isArray(out.processes) ? out.processes : [];
+    return list.filter((/** @type {unknown} */ p) => p !== null && typeof p === "object").map(Process.fromJSON);
+  }
+
+  /**
+   * DELETE /v1/sessions/{id}/processes/{pid}: sends `sig` ("TERM", "KILL",
+   * "INT", "HUP", a number; absent: the daemon's default, TERM). NotFound
+   * when there is no such process; pid 1 is InvalidArgument. (`opts.signal`
+   * is the call's AbortSignal, as everywhere.)
+   * @param {string} id
+   * @param {number} pid
+   * @param {string | number | null} [sig]
+   * @param {CallOptions} [opts]
+   */
+  async signalProcess(id, pid, sig, opts) {
+    /** @type {Array<[string, string]>} */
+    const query = sig === undefined || sig === null || sig === "" ? [] : [["signal", String(sig)]];
+    await this._json("DELETE", apiPath("v1", "sessions", id, "processes", String(Math.trunc(pid))), opts, { query });
+  }
+
+  /**
+   * GET /v1/sessions/{id}/processes/{pid}/logs: a background process's
+   * output from byte `offset`, whether it still runs and how it ended.
+   * NotFound for a process not started in the background.
+   * @param {string} id
+   * @param {number} pid
+   * @param {{offset?: number} & CallOptions} [opts]
+   * @returns {Promise<ProcessLogs>}
+   */
+  async processLogs(id, pid, opts = {}) {
+    const offset = Math.max(0, Math.trunc(opts.offset ?? 0));
+    /** @type {Array<[string, string]>} */
+    const query = offset > 0 ? [["offset", String(offset)]] : [];
+    const a = await this._t.send("GET", apiPath("v1", "sessions", id, "processes", String(Math.trunc(pid)), "logs"), {
+      query,
+      timeoutMs: this._timeout(opts),
+      signal: opts.signal,
+    });
+    try {
+      const data = await a.read();
+      const running = a.header(HEADER_PROCESS_RUNNING).trim().toLowerCase();
+      if (running !== "true" && running !== "false") {
+        // A follower that took a missing header for "ended" would stop
+        // early, for "running" never: neither is safe.
+        throw new ProtocolError(`sandboxd answered the logs of process ${pid} without ${HEADER_PROCESS_RUNNING}`, { requestId: a.requestId });
+      }
+      const raw = a.header(HEADER_PROCESS_EXIT_CODE).trim();
+      const exitCode = /^-?\d+$/.test(raw) ? Number(raw) : null;
+      return new ProcessLogs({ data, running: running === "true", exitCode, offset });
+    } finally {
+      a.close();
+    }
+  }
+
+  /**
+   * A background process's output from `offset` as it comes, Buffers (not
+   * whole lines), until the process no longer runs; the generator's return
+   * value is its exit code, when known. It asks again at once after an
+   * answer with output, else after `pollMs`. `timeoutMs` bounds the whole:
+   * past it, RequestTimeout, and the process runs on; `signal` aborts it.
+   * @param {string} id
+   * @param {number} pid
+   * @param {FollowOptions} [opts]
+   * @returns {AsyncGenerator<Buffer, number | null>}
+   */
+  async *followProcess(id, pid, opts = {}) {
+    const { offset = 0, pollMs = DEFAULT_FOLLOW_MS, timeoutMs = null, ...call } = opts;
+    if (!(pollMs > 0)) throw new RangeError(`pollMs must be above 0, not ${pollMs}`);
+    const deadline = timeoutMs === null ? null : Date.now() + timeoutMs;
+    let at = Math.max(0, Math.trunc(offset));
+    for (;;) {
+      const got = await this.processLogs(id, pid, { ...call, offset: at });
+      if (got.data.length) {
+        yield got.data;
+        at = got.nextOffset;
+      }
+      // The daemon tells "running" before it sends the output, so an answer
+      // that says ended holds everything the process wrote.
+      if (!got.running) return got.exitCode;
+      let pause = got.data.length ? 0 : pollMs;
+      if (deadline !== null) {
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new RequestTimeout(
+            `process ${pid} of session ${id} was still running after ${Number(timeoutMs) / 1000} s: follow it again from offset ${at}, or kill it`,
+          );
+        }
+        pause = Math.min(pause, left);
+      }
+      if (pause > 0) await sleep(pause, call.signal);
+    }
+  }
+
+  /**
+   * POST /v1/sessions/{id}/attach: runs argv (no shell) in the session's
+   * sandbox beside its interpreter, as the sandbox's user, with its
+   * standard streams on a connection of its own (exec -i; `tty` gives it a
+   * terminal of `rows` x `cols`, default 24 x 80, whose output is all
+   * stdout). It has no timeout; the session counts as in use while it runs.
+   * A refusal (a session not running, a command that cannot start, tty
+   * under runsc) rejects as any call; `requestTimeoutMs` and `signal` bound
+   * the handshake alone.
+   * @param {string} id
+   * @param {string[]} argv
+   * @param {AttachOptions} [opts]
+   * @returns {Promise<Attached>}
+   */
+  async attach(id, argv, opts = {}) {
+    const { socket, head, requestId } = await this._t.upgrade(apiPath("v1", "sessions", id, "attach"), {
+      json: attachRequest(argv, opts),
+      protocol: ATTACH_UPGRADE,
+      timeoutMs: this._timeout(opts),
+      signal: opts.signal,
+    });
+    return new Attached(socket, head, requestId);
+  }
+
   // Files.
 
   /**
@@ -513,17 +690,112 @@ export class Client {
     await this._json("DELETE", apiPath("v1", "sessions", id, "files"), opts, { query: [["path", path]] });
   }
 
+  /**
+   * PUT …/files?format=tar: unpacks a tar stream (a Buffer, a Readable or an
+   * async iterable of bytes, streamed) into the folder `path`, made as
+   * needed: folders, files and symlinks (as links, never followed). An
+   * entry that would leave the folder (an absolute name, "..") refuses the
+   * whole upload (InvalidArgument), though what came before it may be
+   * written. Resolves to the folder, the files' total size and how many
+   * files it wrote.
+   * @param {string} id
+   * @param {string} path
+   * @param {import("./transport.js").Body} data
+   * @param {CallOptions} [opts]
+   */
+  async putTar(id, path, data, opts) {
+    const a = await this._t.send("PUT", apiPath("v1", "sessions", id, "files"), {
+      query: [
+        ["path", path],
+        ["format", "tar"],
+      ],
+      body: data ?? Buffer.alloc(0),
+      headers: { "Content-Type": TAR_MIME },
+      timeoutMs: this._timeout(opts),
+      signal: opts && opts.signal,
+    });
+    try {
+      return FileWritten.fromJSON(await a.json());
+    } finally {
+      a.close();
+    }
+  }
+
+  /**
+   * GET …/files?format=tar: the folder `path` (or a file) as a tar stream,
+   * its contents under its own name, read as it comes; destroy the stream
+   * to stop early. A copy that fails once the stream has begun is a stream
+   * cut short, which tar readers tell by its missing end
+   * (files.downloadDir rejects with ProtocolError).
+   * @param {string} id
+   * @param {string} path
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Readable>}
+   */
+  async getTar(id, path, opts) {
+    const a = await this._t.send("GET", apiPath("v1", "sessions", id, "files"), {
+      query: [
+        ["path", path],
+        ["format", "tar"],
+      ],
+      timeoutMs: this._timeout(opts),
+      signal: opts && opts.signal,
+    });
+    return Readable.from(
+      (async function* () {
+        try {
+          yield* a.chunks();
+        } finally {
+          a.close();
+        }
+      })(),
+      { objectMode: false },
+    );
+  }
+
   // The daemon. info and node answer objects as the daemon sends them: they
   // describe the host and grow with every release.
 
   /**
-   * GET /v1/health: "ok", or "degraded" when the host is short of something.
+   * GET /v1/health: "ok" ("degraded" from daemons before the checks, when
+   * the host was short of disk). An unhealthy daemon rejects with
+   * Unavailable saying why, as one that cannot be reached does:
+   * healthStatus() resolves to its reasons instead.
    * @param {CallOptions} [opts]
    * @returns {Promise<string>}
    */
   async health(opts) {
     const out = await this._json("GET", "/v1/health", opts);
     return String((out && out.status) || "");
+  }
+
+  /**
+   * GET /v1/health as a Health: `ok`, or status "unhealthy" with its
+   * `reasons` and `checks` (the daemon's 503), without rejecting for it. A
+   * daemon that cannot be reached, or a 503 that is not a Health (a
+   * proxy's), still rejects with Unavailable.
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Health>}
+   */
+  async healthStatus(opts) {
+    const a = await this._t.send("GET", "/v1/health", { timeoutMs: this._timeout(opts), signal: opts && opts.signal, answers: [UNHEALTHY] });
+    try {
+      if (a.status !== UNHEALTHY) return Health.fromJSON(await a.json());
+      const raw = await a.read();
+      /** @type {any} */
+      let out = null;
+      try {
+        out = JSON.parse(raw.toString("utf8"));
+      } catch {
+        out = null;
+      }
+      if (!out || typeof out !== "object" || typeof out.status !== "string") {
+        throw errorOf(a.status, "Service Unavailable", raw, a.requestId, a.header("retry-after"));
+      }
+      return Health.fromJSON(out);
+    } finally {
+      a.close();
+    }
   }
 
   /**

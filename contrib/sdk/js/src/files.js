@@ -2,10 +2,12 @@
 //
 // Paths are inside the sandbox: a relative one is taken from /workspace, and
 // only /workspace and /tmp are served (anything else is InvalidArgument).
+// Folders travel as tar streams, as `sandboxctl cp -r` sends them.
 
 import path from "node:path";
 
 import { NotFound } from "./errors.js";
+import { extractTar, packDir } from "./tar.js";
 
 /**
  * An error of the file's kind, as node:fs names them (EISDIR, ENOTDIR):
@@ -81,6 +83,64 @@ export class Files {
    */
   async remove(path, opts) {
     await this._sbx.client.deleteFile(this._sbx.id, path, opts);
+  }
+
+  /**
+   * Copies the local folder `local` into the sandbox's folder `remote`
+   * (default ".", /workspace) as cp -r does: it lands as remote/NAME (NAME
+   * is local's own name; remote is made as needed), with its folders, files
+   * and symlinks (as links, never followed; devices, fifos and sockets are
+   * left out). It streams: the folder is never held whole. Resolves to the
+   * folder it landed in, the files' total size and their number (`files`).
+   * A local file that cannot be read rejects with its own error; what was
+   * sent before it stays in the sandbox.
+   * @param {string} local
+   * @param {string} [remote]
+   * @param {import("./client.js").CallOptions} [opts]
+   */
+  async uploadDir(local, remote = ".", opts) {
+    const packed = await packDir(local);
+    /** @type {unknown} */
+    let failed = null;
+    async function* body() {
+      try {
+        yield* packed;
+      } catch (err) {
+        // Thrown inside the upload, it would be taken for the daemon's
+        // failure: the caller gets the local error itself.
+        failed = err;
+        throw err;
+      }
+    }
+    try {
+      return await this._sbx.client.putTar(this._sbx.id, remote, body(), opts);
+    } catch (err) {
+      throw failed ?? err;
+    }
+  }
+
+  /**
+   * Copies the sandbox's folder `remote` (or a file) into the local folder
+   * `local` (default ".", made as needed) as cp -r does: it lands as
+   * local/NAME. Resolves to the local paths it wrote. Nothing is written
+   * outside `local`: an entry named outside it is refused (ProtocolError),
+   * nothing is written through a symlink (one where a folder must be is an
+   * ENOTDIR error), and symlinks are made as links, wherever they point.
+   * What was at a name is replaced; a folder merges. A copy cut short (the
+   * folder changed as it was read) is a ProtocolError, with part of it
+   * written.
+   * @param {string} remote
+   * @param {string} [local]
+   * @param {import("./client.js").CallOptions} [opts]
+   * @returns {Promise<string[]>}
+   */
+  async downloadDir(remote, local = ".", opts) {
+    const stream = await this._sbx.client.getTar(this._sbx.id, remote, opts);
+    try {
+      return await extractTar(stream, local);
+    } finally {
+      stream.destroy();
+    }
   }
 
   /**

@@ -7,6 +7,9 @@
 //     (await sbx.runCode("x = 6 * 7\nx")).result;          // "42"
 //     (await sbx.commands.run("ls -la")).stdout;
 //     await sbx.files.write("data.csv", "a,b\n1,2\n");
+//     await sbx.files.uploadDir("./project");            // a folder, as /workspace/project
+//     const p = await sbx.processes.start(["python3", "-m", "http.server"]);   // in the background
+//     (await sbx.commands.runWithInput(["wc", "-c"], "abc")).stdout;          // "3\n"
 //     console.log((await run("print(1)")).stdout);
 //
 // The daemon's socket is $SANDBOXD_SOCKET, else /run/sandboxd/sandboxd.sock.
@@ -17,7 +20,8 @@
 // Every public name is exported from here: a module added to the SDK
 // exports its names here too.
 
-export { Client, DEFAULT_POLL_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
+export { Attached } from "./attach.js";
+export { Client, DEFAULT_FOLLOW_MS, DEFAULT_POLL_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
 export { Commands } from "./commands.js";
 export {
   BadGateway,
@@ -36,14 +40,20 @@ export {
 } from "./errors.js";
 export { Files } from "./files.js";
 export {
+  DataDirHealth,
+  ErrorDetail,
   ExecMetrics,
   Execution,
   ExecutionError,
   ExecutionSummary,
   FileInfo,
   FileWritten,
+  Health,
+  HealthCheck,
   Limits,
   Output,
+  Process,
+  ProcessLogs,
   Session,
   Stats,
   STATUS_ERROR,
@@ -55,6 +65,7 @@ export {
   STATUS_TIMEOUT,
 } from "./models.js";
 export { run } from "./oneshot.js";
+export { Processes } from "./processes.js";
 export { Sandbox } from "./sandbox.js";
 export { DEFAULT_SOCKET, SOCKET_ENV, VERSION } from "./transport.js";
 export {

@@ -473,7 +473,11 @@ export class FileInfo {
   }
 }
 
-/** The answer of an upload: the path as the daemon took it, and its size. */
+/**
+ * The answer of an upload: the path as the daemon took it, and its size;
+ * for a folder sent as a tar stream, the size of its files and `files`, how
+ * many it wrote (0 for a single file's upload).
+ */
 export class FileWritten {
   /** @param {Record<string, any>} [f] */
   constructor(f = {}) {
@@ -481,12 +485,14 @@ export class FileWritten {
     this.path = f.path ?? "";
     /** @type {number} */
     this.size = f.size ?? 0;
+    /** @type {number} */
+    this.files = f.files ?? 0;
   }
 
   /** @param {unknown} raw */
   static fromJSON(raw) {
     const d = obj(raw);
-    return new FileWritten({ path: str(d, "path"), size: int(d, "size") });
+    return new FileWritten({ path: str(d, "path"), size: int(d, "size"), files: int(d, "files") });
   }
 }
 
@@ -528,5 +534,182 @@ export class Stats {
       diskBytes: int(d, "disk_bytes"),
       diskLimitBytes: int(d, "disk_limit_bytes"),
     });
+  }
+}
+
+/**
+ * One process of a session's sandbox, as the sandbox names it (pid 1 is its
+ * agent). `detached` says it was started in the background
+ * (sbx.processes.start), so its output has a log; `exitCode` is how such a
+ * process ended, when the daemon saw it (null while it runs). `rssBytes` is
+ * 0 under runsc, which does not say, and `startedAt` null there.
+ */
+export class Process {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {number} */
+    this.pid = f.pid ?? 0;
+    /** @type {number} */
+    this.ppid = f.ppid ?? 0;
+    /** @type {string} */
+    this.command = f.command ?? "";
+    /** @type {Date | null} */
+    this.startedAt = f.startedAt ?? null;
+    /** @type {number} */
+    this.cpuSeconds = f.cpuSeconds ?? 0;
+    /** @type {number} */
+    this.rssBytes = f.rssBytes ?? 0;
+    /** @type {boolean} */
+    this.detached = f.detached ?? false;
+    /** @type {number | null} */
+    this.exitCode = f.exitCode ?? null;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Process({
+      pid: int(d, "pid"),
+      ppid: int(d, "ppid"),
+      command: str(d, "command"),
+      startedAt: time(d.started_at),
+      cpuSeconds: num(d, "cpu_seconds"),
+      rssBytes: int(d, "rss_bytes"),
+      detached: d.detached === true,
+      exitCode: optInt(d, "exit_code"),
+    });
+  }
+}
+
+/**
+ * A background process's output from `offset` (GET
+ * …/processes/{pid}/logs): `data` is what it wrote since, `running` whether
+ * it still runs, `exitCode` how it ended once the daemon saw it (null while
+ * it runs, or for one this daemon did not start). Ask again from
+ * `nextOffset` for what comes after.
+ */
+export class ProcessLogs {
+  /** @param {{data?: Buffer, running?: boolean, exitCode?: number | null, offset?: number}} [f] */
+  constructor(f = {}) {
+    /** @type {Buffer} */
+    this.data = f.data ?? Buffer.alloc(0);
+    /** @type {boolean} */
+    this.running = f.running ?? false;
+    /** @type {number | null} */
+    this.exitCode = f.exitCode ?? null;
+    /** @type {number} */
+    this.offset = f.offset ?? 0;
+  }
+
+  get nextOffset() {
+    return this.offset + this.data.length;
+  }
+
+  /** `data` as UTF-8 (a character cut between two reads is replaced). */
+  get text() {
+    return this.data.toString("utf8");
+  }
+}
+
+/** One check of GET /v1/health: whether it passed, and what it found. */
+export class HealthCheck {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {boolean} */
+    this.ok = f.ok ?? false;
+    /** @type {string} */
+    this.detail = f.detail ?? "";
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new HealthCheck({ ok: d.ok === true, detail: str(d, "detail") });
+  }
+}
+
+/** The space left where session disks live: below `minFreeMb` no new disk is made. */
+export class DataDirHealth {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {number} */
+    this.freeMb = f.freeMb ?? 0;
+    /** @type {number} */
+    this.minFreeMb = f.minFreeMb ?? 0;
+    /** @type {boolean} */
+    this.ok = f.ok ?? false;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new DataDirHealth({ freeMb: int(d, "free_mb"), minFreeMb: int(d, "min_free_mb"), ok: d.ok === true });
+  }
+}
+
+/**
+ * The contract's error body, {code, message}, where an answer carries one
+ * beside its own fields (an unhealthy Health).
+ */
+export class ErrorDetail {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.code = f.code ?? "";
+    /** @type {string} */
+    this.message = f.message ?? "";
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new ErrorDetail({ code: str(d, "code"), message: str(d, "message") });
+  }
+}
+
+/**
+ * The daemon's health (GET /v1/health): `status` is "ok", or "unhealthy"
+ * (HTTP 503) with `reasons`, a sentence per failed check; "degraded" came
+ * from daemons before the checks (a data dir short of space, still
+ * serving). `checks` has every check by name (database, cgroups, pools,
+ * data_dir; none from an older daemon).
+ */
+export class Health {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.status = f.status ?? "";
+    /** @type {string[]} */
+    this.reasons = f.reasons ?? [];
+    /** @type {Record<string, HealthCheck>} */
+    this.checks = f.checks ?? {};
+    /** @type {DataDirHealth | null} */
+    this.dataDir = f.dataDir ?? null;
+    /** @type {ErrorDetail | null} */
+    this.error = f.error ?? null;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    /** @type {Record<string, HealthCheck>} */
+    const checks = {};
+    if (isObj(d, "checks")) {
+      for (const [k, v] of Object.entries(d.checks)) {
+        if (v !== null && typeof v === "object" && !Array.isArray(v)) checks[k] = HealthCheck.fromJSON(v);
+      }
+    }
+    return new Health({
+      status: str(d, "status"),
+      reasons: strs(d, "reasons"),
+      checks,
+      dataDir: isObj(d, "data_dir") ? DataDirHealth.fromJSON(d.data_dir) : null,
+      error: isObj(d, "error") ? ErrorDetail.fromJSON(d.error) : null,
+    });
+  }
+
+  /** Every check passed: the daemon does all of its work. */
+  get ok() {
+    return this.status === "ok";
   }
 }

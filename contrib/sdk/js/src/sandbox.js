@@ -9,10 +9,12 @@
 // create made again with the same key and options (a retry after a lost
 // answer) is bound to the session the first made, not a new one.
 
+import { shellArgv } from "./attach.js";
 import { Client } from "./client.js";
 import { Commands } from "./commands.js";
 import { NotFound } from "./errors.js";
 import { Files } from "./files.js";
+import { Processes } from "./processes.js";
 import { execRequestTimeout } from "./requests.js";
 
 /**
@@ -56,8 +58,10 @@ export class Sandbox {
     this.created = created;
     /** Shell commands: `sbx.commands.run("ls -la")`. */
     this.commands = new Commands(this);
-    /** Files: `sbx.files.write`, `read`, `list`, `remove`, `exists`. */
+    /** Files: `sbx.files.write`, `read`, `list`, `remove`, `exists`, folders with `uploadDir` and `downloadDir`. */
     this.files = new Files(this);
+    /** Background processes: `sbx.processes.start`, `list`, `kill`, `logs`, `follow`, `wait`. */
+    this.processes = new Processes(this);
   }
 
   /**
@@ -282,6 +286,18 @@ export class Sandbox {
    */
   executions(opts) {
     return this._client.executions(this.id, opts);
+  }
+
+  /**
+   * Runs a command (an array as it is, a string with /bin/sh) with its
+   * standard streams on a connection of its own (exec -i, -it with `tty`):
+   * write(), closeStdin(), resize(), `for await` its output, wait() (see
+   * Client.attach). close() it when done: a command still running ends.
+   * @param {string | string[]} cmd
+   * @param {import("./client.js").AttachOptions} [opts]
+   */
+  attach(cmd, opts) {
+    return this._client.attach(this.id, shellArgv(cmd), opts);
   }
 
   /** `await using sbx = await Sandbox.create()` deletes the session at the block's end. */

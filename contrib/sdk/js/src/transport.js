@@ -227,6 +227,32 @@ export class Answer {
     }
   }
 
+  /**
+   * The body's chunks as they come, the call's failures the SDK's errors.
+   * @returns {AsyncGenerator<Buffer>}
+   */
+  async *chunks() {
+    const it = this._res[Symbol.asyncIterator]();
+    for (;;) {
+      /** @type {IteratorResult<Buffer>} */
+      let next;
+      try {
+        next = await it.next();
+      } catch (err) {
+        throw this._state.map(err, true);
+      }
+      if (next.done) break;
+      yield next.value;
+    }
+    if (this._state.aborted || this._state.timedOut) throw this._state.map(null, true);
+  }
+
+  /** The value of a header of the answer ("" when absent). @param {string} name */
+  header(name) {
+    const v = this._res.headers[name.toLowerCase()];
+    return Array.isArray(v) ? v.join(", ") : v ?? "";
+  }
+
   /** Ends the call: the connection is closed, read or not. */
   close() {
     if (!this._res.complete) this._res.destroy();
@@ -239,7 +265,7 @@ export class Answer {
  * @typedef {Buffer | Uint8Array | string | Readable | AsyncIterable<Uint8Array> | null | undefined} Body
  * @typedef {Array<[string, string]>} Query
  * @typedef {{query?: Query, json?: unknown, body?: Body, accept?: string, headers?: Record<string, string>,
- *            timeoutMs: number | null, signal?: AbortSignal}} SendOptions
+ *            timeoutMs: number | null, signal?: AbortSignal, answers?: number[]}} SendOptions
  */
 
 /**
@@ -270,7 +296,7 @@ export class Transport {
       data = Buffer.from(JSON.stringify(json), "utf8");
       headers["Content-Type"] = "application/json";
     } else if (body !== undefined && body !== null) {
-      headers["Content-Type"] = "application/octet-stream";
+      if (!Object.keys(headers).some((k) => k.toLowerCase() === "content-type")) headers["Content-Type"] = "application/octet-stream";
       if (typeof body === "string") data = Buffer.from(body, "utf8");
       else if (body instanceof Uint8Array) data = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       else if (body instanceof Readable) data = body;
@@ -332,11 +358,94 @@ export class Transport {
     }
     const ans = new Answer(req, res, state);
     const status = res.statusCode ?? 0;
-    if (status >= 200 && status < 300) return ans;
+    // `answers` are statuses the caller reads as answers of its own (the
+    // Health a 503 of GET /v1/health carries).
+    if ((status >= 200 && status < 300) || (opts.answers || []).includes(status)) return ans;
     try {
       throw await failure(ans, res);
     } finally {
       ans.close();
+    }
+  }
+
+  /**
+   * POSTs json to path asking for the connection to be taken over by
+   * `protocol` (Connection: Upgrade), and resolves to the socket once the
+   * daemon answered 101, with the bytes that came after the answer's head.
+   * A refusal is the error of its answer, as any call's. `timeoutMs` and
+   * `signal` bound the handshake alone: the socket is the caller's after.
+   * @param {string} path
+   * @param {{json: unknown, protocol: string, timeoutMs: number | null, signal?: AbortSignal}} opts
+   * @returns {Promise<{socket: import("node:net").Socket, head: Buffer, requestId: string | null}>}
+   */
+  async upgrade(path, opts) {
+    const { json, protocol, timeoutMs, signal } = opts;
+    const data = Buffer.from(JSON.stringify(json), "utf8");
+    const headers = {
+      "User-Agent": `sandboxd-js/${VERSION}`,
+      Connection: "Upgrade",
+      Upgrade: protocol,
+      "Content-Type": "application/json",
+      "Content-Length": String(data.length),
+    };
+    if (signal && signal.aborted) throw signal.reason;
+    const state = new CallState(this.socket, timeoutMs, signal);
+    const req = http.request({ socketPath: this.socket, method: "POST", path, headers, agent: false });
+    if (timeoutMs) {
+      req.setTimeout(timeoutMs, () => {
+        state.timedOut = true;
+        req.destroy();
+      });
+    }
+    if (signal) {
+      const onAbort = () => {
+        state.aborted = true;
+        req.destroy();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      state.unlisten = () => signal.removeEventListener("abort", onAbort);
+    }
+    req.on("error", () => {});
+    try {
+      return await new Promise((resolve, reject) => {
+        let answered = false;
+        req.once("upgrade", (res, socket, head) => {
+          answered = true;
+          // The handshake's bounds were for the handshake: the command has
+          // no timeout, and an abort now would cut it.
+          socket.setTimeout(0);
+          socket.removeAllListeners("timeout");
+          if (state.unlisten) state.unlisten();
+          const requestId = typeof res.headers["x-request-id"] === "string" ? res.headers["x-request-id"] : null;
+          if (String(res.headers.upgrade || "").toLowerCase() !== protocol.toLowerCase()) {
+            socket.destroy();
+            reject(new ProtocolError(`sandboxd upgraded the connection to ${JSON.stringify(res.headers.upgrade)}, not ${protocol}`));
+            return;
+          }
+          resolve({ socket, head, requestId });
+        });
+        req.once("response", (res) => {
+          answered = true;
+          res.on("error", () => {});
+          const ans = new Answer(req, res, state);
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) {
+            ans.close();
+            reject(new ProtocolError(`sandboxd answered ${status}, not 101 Switching Protocols: is it older than ${protocol}?`, { status }));
+            return;
+          }
+          failure(ans, res).then(reject, reject).finally(() => ans.close());
+        });
+        req.once("error", (err) => reject(state.map(err, answered)));
+        req.once("close", () => {
+          if (!answered) reject(state.map(new Error("the connection closed before an answer"), false));
+        });
+        req.end(data);
+      });
+    } catch (err) {
+      if (state.unlisten) state.unlisten();
+      req.destroy();
+      throw err;
     }
   }
 }
@@ -347,7 +456,19 @@ export class Transport {
  * @param {http.IncomingMessage} res
  */
 async function failure(ans, res) {
-  const raw = await ans.read(MAX_ERROR_BODY);
+  return errorOf(ans.status, res.statusMessage || "", await ans.read(MAX_ERROR_BODY), ans.requestId, ans.header("retry-after"));
+}
+
+/**
+ * The error of a failed answer from its body, {"error": {"code",
+ * "message"}}; a body that is not that is the message as it is.
+ * @param {number} status
+ * @param {string} statusMessage
+ * @param {Buffer} raw
+ * @param {string | null} requestId
+ * @param {string | null | undefined} retryAfterHeader
+ */
+export function errorOf(status, statusMessage, raw, requestId, retryAfterHeader) {
   let code = "";
   let message = "";
   const text = raw.toString("utf8").trim();
@@ -360,9 +481,6 @@ async function failure(ans, res) {
   } catch {
     message = text;
   }
-  if (!message) message = text || `sandboxd answered HTTP ${ans.status} ${res.statusMessage || ""}`.trim();
-  return errorFromAnswer(ans.status, code, message, {
-    requestId: ans.requestId,
-    retryAfter: retryAfter(/** @type {string | undefined} */ (res.headers["retry-after"])),
-  });
+  if (!message) message = text || `sandboxd answered HTTP ${status} ${statusMessage}`.trim();
+  return errorFromAnswer(status, code, message, { requestId, retryAfter: retryAfter(retryAfterHeader) });
 }

@@ -13,14 +13,19 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import {
+  DataDirHealth,
+  ErrorDetail,
   ExecMetrics,
   Execution,
   ExecutionError,
   ExecutionSummary,
   FileInfo,
   FileWritten,
+  Health,
+  HealthCheck,
   Limits,
   Output,
+  Process,
   Session,
   Stats,
 } from "sandboxd";
@@ -34,7 +39,7 @@ const skip = spec
 
 // Schema → the model that reads it. Info, Node, Template and the request
 // bodies are not modelled: the SDK sends requests from plain objects (and
-// ExecStarted is its id, a string).
+// ExecStarted is its id, a string; ProcessList its processes, an array).
 const MODELS = {
   Limits,
   Session,
@@ -46,6 +51,11 @@ const MODELS = {
   FileInfo,
   FileWritten,
   Stats,
+  Process,
+  Health,
+  HealthCheck,
+  DataDirHealth,
+  ErrorDetail,
 };
 
 // Wire properties whose field is not their camelCase name; none yet.

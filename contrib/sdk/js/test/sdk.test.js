@@ -8,6 +8,9 @@
 
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, it } from "node:test";
 
 import {
@@ -56,6 +59,27 @@ async function withSandbox(opts, fn) {
     return await fn(sbx);
   } finally {
     await sbx[Symbol.asyncDispose]();
+  }
+}
+
+/**
+ * probe() until ok says so, or fail after `withinMs`: what the daemon does
+ * in the background (a process ending, being reaped) is waited for, never
+ * slept for.
+ * @template T
+ * @param {string} what
+ * @param {() => Promise<T>} probe
+ * @param {(v: T) => boolean} ok
+ * @param {number} [withinMs]
+ * @returns {Promise<T>}
+ */
+async function eventually(what, probe, ok, withinMs = 30_000) {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const got = await probe();
+    if (ok(got)) return got;
+    if (Date.now() > deadline) assert.fail(`${what}: still ${JSON.stringify(got)} after ${withinMs / 1000} s`);
+    await sleep(50);
   }
 }
 
@@ -464,6 +488,162 @@ describe("sandbox", { skip }, () => {
   });
 });
 
+describe("background processes", { skip }, () => {
+  it("starts a command and follows its output to its end", () =>
+    withSandbox({}, async (sbx) => {
+      const p = await sbx.processes.start(["sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.2; done; echo oops >&2; exit 5"]);
+      assert.ok(p.pid > 1);
+      assert.equal(p.detached, true);
+      assert.match(p.command, /sh/);
+      /** @type {Buffer[]} */
+      const chunks = [];
+      const it = sbx.processes.follow(p.pid, { timeoutMs: 60_000, pollMs: 50 });
+      let next;
+      while (!(next = await it.next()).done) chunks.push(next.value);
+      // stdout and stderr go to one log, in the order written.
+      assert.equal(Buffer.concat(chunks).toString(), "tick 1\ntick 2\ntick 3\noops\n");
+      // The daemon notes the exit as it reaps the process: a logs answer
+      // may say "ended" a moment before it knows how.
+      let code = next.value;
+      if (code === null) code = await eventually("the exit code", async () => (await sbx.processes.logs(p.pid)).exitCode, (c) => c !== null);
+      assert.equal(code, 5);
+      const lg = await sbx.processes.logs(p.pid, { offset: 7 });
+      assert.deepEqual([lg.data.toString(), lg.running, lg.exitCode, lg.nextOffset], ["tick 2\ntick 3\noops\n", false, 5, 26]);
+      assert.equal(await sbx.processes.wait(p.pid, { timeoutMs: 30_000 }), 5);
+      // A string runs with /bin/sh, in cwd, with env.
+      await sbx.files.write("sub/keep", "");
+      const q = await sbx.processes.start("echo $GREETING from $(pwd)", { env: { GREETING: "hi" }, cwd: "sub" });
+      assert.equal(await sbx.processes.wait(q.pid, { timeoutMs: 30_000 }), 0);
+      assert.equal((await sbx.processes.logs(q.pid)).text, "hi from /workspace/sub\n");
+      await assert.rejects(sbx.processes.logs(999999), NotFound);
+    }));
+
+  it("lists the sandbox's processes and kills one", () =>
+    withSandbox({}, async (sbx) => {
+      const p = await sbx.processes.start(["sleep", "300"]);
+      const listed = await eventually(
+        "the process in the list",
+        async () => new Map((await sbx.processes.list()).map((x) => [x.pid, x])),
+        (m) => m.has(p.pid),
+      );
+      assert.equal(listed.get(p.pid)?.detached, true);
+      assert.match(listed.get(p.pid)?.command ?? "", /sleep/);
+      assert.equal(listed.get(1)?.detached, false);
+      // Executions run beside it.
+      assert.equal((await sbx.runCode("6 * 7")).result, "42");
+      assert.equal((await sbx.processes.logs(p.pid)).running, true);
+      assert.equal(await sbx.processes.kill(p.pid), true);
+      await eventually("the killed process running", async () => (await sbx.processes.logs(p.pid)).running, (r) => r === false);
+      await eventually("the killed process in the list", async () => (await sbx.processes.list()).map((x) => x.pid), (ps) => !ps.includes(p.pid));
+      assert.equal(await sbx.processes.kill(p.pid), false);
+      // KILL by name.
+      const q = await sbx.processes.start(["sh", "-c", "trap '' TERM; sleep 300"]);
+      await eventually("the process in the list", async () => (await sbx.processes.list()).map((x) => x.pid), (ps) => ps.includes(q.pid));
+      assert.equal(await sbx.processes.kill(q.pid, "KILL"), true);
+      await sbx.processes.wait(q.pid, { timeoutMs: 30_000 });
+      // 128 + 9, as shells say; known once the daemon reaped it.
+      assert.equal(await eventually("the exit code", async () => (await sbx.processes.logs(q.pid)).exitCode, (c) => c !== null), 137);
+      await assert.rejects(sbx.processes.kill(1), InvalidArgument);
+      await assert.rejects(sbx.processes.kill(p.pid, "NOSUCHSIGNAL"), InvalidArgument);
+    }));
+});
+
+describe("folders", { skip }, () => {
+  it("uploads a folder and downloads it back, links as links", async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sandboxd-js-sdk-"));
+    try {
+      await withSandbox({}, async (sbx) => {
+        const src = path.join(tmp, "proj");
+        fs.mkdirSync(path.join(src, "sub", "deep"), { recursive: true });
+        fs.mkdirSync(path.join(src, "empty"));
+        const blob = Buffer.alloc(256 * 4096).map((_, i) => i % 256);
+        /** @type {Record<string, Buffer>} */
+        const files = { "a.txt": Buffer.from("alpha\n"), "sub/deep/b.bin": blob, "run.sh": Buffer.from("#!/bin/sh\necho ran\n") };
+        for (const [rel, data] of Object.entries(files)) fs.writeFileSync(path.join(src, rel), data);
+        fs.chmodSync(path.join(src, "run.sh"), 0o755);
+        fs.symlinkSync("../../a.txt", path.join(src, "sub", "deep", "up"));
+        fs.symlinkSync("/workspace/proj/a.txt", path.join(src, "abs"));
+
+        let w = await sbx.files.uploadDir(src);
+        const total = Object.values(files).reduce((n, b) => n + b.length, 0);
+        assert.deepEqual([w.path.replace(/\/$/, ""), w.files, w.size], ["/workspace", 3, total]);
+        assert.deepEqual(await sbx.files.read("proj/sub/deep/b.bin"), blob);
+        const c = await sbx.commands.run("readlink proj/sub/deep/up proj/abs; cat proj/sub/deep/up; ./proj/run.sh; test -d proj/empty && echo empty");
+        assert.deepEqual([c.exitCode, c.stdout], [0, "../../a.txt\n/workspace/proj/a.txt\nalpha\nran\nempty\n"], c.stderr);
+        w = await sbx.files.uploadDir(src, "nested/deeper");
+        assert.equal(w.path, "/workspace/nested/deeper");
+        assert.equal(await sbx.files.readText("nested/deeper/proj/a.txt"), "alpha\n");
+
+        // The sandbox's own links come back as links, wherever they point.
+        await sbx.commands.run("ln -s /etc/passwd proj/passwd && ln -s ../.. proj/sub/top");
+        const out = path.join(tmp, "out");
+        const written = await sbx.files.downloadDir("proj", out);
+        const got = path.join(out, "proj");
+        assert.ok(written.includes(path.join(got, "sub", "deep", "b.bin")));
+        for (const [rel, data] of Object.entries(files)) assert.deepEqual(fs.readFileSync(path.join(got, rel)), data, rel);
+        assert.ok(fs.statSync(path.join(got, "run.sh")).mode & 0o100);
+        assert.ok(fs.statSync(path.join(got, "empty")).isDirectory());
+        const links = Object.fromEntries(["sub/deep/up", "abs", "passwd", "sub/top"].map((rel) => [rel, fs.readlinkSync(path.join(got, rel))]));
+        assert.deepEqual(links, { "sub/deep/up": "../../a.txt", abs: "/workspace/proj/a.txt", passwd: "/etc/passwd", "sub/top": "../.." });
+        // Again over the same folder: replaced, not written through.
+        assert.deepEqual((await sbx.files.downloadDir("proj", out)).sort(), [...written].sort());
+        assert.equal(fs.readlinkSync(path.join(got, "passwd")), "/etc/passwd");
+        // A file alone.
+        assert.deepEqual(await sbx.files.downloadDir("proj/a.txt", path.join(tmp, "one")), [path.join(tmp, "one", "a.txt")]);
+
+        await assert.rejects(sbx.files.uploadDir(src, "../outside"), InvalidArgument);
+        await assert.rejects(sbx.files.downloadDir("nosuchfolder", path.join(tmp, "none")), NotFound);
+        await assert.rejects(sbx.files.uploadDir(path.join(tmp, "nosuchfolder")), (e) => /** @type {any} */ (e).code === "ENOENT");
+      });
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("attach", { skip }, () => {
+  it("runs a command fed input, its exit status passed through", () =>
+    withSandbox({}, async (sbx) => {
+      let r = await sbx.commands.runWithInput(["wc", "-c"], Buffer.alloc(100000, "x"), { timeoutMs: 60_000 });
+      assert.deepEqual([r.exitCode, Number(r.stdout.toString().trim()), r.stderr.toString()], [0, 100000, ""]);
+      assert.equal((await sbx.commands.runWithInput(["sh", "-c", "exit 3"], "", { timeoutMs: 60_000 })).exitCode, 3);
+      assert.equal((await sbx.commands.runWithInput(["sh", "-c", "exit 3"], "not read", { timeoutMs: 60_000 })).exitCode, 3);
+      r = await sbx.commands.runWithInput("cat; echo oops >&2; exit 4", "h\u00e9llo", { timeoutMs: 60_000 });
+      assert.deepEqual([r.exitCode, r.stdout.toString(), r.stderr.toString()], [4, "h\u00e9llo", "oops\n"]);
+      // More than the sockets hold, back as it goes in.
+      const big = randomBytes(4 << 20);
+      r = await sbx.commands.runWithInput(["cat"], big, { timeoutMs: 120_000 });
+      assert.deepEqual([r.exitCode, r.stdout.length, r.stdout.equals(big), r.stderr.length], [0, big.length, true, 0]);
+    }));
+
+  it("attaches to a command, with a terminal where the runtime has one", () =>
+    withSandbox({}, async (sbx) => {
+      const a = await sbx.attach(["sh", "-c", "read line; echo got $line; echo err >&2; exit 7"], { env: { X: "1" }, cwd: "/tmp" });
+      try {
+        await a.write("hello\n");
+        /** @type {Record<string, string>} */
+        const got = { stdout: "", stderr: "" };
+        for await (const c of a) got[c.stream] += c.data.toString();
+        assert.deepEqual([await a.wait(), got], [7, { stdout: "got hello\n", stderr: "err\n" }]);
+      } finally {
+        a.close();
+      }
+      if (sbx.session.runtime !== "runsc") {
+        // A terminal of the size asked (runsc has none yet).
+        const t = await sbx.attach(["python3", "-c", "import os, sys; print(os.isatty(0), os.get_terminal_size())"], { tty: true, rows: 30, cols: 100 });
+        try {
+          const chunks = [];
+          for await (const c of t) chunks.push(c.data);
+          assert.equal(t.exitCode, 0);
+          assert.match(Buffer.concat(chunks).toString(), /True os\.terminal_size\(columns=100, lines=30\)/);
+        } finally {
+          t.close();
+        }
+      }
+      await assert.rejects(sbx.client.attach("nosuchsession0000", ["ls"]), NotFound);
+    }));
+});
+
 describe("one-shot run", { skip }, () => {
   it("runs code once", async () => {
     assert.equal((await run("print(1)")).stdout, "1\n");
@@ -486,6 +666,10 @@ describe("client", { skip }, () => {
   it("asks the daemon about itself", async () => {
     const c = new Client();
     assert.ok(["ok", "degraded"].includes(await c.health()));
+    const h = await c.healthStatus();
+    assert.deepEqual([h.status, h.ok, h.reasons, h.error], ["ok", true, [], null]);
+    assert.ok(Object.keys(h.checks).length > 0);
+    assert.deepEqual(Object.entries(h.checks).filter(([, chk]) => !chk.ok).map(([n]) => n), []);
     assert.equal((await c.info()).api_version, "1");
     assert.ok((await c.node()).node_id);
     assert.equal((await c.node()).state, "ready");

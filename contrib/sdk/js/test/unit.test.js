@@ -3,11 +3,14 @@
 // timeouts, aborts). No sandboxd needed; sdk.test.js drives a real one.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, it } from "node:test";
+import zlib from "node:zlib";
 
 import * as sandboxd from "sandboxd";
 import {
@@ -34,6 +37,8 @@ import {
   run,
 } from "sandboxd";
 
+import { FrameDecoder, encodeFrame, parseExit, resizePayload } from "../src/attach.js";
+import { extractTar, packDir, readTar, tarHeader } from "../src/tar.js";
 import { EXECUTION, METRICS, SESSION, SUMMARIES, errorReply, fakeDaemon } from "./fake.js";
 
 /**
@@ -862,6 +867,712 @@ describe("uploads", () => {
   });
 });
 
+const PROCESS = { pid: 42, ppid: 1, command: "sleep 300", started_at: "2026-01-02T03:04:05Z", cpu_seconds: 0.25, rss_bytes: 4096, detached: true };
+
+describe("processes", () => {
+  it("starts, lists and signals", () =>
+    withFake(
+      (s) => {
+        if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+        if (s.method === "POST") return { status: 201, body: { pid: 42, command: "sleep 300", started_at: "2026-01-02T03:04:05Z", detached: true } };
+        if (s.method === "GET") return { body: { processes: [{ pid: 1, ppid: 0, command: "agent", cpu_seconds: 1, rss_bytes: 1 }, PROCESS, "junk"] } };
+        if (s.path.endsWith("/processes/7")) return errorReply(404, "not_found", "no process 7 in session s");
+        return { status: 204 };
+      },
+      async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const p = await sbx.processes.start(["sleep", "300"], { env: { A: "1" }, cwd: "sub" });
+        assert.deepEqual([d.seen.at(-1)?.method, d.seen.at(-1)?.path, d.seen.at(-1)?.json()], [
+          "POST",
+          `/v1/sessions/${sbx.id}/processes`,
+          { argv: ["sleep", "300"], env: { A: "1" }, cwd: "sub" },
+        ]);
+        assert.ok(p instanceof sandboxd.Process);
+        assert.deepEqual([p.pid, p.command, p.detached, p.exitCode, p.ppid, p.startedAt?.toISOString()], [42, "sleep 300", true, null, 0, "2026-01-02T03:04:05.000Z"]);
+        // A string is a command line for /bin/sh; the client takes argv alone.
+        await sbx.processes.start("echo hi && sleep 1");
+        assert.deepEqual(d.seen.at(-1)?.json(), { argv: ["/bin/sh", "-c", "echo hi && sleep 1"] });
+        await assert.rejects(sbx.client.startProcess(sbx.id, /** @type {any} */ ("sleep 300")), TypeError);
+
+        const ps = await sbx.processes.list();
+        assert.deepEqual(ps.map((x) => [x.pid, x.detached]), [[1, false], [42, true]]);
+        assert.deepEqual([ps[1].cpuSeconds, ps[1].rssBytes, ps[0].startedAt], [0.25, 4096, null]);
+
+        assert.equal(await sbx.processes.kill(42), true);
+        const raw = d.seen.at(-1);
+        assert.deepEqual([raw?.method, raw?.path, raw?.query.get("signal")], ["DELETE", `/v1/sessions/${sbx.id}/processes/42`, "TERM"]);
+        assert.equal(await sbx.processes.kill(42, "KILL"), true);
+        assert.equal(d.seen.at(-1)?.query.get("signal"), "KILL");
+        assert.equal(await sbx.processes.kill(42, 9), true);
+        assert.equal(d.seen.at(-1)?.query.get("signal"), "9");
+        await sbx.client.signalProcess(sbx.id, 42);
+        assert.equal(d.seen.at(-1)?.query.has("signal"), false);
+        assert.equal(await sbx.processes.kill(7), false);
+        await assert.rejects(sbx.client.signalProcess(sbx.id, 7), NotFound);
+      },
+    ));
+
+  it("reads logs from an offset, and follows them to the end", () => {
+    // The process writes "one\n", then "two\n", then ends with 3; the fake
+    // serves the log from the offset asked, as the daemon does.
+    const log = { data: Buffer.alloc(0), asks: 0 };
+    const script = [["one\n", true, null], ["", true, null], ["two\n", true, null], ["", false, 3]];
+    const reset = () => {
+      log.data = Buffer.alloc(0);
+      log.asks = 0;
+    };
+    return withFake(
+      (s) => {
+        if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+        if (s.path.endsWith("/processes/9/logs")) return errorReply(404, "not_found", "no output of process 9");
+        if (s.path.endsWith("/processes/8/logs")) return { raw: "x" };
+        const [more, running, code] = script[Math.min(log.asks++, script.length - 1)];
+        log.data = Buffer.concat([log.data, Buffer.from(String(more))]);
+        /** @type {Record<string, string>} */
+        const headers = { "Sandboxd-Process-Running": running ? "true" : "false" };
+        if (code !== null) headers["Sandboxd-Process-Exit-Code"] = String(code);
+        return { raw: log.data.subarray(Number(s.query.get("offset") || 0)), headers };
+      },
+      async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        /** @type {string[]} */
+        const got = [];
+        const it = sbx.processes.follow(5, { pollMs: 10 });
+        let next;
+        while (!(next = await it.next()).done) got.push(next.value.toString());
+        assert.deepEqual([got, next.value], [["one\n", "two\n"], 3]);
+        const offsets = d.seen.filter((r) => r.path.endsWith("/logs")).map((r) => r.query.get("offset") ?? "0");
+        assert.deepEqual(offsets, ["0", "4", "4", "8"]);
+
+        const lg = await sbx.processes.logs(5, { offset: 4 });
+        assert.ok(lg instanceof sandboxd.ProcessLogs);
+        assert.deepEqual([lg.data.toString(), lg.running, lg.exitCode, lg.offset, lg.nextOffset, lg.text], ["two\n", false, 3, 4, 8, "two\n"]);
+        reset();
+        assert.equal(await sbx.processes.wait(5, { pollMs: 10 }), 3);
+        reset();
+        const chunks = [];
+        for await (const c of sbx.processes.follow(5, { pollMs: 10 })) chunks.push(String(c));
+        assert.deepEqual(chunks, ["one\n", "two\n"]);
+
+        await assert.rejects(sbx.processes.logs(9), NotFound);
+        await assert.rejects(sbx.processes.logs(8), ProtocolError);
+        await assert.rejects(sbx.processes.follow(5, { pollMs: 0 }).next(), RangeError);
+      },
+    );
+  });
+
+  it("bounds a follow, and aborts it", () =>
+    withFake(
+      (s) => (s.path === "/v1/sessions" ? { status: 201, body: SESSION } : { raw: "", headers: { "Sandboxd-Process-Running": "true" } }),
+      async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const t0 = Date.now();
+        await assert.rejects(sbx.processes.wait(5, { timeoutMs: 200, pollMs: 50 }), RequestTimeout);
+        assert.ok(Date.now() - t0 < 2000);
+        const ac = new AbortController();
+        setTimeout(() => ac.abort(), 100);
+        await assert.rejects(sbx.processes.wait(5, { pollMs: 50, signal: ac.signal }), (e) => /** @type {any} */ (e).name === "AbortError");
+      },
+    ));
+});
+
+// A tar made by Python's tarfile (PAX format): res/, res/a.txt "alpha"
+// (mode 4755), res/<120 d>/deep.txt "deep", res/link -> a.txt, res/abs ->
+// /workspace/res/a.txt, res/hard (a hard link to res/a.txt); gzipped and
+// base64 here. Another writer than this SDK's, for its reader.
+const PY_TAR = Buffer.from(
+  "H4sIAAAAAAACA+3YzUrEMBQF4Kx9ij5B83eTrASXLn2FaAOVGbSkHezjm1QQpkhxcztiz7dJ6aaLw8nlNqdRCmaqCM4tZ7E+l2dN" +
+    "zlAIipb33pejcWIHl3GKuXxSHFMu+cd2mife/Gk7f7fKPzhvRaOQP7t4Hvoo4Kha2cqHpzg/ptilzHf//9D77/4bHa5mgdLllRPN" +
+    "jP6z02SbIU79fR0E3Y3ILqWhDqE7FPIG85873lpqT7Qx/+l6/lttA2H+76E2Dy04dv/Pr28n9v0vhN/vf1qR9aIx3IsJ+v+1/z2P" +
+    "4m/lb7Uu97+RH+/5NA7xJUm2PRX5yz7mjjv/7fm/zl+b+v9H7/Fz4uD5AwAAAAAAAAAAwP/1CdLv4BEAKAAA",
+  "base64",
+);
+
+describe("folders", () => {
+  /** @param {string} [prefix] */
+  const tmp = (prefix = "sandboxd-js-dir-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+
+  /**
+   * A tar stream of entries written with this SDK's headers (for names a
+   * tar writer would never make).
+   * @param {Array<[string, string, string?]>} entries [name, type, content or link]
+   */
+  function tarOf(entries) {
+    const parts = [];
+    for (const [name, type, v = ""] of entries) {
+      const data = type === "0" ? Buffer.from(v) : Buffer.alloc(0);
+      parts.push(tarHeader({ name, type, mode: 0o644, mtime: 0, size: data.length, linkname: type === "2" ? v : "" }), data, Buffer.alloc((512 - (data.length % 512)) % 512));
+    }
+    parts.push(Buffer.alloc(1024));
+    return Buffer.concat(parts);
+  }
+
+  /** @param {Buffer} tar */
+  const serving = (tar) => (/** @type {import("./fake.js").Seen} */ s) => {
+    if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
+    if (s.method === "PUT") return { status: 201, body: { path: "/workspace/dest", size: 11, files: 2 } };
+    return { raw: tar, headers: { "Content-Type": "application/x-tar" } };
+  };
+
+  it("writes headers tar readers take", () => {
+    const h = tarHeader({ name: "proj/a.txt", type: "0", mode: 0o4755, mtime: 1700000000, size: 5 });
+    assert.equal(h.length, 512);
+    assert.equal(h.subarray(0, 10).toString(), "proj/a.txt");
+    assert.equal(h.subarray(100, 108).toString(), "0004755\0");
+    assert.equal(h.subarray(124, 136).toString(), "00000000005\0");
+    assert.equal(h.subarray(257, 265).toString("latin1"), "ustar\u000000");
+    let sum = 0;
+    for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : h[i];
+    assert.equal(h.subarray(148, 156).toString("latin1"), sum.toString(8).padStart(6, "0") + "\0 ");
+    assert.equal(String.fromCharCode(h[156]), "0");
+    // A name longer than ustar holds goes in a PAX record first.
+    const long = tarHeader({ name: "x".repeat(150) + "/é", type: "2", mode: 0o777, mtime: 0, size: 0, linkname: "y".repeat(120) });
+    assert.equal(long.length, 512 * 3);
+    assert.equal(String.fromCharCode(long[156]), "x");
+    assert.match(long.subarray(512, 1024).toString(), new RegExp(`^\\d+ path=${"x".repeat(150)}/é\n\\d+ linkpath=${"y".repeat(120)}\n`));
+  });
+
+  it("reads another writer's tar: PAX names, links, modes, and skips hard links", async () => {
+    const dir = tmp();
+    try {
+      const out = path.join(dir, "out");
+      const tar = zlib.gunzipSync(PY_TAR);
+      const long = "d".repeat(120);
+      const written = await extractTar([tar], out);
+      assert.deepEqual(
+        written,
+        ["res", "res/a.txt", `res/${long}/deep.txt`, "res/link", "res/abs"].map((p) => path.join(out, p)),
+      );
+      assert.equal(fs.readFileSync(path.join(out, "res", "a.txt"), "utf8"), "alpha");
+      assert.equal(fs.readFileSync(path.join(out, "res", long, "deep.txt"), "utf8"), "deep");
+      assert.equal(fs.readlinkSync(path.join(out, "res", "link")), "a.txt");
+      assert.equal(fs.readlinkSync(path.join(out, "res", "abs")), "/workspace/res/a.txt");
+      assert.equal(fs.existsSync(path.join(out, "res", "hard")), false);
+      // No setuid bit; the owner may read and write.
+      assert.equal(fs.statSync(path.join(out, "res", "a.txt")).mode & 0o7777, 0o755);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("uploads a folder as tar, streamed", async () => {
+    const dir = tmp();
+    try {
+      const src = path.join(dir, "proj");
+      fs.mkdirSync(path.join(src, "sub", "deeper"), { recursive: true });
+      fs.writeFileSync(path.join(src, "a.txt"), "hello");
+      const blob = Buffer.alloc(256 * 5).map((_, i) => i % 256);
+      fs.writeFileSync(path.join(src, "sub", "deeper", "b.bin"), blob);
+      fs.chmodSync(path.join(src, "sub", "deeper", "b.bin"), 0o755);
+      fs.symlinkSync("../a.txt", path.join(src, "sub", "rel"));
+      fs.symlinkSync("/workspace/elsewhere", path.join(src, "abs"));
+      const long = "n".repeat(150);
+      fs.writeFileSync(path.join(src, long), "long");
+      await withFake(serving(Buffer.alloc(0)), async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const w = await sbx.files.uploadDir(src, "dest");
+        assert.deepEqual([w.path, w.size, w.files], ["/workspace/dest", 11, 2]);
+        const raw = d.seen.at(-1);
+        assert.deepEqual([raw?.method, raw?.query.get("path"), raw?.query.get("format")], ["PUT", "dest", "tar"]);
+        assert.deepEqual([raw?.headers["content-type"], raw?.headers["transfer-encoding"]], ["application/x-tar", "chunked"]);
+        /** @type {Record<string, {type: string, linkname: string, mode: number, data: string}>} */
+        const got = {};
+        for await (const e of readTar([raw?.body ?? Buffer.alloc(0)])) {
+          const chunks = [];
+          for await (const c of e.data()) chunks.push(c);
+          got[e.name] = { type: e.type, linkname: e.linkname, mode: e.mode, data: Buffer.concat(chunks).toString("latin1") };
+        }
+        assert.deepEqual(Object.keys(got).sort(), ["proj/", "proj/a.txt", "proj/abs", `proj/${long}`, "proj/sub/", "proj/sub/deeper/", "proj/sub/deeper/b.bin", "proj/sub/rel"].sort());
+        assert.equal(got["proj/a.txt"].data, "hello");
+        assert.equal(got["proj/sub/deeper/b.bin"].data, blob.toString("latin1"));
+        assert.equal(got["proj/sub/deeper/b.bin"].mode, 0o755);
+        assert.deepEqual([got["proj/sub/rel"].type, got["proj/sub/rel"].linkname, got["proj/abs"].linkname], ["2", "../a.txt", "/workspace/elsewhere"]);
+        assert.equal(got[`proj/${long}`].data, "long");
+        assert.ok(raw?.body.subarray(-1024).every((x) => x === 0));
+
+        // A local failure is its own error, before anything is sent.
+        const before = d.seen.length;
+        await assert.rejects(sbx.files.uploadDir(path.join(dir, "none")), (e) => /** @type {any} */ (e).code === "ENOENT");
+        await assert.rejects(sbx.files.uploadDir(path.join(src, "a.txt")), (e) => /** @type {any} */ (e).code === "ENOTDIR");
+        assert.equal(d.seen.length, before);
+        if (process.geteuid && process.geteuid() !== 0) {
+          fs.chmodSync(path.join(src, "sub", "deeper", "b.bin"), 0);
+          await assert.rejects(sbx.files.uploadDir(src), (e) => /** @type {any} */ (e).code === "EACCES");
+        }
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("downloads a folder, and again over it", async () => {
+    const dir = tmp();
+    try {
+      const tar = tarOf([["res/", "5"], ["res/a.txt", "0", "alpha"], ["res/sub/", "5"], ["res/sub/b.txt", "0", "beta"], ["res/sub/up", "2", "../a.txt"]]);
+      await withFake(serving(tar), async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        const out = path.join(dir, "out");
+        const written = await sbx.files.downloadDir("res", out);
+        assert.deepEqual([d.seen.at(-1)?.query.get("path"), d.seen.at(-1)?.query.get("format")], ["res", "tar"]);
+        assert.deepEqual(written, ["res", "res/a.txt", "res/sub", "res/sub/b.txt", "res/sub/up"].map((p) => path.join(out, p)));
+        assert.equal(fs.readFileSync(path.join(out, "res", "sub", "up"), "utf8"), "alpha");
+        assert.deepEqual(await sbx.files.downloadDir("res", out), written);
+        // The raw stream.
+        const stream = await sbx.client.getTar(sbx.id, "res");
+        const chunks = [];
+        for await (const c of stream) chunks.push(c);
+        assert.deepEqual(Buffer.concat(chunks), tar);
+        const w = await sbx.client.putTar(sbx.id, "into", tar);
+        assert.deepEqual([d.seen.at(-1)?.body, w.files], [tar, 2]);
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses what would be written outside the folder", async () => {
+    const dir = tmp();
+    const outside = path.join(dir, "outside");
+    fs.mkdirSync(outside);
+    const cases = [
+      // [case, entries, what it rejects with]
+      ["absolute", [["/tmp/sandboxd-js-evil.txt", "0", "x"]], ProtocolError],
+      ["dotdot", [["res/", "5"], ["res/../../evil.txt", "0", "x"]], ProtocolError],
+      ["through a link", [["res/", "5"], ["res/out", "2", outside], ["res/out/evil.txt", "0", "x"]], "ENOTDIR"],
+      ["through a relative link", [["res/", "5"], ["res/up", "2", "../.."], ["res/up/evil.txt", "0", "x"]], "ENOTDIR"],
+    ];
+    try {
+      for (const [name, entries, want] of cases) {
+        await withFake(serving(tarOf(/** @type {any} */ (entries))), async (d) => {
+          const sbx = await Sandbox.create({ socket: d.socket });
+          await assert.rejects(sbx.files.downloadDir("res", path.join(dir, "o", String(name))), (e) =>
+            typeof want === "string" ? /** @type {any} */ (e).code === want : e instanceof /** @type {any} */ (want),
+          );
+        });
+        assert.deepEqual(fs.readdirSync(outside), [], String(name));
+      }
+      assert.equal(fs.existsSync("/tmp/sandboxd-js-evil.txt"), false);
+
+      // A file whose name is a symlink already there replaces the link: its
+      // target is untouched.
+      const victim = path.join(outside, "victim.txt");
+      fs.writeFileSync(victim, "keep");
+      const out = path.join(dir, "replace");
+      fs.mkdirSync(path.join(out, "res"), { recursive: true });
+      fs.symlinkSync(victim, path.join(out, "res", "a.txt"));
+      await withFake(serving(tarOf([["res/", "5"], ["res/a.txt", "0", "new"]])), async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        await sbx.files.downloadDir("res", out);
+      });
+      assert.equal(fs.lstatSync(path.join(out, "res", "a.txt")).isSymbolicLink(), false);
+      assert.equal(fs.readFileSync(path.join(out, "res", "a.txt"), "utf8"), "new");
+      assert.equal(fs.readFileSync(victim, "utf8"), "keep");
+
+      // A stream cut before its end is told, between entries too.
+      const whole = tarOf([["res/", "5"], ["res/a.txt", "0", "alpha"], ["res/b.txt", "0", "beta"]]);
+      for (const cut of [512 * 5, 512 * 3, 700, 0]) {
+        await withFake(serving(whole.subarray(0, cut)), async (d) => {
+          const sbx = await Sandbox.create({ socket: d.socket });
+          await assert.rejects(sbx.files.downloadDir("res", path.join(dir, "cut")), ProtocolError, `cut at ${cut}`);
+        });
+      }
+      await withFake(serving(Buffer.from("not a tar stream at all".repeat(40))), async (d) => {
+        const sbx = await Sandbox.create({ socket: d.socket });
+        await assert.rejects(sbx.files.downloadDir("res", path.join(dir, "junk")), ProtocolError);
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("packs a folder that is there, and only that", async () => {
+    await assert.rejects(packDir("/nonexistent/sandboxd-js"), (e) => /** @type {any} */ (e).code === "ENOENT");
+  });
+});
+
+/**
+ * A daemon's attach end on a Unix socket: it takes one connection, reads
+ * the request, answers `head`, then runs serve on the socket.
+ * @param {Buffer | string} head
+ * @param {(sock: net.Socket, frames: AsyncGenerator<{type: number, payload: Buffer}>) => Promise<void>} [serve]
+ */
+async function fakeAttach(head, serve) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sandboxd-js-attach-"));
+  const socket = path.join(dir, "s.sock");
+  /** @type {{line: string, headers: Record<string, string>, body: any}} */
+  const request = { line: "", headers: {}, body: null };
+  /** @type {Set<net.Socket>} */
+  const conns = new Set();
+  /** @type {unknown} */
+  let error = null;
+  const server = net.createServer(async (sock) => {
+    conns.add(sock);
+    sock.on("close", () => conns.delete(sock));
+    sock.on("error", () => {});
+    /** @type {Buffer[]} */
+    const pending = [];
+    /** @type {(() => void) | null} */
+    let wake = null;
+    let ended = false;
+    sock.on("data", (b) => {
+      pending.push(b);
+      if (wake) wake();
+    });
+    sock.on("end", () => {
+      ended = true;
+      if (wake) wake();
+    });
+    let buf = Buffer.alloc(0);
+    const more = async () => {
+      while (!pending.length && !ended) await new Promise((r) => (wake = () => r(undefined)));
+      if (!pending.length) return false;
+      buf = Buffer.concat([buf, ...pending.splice(0)]);
+      return true;
+    };
+    try {
+      while (buf.indexOf("\r\n\r\n") < 0) if (!(await more())) return;
+      const end = buf.indexOf("\r\n\r\n");
+      const lines = buf.subarray(0, end).toString().split("\r\n");
+      buf = buf.subarray(end + 4);
+      request.line = lines[0];
+      for (const l of lines.slice(1)) {
+        const i = l.indexOf(":");
+        request.headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+      }
+      const n = Number(request.headers["content-length"]);
+      while (buf.length < n) if (!(await more())) return;
+      request.body = JSON.parse(buf.subarray(0, n).toString());
+      buf = buf.subarray(n);
+      sock.write(head);
+      if (!serve) {
+        sock.end();
+        return;
+      }
+      // The client's frames, from what came with the request on.
+      const dec = new FrameDecoder();
+      const frames = (async function* () {
+        for (;;) {
+          const b = buf;
+          buf = Buffer.alloc(0);
+          yield* dec.push(b);
+          if (!(await more())) return;
+        }
+      })();
+      await serve(sock, frames);
+    } catch (err) {
+      error = err;
+    } finally {
+      sock.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(socket, () => resolve(undefined)));
+  return {
+    socket,
+    request,
+    get error() {
+      return error;
+    },
+    async close() {
+      for (const c of conns) c.destroy();
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const UPGRADED = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: sandboxd-attach/1\r\nX-Request-Id: req-9\r\n\r\n";
+
+/** @param {number} type @param {Buffer | string} [payload] */
+const frame = (type, payload = "") => encodeFrame(type, Buffer.from(payload));
+/** @param {number} code */
+const exitFrame = (code) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(code);
+  return encodeFrame(3, b);
+};
+
+/**
+ * Runs fn with a fake attach end, and stops it after.
+ * @param {Buffer | string} head
+ * @param {Parameters<typeof fakeAttach>[1]} serve
+ * @param {(f: Awaited<ReturnType<typeof fakeAttach>>) => Promise<void>} fn
+ */
+async function withAttach(head, serve, fn) {
+  const f = await fakeAttach(head, serve);
+  try {
+    await fn(f);
+  } finally {
+    await f.close();
+  }
+}
+
+describe("attach", () => {
+  it("encodes and decodes frames", () => {
+    assert.deepEqual(encodeFrame(0, Buffer.from("hi")), Buffer.from([0, 0, 0, 0, 2, 104, 105]));
+    assert.deepEqual(encodeFrame(4), Buffer.from([4, 0, 0, 0, 0]));
+    assert.deepEqual(resizePayload(24, 80), Buffer.from([0, 24, 0, 80]));
+    assert.deepEqual(resizePayload(65535, 0), Buffer.from([255, 255, 0, 0]));
+    assert.throws(() => resizePayload(-1, 80), RangeError);
+    assert.throws(() => resizePayload(24, 65536), RangeError);
+    for (const [bytes, code] of [[[0, 0, 0, 3], 3], [[0, 0, 0, 137], 137], [[255, 255, 255, 255], -1], [[128, 0, 0, 0], -(2 ** 31)]]) {
+      assert.equal(parseExit(Buffer.from(/** @type {number[]} */ (bytes))), code);
+    }
+    assert.throws(() => parseExit(Buffer.from([0, 3])), ProtocolError);
+    assert.throws(() => encodeFrame(0, Buffer.alloc((1 << 20) + 1)), RangeError);
+    // Frames come in whatever pieces the socket gives.
+    const dec = new FrameDecoder();
+    const all = Buffer.concat([frame(1, "ab"), frame(2, ""), frame(1, "cde")]);
+    const got = [];
+    for (let i = 0; i < all.length; i += 3) got.push(...dec.push(all.subarray(i, i + 3)));
+    assert.deepEqual(got.map((f) => [f.type, f.payload.toString()]), [[1, "ab"], [2, ""], [1, "cde"]]);
+    assert.equal(dec.pending, false);
+    assert.throws(() => new FrameDecoder().push(Buffer.from([1, 0, 0x10, 0, 1])), ProtocolError);
+  });
+
+  it("sends input, resizes, reads output and the exit status", () => {
+    /** @type {Array<[number, string]>} */
+    const got = [];
+    return withAttach(
+      UPGRADED,
+      async (sock, frames) => {
+        sock.write(Buffer.concat([frame(1, "ready\n"), frame(2, "warn"), frame(9, "?")]));
+        for await (const f of frames) {
+          got.push([f.type, f.payload.toString("hex")]);
+          if (f.type === 4) break;
+        }
+        const data = Buffer.concat(got.filter(([t]) => t === 0).map(([, p]) => Buffer.from(p, "hex")));
+        sock.write(Buffer.concat([frame(1, data), exitFrame(137)]));
+      },
+      async (f) => {
+        const c = new Client({ socket: f.socket });
+        const a = await c.attach("s/1", ["cat"], { tty: true, rows: 24, cols: 80, env: { T: "1" }, cwd: "w" });
+        assert.ok(a instanceof sandboxd.Attached);
+        assert.equal(a.requestId, "req-9");
+        await a.resize(50, 132);
+        await a.write("abc");
+        await a.write(Buffer.from("déf"));
+        await a.closeStdin();
+        const out = [];
+        for await (const chunk of a) out.push([chunk.stream, chunk.data.toString()]);
+        assert.deepEqual(out, [["stdout", "ready\n"], ["stderr", "warn"], ["stdout", "abcdéf"]]);
+        assert.deepEqual([await a.wait(), a.exitCode, String(a)], [137, 137, "Attached(exited 137)"]);
+        await assert.rejects(a.write("late"), /exited with 137/);
+        a.close();
+        assert.deepEqual(got, [[5, "00320084"], [0, Buffer.from("abc").toString("hex")], [0, Buffer.from("déf").toString("hex")], [4, ""]]);
+        assert.equal(f.request.line, "POST /v1/sessions/s%2F1/attach HTTP/1.1");
+        assert.deepEqual([f.request.headers.connection, f.request.headers.upgrade, f.request.headers["content-type"]], ["Upgrade", "sandboxd-attach/1", "application/json"]);
+        assert.deepEqual(f.request.body, { argv: ["cat"], env: { T: "1" }, cwd: "w", tty: true, rows: 24, cols: 80 });
+        assert.equal(f.error, null);
+      },
+    );
+  });
+
+  it("feeds input as it reads output (cat of 3 MiB), and runs a string with /bin/sh", () => {
+    const big = Buffer.alloc(3 << 20).map((_, i) => (i * 7) % 251);
+    return withAttach(
+      UPGRADED,
+      async (sock, frames) => {
+        for await (const f of frames) {
+          if (f.type === 4) break;
+          if (!sock.write(frame(1, f.payload))) await new Promise((r) => sock.once("drain", () => r(undefined)));
+        }
+        sock.write(Buffer.concat([frame(2, "e!"), exitFrame(3)]));
+      },
+      async (f) => {
+        await withFake(
+          () => ({ status: 201, body: SESSION }),
+          async (d) => {
+            const sbx = await Sandbox.create({ socket: d.socket });
+            sbx._client = new Client({ socket: f.socket }); // the attach goes to the fake attach end
+            const r = await sbx.commands.runWithInput(["cat"], big, { timeoutMs: 30_000 });
+            assert.deepEqual([r.exitCode, r.stdout.length, r.stdout.equals(big), r.stderr.toString()], [3, big.length, true, "e!"]);
+            assert.deepEqual(f.request.body, { argv: ["cat"] });
+          },
+        );
+      },
+    );
+  });
+
+  it("runs a shell line, and drops output wait() alone is given", () =>
+    withAttach(
+      UPGRADED,
+      async (sock, frames) => {
+        let n = 0;
+        for await (const f of frames) {
+          if (f.type === 4) break;
+          n += f.payload.length;
+        }
+        sock.write(Buffer.concat([frame(1, `${n}\n`), exitFrame(0)]));
+      },
+      async (f) => {
+        const c = new Client({ socket: f.socket });
+        const sbx = new Sandbox(c, Session.fromJSON(SESSION));
+        const a = await sbx.attach("wc -c");
+        await a.write("héllo");
+        await a.closeStdin();
+        assert.equal(await a.wait(), 0);
+        assert.deepEqual(f.request.body, { argv: ["/bin/sh", "-c", "wc -c"] });
+      },
+    ));
+
+  it("rejects a refusal as any call's error", async () => {
+    const body = JSON.stringify({ error: { code: "not_found", message: "no session s1" } });
+    const chunked = JSON.stringify({ error: { code: "invalid_argument", message: "tty is not available under runsc" } });
+    const cases = [
+      // [case, head, check]
+      ["by length", `HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Request-Id: r1\r\nContent-Length: ${body.length}\r\n\r\n${body}`, (/** @type {any} */ e) => e instanceof NotFound && e.message === "no session s1" && e.requestId === "r1"],
+      ["chunked", `HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n${chunked.length.toString(16)}\r\n${chunked}\r\n0\r\n\r\n`, (/** @type {any} */ e) => e instanceof InvalidArgument && /runsc/.test(e.message)],
+      ["to the close", "HTTP/1.1 409 Conflict\r\nConnection: close\r\n\r\nstopped: start it first", (/** @type {any} */ e) => e instanceof Conflict && e.message === "stopped: start it first"],
+      ["not upgraded", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", (/** @type {any} */ e) => e instanceof ProtocolError && /not 101/.test(e.message)],
+      ["another protocol", "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", (/** @type {any} */ e) => e instanceof ProtocolError && /websocket/.test(e.message)],
+    ];
+    for (const [name, head, check] of cases) {
+      await withAttach(String(head), undefined, async (f) => {
+        await assert.rejects(new Client({ socket: f.socket }).attach("s1", ["ls"]), /** @type {any} */ (check), String(name));
+      });
+    }
+    await assert.rejects(new Client({ socket: "/nonexistent/sandboxd.sock" }).attach("s1", ["ls"]), Unavailable);
+    await assert.rejects(new Client({ socket: "/nonexistent/sandboxd.sock" }).attach("s1", /** @type {any} */ ("ls")), TypeError);
+  });
+
+  it("keeps the exit status a daemon sent before a write found it gone", async () => {
+    // The daemon's end in a process of its own, so that this one can be
+    // busy meanwhile: it answers 101, then 50 ms later the exit and a close.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sandboxd-js-gone-"));
+    const socket = path.join(dir, "s.sock");
+    const exit = Buffer.concat([frame(2, "bye"), exitFrame(3)]).toString("base64");
+    const script = `
+      const net = require("node:net");
+      const srv = net.createServer((sock) => {
+        let got = "";
+        sock.on("data", (b) => {
+          got += b.toString("latin1");
+          if (!got.includes("\\r\\n\\r\\n") || sock.answered) return;
+          sock.answered = true;
+          sock.write(${JSON.stringify(UPGRADED)});
+          // Closed whole, as the daemon's conn.Close() does.
+          setTimeout(() => sock.write(Buffer.from("${exit}", "base64"), () => { sock.destroy(); srv.close(); }), 50);
+        });
+      });
+      srv.listen(${JSON.stringify(socket)}, () => process.stdout.write("ready\\n"));
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      await new Promise((resolve, reject) => {
+        child.stdout.once("data", resolve);
+        child.once("exit", reject);
+      });
+      const a = await new Client({ socket }).attach("s1", ["sh", "-c", "exit 3"]);
+      // Busy, as a loaded process may be: the exit frame and the close come
+      // in before this reads them, and the write meets the close.
+      const until = Date.now() + 300;
+      while (Date.now() < until);
+      await assert.rejects(a.write("too late"), (e) => ["EPIPE", "ECONNRESET"].includes(/** @type {any} */ (e).code));
+      const out = [];
+      for await (const c of a) out.push([c.stream, c.data.toString()]);
+      assert.deepEqual([out, await a.wait()], [[["stderr", "bye"]], 3]);
+    } finally {
+      child.kill();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("tells a connection cut before the exit, and times a run out", async () => {
+    await withAttach(UPGRADED, async (sock) => void sock.write(frame(1, "ab")), async (f) => {
+      const a = await new Client({ socket: f.socket }).attach("s1", ["ls"]);
+      const out = [];
+      await assert.rejects(
+        (async () => {
+          for await (const c of a) out.push(c.data.toString());
+        })(),
+        ProtocolError,
+      );
+      assert.deepEqual(out, ["ab"]);
+      await assert.rejects(a.wait(), ProtocolError);
+    });
+    await withAttach(UPGRADED, async (sock) => void sock.write(Buffer.concat([frame(1, "ab")]).subarray(0, 6)), async (f) => {
+      const a = await new Client({ socket: f.socket }).attach("s1", ["ls"]);
+      await assert.rejects(a.wait(), /middle of a frame/);
+    });
+    await withAttach(UPGRADED, async (sock) => void sock.write(Buffer.from([1, 0, 0x10, 0, 1])), async (f) => {
+      const a = await new Client({ socket: f.socket }).attach("s1", ["ls"]);
+      await assert.rejects(a.wait(), ProtocolError);
+    });
+    await withAttach(UPGRADED, (sock) => new Promise((r) => sock.once("close", () => r(undefined))), async (f) => {
+      const c = new Client({ socket: f.socket });
+      const sbx = new Sandbox(c, Session.fromJSON(SESSION));
+      const t0 = Date.now();
+      await assert.rejects(sbx.commands.runWithInput(["sleep", "100"], "", { timeoutMs: 200 }), RequestTimeout);
+      assert.ok(Date.now() - t0 < 2000);
+    });
+  });
+});
+
+describe("health", () => {
+  const UNHEALTHY = {
+    status: "unhealthy",
+    reasons: ["database: disk I/O error"],
+    checks: { database: { ok: false, detail: "disk I/O error" }, cgroups: { ok: true }, junk: "x" },
+    data_dir: { free_mb: 100, min_free_mb: 512, ok: false },
+    error: { code: "unavailable", message: "sandboxd is unhealthy: database: disk I/O error" },
+  };
+
+  it("reads a healthy daemon's Health", () =>
+    withFake(
+      () => ({ body: { status: "ok", checks: { database: { ok: true } }, data_dir: { free_mb: 9000, min_free_mb: 512, ok: true } } }),
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        const h = await c.healthStatus();
+        assert.ok(h instanceof sandboxd.Health);
+        assert.deepEqual([h.ok, h.status, h.reasons, h.checks.database.ok, h.dataDir?.freeMb, h.error], [true, "ok", [], true, 9000, null]);
+        assert.equal(await c.health(), "ok");
+      },
+    ));
+
+  it("answers an unhealthy daemon's reasons, where health() rejects", () =>
+    withFake(
+      () => ({ status: 503, body: UNHEALTHY }),
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        const h = await c.healthStatus();
+        assert.deepEqual([h.ok, h.status, h.reasons, h.checks.database.detail, h.checks.cgroups.ok, Object.keys(h.checks).sort()], [
+          false,
+          "unhealthy",
+          ["database: disk I/O error"],
+          "disk I/O error",
+          true,
+          ["cgroups", "database"],
+        ]);
+        assert.deepEqual([h.error?.code, h.dataDir?.minFreeMb], ["unavailable", 512]);
+        await assert.rejects(c.health(), (e) => e instanceof Unavailable && e.status === 503 && e.message === "sandboxd is unhealthy: database: disk I/O error");
+      },
+    ));
+
+  it("rejects a 503 that is not a Health, and a daemon not there", async () => {
+    await withFake(
+      () => errorReply(503, "unavailable", "draining", { "Retry-After": "30" }),
+      async (d) => {
+        await assert.rejects(new Client({ socket: d.socket }).healthStatus(), (e) => e instanceof Unavailable && e.message === "draining" && e.retryAfter === 30);
+      },
+    );
+    await withFake(
+      () => ({ status: 500, raw: "boom" }),
+      async (d) => {
+        await assert.rejects(new Client({ socket: d.socket }).healthStatus(), Internal);
+      },
+    );
+    await assert.rejects(new Client({ socket: "/nonexistent/sandboxd.sock" }).healthStatus(), Unavailable);
+    // A degraded daemon from before the checks is no error, and not ok.
+    await withFake(
+      () => ({ body: { status: "degraded" } }),
+      async (d) => {
+        const c = new Client({ socket: d.socket });
+        assert.deepEqual([(await c.healthStatus()).ok, await c.health()], [false, "degraded"]);
+      },
+    );
+  });
+});
+
 describe("models", () => {
   const cases = [
     // [json, check]
@@ -922,6 +1633,14 @@ describe("models", () => {
       "Output",
       "Session",
       "Stats",
+      "Process",
+      "ProcessLogs",
+      "Processes",
+      "Attached",
+      "Health",
+      "HealthCheck",
+      "DataDirHealth",
+      "ErrorDetail",
       "DEFAULT_SOCKET",
       "SOCKET_ENV",
     ]) {

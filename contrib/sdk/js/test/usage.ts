@@ -5,14 +5,19 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import {
+  Attached,
   Client,
   Conflict,
   ExecMetrics,
   Execution,
   ExecutionSummary,
   FileInfo,
+  FileWritten,
+  Health,
   NotFound,
   Output,
+  Process,
+  ProcessLogs,
   ResourceExhausted,
   Sandbox,
   SandboxdError,
@@ -30,7 +35,10 @@ import {
   STATUS_RUNNING,
   TOOL_NAMES,
   type AnthropicToolResult,
+  type AttachChunk,
+  type CommandOutput,
   type ExecOptions,
+  type FollowOptions,
   type OpenAIToolMessage,
   type SessionFields,
   type SubmitOptions,
@@ -145,6 +153,51 @@ export async function example(signal: AbortSignal): Promise<string> {
   }
   await sbx.waitExecution(eid);
 
+  // Background processes.
+  const p: Process = await sbx.processes.start(["python3", "-m", "http.server"], { env: { A: "1" }, cwd: "site", signal });
+  await sbx.processes.start("echo hi && sleep 1");
+  const procs: Process[] = await sbx.processes.list();
+  console.log(procs.map((x) => [x.pid, x.ppid, x.command, x.startedAt, x.cpuSeconds, x.rssBytes, x.detached, x.exitCode]));
+  const lg: ProcessLogs = await sbx.processes.logs(p.pid, { offset: 0 });
+  const more: ProcessLogs = await sbx.processes.logs(p.pid, { offset: lg.nextOffset });
+  console.log(lg.data.length, lg.running, lg.exitCode, lg.text, more.offset);
+  const follow: FollowOptions = { offset: 0, pollMs: 100, timeoutMs: 60_000, signal };
+  for await (const chunk of sbx.processes.follow(p.pid, follow)) {
+    const b: Buffer = chunk;
+    console.log(b.length);
+  }
+  const code: number | null = await sbx.processes.wait(p.pid, { timeoutMs: 1000 });
+  const sent: boolean = await sbx.processes.kill(p.pid, "KILL");
+  await sbx.processes.kill(p.pid);
+  await sbx.processes.kill(p.pid, 9, { signal });
+  console.log(code, sent);
+  // @ts-expect-error the client's argv is an array: no shell
+  await sbx.client.startProcess(sbx.id, "ls");
+
+  // Folders as tar.
+  const up: FileWritten = await sbx.files.uploadDir("./project", "dest", { signal });
+  await sbx.files.uploadDir("./project");
+  const paths: string[] = await sbx.files.downloadDir("project", "./out");
+  console.log(up.files, up.size, paths.length);
+
+  // Attach.
+  const fed: CommandOutput = await sbx.commands.runWithInput(["wc", "-c"], Buffer.from("abc"), { timeoutMs: 10_000 });
+  const fed2: CommandOutput = await sbx.commands.runWithInput("sort", "b\na\n", { env: { LC_ALL: "C" }, cwd: "/tmp" });
+  console.log(fed.exitCode, fed.stdout.length, fed.stderr.toString(), fed2.stdout);
+  const a: Attached = await sbx.attach(["python3", "-i"], { tty: true, rows: 24, cols: 80, signal });
+  await a.write("print(1)\n");
+  await a.write(new Uint8Array([10]));
+  await a.resize(50, 132);
+  await a.closeStdin();
+  for await (const chunk of a) {
+    const c: AttachChunk = chunk;
+    if (c.stream === "stderr") console.log(c.data.length);
+  }
+  const status: number = await a.wait();
+  const known: number | null = a.exitCode;
+  a.close();
+  console.log(status, known, a.requestId);
+
   const same = await Sandbox.connect(id, { socket: "/run/sandboxd/sandboxd.sock" });
   const made: boolean = same.created;
   const keyed = await Sandbox.create({ idempotencyKey: "task-1", memoryMb: 128 });
@@ -181,6 +234,21 @@ export async function example(signal: AbortSignal): Promise<string> {
   console.log(stopped, (await client.pauseSession(s.id)).status, (await client.resumeSession(s.id, { signal })).status);
   const got: Buffer | FileInfo[] = await client.getFile(s.id, "a.txt");
   console.log(got, await client.health(), (await client.info()).api_version, await client.node({ signal }));
+  const h: Health = await client.healthStatus({ requestTimeoutMs: 1000 });
+  if (!h.ok) console.log(h.status, h.reasons, h.checks.database?.ok, h.checks.database?.detail, h.dataDir?.freeMb, h.error?.message);
+  const bg: Process = await client.startProcess(s.id, ["sleep", "1"], { cwd: "/tmp" });
+  const all: Process[] = await client.processes(s.id);
+  await client.signalProcess(s.id, bg.pid, "TERM", { signal });
+  const logs: ProcessLogs = await client.processLogs(s.id, bg.pid, { offset: 0 });
+  const gen = client.followProcess(s.id, bg.pid, { pollMs: 50 });
+  const first = await gen.next();
+  const exited: number | null | undefined = first.done ? first.value : undefined;
+  console.log(all.length, logs.running, exited);
+  const tar = await client.getTar(s.id, "project");
+  const put: FileWritten = await client.putTar(s.id, "copy", tar);
+  const att: Attached = await client.attach(s.id, ["cat"], { env: { A: "1" } });
+  att.close();
+  console.log(put.files);
   await client.deleteSession(s.id);
 
   try {

@@ -17,7 +17,23 @@ import pathlib
 import unittest
 from typing import Any
 
-from sandboxd.models import ExecMetrics, Execution, ExecutionError, ExecutionSummary, FileInfo, FileWritten, Limits, Output, Session, Stats
+from sandboxd.models import (
+    DataDirHealth,
+    ErrorDetail,
+    ExecMetrics,
+    Execution,
+    ExecutionError,
+    ExecutionSummary,
+    FileInfo,
+    FileWritten,
+    Health,
+    HealthCheck,
+    Limits,
+    Output,
+    Process,
+    Session,
+    Stats,
+)
 
 SPEC_PATH = pathlib.Path(
     os.environ.get("SANDBOXD_TEST_OPENAPI") or pathlib.Path(__file__).resolve().parents[4] / "docs" / "openapi.json"
@@ -25,7 +41,7 @@ SPEC_PATH = pathlib.Path(
 
 # Schema -> the model that reads it. Info, Node, Template and the request
 # bodies are not modelled: the SDK sends requests from plain dicts (and
-# ExecStarted is its id, a str).
+# ExecStarted is its id, a str; ProcessList its processes, a list).
 MODELS: dict[str, Any] = {
     "Limits": Limits,
     "Session": Session,
@@ -37,6 +53,11 @@ MODELS: dict[str, Any] = {
     "FileInfo": FileInfo,
     "FileWritten": FileWritten,
     "Stats": Stats,
+    "Process": Process,
+    "Health": Health,
+    "HealthCheck": HealthCheck,
+    "DataDirHealth": DataDirHealth,
+    "ErrorDetail": ErrorDetail,
 }
 
 # Wire properties a model keeps under another name (schema -> property ->

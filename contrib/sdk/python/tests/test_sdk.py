@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import tempfile
 import threading
 import time
 import unittest
 import uuid
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import sandboxd
 from sandboxd import (
@@ -37,6 +38,22 @@ RUN = uuid.uuid4().hex[:12]
 
 # A cell that prints a tick a second, three times.
 TICKS = "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(1)"
+
+T = TypeVar("T")
+
+
+def eventually(what: str, probe: Callable[[], T], ok: Callable[[T], bool], within: float = 30.0) -> T:
+    """probe() until ok says so, or fail after ``within`` seconds: what the
+    daemon does in the background (a process ending, being reaped) is
+    waited for, never slept for."""
+    deadline = time.monotonic() + within
+    while True:
+        got = probe()
+        if ok(got):
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: still {got!r} after {within:g} s")
+        time.sleep(0.05)
 
 
 def setUpModule() -> None:
@@ -449,6 +466,169 @@ class TestSandbox(unittest.TestCase):
             self.assertNotEqual((r.status, r.exit_code), ("ok", 0))
 
 
+class TestProcesses(unittest.TestCase):
+    def test_follow(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            p = sbx.processes.start(["sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.2; done; echo oops >&2; exit 5"])
+            self.assertGreater(p.pid, 1)
+            self.assertTrue(p.detached)
+            self.assertIn("sh", p.command)
+            chunks: list[bytes] = []
+
+            def follow() -> Any:
+                return (yield from sbx.processes.follow(p.pid, timeout=60, poll_interval=0.05))
+
+            gen = follow()
+            try:
+                while True:
+                    chunks.append(next(gen))
+            except StopIteration as stop:
+                code = stop.value
+            # stdout and stderr go to one log, in the order written.
+            self.assertEqual(b"".join(chunks), b"tick 1\ntick 2\ntick 3\noops\n")
+            # The daemon notes the exit as it reaps the process: a logs
+            # answer may say "ended" a moment before it knows how.
+            if code is None:
+                code = eventually("the exit code", lambda: sbx.processes.logs(p.pid).exit_code, lambda c: c is not None)
+            self.assertEqual(code, 5)
+            lg = sbx.processes.logs(p.pid, offset=7)
+            self.assertEqual((lg.data, lg.running, lg.exit_code, lg.next_offset), (b"tick 2\ntick 3\noops\n", False, 5, 26))
+            self.assertEqual(sbx.processes.wait(p.pid, timeout=30), 5)
+            # A string runs with /bin/sh, in cwd, with env.
+            sbx.files.write("sub/keep", b"")
+            q = sbx.processes.start("echo $GREETING from $(pwd)", env={"GREETING": "hi"}, cwd="sub")
+            self.assertEqual(sbx.processes.wait(q.pid, timeout=30), 0)
+            self.assertEqual(sbx.processes.logs(q.pid).data, b"hi from /workspace/sub\n")
+
+            async def in_async() -> bytes:
+                asbx = AsyncSandbox(sbx)
+                r = await asbx.processes.start(["echo", "async"])
+                return b"".join([c async for c in asbx.processes.follow(r.pid, timeout=60, poll_interval=0.05)])
+
+            self.assertEqual(asyncio.run(in_async()), b"async\n")
+            with self.assertRaises(NotFound):
+                sbx.processes.logs(999999)
+            with self.assertRaises(TypeError):
+                sbx.client.start_process(sbx.id, "ls")  # type: ignore[arg-type]
+
+    def test_list_and_kill(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            p = sbx.processes.start(["sleep", "300"])
+            listed = eventually("the process in the list", lambda: {x.pid: x for x in sbx.processes.list()}, lambda ps: p.pid in ps)
+            self.assertTrue(listed[p.pid].detached)
+            self.assertIn("sleep", listed[p.pid].command)
+            self.assertIn(1, listed)
+            self.assertFalse(listed[1].detached)
+            # Executions run beside it.
+            self.assertEqual(sbx.run_code("6 * 7").result, "42")
+            self.assertTrue(sbx.processes.logs(p.pid).running)
+            self.assertTrue(sbx.processes.kill(p.pid))
+            eventually("the killed process running", lambda: sbx.processes.logs(p.pid).running, lambda r: r is False)
+            eventually("the killed process in the list", lambda: [x.pid for x in sbx.processes.list()], lambda ps: p.pid not in ps)
+            self.assertFalse(sbx.processes.kill(p.pid))
+            # KILL by name, a process started by a command.
+            q = sbx.processes.start(["sh", "-c", "trap '' TERM; sleep 300"])
+            eventually("the process in the list", lambda: [x.pid for x in sbx.processes.list()], lambda ps: q.pid in ps)
+            self.assertTrue(sbx.processes.kill(q.pid, "KILL"))
+            sbx.processes.wait(q.pid, timeout=30)
+            # 128 + 9, as shells say; known once the daemon reaped it.
+            self.assertEqual(eventually("the exit code", lambda: sbx.processes.logs(q.pid).exit_code, lambda c: c is not None), 137)
+            with self.assertRaises(InvalidArgument):
+                sbx.processes.kill(1)
+            with self.assertRaises(InvalidArgument):
+                sbx.processes.kill(p.pid, "NOSUCHSIGNAL")
+
+
+class TestFolders(unittest.TestCase):
+    def test_round_trip(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp, Sandbox(labels={"run": RUN}) as sbx:
+            src = os.path.join(tmp, "proj")
+            os.makedirs(os.path.join(src, "sub", "deep"))
+            os.makedirs(os.path.join(src, "empty"))
+            blob = bytes(range(256)) * 4096
+            files = {"a.txt": b"alpha\n", "sub/deep/b.bin": blob, "run.sh": b"#!/bin/sh\necho ran\n"}
+            for rel, data in files.items():
+                with open(os.path.join(src, rel), "wb") as f:
+                    f.write(data)
+            os.chmod(os.path.join(src, "run.sh"), 0o755)
+            os.symlink("../../a.txt", os.path.join(src, "sub", "deep", "up"))
+            os.symlink("/workspace/proj/a.txt", os.path.join(src, "abs"))
+
+            w = sbx.files.upload_dir(src)
+            self.assertEqual((w.path.rstrip("/"), w.files, w.size), ("/workspace", 3, sum(len(d) for d in files.values())))
+            self.assertEqual(sbx.files.read("proj/sub/deep/b.bin"), blob)
+            c = sbx.commands.run("readlink proj/sub/deep/up proj/abs; cat proj/sub/deep/up; ./proj/run.sh; test -d proj/empty && echo empty")
+            self.assertEqual((c.exit_code, c.stdout), (0, "../../a.txt\n/workspace/proj/a.txt\nalpha\nran\nempty\n"), c.stderr)
+            w = sbx.files.upload_dir(src, "nested/deeper")
+            self.assertEqual(w.path, "/workspace/nested/deeper")
+            self.assertEqual(sbx.files.read_text("nested/deeper/proj/a.txt"), "alpha\n")
+
+            # The sandbox's own links come back as links, wherever they point.
+            sbx.commands.run("ln -s /etc/passwd proj/passwd && ln -s ../.. proj/sub/top")
+            out = os.path.join(tmp, "out")
+            written = sbx.files.download_dir("proj", out)
+            got = os.path.join(out, "proj")
+            self.assertIn(os.path.join(got, "sub", "deep", "b.bin"), written)
+            for rel, data in files.items():
+                with open(os.path.join(got, rel), "rb") as f:
+                    self.assertEqual(f.read(), data, rel)
+            self.assertTrue(os.access(os.path.join(got, "run.sh"), os.X_OK))
+            self.assertTrue(os.path.isdir(os.path.join(got, "empty")))
+            links = {rel: os.readlink(os.path.join(got, rel)) for rel in ("sub/deep/up", "abs", "passwd", "sub/top")}
+            self.assertEqual(links, {"sub/deep/up": "../../a.txt", "abs": "/workspace/proj/a.txt", "passwd": "/etc/passwd", "sub/top": "../.."})
+            # Again over the same folder: replaced, not written through.
+            self.assertEqual(sorted(sbx.files.download_dir("proj", out)), sorted(written))
+            self.assertEqual(os.readlink(os.path.join(got, "passwd")), "/etc/passwd")
+            # A file alone.
+            self.assertEqual(sbx.files.download_dir("proj/a.txt", os.path.join(tmp, "one")), [os.path.join(tmp, "one", "a.txt")])
+
+            with self.assertRaises(InvalidArgument):
+                sbx.files.upload_dir(src, "../outside")
+            with self.assertRaises(NotFound):
+                sbx.files.download_dir("nosuchfolder", os.path.join(tmp, "none"))
+            with self.assertRaises(FileNotFoundError):
+                sbx.files.upload_dir(os.path.join(tmp, "nosuchfolder"))
+
+
+class TestAttach(unittest.TestCase):
+    def test_run_with_input(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            code, out, err = sbx.commands.run_with_input(["wc", "-c"], input=b"x" * 100000, timeout=60)
+            self.assertEqual((code, int(out.strip() or b"-1"), err), (0, 100000, b""))
+            # The exit status passes through, input or not.
+            self.assertEqual(sbx.commands.run_with_input(["sh", "-c", "exit 3"], timeout=60)[0], 3)
+            self.assertEqual(sbx.commands.run_with_input(["sh", "-c", "exit 3"], input=b"not read", timeout=60)[0], 3)
+            self.assertEqual(sbx.commands.run_with_input("cat; echo oops >&2; exit 4", "héllo", timeout=60), (4, "héllo".encode(), b"oops\n"))
+            # More than the sockets hold, back as it goes in.
+            big = os.urandom(4 << 20)
+            code, out, err = sbx.commands.run_with_input(["cat"], big, timeout=120)
+            self.assertEqual((code, len(out), out == big, err), (0, len(big), True, b""))
+
+            async def in_async() -> tuple[int, bytes, bytes]:
+                return await AsyncSandbox(sbx).commands.run_with_input(["wc", "-c"], b"abc", timeout=60)
+
+            code, out, _ = asyncio.run(in_async())
+            self.assertEqual((code, out.strip()), (0, b"3"))
+
+    def test_attached(self) -> None:
+        with Sandbox(labels={"run": RUN}) as sbx:
+            with sbx.attach(["sh", "-c", "read line; echo got $line; echo err >&2; exit 7"], env={"X": "1"}, cwd="/tmp") as a:
+                a.write(b"hello\n")
+                got: dict[str, bytes] = {"stdout": b"", "stderr": b""}
+                for stream, data in a.read(timeout=60):
+                    got[stream] += data
+                self.assertEqual((a.wait(), got), (7, {"stdout": b"got hello\n", "stderr": b"err\n"}))
+            if sbx.session.runtime != "runsc":
+                # A terminal of the size asked (runsc has none yet).
+                code = "import os, sys; print(os.isatty(0), os.get_terminal_size())"
+                with sbx.attach(["python3", "-c", code], tty=True, rows=30, cols=100) as a:
+                    out = b"".join(d for _, d in a.read(timeout=60))
+                    self.assertEqual(a.exit_code, 0)
+                self.assertIn(b"True os.terminal_size(columns=100, lines=30)", out)
+            with self.assertRaises(NotFound):
+                sbx.client.attach("nosuchsession0000", ["ls"])
+
+
 class TestOneShot(unittest.TestCase):
     def test_run(self) -> None:
         self.assertEqual(run("print(1)").stdout, "1\n")
@@ -468,6 +648,10 @@ class TestClient(unittest.TestCase):
     def test_system(self) -> None:
         c = Client()
         self.assertIn(c.health(), ("ok", "degraded"))
+        h = c.health_status()
+        self.assertEqual((h.status, h.ok, h.reasons, h.error), ("ok", True, [], None))
+        self.assertTrue(h.checks)
+        self.assertEqual([n for n, chk in h.checks.items() if not chk.ok], [])
         self.assertEqual(c.info()["api_version"], "1")
         self.assertEqual(c.socket, os.environ["SANDBOXD_SOCKET"])
         self.assertEqual(c.node()["state"], "ready")

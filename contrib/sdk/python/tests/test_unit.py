@@ -716,6 +716,656 @@ class TestFiles(FakeTestCase):
         self.assertFalse(sbx.files.exists("other.bin"))
 
 
+PROCESS = {"pid": 42, "ppid": 1, "command": "sleep 300", "started_at": "2026-01-02T03:04:05Z", "cpu_seconds": 0.25, "rss_bytes": 4096, "detached": True}
+
+
+class TestProcesses(FakeTestCase):
+    def test_start_list_kill(self) -> None:
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.method == "POST":
+                return Reply(201, {"pid": 42, "command": "sleep 300", "started_at": "2026-01-02T03:04:05Z", "detached": True})
+            if s.method == "GET":
+                return Reply(200, {"processes": [{"pid": 1, "ppid": 0, "command": "agent", "cpu_seconds": 1, "rss_bytes": 1}, PROCESS, "junk"]})
+            if s.path.endswith("/processes/7"):
+                return error(404, "not_found", "no process 7 in session s")
+            return Reply(204)
+
+        d = self.serve(route)
+        sbx = Sandbox(socket=d.socket)
+        p = sbx.processes.start(["sleep", "300"], env={"A": "1"}, cwd="sub")
+        raw = d.seen[-1]
+        self.assertEqual((raw.method, raw.path, raw.json()), ("POST", f"/v1/sessions/{sbx.id}/processes", {"argv": ["sleep", "300"], "env": {"A": "1"}, "cwd": "sub"}))
+        self.assertEqual((p.pid, p.command, p.detached, p.exit_code, p.ppid), (42, "sleep 300", True, None, 0))
+        self.assertEqual(p.started_at, datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+        # A string is a command line for /bin/sh.
+        sbx.processes.start("echo hi && sleep 1")
+        self.assertEqual(d.seen[-1].json(), {"argv": ["/bin/sh", "-c", "echo hi && sleep 1"]})
+        # The client takes argv alone: a string would be one word a character.
+        with self.assertRaises(TypeError):
+            sbx.client.start_process(sbx.id, "sleep 300")  # type: ignore[arg-type]
+
+        ps = sbx.processes.list()
+        self.assertEqual([(x.pid, x.detached) for x in ps], [(1, False), (42, True)])
+        self.assertEqual((ps[1].cpu_seconds, ps[1].rss_bytes, ps[0].started_at), (0.25, 4096, None))
+
+        self.assertTrue(sbx.processes.kill(42))
+        raw = d.seen[-1]
+        self.assertEqual((raw.method, raw.path, raw.query), ("DELETE", f"/v1/sessions/{sbx.id}/processes/42", {"signal": ["TERM"]}))
+        self.assertTrue(sbx.processes.kill(42, "KILL"))
+        self.assertEqual(d.seen[-1].query, {"signal": ["KILL"]})
+        self.assertTrue(sbx.processes.kill(42, 9))
+        self.assertEqual(d.seen[-1].query, {"signal": ["9"]})
+        sbx.client.signal_process(sbx.id, 42, None)
+        self.assertEqual(d.seen[-1].query, {})
+        self.assertFalse(sbx.processes.kill(7))
+        with self.assertRaises(NotFound):
+            sbx.client.signal_process(sbx.id, 7)
+
+    def test_logs_and_follow(self) -> None:
+        # The process writes "one\n", then "two\n", then ends with 3; the
+        # fake serves the log from the offset asked, as the daemon does.
+        log = {"data": b"", "running": True, "exit": None, "asks": 0}
+        script = [(b"one\n", True, None), (b"", True, None), (b"two\n", True, None), (b"", False, 3)]
+
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.path.endswith("/processes/9/logs"):
+                return error(404, "not_found", "no output of process 9: it was not started in the background")
+            if s.path.endswith("/processes/8/logs"):
+                return Reply(200, raw=b"x")  # no Sandboxd-Process-Running
+            i = min(log["asks"], len(script) - 1)
+            log["asks"] += 1
+            more, running, code = script[i]
+            log["data"] += more
+            headers = {"Sandboxd-Process-Running": "true" if running else "false"}
+            if code is not None:
+                headers["Sandboxd-Process-Exit-Code"] = str(code)
+            off = int(s.query.get("offset", ["0"])[0])
+            return Reply(200, raw=log["data"][off:], headers=headers)
+
+        d = self.serve(route)
+        sbx = Sandbox(socket=d.socket)
+        got: list[bytes] = []
+
+        def collect() -> Any:
+            code = yield from sbx.processes.follow(5, poll_interval=0.01)
+            return code
+
+        gen = collect()
+        try:
+            while True:
+                got.append(next(gen))
+        except StopIteration as stop:
+            code = stop.value
+        self.assertEqual((got, code), ([b"one\n", b"two\n"], 3))
+        offsets = [r.query.get("offset", ["0"])[0] for r in d.seen if r.path.endswith("/logs")]
+        self.assertEqual(offsets, ["0", "4", "4", "8"])
+        self.assertEqual(d.seen[-1].path, f"/v1/sessions/{sbx.id}/processes/5/logs")
+
+        # One read: what is there, from an offset, and how it ended.
+        lg = sbx.processes.logs(5, offset=4)
+        self.assertEqual((lg.data, lg.running, lg.exit_code, lg.offset, lg.next_offset, lg.text), (b"two\n", False, 3, 4, 8, "two\n"))
+        self.assertEqual(d.seen[-1].query, {"offset": ["4"]})
+        log["asks"] = 0
+        log["data"] = b""
+        self.assertEqual(sbx.processes.wait(5, poll_interval=0.01), 3)
+        log["asks"] = 0
+        log["data"] = b""
+        self.assertEqual(asyncio.run(AsyncSandbox(sbx).processes.wait(5, poll_interval=0.01)), 3)
+
+        async def afollow() -> list[bytes]:
+            return [c async for c in AsyncSandbox(sbx).processes.follow(5, poll_interval=0.01)]
+
+        log["asks"] = 0
+        log["data"] = b""
+        self.assertEqual(asyncio.run(afollow()), [b"one\n", b"two\n"])
+
+        with self.assertRaises(NotFound):
+            sbx.processes.logs(9)
+        with self.assertRaises(ProtocolError):
+            sbx.processes.logs(8)
+        with self.assertRaises(ValueError):
+            list(sbx.processes.follow(5, poll_interval=0))
+
+    def test_follow_timeout(self) -> None:
+        d = self.serve(lambda s: Reply(201, SESSION) if s.path == "/v1/sessions" else Reply(200, raw=b"", headers={"Sandboxd-Process-Running": "true"}))
+        sbx = Sandbox(socket=d.socket)
+        for name, call in (
+            ("sync", lambda: list(sbx.processes.follow(5, timeout=0.2, poll_interval=0.05))),
+            ("async", lambda: asyncio.run(AsyncSandbox(sbx).processes.wait(5, timeout=0.2, poll_interval=0.05))),
+        ):
+            with self.subTest(call=name):
+                t0 = time.monotonic()
+                with self.assertRaises(RequestTimeout):
+                    call()
+                self.assertLess(time.monotonic() - t0, 2)
+
+
+def _tar_of(entries: list[tuple[str, str, Any]]) -> bytes:
+    """A tar stream of (name, kind, content or link target) entries."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for name, kind, v in entries:
+            ti = tarfile.TarInfo(name)
+            if kind == "dir":
+                ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+                tf.addfile(ti)
+            elif kind == "link":
+                ti.type, ti.linkname = tarfile.SYMTYPE, v
+                tf.addfile(ti)
+            elif kind == "hard":
+                ti.type, ti.linkname = tarfile.LNKTYPE, v
+                tf.addfile(ti)
+            else:
+                data = v if isinstance(v, bytes) else str(v).encode()
+                ti.size, ti.mode = len(data), 0o4775 if kind == "exec" else 0o644
+                tf.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class TestFolders(FakeTestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.dir = self.tmp.name
+
+    def sandbox(self, tar: bytes = b"") -> tuple[FakeDaemon, Sandbox]:
+        def route(s: Seen) -> Reply:
+            if s.path == "/v1/sessions":
+                return Reply(201, SESSION)
+            if s.method == "PUT":
+                return Reply(201, {"path": "/workspace", "size": 11, "files": 2})
+            return Reply(200, raw=tar, headers={"Content-Type": "application/x-tar"})
+
+        d = self.serve(route)
+        return d, Sandbox(socket=d.socket)
+
+    def test_upload_dir(self) -> None:
+        import io
+        import tarfile
+
+        src = os.path.join(self.dir, "proj")
+        os.makedirs(os.path.join(src, "sub", "deeper"))
+        with open(os.path.join(src, "a.txt"), "w") as f:
+            f.write("hello")
+        with open(os.path.join(src, "sub", "deeper", "b.bin"), "wb") as f:
+            f.write(bytes(range(256)) * 5)
+        os.chmod(os.path.join(src, "sub", "deeper", "b.bin"), 0o755)
+        os.symlink("../a.txt", os.path.join(src, "sub", "rel"))
+        os.symlink("/workspace/elsewhere", os.path.join(src, "abs"))
+        long = "n" * 150
+        with open(os.path.join(src, long), "w") as f:
+            f.write("long")
+        os.mkfifo(os.path.join(src, "fifo"))
+        d, sbx = self.sandbox()
+        w = sbx.files.upload_dir(src, "dest")
+        self.assertEqual((w.path, w.size, w.files), ("/workspace", 11, 2))
+        raw = d.seen[-1]
+        self.assertEqual((raw.method, raw.query), ("PUT", {"path": ["dest"], "format": ["tar"]}))
+        self.assertEqual((raw.headers["content-type"], raw.headers.get("transfer-encoding")), ("application/x-tar", "chunked"))
+        with tarfile.open(fileobj=io.BytesIO(raw.body)) as tf:
+            got = {m.name: m for m in tf.getmembers()}
+            self.assertEqual(tf.extractfile(got["proj/a.txt"]).read(), b"hello")  # type: ignore[union-attr]
+            self.assertEqual(tf.extractfile(got["proj/sub/deeper/b.bin"]).read(), bytes(range(256)) * 5)  # type: ignore[union-attr]
+        self.assertEqual(
+            sorted(got),
+            sorted(["proj", "proj/a.txt", "proj/abs", "proj/sub", "proj/sub/deeper", "proj/sub/deeper/b.bin", "proj/sub/rel", f"proj/{long}"]),
+        )
+        self.assertTrue(got["proj"].isdir() and got["proj/sub/rel"].issym())
+        self.assertEqual((got["proj/sub/rel"].linkname, got["proj/abs"].linkname), ("../a.txt", "/workspace/elsewhere"))
+        self.assertEqual((got["proj/sub/deeper/b.bin"].mode, got["proj/a.txt"].uid, got["proj/a.txt"].uname), (0o755, 0, ""))
+        # The stream ends as a tar does: two zero blocks.
+        self.assertTrue(raw.body.endswith(b"\0" * 1024))
+
+        # A local failure is raised as itself, not as the daemon's.
+        with self.assertRaises(FileNotFoundError):
+            sbx.files.upload_dir(os.path.join(self.dir, "none"))
+        with self.assertRaises(NotADirectoryError):
+            sbx.files.upload_dir(os.path.join(src, "a.txt"))
+        if os.geteuid() != 0:
+            os.chmod(os.path.join(src, "sub", "deeper", "b.bin"), 0)
+            with self.assertRaises(PermissionError):
+                sbx.files.upload_dir(src)
+
+    def test_download_dir(self) -> None:
+        long = "d" * 120
+        tar = _tar_of(
+            [
+                ("res", "dir", None),
+                ("res/a.txt", "file", "alpha"),
+                ("res/run.sh", "exec", "#!/bin/sh"),
+                (f"res/{long}/deep.txt", "file", "deep"),
+                ("res/link", "link", "a.txt"),
+                ("res/abs", "link", "/workspace/res/a.txt"),
+                ("res/hard", "hard", "res/a.txt"),
+            ]
+        )
+        for with_filter in (True, False):
+            with self.subTest(data_filter=with_filter):
+                import sandboxd._tar as t
+
+                # Without tarfile.data_filter (Python before 3.11.4), the
+                # same checks and modes are the SDK's own.
+                saved = t._data_filter
+                if not with_filter:
+                    t._data_filter = None
+                try:
+                    _, sbx = self.sandbox(tar)
+                    out = os.path.join(self.dir, f"out-{with_filter}")
+                    written = sbx.files.download_dir("res", out)
+                    self.assertEqual(
+                        written,
+                        [os.path.join(out, "res", p) if p else os.path.join(out, "res") for p in ("", "a.txt", "run.sh", f"{long}/deep.txt", "link", "abs")],
+                    )
+                    with open(os.path.join(out, "res", "a.txt")) as f:
+                        self.assertEqual(f.read(), "alpha")
+                    with open(os.path.join(out, "res", long, "deep.txt")) as f:
+                        self.assertEqual(f.read(), "deep")
+                    self.assertEqual(os.readlink(os.path.join(out, "res", "link")), "a.txt")
+                    self.assertEqual(os.readlink(os.path.join(out, "res", "abs")), "/workspace/res/a.txt")
+                    self.assertFalse(os.path.lexists(os.path.join(out, "res", "hard")))
+                    # No setuid bit; the owner may read and write.
+                    self.assertEqual(os.stat(os.path.join(out, "res", "run.sh")).st_mode & 0o7777, 0o755)
+                    # Again: what is there is replaced, folders merge.
+                    self.assertEqual(len(sbx.files.download_dir("res", out)), 6)
+                finally:
+                    t._data_filter = saved
+
+    def test_download_refuses(self) -> None:
+        outside = os.path.join(self.dir, "outside")
+        os.makedirs(outside)
+        victim = os.path.join(outside, "victim.txt")
+        cases: list[tuple[str, list[tuple[str, str, Any]], type[BaseException]]] = [
+            ("absolute", [("/tmp/evil.txt", "file", "x")], ProtocolError),
+            ("dotdot", [("res", "dir", None), ("res/../../evil.txt", "file", "x")], ProtocolError),
+            # A link, then a file through it: never written through.
+            ("through a link", [("res", "dir", None), ("res/out", "link", outside), ("res/out/evil.txt", "file", "x")], (ProtocolError, NotADirectoryError)),  # type: ignore[list-item]
+            ("through a relative link", [("res", "dir", None), ("res/up", "link", "../.."), ("res/up/evil.txt", "file", "x")], (ProtocolError, NotADirectoryError)),  # type: ignore[list-item]
+        ]
+        import sandboxd._tar as t
+
+        for with_filter in (True, False):
+            for name, entries, exc in cases:
+                with self.subTest(case=name, data_filter=with_filter):
+                    saved = t._data_filter
+                    if not with_filter:
+                        t._data_filter = None
+                    try:
+                        _, sbx = self.sandbox(_tar_of(entries))
+                        out = os.path.join(self.dir, "o", f"{name}-{with_filter}")
+                        with self.assertRaises(exc):
+                            sbx.files.download_dir("res", out)
+                        self.assertEqual(os.listdir(outside), [])
+                        self.assertFalse(os.path.exists("/tmp/evil.txt") and os.path.getsize("/tmp/evil.txt") == 1)
+                    finally:
+                        t._data_filter = saved
+
+        # A file whose name is a symlink already there replaces the link:
+        # its target is untouched.
+        with open(victim, "w") as f:
+            f.write("keep")
+        out = os.path.join(self.dir, "replace")
+        os.makedirs(os.path.join(out, "res"))
+        os.symlink(victim, os.path.join(out, "res", "a.txt"))
+        _, sbx = self.sandbox(_tar_of([("res", "dir", None), ("res/a.txt", "file", "new")]))
+        sbx.files.download_dir("res", out)
+        self.assertFalse(os.path.islink(os.path.join(out, "res", "a.txt")))
+        with open(os.path.join(out, "res", "a.txt")) as f:
+            self.assertEqual(f.read(), "new")
+        with open(victim) as f:
+            self.assertEqual(f.read(), "keep")
+        os.unlink(victim)
+
+        # A stream cut before its end is told, between entries too.
+        whole = _tar_of([("res", "dir", None), ("res/a.txt", "file", "alpha"), ("res/b.txt", "file", "beta")])
+        # res/ (one block), a.txt and b.txt (two each): the entries end at
+        # 5 blocks, and tarfile pads the rest of its 10 KiB record.
+        self.assertEqual(len(whole), 10240)
+        for cut in (512 * 5, 512 * 3, 700):
+            with self.subTest(cut=cut):
+                _, sbx = self.sandbox(whole[:cut])
+                with self.assertRaises(ProtocolError):
+                    sbx.files.download_dir("res", os.path.join(self.dir, "cut"))
+        _, sbx = self.sandbox(b"not a tar stream at all" * 40)
+        with self.assertRaises(ProtocolError):
+            sbx.files.download_dir("res", os.path.join(self.dir, "junk"))
+
+    def test_raw_tar_calls(self) -> None:
+        tar = _tar_of([("x", "dir", None)])
+        d, sbx = self.sandbox(tar)
+        with sbx.client.get_tar(sbx.id, "x") as stream:
+            self.assertEqual(stream.read(), tar)
+        self.assertEqual((d.seen[-1].method, d.seen[-1].query), ("GET", {"path": ["x"], "format": ["tar"]}))
+        w = sbx.client.put_tar(sbx.id, "into", tar)
+        self.assertEqual((d.seen[-1].body, d.seen[-1].query, w.files), (tar, {"path": ["into"], "format": ["tar"]}, 2))
+        w = sbx.client.put_tar(sbx.id, "into", iter([tar[:100], tar[100:]]))
+        self.assertEqual(d.seen[-1].body, tar)
+        out = os.path.join(self.dir, "async")
+        self.assertEqual(asyncio.run(AsyncSandbox(sbx).files.download_dir("x", out)), [os.path.join(out, "x")])
+
+
+class FakeAttach:
+    """A daemon's attach end on a Unix socket: it takes one connection,
+    checks the request, answers ``head`` and then runs ``serve(conn,
+    request)`` on the frames."""
+
+    def __init__(self, head: bytes, serve: Callable[[Any, dict[str, Any]], None] | None = None) -> None:
+        import socket as socketlib
+
+        self.dir = tempfile.TemporaryDirectory()
+        self.socket = os.path.join(self.dir.name, "s.sock")
+        self.srv = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+        self.srv.bind(self.socket)
+        self.srv.listen(1)
+        self.request: dict[str, Any] = {}
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            conn, _ = self.srv.accept()
+            try:
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    buf += conn.recv(4096)
+                head_raw, _, rest = buf.partition(b"\r\n\r\n")
+                lines = head_raw.decode().split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+                n = int(headers["content-length"])
+                while len(rest) < n:
+                    rest += conn.recv(4096)
+                self.request = {"line": lines[0], "headers": headers, "body": json.loads(rest[:n]), "extra": rest[n:]}
+                conn.sendall(head)
+                if serve is not None:
+                    serve(conn, self.request)
+            except BaseException as e:  # noqa: BLE001 - told to the test
+                self.error = e
+            finally:
+                conn.close()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.thread.join(5)
+        self.srv.close()
+        self.dir.cleanup()
+
+
+def _recv_frame(conn: Any, buf: bytearray) -> tuple[int, bytes] | None:
+    import struct
+
+    def need(n: int) -> bool:
+        while len(buf) < n:
+            b = conn.recv(1 << 16)
+            if not b:
+                return False
+            buf.extend(b)
+        return True
+
+    if not need(5):
+        return None
+    typ, n = struct.unpack(">BI", bytes(buf[:5]))
+    if not need(5 + n):
+        return None
+    payload = bytes(buf[5 : 5 + n])
+    del buf[: 5 + n]
+    return typ, payload
+
+
+UPGRADED = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: sandboxd-attach/1\r\nX-Request-Id: req-9\r\n\r\n"
+
+
+class TestAttach(unittest.TestCase):
+    def fake(self, head: bytes, serve: Callable[[Any, dict[str, Any]], None] | None = None) -> FakeAttach:
+        f = FakeAttach(head, serve)
+        self.addCleanup(f.close)
+        return f
+
+    def test_frames(self) -> None:
+        from sandboxd import _attach as at
+
+        self.assertEqual(at.encode_frame(0, b"hi"), b"\x00\x00\x00\x00\x02hi")
+        self.assertEqual(at.encode_frame(4), b"\x04\x00\x00\x00\x00")
+        self.assertEqual(at.resize_payload(24, 80), b"\x00\x18\x00\x50")
+        self.assertEqual(at.resize_payload(65535, 0), b"\xff\xff\x00\x00")
+        for rows, cols in ((-1, 80), (24, 65536)):
+            with self.assertRaises(ValueError):
+                at.resize_payload(rows, cols)
+        cases = [(b"\x00\x00\x00\x03", 3), (b"\x00\x00\x00\x89", 137), (b"\xff\xff\xff\xff", -1), (b"\x80\x00\x00\x00", -(1 << 31))]
+        for payload, code in cases:
+            with self.subTest(code=code):
+                self.assertEqual(at.parse_exit(payload), code)
+        with self.assertRaises(ProtocolError):
+            at.parse_exit(b"\x00\x03")
+        with self.assertRaises(ValueError):
+            at.encode_frame(0, b"x" * (at.MAX_FRAME + 1))
+        self.assertEqual(
+            at.attach_request(["python3", "-i"], tty=True, rows=30, cols=100, env={"A": 1}, cwd="sub"),  # type: ignore[dict-item]
+            {"argv": ["python3", "-i"], "env": {"A": "1"}, "cwd": "sub", "tty": True, "rows": 30, "cols": 100},
+        )
+        self.assertEqual(at.attach_request(["ls"]), {"argv": ["ls"]})
+
+    def test_session(self) -> None:
+        got: list[tuple[int, bytes]] = []
+
+        def serve(conn: Any, req: dict[str, Any]) -> None:
+            import struct
+
+            buf = bytearray()
+            conn.sendall(struct.pack(">BI", 1, 6) + b"ready\n" + struct.pack(">BI", 2, 4) + b"warn" + struct.pack(">BI", 9, 1) + b"?")
+            while True:
+                f = _recv_frame(conn, buf)
+                assert f is not None
+                got.append(f)
+                if f[0] == 4:
+                    break
+            data = b"".join(p for t, p in got if t == 0)
+            conn.sendall(struct.pack(">BI", 1, len(data)) + data + struct.pack(">BI", 3, 4) + struct.pack(">i", 137))
+
+        f = self.fake(UPGRADED, serve)
+        c = Client(f.socket)
+        with c.attach("s/1", ["cat"], tty=True, rows=24, cols=80, env={"T": "1"}, cwd="w") as a:
+            self.assertEqual(a.request_id, "req-9")
+            a.resize(50, 132)
+            a.write(b"abc")
+            a.write("déf")
+            a.close_stdin()
+            out = list(a.read())
+            self.assertEqual(a.wait(), 137)
+            self.assertEqual(a.exit_code, 137)
+            with self.assertRaises(BrokenPipeError):
+                a.write(b"late")
+        self.assertEqual(out, [("stdout", b"ready\n"), ("stderr", b"warn"), ("stdout", "abcdéf".encode())])
+        self.assertEqual(got, [(5, b"\x00\x32\x00\x84"), (0, b"abc"), (0, "déf".encode()), (4, b"")])
+        r = f.request
+        self.assertEqual(r["line"], "POST /v1/sessions/s%2F1/attach HTTP/1.1")
+        self.assertEqual((r["headers"]["connection"], r["headers"]["upgrade"], r["headers"]["content-type"]), ("Upgrade", "sandboxd-attach/1", "application/json"))
+        self.assertEqual(r["body"], {"argv": ["cat"], "env": {"T": "1"}, "cwd": "w", "tty": True, "rows": 24, "cols": 80})
+        self.assertIsNone(f.error)
+
+    def test_big_input_both_ways(self) -> None:
+        # 3 MiB in, echoed back as it comes (cat): run_with_input feeds it
+        # from a thread while it reads, or both ends would wait.
+        import struct
+
+        def serve(conn: Any, req: dict[str, Any]) -> None:
+            buf = bytearray()
+            while True:
+                f = _recv_frame(conn, buf)
+                assert f is not None
+                if f[0] == 4:
+                    break
+                conn.sendall(struct.pack(">BI", 1, len(f[1])) + f[1])
+            conn.sendall(struct.pack(">BI", 2, 2) + b"e!" + struct.pack(">BI", 3, 4) + struct.pack(">i", 3))
+
+        f = self.fake(UPGRADED, serve)
+        d = FakeDaemon(lambda s: Reply(201, SESSION))
+        self.addCleanup(d.close)
+        sbx = Sandbox(socket=d.socket)
+        sbx._client = Client(f.socket)  # the attach goes to the fake attach end
+        data = os.urandom(3 << 20)
+        code, out, err = sbx.commands.run_with_input(["cat"], data, timeout=30)
+        self.assertEqual((code, len(out), out == data, err), (3, len(data), True, b"e!"))
+        self.assertEqual(f.request["body"], {"argv": ["cat"]})
+
+    def test_run_with_input_shell_and_async(self) -> None:
+        import struct
+
+        def serve(conn: Any, req: dict[str, Any]) -> None:
+            buf = bytearray()
+            n = 0
+            while True:
+                fr = _recv_frame(conn, buf)
+                assert fr is not None
+                if fr[0] == 4:
+                    break
+                n += len(fr[1])
+            out = f"{n}\n".encode()
+            conn.sendall(struct.pack(">BI", 1, len(out)) + out + struct.pack(">BI", 3, 4) + struct.pack(">i", 0))
+
+        for name in ("sync", "async"):
+            with self.subTest(call=name):
+                f = self.fake(UPGRADED, serve)
+                d = FakeDaemon(lambda s: Reply(201, SESSION))
+                self.addCleanup(d.close)
+                sbx = Sandbox(socket=d.socket)
+                sbx._client = Client(f.socket)
+                if name == "sync":
+                    got = sbx.commands.run_with_input("wc -c", "héllo")
+                else:
+                    got = asyncio.run(AsyncSandbox(sbx).commands.run_with_input("wc -c", "héllo"))
+                self.assertEqual(got, (0, b"6\n", b""))
+                self.assertEqual(f.request["body"], {"argv": ["/bin/sh", "-c", "wc -c"]})
+
+    def test_refusals(self) -> None:
+        body = json.dumps({"error": {"code": "not_found", "message": "no session s1"}}).encode()
+        chunked_body = json.dumps({"error": {"code": "invalid_argument", "message": "tty is not available under runsc"}}).encode()
+        cases: list[tuple[str, bytes, type[SandboxdError], str]] = [
+            (
+                "by length",
+                b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Request-Id: r1\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body),
+                NotFound,
+                "no session s1",
+            ),
+            (
+                "chunked",
+                b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(chunked_body), chunked_body),
+                InvalidArgument,
+                "tty is not available under runsc",
+            ),
+            ("to the close", b"HTTP/1.1 409 Conflict\r\nConnection: close\r\n\r\nstopped: start it first", Conflict, "stopped: start it first"),
+            ("not upgraded", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ProtocolError, "not 101"),
+            ("another protocol", b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", ProtocolError, "websocket"),
+            ("not http", b"SSH-2.0-OpenSSH\r\n\r\n", ProtocolError, "not an HTTP status"),
+        ]
+        for name, head, cls, message in cases:
+            with self.subTest(case=name):
+                f = self.fake(head)
+                with self.assertRaises(cls) as cm:
+                    Client(f.socket).attach("s1", ["ls"])
+                self.assertIn(message, cm.exception.message)
+                if name == "by length":
+                    self.assertEqual((cm.exception.status, cm.exception.request_id), (404, "r1"))
+        with self.assertRaises(TypeError):
+            Client("/nonexistent").attach("s1", "ls")  # type: ignore[arg-type]
+        with self.assertRaises(Unavailable):
+            Client("/nonexistent/sandboxd.sock").attach("s1", ["ls"])
+
+    def test_exit_before_a_write(self) -> None:
+        # The daemon sends the exit and closes while the client has not
+        # written yet: the write fails, and the exit status is still read.
+        import struct
+
+        def serve(conn: Any, req: dict[str, Any]) -> None:
+            conn.sendall(struct.pack(">BI", 2, 3) + b"bye" + struct.pack(">BI", 3, 4) + struct.pack(">i", 3))
+
+        f = self.fake(UPGRADED, serve)
+        with Client(f.socket).attach("s1", ["sh", "-c", "exit 3"]) as a:
+            f.thread.join(5)  # the daemon's end closed
+            with self.assertRaises(BrokenPipeError):
+                a.write(b"too late")
+                a.close_stdin()
+            self.assertEqual((list(a.read()), a.exit_code), ([("stderr", b"bye")], 3))
+
+    def test_cut_and_timeout(self) -> None:
+        import struct
+
+        f = self.fake(UPGRADED, lambda conn, req: conn.sendall(struct.pack(">BI", 1, 2) + b"ab"))
+        with Client(f.socket).attach("s1", ["ls"]) as a:
+            it = a.read()
+            self.assertEqual(next(it), ("stdout", b"ab"))
+            with self.assertRaises(ProtocolError):
+                next(it)
+
+        f = self.fake(UPGRADED, lambda conn, req: conn.sendall(struct.pack(">BI", 1, 10) + b"ab"))
+        with Client(f.socket).attach("s1", ["ls"]) as a:
+            with self.assertRaises(ProtocolError):
+                a.wait()
+
+        f = self.fake(UPGRADED, lambda conn, req: conn.sendall(struct.pack(">BI", 1, (1 << 20) + 1)))
+        with Client(f.socket).attach("s1", ["ls"]) as a:
+            with self.assertRaises(ProtocolError):
+                a.wait()
+
+        hold = threading.Event()
+        f = self.fake(UPGRADED, lambda conn, req: hold.wait(5))
+        self.addCleanup(hold.set)
+        with Client(f.socket).attach("s1", ["sleep", "100"]) as a:
+            t0 = time.monotonic()
+            with self.assertRaises(RequestTimeout):
+                a.wait(timeout=0.2)
+            self.assertLess(time.monotonic() - t0, 2)
+
+
+class TestHealth(FakeTestCase):
+    UNHEALTHY = {
+        "status": "unhealthy",
+        "reasons": ["database: disk I/O error"],
+        "checks": {"database": {"ok": False, "detail": "disk I/O error"}, "cgroups": {"ok": True}, "junk": "x"},
+        "data_dir": {"free_mb": 100, "min_free_mb": 512, "ok": False},
+        "error": {"code": "unavailable", "message": "sandboxd is unhealthy: database: disk I/O error"},
+    }
+
+    def test_ok(self) -> None:
+        d = self.serve(lambda s: Reply(200, {"status": "ok", "checks": {"database": {"ok": True}}, "data_dir": {"free_mb": 9000, "min_free_mb": 512, "ok": True}}))
+        h = Client(d.socket).health_status()
+        self.assertTrue(h.ok)
+        self.assertEqual((h.status, h.reasons, h.checks["database"], h.data_dir, h.error), ("ok", [], sandboxd.HealthCheck(True, ""), sandboxd.DataDirHealth(9000, 512, True), None))
+        self.assertEqual(Client(d.socket).health(), "ok")
+        self.assertEqual(d.seen[-1].path, "/v1/health")
+
+    def test_unhealthy(self) -> None:
+        d = self.serve(lambda s: Reply(503, self.UNHEALTHY))
+        c = Client(d.socket)
+        h = c.health_status()
+        self.assertFalse(h.ok)
+        self.assertEqual((h.status, h.reasons, h.checks["database"].detail, h.checks["cgroups"].ok, sorted(h.checks)), ("unhealthy", ["database: disk I/O error"], "disk I/O error", True, ["cgroups", "database"]))
+        self.assertEqual((h.error.code if h.error else "", h.data_dir.free_mb if h.data_dir else 0), ("unavailable", 100))
+        # health() keeps raising, with the reasons.
+        with self.assertRaises(Unavailable) as cm:
+            c.health()
+        self.assertEqual((cm.exception.status, cm.exception.message), (503, "sandboxd is unhealthy: database: disk I/O error"))
+        # A degraded daemon from before the checks is no error, and not ok.
+        d2 = self.serve(lambda s: Reply(200, {"status": "degraded"}))
+        self.assertEqual((Client(d2.socket).health_status().ok, Client(d2.socket).health()), (False, "degraded"))
+
+    def test_not_a_health(self) -> None:
+        d = self.serve(lambda s: error(503, "unavailable", "draining", **{"Retry-After": "30"}))
+        with self.assertRaises(Unavailable) as cm:
+            Client(d.socket).health_status()
+        self.assertEqual((cm.exception.message, cm.exception.retry_after), ("draining", 30.0))
+        d2 = self.serve(lambda s: Reply(500, raw=b"boom"))
+        with self.assertRaises(Internal):
+            Client(d2.socket).health_status()
+        with self.assertRaises(Unavailable):
+            Client("/nonexistent/sandboxd.sock").health_status()
+
+
 class TestModels(unittest.TestCase):
     def test_lenient(self) -> None:
         cases: list[tuple[dict[str, Any], Callable[[sandboxd.Execution], bool]]] = [

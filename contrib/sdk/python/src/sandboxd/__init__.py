@@ -6,6 +6,9 @@
         r = sbx.run_code("x = 6 * 7\\nx")    # r.result == "42"
         sbx.commands.run("ls -la").stdout
         sbx.files.write("data.csv", b"a,b\\n1,2\\n")
+        sbx.files.upload_dir("project")         # a folder, as /workspace/project
+        p = sbx.processes.start(["python3", "-m", "http.server"])   # in the background
+        sbx.commands.run_with_input(["wc", "-c"], input=b"abc")      # (0, b"3\\n", b"")
     print(run("print(1)").stdout)
 
 Standard library only. The daemon's socket is $SANDBOXD_SOCKET, else
@@ -16,8 +19,9 @@ gives a sandbox to a model as function-calling tools (OpenAI, Anthropic).
 See README.md.
 """
 
+from ._attach import Attached
 from ._transport import DEFAULT_SOCKET, SOCKET_ENV, VERSION
-from .aio import AsyncCommands, AsyncFiles, AsyncSandbox, run_async
+from .aio import AsyncCommands, AsyncFiles, AsyncProcesses, AsyncSandbox, run_async
 from .client import Client
 from .commands import Commands
 from .errors import (
@@ -35,8 +39,26 @@ from .errors import (
     Unavailable,
 )
 from .files import Files
-from .models import ExecMetrics, Execution, ExecutionError, ExecutionSummary, FileInfo, FileWritten, Limits, Output, Session, Stats
+from .models import (
+    DataDirHealth,
+    ErrorDetail,
+    ExecMetrics,
+    Execution,
+    ExecutionError,
+    ExecutionSummary,
+    FileInfo,
+    FileWritten,
+    Health,
+    HealthCheck,
+    Limits,
+    Output,
+    Process,
+    ProcessLogs,
+    Session,
+    Stats,
+)
 from .oneshot import run
+from .processes import Processes
 from .sandbox import Sandbox
 
 __version__ = VERSION
@@ -44,12 +66,16 @@ __version__ = VERSION
 __all__ = [
     "AsyncCommands",
     "AsyncFiles",
+    "AsyncProcesses",
     "AsyncSandbox",
+    "Attached",
     "BadGateway",
     "Client",
     "Commands",
     "Conflict",
     "DEFAULT_SOCKET",
+    "DataDirHealth",
+    "ErrorDetail",
     "ExecMetrics",
     "Execution",
     "ExecutionError",
@@ -57,6 +83,8 @@ __all__ = [
     "FileInfo",
     "FileWritten",
     "Files",
+    "Health",
+    "HealthCheck",
     "Internal",
     "InvalidArgument",
     "Limits",
@@ -64,6 +92,9 @@ __all__ = [
     "Output",
     "PayloadTooLarge",
     "PermissionDenied",
+    "Process",
+    "ProcessLogs",
+    "Processes",
     "ProtocolError",
     "RequestTimeout",
     "ResourceExhausted",

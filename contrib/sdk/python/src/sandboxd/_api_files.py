@@ -1,4 +1,4 @@
-"""File calls of the API: upload, download or list, delete.
+"""File calls of the API: upload, download or list, delete; folders as tar streams.
 
 Paths are paths inside the sandbox; a relative one is taken from
 /workspace, and only /workspace and /tmp are served (400 otherwise).
@@ -6,10 +6,13 @@ Paths are paths inside the sandbox; a relative one is taken from
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Iterable
 
 from ._transport import Caller, api_path
 from .models import FileInfo, FileWritten
+
+TAR_MIME = "application/x-tar"
+"""The type of a folder sent as a tar stream (format=tar)."""
 
 
 class FileCalls(Caller):
@@ -38,3 +41,37 @@ class FileCalls(Caller):
             "DELETE", api_path("v1", "sessions", id, "files"), query=[("path", path)], timeout=self._timeout(request_timeout)
         ) as a:
             a.read()
+
+    def put_tar(
+        self, id: str, path: str, data: bytes | IO[bytes] | Iterable[bytes], *, request_timeout: float | None = None
+    ) -> FileWritten:
+        """PUT …/files?format=tar: unpacks a tar stream (bytes, a binary file
+        object or an iterable of bytes, streamed) into the folder ``path``,
+        made as needed: folders, files and symlinks (as links, never
+        followed). An entry that would leave the folder (an absolute name,
+        "..") refuses the whole upload (InvalidArgument), though what came
+        before it may be written. Answers the folder, the files' total
+        size and how many files it wrote."""
+        with self._t.send(
+            "PUT",
+            api_path("v1", "sessions", id, "files"),
+            query=[("path", path), ("format", "tar")],
+            body=data,
+            headers={"Content-Type": TAR_MIME},
+            timeout=self._timeout(request_timeout),
+        ) as a:
+            return FileWritten.from_json(a.json())
+
+    def get_tar(self, id: str, path: str, *, request_timeout: float | None = None) -> IO[bytes]:
+        """GET …/files?format=tar: the folder ``path`` (or a file) as a tar
+        stream, its contents under its own name, read as it comes. The
+        caller closes it (``with``). A copy that fails once the stream has
+        begun is a stream cut short, which tar readers tell by its missing
+        end (files.download_dir raises ProtocolError)."""
+        a = self._t.send(
+            "GET",
+            api_path("v1", "sessions", id, "files"),
+            query=[("path", path), ("format", "tar")],
+            timeout=self._timeout(request_timeout),
+        )
+        return a.stream()

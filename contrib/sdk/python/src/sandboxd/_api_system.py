@@ -6,18 +6,44 @@ and grow with every release, and the SDK has no use of its own for them.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ._transport import Caller
+from ._transport import Caller, failure
+from .models import Health
+
+# The status an unhealthy daemon answers GET /v1/health with, the Health
+# in its body.
+_UNHEALTHY = 503
 
 
 class SystemCalls(Caller):
     """The daemon-wide endpoints; mixed into Client."""
 
     def health(self, *, request_timeout: float | None = None) -> str:
-        """GET /v1/health: "ok", or "degraded" when the host is short of
-        something (the daemon serves, but refuses what does not fit)."""
+        """GET /v1/health: "ok" ("degraded" from daemons before the checks,
+        when the host was short of disk). An unhealthy daemon raises
+        Unavailable saying why, as one that cannot be reached does:
+        health_status() answers its reasons instead."""
         return str(self._get("/v1/health", request_timeout).get("status") or "")
+
+    def health_status(self, *, request_timeout: float | None = None) -> Health:
+        """GET /v1/health as a Health: ``ok``, or status "unhealthy" with its
+        ``reasons`` and ``checks`` (the daemon's 503), without raising for
+        it. A daemon that cannot be reached, or a 503 that is not a Health
+        (a proxy's), still raises Unavailable."""
+        with self._t.send("GET", "/v1/health", timeout=self._timeout(request_timeout), answers=(_UNHEALTHY,)) as a:
+            if a.status != _UNHEALTHY:
+                out = a.json()
+                return Health.from_json(out if isinstance(out, dict) else {})
+            raw = a.read()
+            try:
+                out = json.loads(raw)
+            except ValueError:
+                out = None
+            if not isinstance(out, dict) or not isinstance(out.get("status"), str):
+                raise failure(a.status, a.resp.reason, raw, a.request_id, a.resp.getheader("Retry-After"))
+            return Health.from_json(out)
 
     def info(self, *, request_timeout: float | None = None) -> dict[str, Any]:
         """GET /v1/info: version, runtimes, limits' defaults and maxima, pools."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import email.utils
 import http.client
+import io
 import json
 import os
 import socket
 import time
 import urllib.parse
-from typing import IO, Any, Iterator, Mapping, Sequence, Union
+from typing import IO, Any, Collection, Iterable, Iterator, Mapping, Sequence, Union
 
 from .errors import ProtocolError, RequestTimeout, SandboxdError, Unavailable, error_from_answer
 
@@ -35,7 +36,8 @@ VERSION = "0.1.0"
 # An error body is one sentence; a longer one is not worth holding.
 _MAX_ERROR_BODY = 1 << 20
 
-Body = Union[bytes, bytearray, memoryview, str, IO[bytes], None]
+# An iterable of bytes (a generator) goes chunked, as a file object does.
+Body = Union[bytes, bytearray, memoryview, str, IO[bytes], Iterable[bytes], None]
 Query = Sequence[tuple[str, str]]
 
 
@@ -114,6 +116,11 @@ class Answer:
             if isinstance(obj, dict):
                 yield obj
 
+    def stream(self) -> IO[bytes]:
+        """The body as a binary file object read as it comes; closing it
+        ends the call."""
+        return io.BufferedReader(_BodyStream(self), 1 << 16)
+
     def close(self) -> None:
         self.resp.close()
         self._conn.close()
@@ -123,6 +130,26 @@ class Answer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _BodyStream(io.RawIOBase):
+    """An answer's body as a raw stream, its failures the SDK's errors."""
+
+    def __init__(self, ans: Answer) -> None:
+        super().__init__()
+        self._ans = ans
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        with _mapped(self._ans._where, self._ans._timeout):
+            return self._ans.resp.readinto(b)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._ans.close()
+        super().close()
 
 
 class _mapped:
@@ -169,6 +196,7 @@ class Transport:
         accept: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None,
+        answers: Collection[int] = (),
     ) -> Answer:
         url = path
         if query:
@@ -181,7 +209,7 @@ class Transport:
             data = json.dumps(json_body).encode()
             hdrs["Content-Type"] = "application/json"
         elif body is not None:
-            hdrs["Content-Type"] = "application/octet-stream"
+            hdrs.setdefault("Content-Type", "application/octet-stream")
             if isinstance(body, str):
                 data = body.encode()
         if accept:
@@ -194,12 +222,25 @@ class Transport:
             conn.close()
             raise
         ans = Answer(conn, resp, self.socket, timeout)
-        if 200 <= resp.status < 300:
+        # ``answers`` are statuses the caller reads as answers of its own
+        # (the Health a 503 of GET /v1/health carries).
+        if 200 <= resp.status < 300 or resp.status in answers:
             return ans
         try:
             raise self._failure(ans)
         finally:
             ans.close()
+
+    def connect(self, timeout: float | None) -> socket.socket:
+        """A connected socket of the daemon's for a call that speaks HTTP
+        itself (attach, which takes the connection over), with the same
+        errors as every other call's connect."""
+        conn = UnixHTTPConnection(self.socket, timeout)
+        self._connect(conn)
+        s = conn.sock
+        conn.sock = None  # now the caller's: the connection must not close it
+        assert s is not None
+        return s
 
     def _connect(self, conn: UnixHTTPConnection) -> None:
         try:
@@ -231,18 +272,22 @@ class Transport:
     def _failure(ans: Answer) -> SandboxdError:
         with _mapped(ans._where, ans._timeout):
             raw = ans.resp.read(_MAX_ERROR_BODY)
-        code, message = "", ""
-        try:
-            detail = json.loads(raw).get("error")
-            if isinstance(detail, dict):
-                code, message = str(detail.get("code") or ""), str(detail.get("message") or "")
-        except (ValueError, AttributeError):
-            message = raw.decode("utf-8", "replace").strip()
-        if not message:
-            message = raw.decode("utf-8", "replace").strip() or f"sandboxd answered HTTP {ans.status} {ans.resp.reason}"
-        return error_from_answer(
-            ans.status, code, message, request_id=ans.request_id, retry_after=retry_after(ans.resp.getheader("Retry-After"))
-        )
+        return failure(ans.status, ans.resp.reason, raw, ans.request_id, ans.resp.getheader("Retry-After"))
+
+
+def failure(status: int, reason: str, raw: bytes, request_id: str | None, retry_after_header: str | None) -> SandboxdError:
+    """The exception of a failed answer from its body, ``{"error": {"code",
+    "message"}}``; a body that is not that is the message as it is."""
+    code, message = "", ""
+    try:
+        detail = json.loads(raw).get("error")
+        if isinstance(detail, dict):
+            code, message = str(detail.get("code") or ""), str(detail.get("message") or "")
+    except (ValueError, AttributeError):
+        message = raw.decode("utf-8", "replace").strip()
+    if not message:
+        message = raw.decode("utf-8", "replace").strip() or f"sandboxd answered HTTP {status} {reason}".strip()
+    return error_from_answer(status, code, message, request_id=request_id, retry_after=retry_after(retry_after_header))
 
 
 def api_path(*segments: str) -> str:

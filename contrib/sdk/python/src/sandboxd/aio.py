@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import inspect
-from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
+from typing import Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ._api_exec import DEFAULT_POLL_INTERVAL, OnOutput
+from ._api_processes import DEFAULT_FOLLOW_INTERVAL
 from .client import Client
 from .errors import RequestTimeout
-from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileInfo, FileWritten, Output, Session, Stats
+from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileInfo, FileWritten, Output, Process, ProcessLogs, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -135,6 +136,20 @@ class AsyncCommands:
         """Starts cmd with /bin/sh without waiting for it (see Commands.submit)."""
         return await self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd)
 
+    async def run_with_input(
+        self,
+        cmd: str | Sequence[str],
+        input: bytes | str = b"",
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, bytes, bytes]:
+        """A command fed ``input``: (exit code, stdout, stderr) (see
+        Commands.run_with_input). Cancelling the task does not end the
+        command: ``timeout`` does."""
+        return await asyncio.to_thread(self._sbx.sync.commands.run_with_input, cmd, input, env=env, cwd=cwd, timeout=timeout)
+
 
 class AsyncFiles:
     """``sbx.files`` of an AsyncSandbox (see Files)."""
@@ -160,6 +175,68 @@ class AsyncFiles:
     async def exists(self, path: str) -> bool:
         return await asyncio.to_thread(self._files.exists, path)
 
+    async def upload_dir(self, local: str, remote: str = ".") -> FileWritten:
+        """A local folder into the sandbox, as remote/NAME (see Files.upload_dir)."""
+        return await asyncio.to_thread(self._files.upload_dir, local, remote)
+
+    async def download_dir(self, remote: str, local: str = ".") -> builtins.list[str]:
+        """A folder of the sandbox into local/NAME (see Files.download_dir)."""
+        return await asyncio.to_thread(self._files.download_dir, remote, local)
+
+
+class AsyncProcesses:
+    """``sbx.processes`` of an AsyncSandbox (see Processes)."""
+
+    def __init__(self, sandbox: AsyncSandbox) -> None:
+        self._sbx = sandbox
+        self._procs = sandbox.sync.processes
+
+    async def start(self, cmd: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> Process:
+        return await asyncio.to_thread(self._procs.start, cmd, env=env, cwd=cwd)
+
+    async def list(self) -> builtins.list[Process]:
+        return await asyncio.to_thread(self._procs.list)
+
+    async def kill(self, pid: int, signal: str | int = "TERM") -> bool:
+        return await asyncio.to_thread(self._procs.kill, pid, signal)
+
+    async def logs(self, pid: int, offset: int = 0) -> ProcessLogs:
+        return await asyncio.to_thread(self._procs.logs, pid, offset)
+
+    async def follow(
+        self, pid: int, *, offset: int = 0, poll_interval: float = DEFAULT_FOLLOW_INTERVAL, timeout: float | None = None
+    ) -> AsyncGenerator[bytes, None]:
+        """The output as it comes, until the process ends (see
+        Processes.follow). It sleeps on the loop between asks, so
+        cancelling stops it at once; the process runs on. The exit code is
+        logs(pid).exit_code afterwards (an async generator has no value)."""
+        if not poll_interval > 0:
+            raise ValueError(f"poll_interval must be above 0, not {poll_interval!r}")
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        at = max(0, int(offset))
+        while True:
+            got = await self.logs(pid, at)
+            if got.data:
+                yield got.data
+                at = got.next_offset
+            if not got.running:
+                return
+            pause = 0.0 if got.data else poll_interval
+            if deadline is not None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise RequestTimeout(f"process {pid} of session {self._sbx.id} was still running after {timeout:g} s: follow it again from offset {at}, or kill it")
+                pause = min(pause, left)
+            await asyncio.sleep(pause)
+
+    async def wait(self, pid: int, *, timeout: float | None = None, poll_interval: float = DEFAULT_FOLLOW_INTERVAL) -> int | None:
+        """Waits on the loop for the process to end: its exit code (see Processes.wait)."""
+        at = 0
+        async for chunk in self.follow(pid, timeout=timeout, poll_interval=poll_interval):
+            at += len(chunk)
+        return (await self.logs(pid, at)).exit_code
+
 
 class AsyncSandbox:
     """A sandboxd session for asyncio code: ``await AsyncSandbox.create(...)``
@@ -168,12 +245,14 @@ class AsyncSandbox:
 
     commands: AsyncCommands
     files: AsyncFiles
+    processes: AsyncProcesses
 
     def __init__(self, sandbox: Sandbox) -> None:
         """Wraps a Sandbox; create and connect are the usual ways in."""
         self.sync = sandbox
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
+        self.processes = AsyncProcesses(self)
 
     @classmethod
     async def create(cls, template: str | None = None, **kwargs: Any) -> AsyncSandbox:

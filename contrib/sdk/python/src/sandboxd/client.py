@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ._api_exec import ExecCalls
 from ._api_files import FileCalls
+from ._api_processes import ProcessCalls
 from ._api_sessions import SessionCalls
 from ._api_system import SystemCalls
+from ._attach import AttachCalls
 from ._transport import Transport
 
 DEFAULT_REQUEST_TIMEOUT = 60.0
@@ -18,7 +20,7 @@ the daemon's next bytes. A create that has to start a sandbox takes well
 under a second; executions are bounded by their own timeout instead."""
 
 
-class Client(SessionCalls, ExecCalls, FileCalls, SystemCalls):
+class Client(SessionCalls, ExecCalls, ProcessCalls, AttachCalls, FileCalls, SystemCalls):
     """A client of one daemon.
 
     ``socket`` is its Unix socket (default: $SANDBOXD_SOCKET, else

@@ -2,14 +2,16 @@
 
 Paths are inside the sandbox: a relative one is taken from /workspace, and
 only /workspace and /tmp are served (anything else is InvalidArgument).
+Folders travel as tar streams, as ``sandboxctl cp -r`` sends them.
 """
 
 from __future__ import annotations
 
 import builtins
 import posixpath
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Iterator
 
+from ._tar import LocalError, extract_tar, pack_dir
 from .errors import NotFound
 from .models import FileInfo, FileWritten
 
@@ -49,6 +51,47 @@ class Files:
     def remove(self, path: str) -> None:
         """Removes a file, or a folder with its contents."""
         self._sbx.client.delete_file(self._sbx.id, path)
+
+    def upload_dir(self, local: str, remote: str = ".") -> FileWritten:
+        """Copies the local folder ``local`` into the sandbox's folder
+        ``remote`` as cp -r does: it lands as remote/NAME (NAME is local's
+        own name; remote is made as needed), with its folders, files and
+        symlinks (as links, never followed; devices, fifos and sockets are
+        left out). It streams: the folder is never held whole. Answers the
+        folder it landed in, the files' total size and their number
+        (``files``). A local file that cannot be read raises its OSError;
+        what was sent before it stays in the sandbox."""
+        failed: list[OSError] = []
+        packed = pack_dir(local)
+
+        def chunks() -> Iterator[bytes]:
+            try:
+                yield from packed
+            except LocalError as e:
+                # Raised inside the upload, it would be taken for the
+                # daemon's failure: the caller gets the local error itself.
+                failed.append(e.error)
+                raise
+
+        try:
+            return self._sbx.client.put_tar(self._sbx.id, remote, chunks())
+        except Exception:
+            if failed:
+                raise failed[0] from None
+            raise
+
+    def download_dir(self, remote: str, local: str = ".") -> builtins.list[str]:
+        """Copies the sandbox's folder ``remote`` (or a file) into the local
+        folder ``local`` (made as needed) as cp -r does: it lands as
+        local/NAME. Answers the local paths it wrote. Nothing is written
+        outside ``local``: an entry named outside it is refused
+        (ProtocolError), nothing is written through a symlink (one where a
+        folder must be is NotADirectoryError), and symlinks are made as
+        links, wherever they point. What was at a name is replaced; a
+        folder merges. A copy cut short (the folder changed as it was read)
+        is ProtocolError, with part of it written."""
+        with self._sbx.client.get_tar(self._sbx.id, remote) as stream:
+            return extract_tar(stream, local)
 
     def exists(self, path: str) -> bool:
         """Whether path exists, found in its folder's listing (a file is not

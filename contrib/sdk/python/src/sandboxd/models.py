@@ -26,6 +26,12 @@ __all__ = [
     "FileInfo",
     "FileWritten",
     "Stats",
+    "Process",
+    "ProcessLogs",
+    "HealthCheck",
+    "DataDirHealth",
+    "ErrorDetail",
+    "Health",
 ]
 
 # Execution statuses (docs/API.md, Execution). A timeout or a kill is not an
@@ -408,14 +414,17 @@ class FileInfo:
 
 @dataclass(frozen=True)
 class FileWritten:
-    """The answer of an upload: the path as the daemon took it, and its size."""
+    """The answer of an upload: the path as the daemon took it, and its
+    size; for a folder sent as a tar stream, the size of its files and
+    ``files``, how many it wrote (0 for a single file's upload)."""
 
     path: str
     size: int = 0
+    files: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FileWritten:
-        return cls(path=_str(d, "path"), size=_int(d, "size"))
+        return cls(path=_str(d, "path"), size=_int(d, "size"), files=_int(d, "files"))
 
 
 @dataclass(frozen=True)
@@ -445,3 +454,130 @@ class Stats:
             disk_bytes=_int(d, "disk_bytes"),
             disk_limit_bytes=_int(d, "disk_limit_bytes"),
         )
+
+
+@dataclass(frozen=True)
+class Process:
+    """One process of a session's sandbox, as the sandbox names it (pid 1
+    is its agent). ``detached`` says it was started in the background
+    (Sandbox.processes.start), so its output has a log; ``exit_code`` is
+    how such a process ended, when the daemon saw it (None while it runs).
+    ``rss_bytes`` is 0 under runsc, which does not say, and ``started_at``
+    None there."""
+
+    pid: int
+    ppid: int = 0
+    command: str = ""
+    started_at: datetime | None = None
+    cpu_seconds: float = 0.0
+    rss_bytes: int = 0
+    detached: bool = False
+    exit_code: int | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Process:
+        return cls(
+            pid=_int(d, "pid"),
+            ppid=_int(d, "ppid"),
+            command=_str(d, "command"),
+            started_at=_time(d.get("started_at")),
+            cpu_seconds=_float(d, "cpu_seconds"),
+            rss_bytes=_int(d, "rss_bytes"),
+            detached=d.get("detached") is True,
+            exit_code=_opt_int(d, "exit_code"),
+        )
+
+
+@dataclass(frozen=True)
+class ProcessLogs:
+    """A background process's output from ``offset`` (GET
+    …/processes/{pid}/logs): ``data`` is what it wrote since, ``running``
+    whether it still runs, ``exit_code`` how it ended once the daemon saw
+    it (None while it runs, or for one this daemon did not start). Ask
+    again from ``next_offset`` for what comes after."""
+
+    data: bytes = b""
+    running: bool = False
+    exit_code: int | None = None
+    offset: int = 0
+
+    @property
+    def next_offset(self) -> int:
+        return self.offset + len(self.data)
+
+    @property
+    def text(self) -> str:
+        """``data`` as UTF-8 (a character cut between two reads is replaced)."""
+        return self.data.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """One check of GET /v1/health: whether it passed, and what it found."""
+
+    ok: bool = False
+    detail: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> HealthCheck:
+        return cls(ok=d.get("ok") is True, detail=_str(d, "detail"))
+
+
+@dataclass(frozen=True)
+class DataDirHealth:
+    """The space left where session disks live: below ``min_free_mb`` no
+    new disk is made."""
+
+    free_mb: int = 0
+    min_free_mb: int = 0
+    ok: bool = False
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> DataDirHealth:
+        return cls(free_mb=_int(d, "free_mb"), min_free_mb=_int(d, "min_free_mb"), ok=d.get("ok") is True)
+
+
+@dataclass(frozen=True)
+class ErrorDetail:
+    """The contract's error body, ``{"code", "message"}``, where an answer
+    carries one beside its own fields (an unhealthy Health)."""
+
+    code: str = ""
+    message: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ErrorDetail:
+        return cls(code=_str(d, "code"), message=_str(d, "message"))
+
+
+@dataclass(frozen=True)
+class Health:
+    """The daemon's health (GET /v1/health): ``status`` is "ok", or
+    "unhealthy" (HTTP 503) with ``reasons``, a sentence per failed check;
+    "degraded" came from daemons before the checks (a data dir short of
+    space, still serving). ``checks`` has every check by name (database,
+    cgroups, pools, data_dir; none from an older daemon)."""
+
+    status: str = ""
+    reasons: list[str] = field(default_factory=list)
+    checks: dict[str, HealthCheck] = field(default_factory=dict)
+    data_dir: DataDirHealth | None = None
+    error: ErrorDetail | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Health:
+        checks = d.get("checks")
+        dd = d.get("data_dir")
+        err = d.get("error")
+        return cls(
+            status=_str(d, "status"),
+            reasons=_strs(d, "reasons"),
+            checks={str(k): HealthCheck.from_json(v) for k, v in checks.items() if isinstance(v, dict)} if isinstance(checks, dict) else {},
+            data_dir=DataDirHealth.from_json(dd) if isinstance(dd, dict) else None,
+            error=ErrorDetail.from_json(err) if isinstance(err, dict) else None,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Every check passed: the daemon does all of its work."""
+        return self.status == "ok"

@@ -13,14 +13,16 @@ answer) is bound to the session the first made, not a new one.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from ._api_exec import DEFAULT_POLL_INTERVAL, OnDisplay, OnOutput, exec_request_timeout
+from ._attach import Attached
 from .client import DEFAULT_REQUEST_TIMEOUT, Client
 from .commands import Commands
 from .errors import NotFound
 from .files import Files
 from .models import Execution, ExecutionSummary, Session, Stats
+from .processes import Processes, shell_argv
 
 
 class Sandbox:
@@ -40,7 +42,12 @@ class Sandbox:
     """Shell commands: ``sbx.commands.run("ls -la")``."""
 
     files: Files
-    """Files: ``sbx.files.write``, ``read``, ``list``, ``remove``, ``exists``."""
+    """Files: ``sbx.files.write``, ``read``, ``list``, ``remove``, ``exists``,
+    folders with ``upload_dir`` and ``download_dir``."""
+
+    processes: Processes
+    """Background processes: ``sbx.processes.start``, ``list``, ``kill``,
+    ``logs``, ``follow``, ``wait``."""
 
     created: bool
     """Whether making this Sandbox made its session: False for connect, and
@@ -102,6 +109,7 @@ class Sandbox:
         self.created = created
         self.commands = Commands(self)
         self.files = Files(self)
+        self.processes = Processes(self)
 
     @classmethod
     def connect(
@@ -300,6 +308,23 @@ class Sandbox:
         """The session's executions, newest first (those running first), as
         summaries without output: execution(eid) has one whole."""
         return self._client.executions(self.id, limit=limit)
+
+    def attach(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        tty: bool = False,
+        rows: int | None = None,
+        cols: int | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> Attached:
+        """Runs a command (a list as it is, a string with /bin/sh) with its
+        standard streams on a connection of its own (exec -i, -it with
+        ``tty``): write(), close_stdin(), resize(), read() and wait() (see
+        Client.attach). Use it in a ``with`` block: leaving it ends the
+        command if it still runs."""
+        return self._client.attach(self.id, shell_argv(cmd), tty=tty, rows=rows, cols=cols, env=env, cwd=cwd)
 
     def __enter__(self) -> Sandbox:
         return self
