@@ -102,22 +102,12 @@ func (m *Meter) Stop(k *Mark) (cpu time.Duration, peak uint64) {
 
 // cpuTime is the cgroup's CPU time so far, 0 when unreadable.
 func (m *Meter) cpuTime() time.Duration {
-	b, err := os.ReadFile(m.cpu)
-	if err != nil {
-		return 0
-	}
 	if !m.v2 {
-		ns, _ := parseUint(b)
+		ns, _ := readUint(m.cpu)
 		return time.Duration(ns)
 	}
-	// cpu.stat: "usage_usec N" is its first line.
-	for line := range bytes.Lines(b) {
-		if v, ok := bytes.CutPrefix(line, []byte("usage_usec ")); ok {
-			us, _ := parseUint(v)
-			return time.Duration(us) * time.Microsecond
-		}
-	}
-	return 0
+	us, _ := readKey(m.cpu, "usage_usec")
+	return time.Duration(us) * time.Microsecond
 }
 
 func readUint(path string) (uint64, error) {

@@ -1,17 +1,13 @@
 package client
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -19,8 +15,7 @@ import (
 // Attached is a process in a session's sandbox whose standard streams
 // are this connection's (sandboxctl exec -i / -it).
 type Attached struct {
-	conn net.Conn
-	r    *bufio.Reader
+	conn *bufferedConn
 	wmu  sync.Mutex
 }
 
@@ -28,52 +23,24 @@ type Attached struct {
 // caller sends its input (Write, CloseStdin), resizes its terminal, and
 // reads its output and exit status with Wait; Close ends the process.
 func (c *Client) Attach(ctx context.Context, id string, req *api.AttachRequest) (*Attached, error) {
-	conn, err := c.dial(ctx)
-	if err != nil {
-		return nil, c.connError(err)
-	}
-	// The handshake, not the session, is bounded by ctx.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
 	body, err := json.Marshal(req)
 	if err != nil {
-		conn.Close()
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, "POST", "http://sandboxd"+sessionPath(id, "/attach"), strings.NewReader(string(body)))
+	hr, err := http.NewRequestWithContext(ctx, "POST", "http://sandboxd"+sessionPath(id, "/attach"), bytes.NewReader(body))
 	if err != nil {
-		conn.Close()
 		return nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Connection", "Upgrade")
 	hr.Header.Set("Upgrade", api.AttachUpgrade)
 	if rid, ok := ctx.Value(requestIDKey{}).(string); ok {
 		hr.Header.Set(api.RequestIDHeader, rid)
 	}
-	if err := hr.Write(conn); err != nil {
-		conn.Close()
-		return nil, c.connError(err)
-	}
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, hr)
+	conn, err := c.upgrade(ctx, hr, "attach to session "+id, failure)
 	if err != nil {
-		conn.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("attach to session %s: %w", id, err)
+		return nil, err
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		defer conn.Close()
-		defer resp.Body.Close()
-		return nil, failure(resp)
-	}
-	if !stop() && ctx.Err() != nil {
-		conn.Close()
-		return nil, ctx.Err()
-	}
-	return &Attached{conn: conn, r: br}, nil
+	return &Attached{conn: conn}, nil
 }
 
 // Write sends input to the process.
@@ -105,7 +72,7 @@ func (a *Attached) send(typ byte, p []byte) error {
 func (a *Attached) Wait(stdout, stderr io.Writer) (int, error) {
 	var buf []byte
 	for {
-		typ, p, err := api.ReadFrame(a.r, buf)
+		typ, p, err := api.ReadFrame(a.conn, buf)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = errors.New("the daemon closed the connection before the process ended")

@@ -46,20 +46,32 @@ func (c *Client) PortProxy(id string, port int) http.Handler {
 // 101 Switching Protocols. The stream is the connection after the 101;
 // the caller closes it.
 func (c *Client) UpgradePort(ctx context.Context, id string, port int, path, protocol string) (net.Conn, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://sandboxd"+sessionPath(id, "/ports/"+strconv.Itoa(port)+path), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Upgrade", protocol)
+	return c.upgrade(ctx, req, fmt.Sprintf("port %d of session %s", port, id), func(resp *http.Response) error {
+		if resp.StatusCode >= 400 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			return failure(resp)
+		}
+		return fmt.Errorf("the server on port %d of session %s answered %s, not a switch to %s", port, id, resp.Status, protocol)
+	})
+}
+
+// upgrade sends req (its Upgrade header set) on a connection of its own
+// and returns the connection once the answer is 101 Switching Protocols;
+// refused turns another answer into the error. ctx bounds the handshake,
+// not the stream; what names the far end in errors. The caller closes the
+// stream.
+func (c *Client) upgrade(ctx context.Context, req *http.Request, what string, refused func(*http.Response) error) (*bufferedConn, error) {
 	conn, err := c.dial(ctx)
 	if err != nil {
 		return nil, c.connError(err)
 	}
-	// The handshake, not the stream, is bounded by ctx.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://sandboxd"+sessionPath(id, "/ports/"+strconv.Itoa(port)+path), nil)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
 	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", protocol)
 	br := bufio.NewReader(conn)
 	if err := req.Write(conn); err != nil {
 		conn.Close()
@@ -68,15 +80,15 @@ func (c *Client) UpgradePort(ctx context.Context, id string, port int, path, pro
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("port %d of session %s: %w", port, id, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		defer conn.Close()
 		defer resp.Body.Close()
-		if resp.StatusCode >= 400 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-			return nil, failure(resp)
-		}
-		return nil, fmt.Errorf("the server on port %d of session %s answered %s, not a switch to %s", port, id, resp.Status, protocol)
+		return nil, refused(resp)
 	}
 	if !stop() && ctx.Err() != nil {
 		conn.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -179,11 +180,7 @@ func bootTime() time.Time {
 }
 
 func sortByPID(ps []ProcessInfo) {
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && ps[j].PID < ps[j-1].PID; j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
+	slices.SortFunc(ps, func(a, b ProcessInfo) int { return a.PID - b.PID })
 }
 
 // processes asks runsc: gVisor's processes are not the host's. Its table,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/logging"
@@ -18,7 +19,7 @@ import (
 // request, no session, a command that cannot start) is an ordinary
 // error answer; once started, the answer is 101 and frames follow.
 func (s *Server) attach(w http.ResponseWriter, r *http.Request) error {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), api.AttachUpgrade) || !headerHas(r.Header, "Connection", "upgrade") {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), api.AttachUpgrade) || !httpguts.HeaderValuesContainsToken(r.Header["Connection"], "upgrade") {
 		return api.Errorf(errdefs.ErrInvalidArgument, "attach upgrades the connection: send Connection: Upgrade and Upgrade: %s", api.AttachUpgrade)
 	}
 	var req api.AttachRequest
@@ -51,18 +52,6 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) error {
 	// What the client sent after its request is in brw's reader first.
 	serve(&hijacked{Conn: conn, r: brw.Reader})
 	return nil
-}
-
-// headerHas reports whether a comma-separated header has token.
-func headerHas(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // hijacked is a taken-over connection whose reads go through the
