@@ -48,10 +48,6 @@ func (d *Daemon) Attach(ctx context.Context, id string, req *api.AttachRequest) 
 	env := envList(mergeEnv(s.rec.Env, req.Env))
 	s.mu.Unlock()
 	p, err := sb.Spawn(&isolation.ProcessOptions{Argv: req.Argv, Env: env, Cwd: cwd, TTY: req.TTY, Rows: rows, Cols: cols})
-	if errors.Is(err, isolation.ErrNoTerminal) {
-		s.releaseExec()
-		return nil, errdefs.ErrInvalidArgument.WithMessage(err.Error())
-	}
 	if err != nil {
 		s.releaseExec()
 		// The command is the caller's: one that does not exist or cannot

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // TestAttach: sandboxctl exec -i sends standard input to a command (a
@@ -41,12 +39,24 @@ func TestAttach(t *testing.T) {
 			t.Fatalf("exec -i of no command: %d %q", code, stderr)
 		}
 
-		if rt == api.RuntimeRunsc {
-			if _, stderr, code := d.ctl(t, "", "exec", "-it", id, "--", "python3"); code != 125 || !strings.Contains(stderr, "not available in runsc sessions") {
-				t.Fatalf("exec -it under runsc: %d %q", code, stderr)
-			}
-			return
+		// A client that leaves takes its command with it.
+		gone := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "exec", "-i", id, "--", "sleep", "321")
+		stdin, err := gone.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
 		}
+		defer stdin.Close()
+		if err := gone.Start(); err != nil {
+			t.Fatal(err)
+		}
+		listed := func() bool {
+			out, _, _ := d.ctl(t, "", "top", id, "--format", "{{.Command}}")
+			return strings.Contains(out, "sleep") // runsc ps shows the name alone
+		}
+		waitFor(t, listed)
+		_ = gone.Process.Kill()
+		_ = gone.Wait()
+		waitFor(t, func() bool { return !listed() })
 
 		// -it through a pseudo-terminal.
 		ptmx, tty, err := pty.Open()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -287,45 +288,76 @@ func (c *gvisorContainer) spawn(o *ProcessOptions) (*Process, error) {
 	for _, kv := range o.Env {
 		args = append(args, "--env", kv)
 	}
-	if o.Output != nil {
-		return c.spawnDetached(args, o)
-	}
-	if !o.TTY {
+	switch {
+	case o.Output != nil:
+		return c.startExec(args, o.Argv, func(cmd *exec.Cmd) { cmd.Stdout, cmd.Stderr = o.Output, o.Output })
+	case !o.TTY:
 		p, err := newPipes()
 		if err != nil {
 			return nil, err
 		}
-		cmd := c.rs.command(context.Background(), c.network, append(append(args, c.id), o.Argv...)...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.outW, p.errW
-		if err := cmd.Start(); err != nil {
-			p.close()
-			return nil, fmt.Errorf("runsc exec: %w", err)
-		}
+		proc, err := c.startExec(args, o.Argv, func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.outW, p.errW })
 		p.closeChild()
-		return NewProcess(p.stdinW, p.outR, p.errR, nil, func() (int, error) { return waitCmd(cmd) }, func() error { return cmd.Process.Kill() }), nil
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		proc.stdin, proc.stdout, proc.stderr = p.stdinW, p.outR, p.errR
+		return proc, nil
 	}
-	// runsc exec gives a process a terminal only with --detach (its
-	// --console-socket), whose end it cannot then wait for; a host
-	// terminal as its stdio is not one inside. Not yet, then.
-	return nil, ErrNoTerminal
+	return c.spawnTerminal(args, o)
 }
 
-// ErrNoTerminal is a terminal asked of a runtime that cannot give one.
-var ErrNoTerminal = errors.New("a terminal (tty) is not available in runsc sessions yet: run the command without one (-i)")
+// spawnTerminal runs a process on a pseudo-terminal of ours, as runsc
+// exec --detach does for its own child: runsc exec's stdio is the
+// terminal, and --console-socket makes it hand that to the process as a
+// terminal (gVisor forwards its ioctls to the host's, and runsc the
+// terminal's signals to the process). Without --detach, the flag's socket
+// is never used, so runsc exec stays our child and says how the process
+// ended.
+func (c *gvisorContainer) spawnTerminal(args []string, o *ProcessOptions) (*Process, error) {
+	master, slavePath, err := console.NewPty()
+	if err != nil {
+		return nil, fmt.Errorf("a terminal: %w", err)
+	}
+	if o.Rows > 0 && o.Cols > 0 {
+		_ = master.Resize(console.WinSize{Height: o.Rows, Width: o.Cols})
+	}
+	slave, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		master.Close()
+		return nil, fmt.Errorf("a terminal: %w", err)
+	}
+	args = append(args, "--console-socket", os.DevNull)
+	proc, err := c.startExec(args, o.Argv, func(cmd *exec.Cmd) {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		// Its own session, the terminal its controlling one: ^C on it
+		// signals runsc exec, which passes it on.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	})
+	slave.Close()
+	if err != nil {
+		master.Close()
+		return nil, err
+	}
+	t := terminalProcess(master, proc.wait, proc.kill)
+	t.pid = proc.pid
+	return t, nil
+}
 
-// spawnDetached runs a process whose output goes to o.Output; runsc
-// writes its pid in the sandbox to a file.
-func (c *gvisorContainer) spawnDetached(args []string, o *ProcessOptions) (*Process, error) {
-	f, err := os.CreateTemp("", "sandboxd-pid-")
+// startExec starts runsc exec ARGS ID ARGV, its stdio set by set, and
+// learns the process's pid in the sandbox from runsc's internal pid file
+// (a moment after it starts: runsc writes it once the process runs). Kill
+// ends that process too, not only runsc exec.
+func (c *gvisorContainer) startExec(args, argv []string, set func(*exec.Cmd)) (*Process, error) {
+	dir, err := os.MkdirTemp("", "sandboxd-exec-")
 	if err != nil {
 		return nil, err
 	}
-	pidFile := f.Name()
-	f.Close()
-	os.Remove(pidFile) // runsc makes it once the process runs
-	defer os.Remove(pidFile)
-	cmd := c.rs.command(context.Background(), c.network, append(append(args, "--internal-pid-file", pidFile, c.id), o.Argv...)...)
-	cmd.Stdout, cmd.Stderr = o.Output, o.Output
+	defer os.RemoveAll(dir)
+	pidFile := filepath.Join(dir, "pid")
+	cmd := c.rs.command(context.Background(), c.network, append(append(args, "--internal-pid-file", pidFile, c.id), argv...)...)
+	set(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("runsc exec: %w", err)
 	}
@@ -336,8 +368,14 @@ func (c *gvisorContainer) spawnDetached(args []string, o *ProcessOptions) (*Proc
 		code, werr = waitCmd(cmd)
 		close(done)
 	}()
-	p := NewProcess(nil, nil, nil, nil, func() (int, error) { <-done; return code, werr }, func() error { return cmd.Process.Kill() })
-	for deadline := time.Now().Add(runscTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	p := &Process{wait: func() (int, error) { <-done; return code, werr }}
+	p.kill = func() error {
+		if p.pid > 0 {
+			_, _ = c.rs.run(c.network, "kill", "--pid", strconv.Itoa(p.pid), c.id, strconv.Itoa(int(unix.SIGKILL)))
+		}
+		return cmd.Process.Kill()
+	}
+	for deadline := time.Now().Add(runscTimeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(pidFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
 			p.pid, _ = strconv.Atoi(string(bytes.TrimSpace(b)))
 			break

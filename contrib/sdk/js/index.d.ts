@@ -466,7 +466,7 @@ export interface FollowOptions extends CallOptions {
 }
 
 export interface AttachOptions extends ProcessOptions {
-  /** A pseudo-terminal (not under runsc yet). */
+  /** A pseudo-terminal. */
   tty?: boolean;
   /** The terminal's size (default 24 x 80). */
   rows?: number;

@@ -628,17 +628,15 @@ describe("attach", { skip }, () => {
       } finally {
         a.close();
       }
-      if (sbx.session.runtime !== "runsc") {
-        // A terminal of the size asked (runsc has none yet).
-        const t = await sbx.attach(["python3", "-c", "import os, sys; print(os.isatty(0), os.get_terminal_size())"], { tty: true, rows: 30, cols: 100 });
-        try {
-          const chunks = [];
-          for await (const c of t) chunks.push(c.data);
-          assert.equal(t.exitCode, 0);
-          assert.match(Buffer.concat(chunks).toString(), /True os\.terminal_size\(columns=100, lines=30\)/);
-        } finally {
-          t.close();
-        }
+      // A terminal of the size asked.
+      const t = await sbx.attach(["python3", "-c", "import os, sys; print(os.isatty(0), os.get_terminal_size())"], { tty: true, rows: 30, cols: 100 });
+      try {
+        const chunks = [];
+        for await (const c of t) chunks.push(c.data);
+        assert.equal(t.exitCode, 0);
+        assert.match(Buffer.concat(chunks).toString(), /True os\.terminal_size\(columns=100, lines=30\)/);
+      } finally {
+        t.close();
       }
       await assert.rejects(sbx.client.attach("nosuchsession0000", ["ls"]), NotFound);
     }));

@@ -1417,11 +1417,11 @@ describe("attach", () => {
 
   it("rejects a refusal as any call's error", async () => {
     const body = JSON.stringify({ error: { code: "not_found", message: "no session s1" } });
-    const chunked = JSON.stringify({ error: { code: "invalid_argument", message: "tty is not available under runsc" } });
+    const chunked = JSON.stringify({ error: { code: "invalid_argument", message: "cannot run nope: no such file" } });
     const cases = [
       // [case, head, check]
       ["by length", `HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Request-Id: r1\r\nContent-Length: ${body.length}\r\n\r\n${body}`, (/** @type {any} */ e) => e instanceof NotFound && e.message === "no session s1" && e.requestId === "r1"],
-      ["chunked", `HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n${chunked.length.toString(16)}\r\n${chunked}\r\n0\r\n\r\n`, (/** @type {any} */ e) => e instanceof InvalidArgument && /runsc/.test(e.message)],
+      ["chunked", `HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n${chunked.length.toString(16)}\r\n${chunked}\r\n0\r\n\r\n`, (/** @type {any} */ e) => e instanceof InvalidArgument && /cannot run nope/.test(e.message)],
       ["to the close", "HTTP/1.1 409 Conflict\r\nConnection: close\r\n\r\nstopped: start it first", (/** @type {any} */ e) => e instanceof Conflict && e.message === "stopped: start it first"],
       ["not upgraded", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", (/** @type {any} */ e) => e instanceof ProtocolError && /not 101/.test(e.message)],
       ["another protocol", "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", (/** @type {any} */ e) => e instanceof ProtocolError && /websocket/.test(e.message)],

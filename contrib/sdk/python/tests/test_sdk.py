@@ -618,13 +618,12 @@ class TestAttach(unittest.TestCase):
                 for stream, data in a.read(timeout=60):
                     got[stream] += data
                 self.assertEqual((a.wait(), got), (7, {"stdout": b"got hello\n", "stderr": b"err\n"}))
-            if sbx.session.runtime != "runsc":
-                # A terminal of the size asked (runsc has none yet).
-                code = "import os, sys; print(os.isatty(0), os.get_terminal_size())"
-                with sbx.attach(["python3", "-c", code], tty=True, rows=30, cols=100) as a:
-                    out = b"".join(d for _, d in a.read(timeout=60))
-                    self.assertEqual(a.exit_code, 0)
-                self.assertIn(b"True os.terminal_size(columns=100, lines=30)", out)
+            # A terminal of the size asked.
+            code = "import os, sys; print(os.isatty(0), os.get_terminal_size())"
+            with sbx.attach(["python3", "-c", code], tty=True, rows=30, cols=100) as a:
+                out = b"".join(d for _, d in a.read(timeout=60))
+                self.assertEqual(a.exit_code, 0)
+            self.assertIn(b"True os.terminal_size(columns=100, lines=30)", out)
             with self.assertRaises(NotFound):
                 sbx.client.attach("nosuchsession0000", ["ls"])
 

@@ -1244,7 +1244,7 @@ class TestAttach(unittest.TestCase):
 
     def test_refusals(self) -> None:
         body = json.dumps({"error": {"code": "not_found", "message": "no session s1"}}).encode()
-        chunked_body = json.dumps({"error": {"code": "invalid_argument", "message": "tty is not available under runsc"}}).encode()
+        chunked_body = json.dumps({"error": {"code": "invalid_argument", "message": "cannot run nope: no such file"}}).encode()
         cases: list[tuple[str, bytes, type[SandboxdError], str]] = [
             (
                 "by length",
@@ -1256,7 +1256,7 @@ class TestAttach(unittest.TestCase):
                 "chunked",
                 b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(chunked_body), chunked_body),
                 InvalidArgument,
-                "tty is not available under runsc",
+                "cannot run nope: no such file",
             ),
             ("to the close", b"HTTP/1.1 409 Conflict\r\nConnection: close\r\n\r\nstopped: start it first", Conflict, "stopped: start it first"),
             ("not upgraded", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ProtocolError, "not 101"),

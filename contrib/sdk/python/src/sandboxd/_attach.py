@@ -357,7 +357,7 @@ class AttachCalls(Caller):
         ``tty`` gives it a terminal of ``rows`` x ``cols``, default 24 x
         80, whose output is all stdout). It has no timeout; the session
         counts as in use while it runs. A refusal (a session not running,
-        a command that cannot start, tty under runsc) raises as any call;
+        a command that cannot start) raises as any call;
         ``request_timeout`` bounds the handshake alone."""
         body = attach_request(argv, tty=tty, rows=rows, cols=cols, env=env, cwd=cwd)
         return attach(self._t, api_path("v1", "sessions", id, "attach"), body, self._timeout(request_timeout))
