@@ -167,6 +167,7 @@ func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
 }
 
 func TestExecConcurrencyLimit(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_concurrent_execs = 1\n")
 	a, b := d.session(t, nil), d.session(t, nil)
 	done := whileRunning(t, func(on func(api.Event)) (*api.Execution, error) {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestCLI(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ok := func(stdin string, args ...string) string {
 		t.Helper()

@@ -100,6 +100,7 @@ func TestIdleTimeoutStopsSessions(t *testing.T) {
 // under software emulation (the VM) takes seconds: 12 s leave room for
 // the file to be written before the end comes.
 func TestSessionLifetime(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_session_lifetime_s = 12\n")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -141,6 +142,7 @@ func TestSocketPermissions(t *testing.T) {
 }
 
 func TestRichOutputs(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	e := d.py(t, id, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.figure()\nplt.bar([1], [2])\nNone")

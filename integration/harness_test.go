@@ -505,6 +505,17 @@ func testConfig(extra string, old bool) string {
 // The VM (-short: cgroup v2 under systemd, emulated, where gVisor's
 // ptrace platform is slow) runs runc alone here; runsc there runs the
 // smoke subset, the tests that call eachRuntimeAlsoInVM.
+// notInVM skips, in the VM (-short), a test that depends on neither cgroup
+// v2 nor systemd: the host's run covers it, and the emulated VM's time
+// (its integration suite runs near its 20 minutes) goes to what only it
+// can check.
+func notInVM(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("depends on neither cgroup v2 nor systemd: the host's run covers it")
+	}
+}
+
 func eachRuntime(t *testing.T, body func(t *testing.T, rt, cfg string)) {
 	runtimes(t, !testing.Short(), body)
 }
