@@ -471,16 +471,21 @@ type SessionInfo struct {
 // PoolInfo describes the warm pools: Size and Idle are their totals,
 // Templates each template's own.
 type PoolInfo struct {
-	Size      int                 `json:"size"`
-	Idle      int                 `json:"idle"`
+	Size int `json:"size"`
+	Idle int `json:"idle"`
+	// Target is how many they keep now: Size, or more after a burst of
+	// demand (pool_max_size).
+	Target    int                 `json:"target"`
 	Templates map[string]PoolFill `json:"templates,omitempty"`
 }
 
 // PoolFill is one template's warm pool: how many sandboxes it keeps
-// started, and how many are ready now.
+// started at least (its pool_size), how many it keeps now (Target: more
+// after a burst of demand, up to pool_max_size), and how many are ready.
 type PoolFill struct {
-	Size int `json:"size"`
-	Idle int `json:"idle"`
+	Size   int `json:"size"`
+	Target int `json:"target"`
+	Idle   int `json:"idle"`
 }
 
 // RootfsHost is the root filesystem of the host's system folders,

@@ -77,6 +77,11 @@ type Config struct {
 	// PoolSize is how many sandboxes of the default template the daemon
 	// keeps started ahead of demand (0: none).
 	PoolSize int `toml:"pool_size"`
+	// PoolMaxSize is how many the python template's pool may keep when
+	// demand is higher: a burst of creates raises its depth up to this
+	// (within pool_max_total) for poolDemandMemory (0, or below
+	// pool_size: the pool stays at pool_size).
+	PoolMaxSize int `toml:"pool_max_size"`
 	// PoolMaxTotal bounds the sandboxes all warm pools together keep
 	// (the python template's pool_size and every added template's).
 	PoolMaxTotal int `toml:"pool_max_total"`
@@ -247,6 +252,7 @@ func DefaultConfig() Config {
 		ShutdownGraceS:     30,
 		IdleAction:         IdleStop,
 		PoolSize:           2,
+		PoolMaxSize:        8,
 		PoolMaxTotal:       32,
 		MaxTemplateMB:      8192,
 		// Where Debian's and Ubuntu's lxcfs.service mounts it.
@@ -391,6 +397,7 @@ func (c *Config) Validate() error {
 	check(c.InterruptGraceS > 0, "interrupt_grace_s must be above 0")
 	check(c.PoolMaxTotal >= 0, "pool_max_total must be 0 or more")
 	check(c.PoolSize >= 0 && c.PoolSize <= c.PoolMaxTotal, "pool_size must be between 0 and pool_max_total")
+	check(c.PoolMaxSize >= 0, "pool_max_size must be 0 or more")
 	check(c.PoolSharePerUID >= 0 && c.PoolSharePerUID <= c.PoolMaxTotal, "pool_share_per_uid must be between 0 (half of pool_max_total) and pool_max_total (%d)", c.PoolMaxTotal)
 	check(c.MaxTemplateMB > 0, "max_template_mb must be above 0")
 	check(c.ShutdownGraceS >= 0, "shutdown_grace_s must be 0 or more")

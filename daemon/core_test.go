@@ -48,7 +48,7 @@ func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	// gives its range back there.
 	cfg.UserNS.LeaseDir, cfg.Network.LeaseDir = filepath.Join(dir, "ids"), filepath.Join(dir, "subnets")
 	cfg.DiskQuota = volume.Plain
-	cfg.PoolSize = 0
+	cfg.PoolSize, cfg.PoolMaxSize = 0, 0
 	cfg.Seccomp.LogDenied = false
 	if mod != nil {
 		mod(&cfg)
@@ -122,6 +122,25 @@ func (l *eventLog) waitFor(t *testing.T, id, action string) api.SessionEvent {
 			t.Fatalf("no %q event for session %s", action, id)
 		}
 	}
+}
+
+// waitForAll waits for an event of each session with its action (by
+// session id), in any order, and returns them by session.
+func (l *eventLog) waitForAll(t *testing.T, want map[string]string) map[string]api.SessionEvent {
+	t.Helper()
+	got := map[string]api.SessionEvent{}
+	deadline := time.After(20 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case e := <-l.ch:
+			if a, ok := want[e.SessionID]; ok && e.Action == a {
+				got[e.SessionID] = e
+			}
+		case <-deadline:
+			t.Fatalf("events %v: saw only %v", want, got)
+		}
+	}
+	return got
 }
 
 func mustCreate(t *testing.T, d *Daemon, ctx context.Context) *api.Session {

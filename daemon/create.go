@@ -39,6 +39,7 @@ func (d *Daemon) createSession(ctx context.Context, req *api.CreateSessionReques
 // one (POST /v1/run) is neither recorded nor listed: it keeps its
 // reservation, which the caller releases when it destroys the sandbox.
 func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool, mark ...func(*store.Record)) (_ *session, retErr error) {
+	clock := d.metrics.phases.clock(time.Now())
 	if err := callerFrom(ctx).requireKnown(); err != nil {
 		return nil, err
 	}
@@ -69,14 +70,17 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		}
 	}()
 
+	clock.lap("admit")
 	started := time.Now()
 	var s *session
 	if p := d.tmpl.poolOf(t); p != nil {
-		s = p.claim(ctx, rec)
+		s = p.claim(ctx, rec, clock)
 		d.metrics.countClaim(p.t.def.Name, s != nil)
 	}
 	source := "pool"
-	if s == nil {
+	if s != nil {
+		clock.lap("claim")
+	} else {
 		source = "cold"
 		s = newSession(rec)
 		if err := d.startSandbox(ctx, s, false); err != nil {
@@ -84,6 +88,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 			_ = d.destroySession(s)
 			return nil, err
 		}
+		clock.lap("start")
 	}
 	d.metrics.creates.WithLabelValues("ok").Inc()
 	if source == "pool" {
@@ -91,6 +96,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	}
 	d.metrics.createDur.Observe(time.Since(started).Seconds())
 	if !persist {
+		clock.observe(source)
 		go d.watch(s, s.sandbox())
 		return s, nil
 	}
@@ -100,6 +106,8 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		_ = d.destroySession(s)
 		return nil, recordErr(rec.ID, err)
 	}
+	clock.lap("record")
+	clock.observe(source)
 	d.sessions.add(s)
 	go d.watch(s, s.sandbox())
 	d.publish(s, api.ActionCreated, "")
@@ -206,10 +214,12 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	if err := d.openGateway(&rec); err != nil {
 		return fmt.Errorf("session %s MCP gateway: %w", rec.ID, err)
 	}
+	tn := time.Now()
 	ns, err := d.networkAhead(ctx, s)
 	if err != nil {
 		return err
 	}
+	network := time.Since(tn)
 	if ns != nil {
 		spec.NetNS = isolation.NetNSPath(ns)
 	}
@@ -221,12 +231,17 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)
 	}
 	if ns == nil {
+		tn := time.Now()
 		if err := d.ensureNetwork(ctx, s, sb); err != nil {
 			_ = sb.Stop()
 			return err
 		}
+		network += time.Since(tn)
 	}
-	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "disk", disk, "took", time.Since(t0))
+	st := sb.StartTimings()
+	d.metrics.phases.started(runtimeOf(rec.Runtime), disk, network, st)
+	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "took", time.Since(t0),
+		"disk", disk, "prepare", st.Prepare, "container", st.Container, "agent", st.Agent, "network", network)
 	s.setRunning(sb)
 	return nil
 }

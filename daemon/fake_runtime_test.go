@@ -32,8 +32,8 @@ type fakeHost struct {
 	failStart error
 	// cgroupErr, if set, is what CgroupsWritable answers.
 	cgroupErr error
-	// stopDelay makes every stop take that long.
-	stopDelay time.Duration
+	// stopDelay makes every stop take that long; startDelay every start.
+	stopDelay, startDelay time.Duration
 	// oldAgent marks sandboxes whose agent a restarted daemon cannot
 	// speak to (started by an older daemon).
 	oldAgent map[string]bool
@@ -80,6 +80,10 @@ var _ Runtime = fakeRuntime{}
 
 func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, error) {
 	h := r.h
+	h.mu.Lock()
+	delay := h.startDelay
+	h.mu.Unlock()
+	time.Sleep(delay)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failStart != nil {
@@ -206,9 +210,11 @@ type fakeBox struct {
 	frozen    bool
 	oomKills  uint64
 	unhealthy bool
-	exited    chan struct{}
-	exit      isolation.ExitInfo
-	once      sync.Once
+	// gone: its process was killed, its exit not yet seen (Alive is false).
+	gone   bool
+	exited chan struct{}
+	exit   isolation.ExitInfo
+	once   sync.Once
 
 	// runMu guards what Interrupt sees, apart from mu, which an
 	// execution holds: interrupt, open while a sleep runs, and
@@ -495,6 +501,19 @@ func (b *fakeBox) signalFake(pid, sig int) bool {
 	return ok
 }
 
+// Alive is false once it exited, or once a test said its process is gone
+// (gone: killed, its exit not yet seen).
+func (b *fakeBox) Alive() bool {
+	select {
+	case <-b.exited:
+		return false
+	default:
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.gone
+}
+
 func (b *fakeBox) Check(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -550,6 +569,8 @@ func (b *fakeBox) detachedCh() chan struct{} {
 }
 func (b *fakeBox) Exited() <-chan struct{} { return b.exited }
 func (b *fakeBox) Tmp() string             { return b.tmp }
+
+func (b *fakeBox) StartTimings() isolation.Timings { return isolation.Timings{} }
 
 // DialPort dials what the test serves for the port on the fake host.
 func (b *fakeBox) DialPort(ctx context.Context, port int) (net.Conn, error) {

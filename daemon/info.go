@@ -47,6 +47,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		}
 		f := t.fill()
 		info.Pool.Size += f.Size
+		info.Pool.Target += f.Target
 		info.Pool.Idle += f.Idle
 		info.Pool.Templates[name] = f
 	}

@@ -50,6 +50,8 @@ type metrics struct {
 	// byRuntime counts the sessions by runtime and status, at scrape time
 	// (metrics_scrape.go).
 	byRuntime func() map[runtimeStatus]int
+	// phases time the steps of creates and starts (metrics_phases.go).
+	phases phases
 }
 
 func newMetrics() *metrics {
@@ -107,6 +109,7 @@ func newMetrics() *metrics {
 			Name: "sandboxd_session_end_reasons_total", Help: "Sessions that stopped running, by reason: stopped (by request), idle, lifetime, shutdown, deleted (while running), oom, lost, failed.",
 		}, []string{"reason"}),
 	}
+	m.phases = newPhases(m.reg)
 	for _, r := range endClasses {
 		m.endReasons.WithLabelValues(r) // every class from the start, so rate() sees the first
 	}

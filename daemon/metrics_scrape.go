@@ -31,6 +31,7 @@ func (m *metrics) sessionsByRuntime() prometheus.Collector {
 // with user namespaces, its id allocator.
 func (m *metrics) watch(d *Daemon) {
 	m.byRuntime = d.countByRuntime
+	m.reg.MustRegister(d.poolDepths())
 	if d.ids == nil {
 		return
 	}
@@ -60,4 +61,26 @@ func (d *Daemon) countByRuntime() map[runtimeStatus]int {
 		counts[k]++
 	}
 	return counts
+}
+
+// poolDepths is sandboxd_pool_sandboxes: each warm pool's sandboxes by
+// state (idle: ready to claim; target: how many it keeps now, raised by
+// demand; min: its pool_size), at scrape time.
+func (d *Daemon) poolDepths() prometheus.Collector {
+	desc := prometheus.NewDesc("sandboxd_pool_sandboxes", "Warm pools' sandboxes by template and state: idle (ready to claim), target (how many the pool keeps now, raised by recent demand), min (its pool_size).", []string{"template", "state"}, nil)
+	return collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
+		d.tmpl.mu.Lock()
+		fills := map[string]api.PoolFill{}
+		for name, t := range d.tmpl.byName {
+			if t.pool != nil {
+				fills[name] = t.fill()
+			}
+		}
+		d.tmpl.mu.Unlock()
+		for name, f := range fills {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Idle), name, "idle")
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Target), name, "target")
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Size), name, "min")
+		}
+	}}
 }

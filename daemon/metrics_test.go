@@ -172,9 +172,26 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	if n := value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", DefaultTemplate); n < 1 {
 		t.Fatalf("%v refills timed", n)
 	}
+	for _, state := range []string{"idle", "target", "min"} {
+		if v := value(t, reg, "sandboxd_pool_sandboxes", "template", DefaultTemplate, "state", state); v != 1 {
+			t.Errorf("pool sandboxes %s: %v, want 1", state, v)
+		}
+	}
 	mustCreate(t, d, root)
 	if _, err := d.CreateSession(root, &api.CreateSessionRequest{DiskMB: ptr(int64(2048))}); err != nil {
 		t.Fatal(err)
+	}
+	// Each create's steps are timed, by where its sandbox came from, and
+	// each start's (the pool's two and the cold one).
+	for _, c := range [][]string{{"pool", "admit"}, {"pool", "claim"}, {"pool", "record"}, {"cold", "admit"}, {"cold", "start"}, {"cold", "record"}} {
+		if n := value(t, reg, "sandboxd_session_create_phase_seconds", "source", c[0], "phase", c[1]); n != 1 {
+			t.Errorf("create step %v timed %v times, want 1", c, n)
+		}
+	}
+	for _, phase := range []string{"disk", "prepare", "container", "agent", "network"} {
+		if n := value(t, reg, "sandboxd_sandbox_start_phase_seconds", "runtime", "runc", "phase", phase); n < 2 {
+			t.Errorf("start step %s timed %v times, want 2 or more", phase, n)
+		}
 	}
 	if h, m := value(t, reg, "sandboxd_pool_hits_total", "template", DefaultTemplate), value(t, reg, "sandboxd_pool_misses_total", "template", DefaultTemplate); h != 1 || m != 1 {
 		t.Fatalf("hits %v, misses %v; want 1 and 1", h, m)

@@ -141,10 +141,11 @@ func TestIdleActionPause(t *testing.T) {
 	if err != nil || stopped.IdleAction != IdleStop {
 		t.Fatalf("create: %+v %v", stopped, err)
 	}
-	if got := ev.waitFor(t, paused.ID, api.ActionPaused); got.Reason == "" {
-		t.Errorf("paused event: %+v", got)
+	// Both idle out in the same second, in either order.
+	got := ev.waitForAll(t, map[string]string{paused.ID: api.ActionPaused, stopped.ID: api.ActionStopped})
+	if got[paused.ID].Reason == "" {
+		t.Errorf("paused event: %+v", got[paused.ID])
 	}
-	ev.waitFor(t, stopped.ID, api.ActionStopped)
 	if got, _ := d.GetSession(as(1000), paused.ID); got.Status != api.StatusPaused || !e.h.box(paused.ID).isFrozen() {
 		t.Errorf("idle session: %+v", got)
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -20,14 +21,16 @@ const poolCheckEvery = 30 * time.Second
 // next sandbox looks again, when no session went meanwhile.
 const poolSpaceWait = 15 * time.Second
 
-// claimCheckTimeout bounds the check of a pooled sandbox at its claim.
-const claimCheckTimeout = 2 * time.Second
-
 // pool keeps sandboxes of one template started ahead of demand,
 // interpreter up and preload done: a create claims one and answers in
-// milliseconds, and the pool refills behind it. All pools share one
-// refill slot (templates.fillSlot), so refills start one sandbox at a
-// time host-wide and never crowd out live requests. A pooled sandbox is
+// milliseconds, and the pool refills behind it. Its depth follows demand:
+// pool_size at least, and after a burst of claims as many as the burst
+// had, up to its ceiling (the python template's pool_max_size), for
+// poolDemandMemory. All pools share the refill slots (templates.fillSlot,
+// one per core): refills run in parallel up to the cores. A create that
+// finds the pool empty while a refill is under way waits for that
+// sandbox, which started before it could (never slower than a cold
+// start, most often faster). A pooled sandbox is
 // started exactly as a fresh session's (its id becomes the session's),
 // with the template's limits and environment; the claim applies the
 // request's limits, and the session's own environment goes with every
@@ -47,6 +50,15 @@ type pool struct {
 	mu sync.Mutex
 	// idle are the sandboxes not yet claimed, oldest first.
 	idle []pooled
+	// filling counts the refills under way; waiting the claims waiting
+	// for one. added is closed (and replaced) when a refill ends.
+	filling, waiting int
+	added            chan struct{}
+	// demand is the recent claims, which set the depth; target is the
+	// depth last set, for the API and metrics (size takes a lock they
+	// may hold).
+	demand demand
+	target atomic.Int64
 
 	kick chan struct{}
 	stop context.CancelFunc
@@ -64,79 +76,120 @@ type pooled struct {
 
 // newPool starts filling a pool for t.
 func newPool(d *Daemon, t *template) *pool {
-	p := &pool{d: d, t: t, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &pool{d: d, t: t, kick: make(chan struct{}, 1), done: make(chan struct{}), added: make(chan struct{})}
 	ctx, cancel := context.WithCancel(d.daemonCtx())
 	p.stop = cancel
 	go p.fill(ctx)
 	return p
 }
 
-// fill keeps the pool at its size until ctx ends, and checks its idle
-// sandboxes now and then.
+// fill keeps the pool at its depth until ctx ends, refills in parallel
+// (as many as the free refill slots), and checks its idle sandboxes now
+// and then, letting go of those past the depth.
 func (p *pool) fill(ctx context.Context) {
+	var workers sync.WaitGroup
 	defer close(p.done)
+	defer workers.Wait()
 	backoff := time.Second
 	check := time.NewTicker(poolCheckEvery)
 	defer check.Stop()
+	results := make(chan error, cap(p.d.tmpl.fillSlot))
+	// paused holds refills back after a failure until retry fires (or,
+	// for want of disk space, a session goes: kick).
+	var retry <-chan time.Time
+	paused, pausedForSpace := false, false
 	// noSpace says the last refill found no disk space for its sandbox:
 	// said once in the log, then the pool waits for space quietly.
 	noSpace := false
 	for {
-		for p.short() && ctx.Err() == nil {
-			err := p.add(ctx)
+	refill:
+		for !paused && ctx.Err() == nil && p.short() {
+			select {
+			case p.d.tmpl.fillSlot <- struct{}{}:
+			default:
+				break refill // every slot busy: one's end wakes every pool
+			}
+			p.mu.Lock()
+			p.filling++
+			p.mu.Unlock()
+			workers.Add(1)
+			go func() {
+				defer workers.Done()
+				err := p.add(ctx)
+				select {
+				case results <- err:
+				case <-ctx.Done():
+				}
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-results:
 			if ctx.Err() != nil {
 				return
 			}
 			p.d.tmpl.setPoolError(p.t, err)
-			if errdefs.IsResourceExhausted(err) {
+			switch {
+			case errdefs.IsResourceExhausted(err):
 				if !noSpace {
 					p.d.log.Warn("warm pool: no disk space for another sandbox; waiting for space", "template", p.t.def.Name, "err", err)
 					noSpace = true
 				}
 				// Space comes back when sessions go, which wakes the pool;
 				// a host's other users may free some too, hence the timer.
-				select {
-				case <-ctx.Done():
-					return
-				case <-p.kick:
-				case <-time.After(poolSpaceWait):
-				}
-				continue
-			}
-			if err == nil && noSpace {
-				p.d.log.Info("warm pool: disk space is back; refilling", "template", p.t.def.Name)
-				noSpace = false
-			}
-			if err != nil {
+				paused, pausedForSpace, retry = true, true, time.After(poolSpaceWait)
+			case err != nil:
 				p.d.log.Warn("warm pool: start a sandbox", "template", p.t.def.Name, "err", err)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
+				paused, pausedForSpace, retry = true, false, time.After(backoff)
 				backoff = min(backoff*2, time.Minute)
-				continue
+			default:
+				if noSpace {
+					p.d.log.Info("warm pool: disk space is back; refilling", "template", p.t.def.Name)
+					noSpace = false
+				}
+				backoff = time.Second
 			}
-			backoff = time.Second
-		}
-		select {
-		case <-ctx.Done():
-			return
+		case <-retry:
+			paused, retry = false, nil
 		case <-p.kick:
+			if pausedForSpace {
+				paused, pausedForSpace, retry = false, false, nil
+			}
 		case <-check.C:
 			p.checkIdle(ctx)
+			p.trim()
 		}
 	}
 }
 
-// size is how many sandboxes the pool is to keep.
-func (p *pool) size() int { return p.t.poolSize() }
+// size is how many sandboxes the pool is to keep now: its floor, raised
+// by recent demand up to its ceiling. The caller holds no lock.
+func (p *pool) size() int {
+	floor, ceiling := p.t.poolSize(), p.ceiling()
+	n := max(floor, min(p.demand.peakNow(time.Now()), ceiling))
+	p.target.Store(int64(n))
+	return n
+}
 
-// short reports whether the pool holds fewer sandboxes than its size.
+// ceiling is the most the pool may keep: the python template's
+// pool_max_size, within what pool_max_total leaves beside the other
+// templates' pools; another template's pool stays at its pool_size.
+func (p *pool) ceiling() int {
+	floor := p.t.poolSize()
+	if !p.t.def.Builtin {
+		return floor
+	}
+	return max(floor, min(p.d.cfg.PoolMaxSize, p.d.cfg.PoolMaxTotal-p.d.tmpl.othersPoolSize(p.t)))
+}
+
+// short reports whether the pool, with its refills under way, holds
+// fewer sandboxes than its size.
 func (p *pool) short() bool {
+	size := p.size()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.idle) < p.size()
+	return len(p.idle)+p.filling < size
 }
 
 // ready counts the sandboxes ready to be claimed.
@@ -146,14 +199,39 @@ func (p *pool) ready() int {
 	return len(p.idle)
 }
 
-// add starts one sandbox for the pool, in the refill slot.
-func (p *pool) add(ctx context.Context) error {
-	select {
-	case p.d.tmpl.fillSlot <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+// trim lets go of the oldest idle sandboxes past the pool's size, once
+// the demand that raised it is forgotten.
+func (p *pool) trim() {
+	size := p.size()
+	var surplus []*session
+	p.mu.Lock()
+	for len(p.idle) > size {
+		x := p.idle[0]
+		p.idle = p.idle[1:]
+		close(x.taken)
+		surplus = append(surplus, x.s)
 	}
-	defer func() { <-p.d.tmpl.fillSlot }()
+	p.mu.Unlock()
+	for _, s := range surplus {
+		if err := p.d.destroySession(s); err != nil {
+			p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)
+		}
+	}
+}
+
+// add starts one sandbox for the pool in the refill slot the caller took
+// (and counted in filling), and gives both back.
+func (p *pool) add(ctx context.Context) (err error) {
+	defer func() {
+		<-p.d.tmpl.fillSlot
+		p.mu.Lock()
+		p.filling--
+		close(p.added)
+		p.added = make(chan struct{})
+		p.mu.Unlock()
+		// A slot is free: every pool may start a refill in it.
+		p.d.wakePools()
+	}()
 	started := time.Now()
 	t := now()
 	s := newSession(&store.Record{
@@ -186,6 +264,30 @@ func (p *pool) add(ctx context.Context) error {
 		return p.d.destroySession(s)
 	}
 	return nil
+}
+
+// awaitRefill waits for a refill under way to end, if there is one no
+// other claim waits for; false if there is none (or ctx ended).
+func (p *pool) awaitRefill(ctx context.Context) bool {
+	p.mu.Lock()
+	if p.filling <= p.waiting {
+		p.mu.Unlock()
+		return false
+	}
+	p.waiting++
+	added := p.added
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.waiting--
+		p.mu.Unlock()
+	}()
+	select {
+	case <-added:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // take removes s from the idle list; false if it is not there (claimed,
@@ -275,12 +377,13 @@ func (p *pool) wake() {
 
 // claim takes a pooled sandbox for rec, if there is one that fits: the
 // template's disk size (a filesystem cannot shrink). The sandbox takes
-// rec's limits; rec takes the sandbox's id and ids.
+// rec's limits; rec takes the sandbox's id and ids. A wait for a refill
+// is a step of clock's ("wait").
 // runtime is the runtime of the pool's sandboxes (its template's): a
 // session asking for another starts cold.
 func (p *pool) runtime() string { return p.t.runtime(&p.d.cfg) }
 
-func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
+func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *session {
 	def := storeLimits(p.t.limits(&p.d.cfg))
 	// A pooled sandbox binds no MCP gateway.
 	if rec.Limits.DiskMB != def.DiskMB || rec.Runtime != p.runtime() || len(rec.MCPServers) > 0 {
@@ -296,9 +399,18 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 	// sandbox starting beside it slows every step of it (the nftables
 	// commit of its network most).
 	defer p.wake()
+	p.demand.note(time.Now(), p.ceiling())
 	for {
 		s := p.takeFirst()
 		if s == nil {
+			// A refill under way started before this claim: its sandbox
+			// is ready sooner than a cold start would be. Refills start
+			// now, the pool being short.
+			p.wake()
+			if p.awaitRefill(ctx) {
+				clock.lap("wait")
+				continue
+			}
 			return nil
 		}
 		sb := s.sandbox()
@@ -308,14 +420,11 @@ func (p *pool) claim(ctx context.Context, rec *store.Record) *session {
 			continue
 		default:
 		}
-		// One round trip to its agent (well under a millisecond) proves it
-		// answers: a sandbox killed a moment ago, its exit not yet seen,
-		// is not handed out.
-		cctx, cancel := context.WithTimeout(ctx, claimCheckTimeout)
-		err := sb.Check(cctx)
-		cancel()
-		if err != nil {
-			p.discard(s, "failed its check at claim: "+err.Error())
+		// A sandbox killed a moment ago, its exit not yet seen, is not
+		// handed out. Its agent is not asked (its health check does that
+		// every poolCheckEvery): a claim costs no wake-up of it.
+		if !sb.Alive() {
+			p.discard(s, "its first process is gone")
 			continue
 		}
 		// Its disk must take writes: an ext4 image that met an error (the

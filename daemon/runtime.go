@@ -67,8 +67,10 @@ type Sandbox interface {
 	// sandbox's pid).
 	Processes() ([]isolation.ProcessInfo, error)
 	Signal(pid int, sig unix.Signal) error
-	// Check asks the sandbox whether it answers (a health check).
+	// Check asks the sandbox whether it answers (a health check); Alive
+	// whether its first process still runs, without asking it.
 	Check(ctx context.Context) error
+	Alive() bool
 	SetLimits(l isolation.Limits) error
 	Stats() (isolation.Stats, error)
 	// Freeze and Thaw pause and resume every process of the sandbox.
@@ -87,9 +89,11 @@ type Sandbox interface {
 	// plumbed in. DialPort connects to a TCP port on its loopback.
 	NetNS() (*os.File, error)
 	DialPort(ctx context.Context, port int) (net.Conn, error)
-	// Tmp is the host folder shown at /tmp; Started when it started.
+	// Tmp is the host folder shown at /tmp; Started when it started;
+	// StartTimings how long the steps of that start took.
 	Tmp() string
 	Started() time.Time
+	StartTimings() isolation.Timings
 }
 
 // Pin the implementation to the interface.

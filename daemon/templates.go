@@ -72,12 +72,13 @@ type templates struct {
 	mu     sync.Mutex
 	byName map[string]*template
 	ops    sync.Mutex
-	// fillSlot is the one refill all warm pools take turns at.
+	// fillSlot holds the refills of every warm pool under way: one a core
+	// (refillSlots).
 	fillSlot chan struct{}
 }
 
 func newTemplates() *templates {
-	return &templates{byName: map[string]*template{}, fillSlot: make(chan struct{}, 1)}
+	return &templates{byName: map[string]*template{}, fillSlot: make(chan struct{}, refillSlots())}
 }
 
 // forUse finds a template the caller may use for a new session.
@@ -129,11 +130,25 @@ func (t *template) fill() api.PoolFill {
 	f := api.PoolFill{Size: t.poolSize()}
 	if t.pool != nil {
 		f.Idle = t.pool.ready()
+		f.Target = max(f.Size, int(t.pool.target.Load()))
 	}
 	return f
 }
 
-// poolSize is how many sandboxes its pool keeps.
+// othersPoolSize is what the pools of every template but t keep at least.
+func (ts *templates) othersPoolSize(t *template) int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	n := 0
+	for _, o := range ts.byName {
+		if o != t {
+			n += o.poolSize()
+		}
+	}
+	return n
+}
+
+// poolSize is how many sandboxes its pool keeps at least.
 func (t *template) poolSize() int {
 	if t.def.PoolSize == nil {
 		return 0

@@ -94,7 +94,7 @@ func BenchmarkRunOneShotPooled(b *testing.B) {
 func (d *daemon) waitPool(b *testing.B) {
 	for i := 0; i < 1000; i++ {
 		info, err := d.c.Info(context.Background())
-		if err == nil && info.Pool.Idle == info.Pool.Size {
+		if err == nil && info.Pool.Idle >= max(info.Pool.Size, info.Pool.Target) {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

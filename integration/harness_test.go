@@ -487,6 +487,10 @@ func testConfig(extra string, old bool) string {
 	if !strings.Contains(extra, "pool_size") {
 		c += "pool_size = 0\n"
 	}
+	// A pool stays at its pool_size unless the test is about its growth.
+	if !old && !strings.Contains(extra, "pool_max_size") {
+		c += "pool_max_size = 0\n"
+	}
 	if !old && !strings.Contains(extra, "data_dir_min_free_mb") {
 		c += "data_dir_min_free_mb = 0\n"
 	}
@@ -496,15 +500,6 @@ func testConfig(extra string, old bool) string {
 	return c + extra
 }
 
-// eachRuntime runs body once for each runtime, as subtests named for it:
-// cfg is the config line that makes it the daemon's default_runtime, for
-// the body to put first in the config of the daemon it starts. The
-// assertions are the same for both: where gVisor answers differently
-// the body says so, per runtime (docs/runsc.md lists every difference).
-//
-// The VM (-short: cgroup v2 under systemd, emulated, where gVisor's
-// ptrace platform is slow) runs runc alone here; runsc there runs the
-// smoke subset, the tests that call eachRuntimeAlsoInVM.
 // notInVM skips, in the VM (-short), a test that depends on neither cgroup
 // v2 nor systemd: the host's run covers it, and the emulated VM's time
 // (its integration suite runs near its 20 minutes) goes to what only it
@@ -516,6 +511,15 @@ func notInVM(t *testing.T) {
 	}
 }
 
+// eachRuntime runs body once for each runtime, as subtests named for it:
+// cfg is the config line that makes it the daemon's default_runtime, for
+// the body to put first in the config of the daemon it starts. The
+// assertions are the same for both: where gVisor answers differently
+// the body says so, per runtime (docs/runsc.md lists every difference).
+//
+// The VM (-short: cgroup v2 under systemd, emulated, where gVisor's
+// ptrace platform is slow) runs runc alone here; runsc there runs the
+// smoke subset, the tests that call eachRuntimeAlsoInVM.
 func eachRuntime(t *testing.T, body func(t *testing.T, rt, cfg string)) {
 	runtimes(t, !testing.Short(), body)
 }

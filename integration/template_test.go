@@ -46,7 +46,7 @@ func TestTemplates(t *testing.T) {
 		return err == nil && got.PoolIdle == 1
 	})
 	info, err := d.c.Info(ctx)
-	if err != nil || info.Pool.Templates["data"] != (api.PoolFill{Size: 1, Idle: 1}) {
+	if err != nil || info.Pool.Templates["data"] != (api.PoolFill{Size: 1, Target: 1, Idle: 1}) {
 		t.Fatalf("info.pool: %+v %v", info.Pool, err)
 	}
 

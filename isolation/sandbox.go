@@ -106,8 +106,8 @@ type Sandbox struct {
 	// (its memory watcher's mark, its RLIMIT_NPROC), fixed at its start;
 	// nil for runc, whose cgroup keeps them.
 	inside *Limits
-	// Timings are how long the steps of Start took, for the logs.
-	Timings struct{ Prepare, Container, Agent time.Duration }
+	// Timings are how long the steps of Start took.
+	Timings Timings
 
 	onUndelivered func(*ExecResult)
 	// cpus is the runtime's, which gave the sandbox its cpuset.
@@ -187,6 +187,16 @@ func addPythonPath(env []string, dir string) []string {
 	}
 	return append(env, "PYTHONPATH="+dir)
 }
+
+// Timings are how long the steps of a sandbox's start took: Prepare its
+// root view, /tmp and runtime config; Container the runtime's start of
+// its first process (runc init, or runsc's sandbox and gofer); Agent from
+// there until the agent answered (the interpreter's start).
+type Timings struct{ Prepare, Container, Agent time.Duration }
+
+// StartTimings are how long the steps of its start took (zero for a
+// restored sandbox).
+func (sb *Sandbox) StartTimings() Timings { return sb.Timings }
 
 // Start builds and starts a sandbox and waits until its agent answers.
 func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error) {

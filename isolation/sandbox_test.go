@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,5 +74,31 @@ func TestSandboxPersistentPython(t *testing.T) {
 	m, out := run(t, sb, "shell", "id -u; echo hi >&2; exit 3")
 	if m.ExitCode != 3 || !strings.Contains(out, "2000000") {
 		t.Fatalf("shell: %+v %q", m, out)
+	}
+}
+
+// TestSandboxAlive: Alive is true while the sandbox's first process runs,
+// and false the moment it is killed, before the daemon has reaped it.
+func TestSandboxAlive(t *testing.T) {
+	r := newTestRuntime(t)
+	sb := startTestSandbox(t, r, "alive1")
+	if !sb.Alive() {
+		t.Fatal("a running sandbox is not alive")
+	}
+	pid, _, err := sb.c.initProcess()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); sb.Alive(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed sandbox is still alive")
+		}
+	}
+	<-sb.Exited()
+	if sb.Alive() {
+		t.Fatal("an exited sandbox is alive")
 	}
 }

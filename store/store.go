@@ -65,6 +65,8 @@ type Store struct {
 	totalMu sync.Mutex
 	total   int
 	report  OpenReport
+	// writes groups concurrent puts into one commit.
+	writes groupCommit
 }
 
 // Options configure Open.
@@ -161,7 +163,7 @@ func (s *Store) put(bucket []byte, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.writes.update(s.db, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucket).Put([]byte(key), b)
 	})
 }

@@ -38,7 +38,7 @@ func newInfoCmd(a *app) *cobra.Command {
 			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
 			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
 			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
-			fmt.Printf("Warm pools:      %d of %d ready%s\n", info.Pool.Idle, info.Pool.Size, poolDetail(info.Pool))
+			fmt.Printf("Warm pools:      %d of %d ready%s\n", info.Pool.Idle, max(info.Pool.Size, info.Pool.Target), poolDetail(info.Pool))
 			if u := info.UserNS; u.Enabled {
 				fmt.Printf("User namespaces: on (host ids %d-%d, a block of %d per session, %d of %d in use)\n",
 					u.IDBase, uint64(u.IDBase)+uint64(u.Blocks)*uint64(u.BlockSize)-1, u.BlockSize, u.InUse, u.Blocks)
@@ -133,7 +133,8 @@ func poolDetail(p api.PoolInfo) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, name := range names {
-		parts[i] = fmt.Sprintf("%s %d/%d", name, p.Templates[name].Idle, p.Templates[name].Size)
+		f := p.Templates[name]
+		parts[i] = fmt.Sprintf("%s %d/%d", name, f.Idle, max(f.Size, f.Target))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }

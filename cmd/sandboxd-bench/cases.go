@@ -159,7 +159,7 @@ type memory struct {
 // idleMemory creates sessions up to each of counts (4 at a time), lets
 // them settle, and measures the daemon's RSS; the PSS of sessions' own
 // processes is taken at the first count, over up to sample sessions.
-func idleMemory(ctx context.Context, d *daemon, counts []int, sample int) (*memory, error) {
+func idleMemory(ctx context.Context, d *daemon, counts []int, sample int, req *api.CreateSessionRequest) (*memory, error) {
 	m := &memory{DaemonRSS: map[int]int64{}, CreateDuration: map[int]time.Duration{}}
 	var ids []string
 	var mu sync.Mutex
@@ -173,7 +173,7 @@ func idleMemory(ctx context.Context, d *daemon, counts []int, sample int) (*memo
 			go func() {
 				defer wg.Done()
 				for range work {
-					s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+					s, err := d.c.CreateSession(ctx, req)
 					if err != nil {
 						errs <- err
 						return
@@ -212,4 +212,120 @@ func idleMemory(ctx context.Context, d *daemon, counts []int, sample int) (*memo
 		}
 	}
 	return m, nil
+}
+
+// pacedCreates times n pooled creates, one every interval (each session
+// deleted right after, off the clock): a steady demand the pool can keep
+// up with.
+func pacedCreates(ctx context.Context, d *daemon, n int, interval time.Duration) (latency, error) {
+	if err := d.waitPool(ctx); err != nil {
+		return latency{}, err
+	}
+	var id string
+	next := time.Now()
+	return times(ctx, n, func(ctx context.Context) error {
+		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+		if err == nil {
+			id = s.ID
+		}
+		return err
+	}, func(ctx context.Context) error {
+		if err := d.c.DeleteSession(ctx, id); err != nil {
+			return err
+		}
+		next = next.Add(interval)
+		select {
+		case <-time.After(time.Until(next)):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+}
+
+// bursts times size creates made at once, after the pool has been idle
+// and full; the first burst (off the record) shows the pool the demand.
+// The sessions are deleted after each burst.
+func bursts(ctx context.Context, d *daemon, rounds, size int) (latency, error) {
+	var all []time.Duration
+	for round := 0; round <= rounds; round++ {
+		if err := d.waitPool(ctx); err != nil {
+			return latency{}, err
+		}
+		time.Sleep(2 * time.Second) // idle
+		took := make([]time.Duration, size)
+		ids := make([]string, size)
+		errs := make([]error, size)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range size {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				t0 := time.Now()
+				s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+				took[i], errs[i] = time.Since(t0), err
+				if err == nil {
+					ids[i] = s.ID
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i := range size {
+			if errs[i] != nil {
+				return latency{}, errs[i]
+			}
+			if err := d.c.DeleteSession(ctx, ids[i]); err != nil {
+				return latency{}, err
+			}
+		}
+		if round > 0 {
+			all = append(all, took...)
+		}
+	}
+	return percentiles(all), nil
+}
+
+// backToBack times n creates one right after the other, each session
+// deleted at once (off the clock) and the pool never waited for.
+func backToBack(ctx context.Context, d *daemon, n int) (latency, error) {
+	if err := d.waitPool(ctx); err != nil {
+		return latency{}, err
+	}
+	var id string
+	return times(ctx, n, func(ctx context.Context) error {
+		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+		if err == nil {
+			id = s.ID
+		}
+		return err
+	}, func(ctx context.Context) error { return d.c.DeleteSession(ctx, id) })
+}
+
+// runsInRow times n one-shot runs of print(1), one right after the other.
+func runsInRow(ctx context.Context, d *daemon, n int) (latency, error) {
+	if err := d.waitPool(ctx); err != nil {
+		return latency{}, err
+	}
+	req := &api.RunRequest{Language: api.LanguagePython, Code: "print(1)"}
+	return times(ctx, n, func(ctx context.Context) error {
+		e, err := d.c.Run(ctx, req, nil)
+		if err == nil && (e.Status != api.StatusOK || e.Stdout != "1\n") {
+			err = fmt.Errorf("run answered %s %q", e.Status, e.Stdout)
+		}
+		return err
+	}, nil)
+}
+
+// lists times GET /v1/sessions.
+func lists(ctx context.Context, d *daemon, n, want int) (latency, error) {
+	return times(ctx, n, func(ctx context.Context) error {
+		l, err := d.c.ListSessions(ctx, nil)
+		if err == nil && len(l) < want {
+			err = fmt.Errorf("listed %d sessions of %d", len(l), want)
+		}
+		return err
+	}, nil)
 }

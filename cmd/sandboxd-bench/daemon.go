@@ -80,7 +80,7 @@ func (d *daemon) waitPool(ctx context.Context) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		info, err := d.c.Info(ctx)
-		if err == nil && info.Pool.Idle == info.Pool.Size {
+		if err == nil && info.Pool.Idle >= max(info.Pool.Size, info.Pool.Target) {
 			return nil
 		}
 		if time.Now().After(deadline) {

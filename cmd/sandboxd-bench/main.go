@@ -27,7 +27,7 @@ func main() {
 	bin := flag.String("sandboxd", "bin/sandboxd", "the sandboxd binary to measure")
 	jsonPath := flag.String("json", "bench.json", "write the results here as JSON (empty: do not)")
 	scale := flag.Float64("scale", 1, "multiply every iteration count and duration by this (0.1 for a quick look)")
-	sessions := flag.Int("idle-sessions", 500, "idle sessions the daemon holds for the memory figures")
+	sessions := flag.Int("idle-sessions", 1000, "idle sessions the daemon holds for the memory figures")
 	runscAlso := flag.String("runsc-also", "", "PATH[:PLATFORM] of another runsc to measure beside the host's (make bench: its newer build on systrap)")
 	flag.Parse()
 	if os.Geteuid() != 0 {
@@ -91,22 +91,50 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 	// runc's figures are the baselines of runsc's rows.
 	var runc runcFigures
 	var runscUsable bool
-	step("sandboxd with a warm pool (pool_size = 2)")
-	err = withDaemon(ctx, bin, "pool_size = 2\n"+quota, func(d *daemon) error {
+	step("sandboxd without a pool (cold starts)")
+	err = withDaemon(ctx, r, "runc, no pool", bin, "pool_size = 0\n"+quota, func(d *daemon) error {
 		runscUsable = d.usable(ctx, api.RuntimeRunsc)
 		var err error
-		if runc.pooled, err = creates(ctx, d, n(200)); err != nil {
+		if runc.cold, err = creates(ctx, d, n(100)); err != nil {
 			return err
 		}
-		r.latency("create → ready, from the pool", runc.pooled, "python3 -c 'print(1)'", py.P50, goalP50(5))
-		if runc.pooledRun, err = runs(ctx, d, n(200)); err != nil {
+		r.latency("create → ready, cold", runc.cold, "bwrap python3 -c 'print(1)'", bwPrint.P50, goalRatio(1.5))
+		if runc.coldRun, err = runs(ctx, d, n(100)); err != nil {
 			return err
 		}
-		r.latency("/v1/run print(1), from the pool", runc.pooledRun, "python3 -c 'print(1)'", py.P50, goalP50(10))
+		r.latency("/v1/run print(1), cold", runc.coldRun, "bwrap python3 -c 'print(1)'", bwPrint.P50, noGoal)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	coldPerS := 1000 / runc.cold.P50
+
+	pool := fmt.Sprintf("pool_size = 2\npool_max_size = %d\n", burstSize+4)
+	step("sandboxd with a warm pool (" + strings.ReplaceAll(strings.TrimSpace(pool), "\n", ", ") + ")")
+	err = withDaemon(ctx, r, "runc, warm pool", bin, pool+quota, func(d *daemon) error {
+		var err error
+		if runc.pooled, err = pacedCreates(ctx, d, n(100), 200*time.Millisecond); err != nil {
+			return err
+		}
+		r.latency("create → ready, pooled, paced at 5/s", runc.pooled, "python3 -c 'print(1)'", py.P50, goalP50P99(1, 3))
+		l, err := bursts(ctx, d, max(2, n(5)), burstSize)
+		if err != nil {
+			return err
+		}
+		r.latency(fmt.Sprintf("create → ready, burst of %d after idle", burstSize), l, "python3 -c 'print(1)'", py.P50, goalP99(10))
+		if l, err = backToBack(ctx, d, n(100)); err != nil {
+			return err
+		}
+		r.latency("create → ready, back to back", l, "create → ready, cold", runc.cold.P50, goalNotSlower("cold", runc.cold))
+		if runc.pooledRun, err = runsInRow(ctx, d, n(100)); err != nil {
+			return err
+		}
+		r.latency("/v1/run print(1), in a row", runc.pooledRun, "python3 -c 'print(1)'", py.P50, goalP99Within())
 		if runc.exec, err = execs(ctx, d, n(2000)); err != nil {
 			return err
 		}
-		r.latency("exec x = 1 on a live session", runc.exec, "pipe round trip to a python3 REPL", pipe.P50, goalExec())
+		r.latency("exec x = 1 on a live session", runc.exec, "pipe round trip to a python3 REPL", pipe.P50, goalWarmExec(8, 2.5))
 		for _, clients := range []int{1, 4, 16} {
 			step(fmt.Sprintf("create + exec + delete, %d clients", clients))
 			if err := d.waitPool(ctx); err != nil {
@@ -118,7 +146,7 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 			}
 			goal := noGoal
 			if clients == 4 {
-				goal = goalRate(30)
+				goal = goalRate(2 * coldPerS) // two cold creates' worth: both cores busy
 			}
 			r.value(fmt.Sprintf("create+exec+delete cycles/s, %d clients", clients), perS, "cycles/s", cycles, goal)
 		}
@@ -128,34 +156,39 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		return nil, err
 	}
 
-	step("sandboxd without a pool (cold starts)")
-	err = withDaemon(ctx, bin, "pool_size = 0\n"+quota, func(d *daemon) error {
-		var err error
-		if runc.cold, err = creates(ctx, d, n(100)); err != nil {
-			return err
-		}
-		r.latency("create → ready, cold", runc.cold, "bwrap python3 -c 'pass'", bwPass.P50, goalRatio(1.5))
-		if runc.coldRun, err = runs(ctx, d, n(100)); err != nil {
-			return err
-		}
-		r.latency("/v1/run print(1), cold", runc.coldRun, "bwrap python3 -c 'print(1)'", bwPrint.P50, noGoal)
-		step(fmt.Sprintf("idle memory: up to %d idle sessions", idle))
+	step(fmt.Sprintf("idle sessions: up to %d (disk_mb = %d)", idle, idleDiskMB))
+	// Sparse disks: what the sessions write is what they take, and
+	// admission counts idle×disk_mb against the data dir's free space.
+	err = withDaemon(ctx, r, "runc, idle sessions", bin, "pool_size = 2\ndisk_overcommit = 8\n"+quota, func(d *daemon) error {
 		counts := []int{min(100, idle)}
 		if idle > 100 {
 			counts = append(counts, idle)
 		}
-		m, err := idleMemory(ctx, d, counts, 20)
+		dm := int64(idleDiskMB)
+		m, err := idleMemory(ctx, d, counts, 20, &api.CreateSessionRequest{DiskMB: &dm})
 		if err != nil {
 			return err
 		}
-		r.memory(fmt.Sprintf("idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, goalMemory(10))
+		last := counts[len(counts)-1]
+		made := m.CreateDuration[last].Seconds()
+		if last > counts[0] {
+			made += m.CreateDuration[counts[0]].Seconds()
+		}
+		coldBudget := float64(last) / 2 * runc.cold.P50 / 1000
+		r.value(fmt.Sprintf("%d idle sessions made (4 clients)", last), made, "s", last, goalSeconds(fmt.Sprintf("%d cold creates", last/2), coldBudget))
+		r.memoryMiB(fmt.Sprintf("idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, goalMiB(5))
 		for _, c := range counts {
 			goal := noGoal
-			if c == 500 {
+			if c == last {
 				goal = goalMemory(150)
 			}
 			r.memory(fmt.Sprintf("daemon RSS, %d idle sessions", c), m.DaemonRSS[c], c, goal)
 		}
+		l, err := lists(ctx, d, n(50), last)
+		if err != nil {
+			return err
+		}
+		r.latency(fmt.Sprintf("list %d sessions", last), l, "", 0, goalP50(10))
 		return nil
 	})
 	if err != nil {
@@ -189,6 +222,13 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 	return r, nil
 }
 
+// burstSize is the burst of creates after idle; idleDiskMB the disk of the
+// idle sessions (disk admission allows a thousand of them).
+const (
+	burstSize  = 20
+	idleDiskMB = 64
+)
+
 // runcFigures are runc's figures of the run: the baselines of runsc's rows.
 type runcFigures struct{ pooled, pooledRun, exec, cold, coldRun latency }
 
@@ -197,7 +237,7 @@ type runcFigures struct{ pooled, pooledRun, exec, cold, coldRun latency }
 // rows named for label.
 func runscRows(ctx context.Context, r *report, bin, label, runscCfg, quota string, n func(int) int, idle int, runc *runcFigures) error {
 	step(label + " (gVisor) with a warm pool (pool_size = 2)")
-	err := withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 2\n"+quota+runscCfg, func(d *daemon) error {
+	err := withDaemon(ctx, r, label+", warm pool", bin, "default_runtime = \"runsc\"\npool_size = 2\n"+quota+runscCfg, func(d *daemon) error {
 		l, err := creates(ctx, d, n(50))
 		if err != nil {
 			return err
@@ -217,7 +257,7 @@ func runscRows(ctx context.Context, r *report, bin, label, runscCfg, quota strin
 		return err
 	}
 	step(label + " (gVisor) without a pool (cold starts)")
-	return withDaemon(ctx, bin, "default_runtime = \"runsc\"\npool_size = 0\n"+quota+runscCfg, func(d *daemon) error {
+	return withDaemon(ctx, r, label+", no pool", bin, "default_runtime = \"runsc\"\npool_size = 0\n"+quota+runscCfg, func(d *daemon) error {
 		l, err := creates(ctx, d, n(50))
 		if err != nil {
 			return err
@@ -227,7 +267,7 @@ func runscRows(ctx context.Context, r *report, bin, label, runscCfg, quota strin
 			return err
 		}
 		r.latency(label+": /v1/run print(1), cold", l, "runc: /v1/run, cold", runc.coldRun.P50, noGoal)
-		m, err := idleMemory(ctx, d, []int{min(20, idle)}, 20)
+		m, err := idleMemory(ctx, d, []int{min(20, idle)}, 20, &api.CreateSessionRequest{})
 		if err != nil {
 			return err
 		}
@@ -238,15 +278,23 @@ func runscRows(ctx context.Context, r *report, bin, label, runscCfg, quota strin
 
 func step(what string) { fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), what) }
 
-// withDaemon runs measure against a daemon of its own with config, and
-// stops it after.
-func withDaemon(ctx context.Context, bin, config string, measure func(*daemon) error) error {
+// withDaemon runs measure against a daemon of its own with config, notes
+// its step timers in r under label, and stops it after.
+func withDaemon(ctx context.Context, r *report, label, bin, config string, measure func(*daemon) error) error {
 	d, err := startDaemon(ctx, bin, config)
 	if err != nil {
 		return err
 	}
 	defer d.stop()
-	return measure(d)
+	if err := measure(d); err != nil {
+		return err
+	}
+	ps, err := d.phases(ctx)
+	if err != nil {
+		return fmt.Errorf("the daemon's step timers: %w", err)
+	}
+	r.phases(label, ps)
+	return nil
 }
 
 // hostInfo says where the numbers come from.

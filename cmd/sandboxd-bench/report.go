@@ -13,6 +13,9 @@ type report struct {
 	Host    string    `json:"host"`
 	Scale   float64   `json:"scale"`
 	Results []row     `json:"results"`
+	// Phases are each daemon's step timers (mean per step), by daemon.
+	Phases     map[string][]phase `json:"phases,omitempty"`
+	phaseOrder []string
 }
 
 // row is one figure: a latency (milliseconds), a rate or a size, with
@@ -47,12 +50,45 @@ func goalExec() goal {
 	return goal{"p50 ≤ 0.5 ms, p99 ≤ 2 ms", func(r row) bool { return r.Latency.P50 <= 0.5 && r.Latency.P99 <= 2 }}
 }
 
+// goalWarmExec: p50 within x of the baseline's, p99 within y of its own
+// p50 (a steady path, no tail).
+func goalWarmExec(x, y float64) goal {
+	return goal{fmt.Sprintf("p50 ≤ %g× baseline, p99 ≤ %g× p50", x, y), func(r row) bool { return r.Ratio <= x && r.Latency.P99 <= y*r.Latency.P50 }}
+}
+
+func goalP50P99(p50, p99 float64) goal {
+	return goal{fmt.Sprintf("p50 ≤ %g ms, p99 ≤ %g ms", p50, p99), func(r row) bool { return r.Latency.P50 <= p50 && r.Latency.P99 <= p99 }}
+}
+
+func goalP99(ms float64) goal {
+	return goal{fmt.Sprintf("p99 ≤ %g ms", ms), func(r row) bool { return r.Latency.P99 <= ms }}
+}
+
+// goalP99Within: p99 at most the baseline's p50.
+func goalP99Within() goal {
+	return goal{"p99 ≤ baseline", func(r row) bool { return r.Latency.P99 <= r.BaselineP50 }}
+}
+
+// goalNotSlower: never slower than l (p50 and p99 both at most l's).
+func goalNotSlower(what string, l latency) goal {
+	return goal{fmt.Sprintf("p50, p99 ≤ %s's (%s, %s)", what, ms(l.P50), ms(l.P99)), func(r row) bool { return r.Latency.P50 <= l.P50 && r.Latency.P99 <= l.P99 }}
+}
+
+// goalSeconds: done within s seconds.
+func goalSeconds(what string, s float64) goal {
+	return goal{fmt.Sprintf("≤ %s (%.0f s)", what, s), func(r row) bool { return r.Value <= s }}
+}
+
+func goalMiB(mib float64) goal {
+	return goal{fmt.Sprintf("≤ %g MiB", mib), func(r row) bool { return r.Value <= mib }}
+}
+
 func goalRatio(x float64) goal {
 	return goal{fmt.Sprintf("p50 ≤ %g× baseline", x), func(r row) bool { return r.Ratio <= x }}
 }
 
 func goalRate(perS float64) goal {
-	return goal{fmt.Sprintf("≥ %g/s", perS), func(r row) bool { return r.Value >= perS }}
+	return goal{fmt.Sprintf("≥ %.3g/s", perS), func(r row) bool { return r.Value >= perS }}
 }
 
 func goalMemory(mb float64) goal {
@@ -86,6 +122,20 @@ func (r *report) memory(name string, bytes int64, n int, g goal) {
 	r.add(row{Name: name, N: n, Value: float64(bytes) / 1e6, Unit: "MB"}, g)
 }
 
+// memoryMiB records a size in MiB.
+func (r *report) memoryMiB(name string, bytes int64, n int, g goal) {
+	r.add(row{Name: name, N: n, Value: float64(bytes) / (1 << 20), Unit: "MiB"}, g)
+}
+
+// phases records where a daemon's creates' time went (its step timers).
+func (r *report) phases(label string, ps []phase) {
+	if r.Phases == nil {
+		r.Phases = map[string][]phase{}
+	}
+	r.Phases[label] = ps
+	r.phaseOrder = append(r.phaseOrder, label)
+}
+
 // print writes the table.
 func (r *report) print(out io.Writer) {
 	fmt.Fprintf(out, "\nsandboxd bench, %s, %s (one run, same host)\n\n", r.Time.Format(time.RFC3339), r.Host)
@@ -112,6 +162,18 @@ func (r *report) print(out io.Writer) {
 			}
 		}
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t\t%s\t%s\t%s\t\n", x.Name, x.N, p50, p90, p99, base, ratio, g)
+	}
+	w.Flush()
+	if len(r.phaseOrder) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nwhere the time goes (the daemons' step timers, mean over the run)\n\n")
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "daemon\tstep\tn\tmean\t")
+	for _, label := range r.phaseOrder {
+		for _, p := range r.Phases[label] {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t\n", label, p.Name, p.N, ms(p.MeanMS))
+		}
 	}
 	w.Flush()
 }
