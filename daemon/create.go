@@ -199,7 +199,12 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	t0 := time.Now()
-	if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB); err != nil {
+	err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB)
+	if errdefs.IsResourceExhausted(err) && !warm && d.poolsYieldDisk(ctx) {
+		// Pooled sandboxes kept for a burst gave their disk back.
+		err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB)
+	}
+	if err != nil {
 		if errdefs.IsResourceExhausted(err) {
 			return err // the data dir cannot hold it: the sentence is the caller's
 		}

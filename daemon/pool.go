@@ -59,6 +59,9 @@ type pool struct {
 	// may hold).
 	demand demand
 	target atomic.Int64
+	// floorUntil keeps the pool at pool_size until then: it gave its
+	// surplus's disk to a session (yieldDisk).
+	floorUntil time.Time
 
 	kick chan struct{}
 	stop context.CancelFunc
@@ -167,6 +170,12 @@ func (p *pool) fill(ctx context.Context) {
 // by recent demand up to its ceiling. The caller holds no lock.
 func (p *pool) size() int {
 	floor, ceiling := p.t.poolSize(), p.ceiling()
+	p.mu.Lock()
+	yielding := time.Now().Before(p.floorUntil)
+	p.mu.Unlock()
+	if yielding {
+		ceiling = floor
+	}
 	n := max(floor, min(p.demand.peakNow(time.Now()), ceiling))
 	p.target.Store(int64(n))
 	return n
@@ -201,8 +210,11 @@ func (p *pool) ready() int {
 
 // trim lets go of the oldest idle sandboxes past the pool's size, once
 // the demand that raised it is forgotten.
-func (p *pool) trim() {
-	size := p.size()
+func (p *pool) trim() { p.trimTo(p.size()) }
+
+// trimTo lets go of the oldest idle sandboxes past size; it reports
+// whether it let any go.
+func (p *pool) trimTo(size int) bool {
 	var surplus []*session
 	p.mu.Lock()
 	for len(p.idle) > size {
@@ -217,6 +229,52 @@ func (p *pool) trim() {
 			p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)
 		}
 	}
+	return len(surplus) > 0
+}
+
+// yieldDisk lets go of the sandboxes kept past pool_size (their disks),
+// for a session the data dir could not otherwise hold, and keeps the pool
+// at pool_size for poolSpaceWait; it reports whether it let any go.
+// Refills under way hold disk too: it waits for them (within ctx), and
+// lets go of what they made past pool_size.
+func (p *pool) yieldDisk(ctx context.Context) bool {
+	p.mu.Lock()
+	p.floorUntil = time.Now().Add(poolSpaceWait)
+	p.mu.Unlock()
+	floor := p.t.poolSize()
+	freed := p.trimTo(floor)
+	for {
+		p.mu.Lock()
+		filling, added := p.filling, p.added
+		p.mu.Unlock()
+		if filling == 0 {
+			break
+		}
+		select {
+		case <-added:
+		case <-ctx.Done():
+			return freed
+		}
+	}
+	return p.trimTo(floor) || freed
+}
+
+// poolsYieldDisk has every pool give back what it keeps past its
+// pool_size; it reports whether one did.
+func (d *Daemon) poolsYieldDisk(ctx context.Context) bool {
+	d.tmpl.mu.Lock()
+	var pools []*pool
+	for _, t := range d.tmpl.byName {
+		if t.pool != nil {
+			pools = append(pools, t.pool)
+		}
+	}
+	d.tmpl.mu.Unlock()
+	freed := false
+	for _, p := range pools {
+		freed = p.yieldDisk(ctx) || freed
+	}
+	return freed
 }
 
 // add starts one sandbox for the pool in the refill slot the caller took

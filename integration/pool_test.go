@@ -2,7 +2,11 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -62,5 +66,48 @@ func TestWarmPool(t *testing.T) {
 	}
 	if !strings.Contains(d.log(), `"from":"cold"`) {
 		t.Fatal("a request the pool cannot serve starts cold")
+	}
+}
+
+// TestPoolFollowsDemand: a burst of creates raises the pool's depth (its
+// target) past pool_size; a create the data dir could then not hold takes
+// the disk of the sandboxes kept for the burst, which the pool lets go.
+func TestPoolFollowsDemand(t *testing.T) {
+	// The data dir's budget: 6.5 GiB above the floor (the images take
+	// some space of their own meanwhile).
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(os.TempDir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	freeMiB := int64(st.Bavail) * st.Bsize >> 20
+	if freeMiB < 8<<10 {
+		t.Fatalf("the test needs 8 GiB free in %s, not %d MiB", os.TempDir(), freeMiB)
+	}
+	d := startDaemon(t, fmt.Sprintf("pool_size = 1\npool_max_size = 4\nmax_sessions = 20\ndisk_overcommit = 1.0\ndata_dir_min_free_mb = %d\n", freeMiB-6<<10-512))
+	ctx := context.Background()
+	waitFor(t, func() bool { return d.info(t).Pool.Idle == 1 })
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if p := d.info(t).Pool; p.Size != 1 || p.Target != 3 {
+		t.Fatalf("after a burst of 3: %+v", p)
+	}
+	// 3 GiB of sessions, 2 or 3 GiB kept in the pool (as the budget
+	// lets it): a 2 GiB disk fits only if the pool gives way.
+	waitFor(t, func() bool { return d.info(t).Pool.Idle >= 2 })
+	big := int64(2048)
+	if _, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{DiskMB: &big}); err != nil {
+		t.Fatalf("a create the pool's surplus stood in the way of: %v", err)
+	}
+	if p := d.info(t).Pool; p.Idle > 1 || p.Target != 1 {
+		t.Fatalf("the pool after giving way: %+v", p)
 	}
 }
