@@ -98,3 +98,69 @@ func TestLoad(t *testing.T) {
 		t.Errorf("%d sessions left", len(list))
 	}
 }
+
+// TestThousandIdleSessions holds 1000 idle sessions (disk_mb 64), made by
+// 4 clients within a bounded time: every one is listed, the last made
+// answers code, and deleting them leaves nothing (the harness checks
+// mounts, loop devices and cgroups at the end). The host only: the VM has
+// neither the memory nor the time.
+func TestThousandIdleSessions(t *testing.T) {
+	notInVM(t)
+	const n = 1000
+	d := startDaemon(t, fmt.Sprintf("max_sessions = %d\nmax_sessions_per_uid = %d\npool_size = 2\n", n+10, n+10))
+	ctx := context.Background()
+	disk := int64(64)
+	ids := make([]string, 0, n)
+	var mu sync.Mutex
+	var first error
+	work := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range work {
+				s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{DiskMB: &disk})
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				if err == nil {
+					ids = append(ids, s.ID)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	deadline := start.Add(5 * time.Minute)
+	for i := 0; i < n && time.Now().Before(deadline); i++ {
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		work <- struct{}{}
+	}
+	close(work)
+	wg.Wait()
+	made := time.Since(start)
+	t.Cleanup(func() {
+		for _, id := range ids {
+			_ = d.c.DeleteSession(context.Background(), id)
+		}
+	})
+	if first != nil || len(ids) != n {
+		t.Fatalf("%d sessions made in %v: %v", len(ids), made, first)
+	}
+	t0 := time.Now()
+	list, err := d.c.ListSessions(ctx, nil)
+	if err != nil || len(list) != n {
+		t.Fatalf("listed %d of %d: %v", len(list), n, err)
+	}
+	t.Logf("%d idle sessions made in %v; listed in %v; daemon: %v", n, made, time.Since(t0), statOf(t, d.cmd.Process.Pid))
+	if e := d.py(t, ids[len(ids)-1], "6 * 7"); result(e) != "42" {
+		t.Fatalf("the last session made: %s", describe(e))
+	}
+}

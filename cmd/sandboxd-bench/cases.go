@@ -75,6 +75,12 @@ func pipeREPL(ctx context.Context, n int) (latency, error) {
 // creates times session creates; each session is deleted off the clock,
 // and the pool (if any) refilled before the next.
 func creates(ctx context.Context, d *daemon, n int) (latency, error) {
+	return createsThen(ctx, d, n, d.waitPool)
+}
+
+// createsThen times n creates; each session is deleted off the clock,
+// then then runs (nil: the next create follows at once).
+func createsThen(ctx context.Context, d *daemon, n int, then func(context.Context) error) (latency, error) {
 	var id string
 	return times(ctx, n, func(ctx context.Context) error {
 		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
@@ -83,15 +89,22 @@ func creates(ctx context.Context, d *daemon, n int) (latency, error) {
 		}
 		return err
 	}, func(ctx context.Context) error {
-		if err := d.c.DeleteSession(ctx, id); err != nil {
+		if err := d.c.DeleteSession(ctx, id); err != nil || then == nil {
 			return err
 		}
-		return d.waitPool(ctx)
+		return then(ctx)
 	})
 }
 
-// runs times one-shot runs of print(1).
+// runs times one-shot runs of print(1), the pool (if any) refilled
+// before the next.
 func runs(ctx context.Context, d *daemon, n int) (latency, error) {
+	return runsThen(ctx, d, n, d.waitPool)
+}
+
+// runsThen times n one-shot runs of print(1), then between each (nil:
+// one right after the other).
+func runsThen(ctx context.Context, d *daemon, n int, then func(context.Context) error) (latency, error) {
 	req := &api.RunRequest{Language: api.LanguagePython, Code: "print(1)"}
 	return times(ctx, n, func(ctx context.Context) error {
 		e, err := d.c.Run(ctx, req, nil)
@@ -99,7 +112,7 @@ func runs(ctx context.Context, d *daemon, n int) (latency, error) {
 			err = fmt.Errorf("run answered %s %q", e.Status, e.Stdout)
 		}
 		return err
-	}, d.waitPool)
+	}, then)
 }
 
 // execs times x = 1 on one live session.
@@ -221,18 +234,8 @@ func pacedCreates(ctx context.Context, d *daemon, n int, interval time.Duration)
 	if err := d.waitPool(ctx); err != nil {
 		return latency{}, err
 	}
-	var id string
 	next := time.Now()
-	return times(ctx, n, func(ctx context.Context) error {
-		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
-		if err == nil {
-			id = s.ID
-		}
-		return err
-	}, func(ctx context.Context) error {
-		if err := d.c.DeleteSession(ctx, id); err != nil {
-			return err
-		}
+	return createsThen(ctx, d, n, func(ctx context.Context) error {
 		next = next.Add(interval)
 		select {
 		case <-time.After(time.Until(next)):
@@ -294,14 +297,7 @@ func backToBack(ctx context.Context, d *daemon, n int) (latency, error) {
 	if err := d.waitPool(ctx); err != nil {
 		return latency{}, err
 	}
-	var id string
-	return times(ctx, n, func(ctx context.Context) error {
-		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
-		if err == nil {
-			id = s.ID
-		}
-		return err
-	}, func(ctx context.Context) error { return d.c.DeleteSession(ctx, id) })
+	return createsThen(ctx, d, n, nil)
 }
 
 // runsInRow times n one-shot runs of print(1), one right after the other.
@@ -309,14 +305,7 @@ func runsInRow(ctx context.Context, d *daemon, n int) (latency, error) {
 	if err := d.waitPool(ctx); err != nil {
 		return latency{}, err
 	}
-	req := &api.RunRequest{Language: api.LanguagePython, Code: "print(1)"}
-	return times(ctx, n, func(ctx context.Context) error {
-		e, err := d.c.Run(ctx, req, nil)
-		if err == nil && (e.Status != api.StatusOK || e.Stdout != "1\n") {
-			err = fmt.Errorf("run answered %s %q", e.Status, e.Stdout)
-		}
-		return err
-	}, nil)
+	return runsThen(ctx, d, n, nil)
 }
 
 // lists times GET /v1/sessions.
