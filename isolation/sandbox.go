@@ -346,7 +346,20 @@ func (r *Runtime) launchRunc(_ context.Context, s *Spec, p *paths, view *Image, 
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	sb.started = time.Now()
+	// Init's exit is awaited through a pidfd in Go's poller, and only then
+	// reaped: a goroutine blocked in waitid holds an OS thread, and a
+	// thousand idle sessions held a thousand threads. The pid stays ours
+	// until the reap.
+	pidfd := -1
+	if pid, err := proc.Pid(); err == nil {
+		if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
+			pidfd = fd
+		}
+	}
 	go func() {
+		if pidfd >= 0 {
+			watchExit(pidfd)
+		}
 		// libcontainer's parent must reap init, even after Destroy.
 		ps, _ := proc.Wait()
 		sb.setExit(ps)
