@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -162,5 +163,14 @@ func TestThousandIdleSessions(t *testing.T) {
 	t.Logf("%d idle sessions made in %v; listed in %v; daemon: %v", n, made, time.Since(t0), statOf(t, d.cmd.Process.Pid))
 	if e := d.py(t, ids[len(ids)-1], "6 * 7"); result(e) != "42" {
 		t.Fatalf("the last session made: %s", describe(e))
+	}
+	// The daemon's heap with them all, for docs/performance.md: go tool
+	// pprof -top FILE.
+	if code, heap := d.raw(t, "GET", "/debug/pprof/heap", ""); code != 200 {
+		t.Fatalf("heap profile: %d %s", code, heap)
+	} else if path := os.Getenv("SANDBOXD_TEST_HEAP_PROFILE"); path != "" {
+		if err := os.WriteFile(path, heap, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -90,6 +90,7 @@ func (s *Server) routes() http.Handler {
 	for _, p := range portPaths {
 		mux.Handle(p, s.wrap(s.ports))
 	}
+	mux.Handle(pprofPath, s.wrap(s.pprof))
 	mux.Handle("/", s.wrap(s.notFound))
 	return mux
 }
