@@ -40,6 +40,14 @@ func (d *Daemon) createSession(ctx context.Context, req *api.CreateSessionReques
 // reservation, which the caller releases when it destroys the sandbox.
 func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool, mark ...func(*store.Record)) (_ *session, retErr error) {
 	clock := d.metrics.phases.clock(time.Now())
+	// Refills wait while creates are under way (pool.short): the last to
+	// end starts them.
+	d.inCreate.Add(1)
+	defer func() {
+		if d.inCreate.Add(-1) == 0 {
+			d.wakePools()
+		}
+	}()
 	if err := callerFrom(ctx).requireKnown(); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,9 @@ import (
 
 // Daemon holds every session of this host.
 type Daemon struct {
+	// inCreate counts the creates under way, which refills yield to.
+	inCreate atomic.Int64
+
 	cfg   Config
 	paths layout
 	log   *slog.Logger

@@ -193,11 +193,16 @@ func (p *pool) ceiling() int {
 }
 
 // short reports whether the pool, with its refills under way, holds
-// fewer sandboxes than its size.
+// fewer sandboxes than its size, and may refill now: refills yield to
+// creates under way (the last to end wakes the pools) unless the pool is
+// empty, when those creates wait for a refill.
 func (p *pool) short() bool {
 	size := p.size()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.idle) > 0 && p.d.inCreate.Load() > 0 {
+		return false
+	}
 	return len(p.idle)+p.filling < size
 }
 
@@ -453,10 +458,10 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 	if rec.Runtime == api.RuntimeRunsc && (rec.Limits.Pids != def.Pids || rec.Limits.MemoryMB != def.MemoryMB) {
 		return nil
 	}
-	// The refill starts once the claim is done: on a host of few cores a
-	// sandbox starting beside it slows every step of it (the nftables
-	// commit of its network most).
-	defer p.wake()
+	// The refill starts once the create is done (newSession wakes the
+	// pools): on a host of few cores a sandbox starting beside it slows
+	// every step of it, the durable write most (the host filesystem's
+	// journal commits the refill's disk image with the record).
 	p.demand.note(time.Now(), p.ceiling())
 	for {
 		s := p.takeFirst()
