@@ -1,11 +1,13 @@
 package isolation
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	ocgroups "github.com/opencontainers/cgroups"
@@ -178,10 +180,11 @@ func (s *Sandbox) Check(ctx context.Context) error {
 }
 
 // Alive says, without a round trip to its agent, that the sandbox's
-// first process (runc's init, the agent; runsc's sandbox) has not exited:
-// a process killed a moment ago, not yet reaped, reads as gone (its
-// pidfd polls readable). A claim from a warm pool asks this, where a
-// ping would cost the agent's wake-up.
+// first process (runc's init, the agent; runsc's sandbox) has not exited
+// and is not about to: a process killed a moment ago reads as gone,
+// whether it died (its pidfd polls readable) or its SIGKILL waits to be
+// acted on (a busy host lets it wait). A claim from a warm pool asks
+// this, where a ping would cost the agent's wake-up.
 func (s *Sandbox) Alive() bool {
 	select {
 	case <-s.Exited():
@@ -200,8 +203,57 @@ func (s *Sandbox) Alive() bool {
 	}
 	defer unix.Close(fd)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n == 0
+	if n, err := unix.Poll(fds, 0); err != nil || n != 0 {
+		return false
+	}
+	return !exiting(pid) && !killPending(pid)
+}
+
+// exiting says process pid is on its way out (PF_EXITING in the flags of
+// /proc/PID/stat: it took its SIGKILL and is not a zombie yet), or that
+// it cannot tell.
+func exiting(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// After the command's closing parenthesis: state ppid pgrp session
+	// tty_nr tpgid flags ...
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return true
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 7 {
+		return true
+	}
+	const pfExiting = 0x4
+	flags, err := strconv.ParseUint(string(f[6]), 10, 64)
+	return err != nil || flags&pfExiting != 0 || f[0][0] == 'Z' || f[0][0] == 'X'
+}
+
+// killPending says a SIGKILL waits for process pid (its own or its
+// thread group's pending set, /proc/PID/status), or that it cannot tell.
+func killPending(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return true
+	}
+	for _, key := range []string{"\nSigPnd:", "\nShdPnd:"} {
+		i := bytes.Index(b, []byte(key))
+		if i < 0 {
+			return true
+		}
+		line, _, _ := bytes.Cut(b[i+len(key):], []byte("\n"))
+		mask, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 16, 64)
+		if err != nil {
+			return true
+		}
+		if mask&(1<<(unix.SIGKILL-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // AgentVersion is the protocol version of the sandbox's agent, 0 while

@@ -102,3 +102,27 @@ func TestSandboxAlive(t *testing.T) {
 		t.Fatal("an exited sandbox is alive")
 	}
 }
+
+// TestSandboxAliveKillPending: a sandbox whose init has a SIGKILL it has
+// not acted on yet (frozen: cgroup v1's freezer holds it) is not alive.
+func TestSandboxAliveKillPending(t *testing.T) {
+	r := newTestRuntime(t)
+	sb := startTestSandbox(t, r, "alive2")
+	pid, _, err := sb.c.initProcess()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if sb.Alive() {
+		t.Fatal("a sandbox whose init has a SIGKILL waiting is alive")
+	}
+	if err := sb.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	<-sb.Exited()
+}
