@@ -62,7 +62,7 @@ def worker_main(ctrl_r, ctrl_w):
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise_oom_score()
     reset_std_streams()
-    import linecache  # noqa: F401 - every cell registers its source there
+    sys.meta_path.insert(0, LinecacheFinder)
     import site
     if sys.flags.no_site:
         site.main()  # site-packages, .pth files, exit() and help()
@@ -279,6 +279,58 @@ CELL_OUTPUTS = []
 MAIN_THREAD = [_thread.get_ident()]
 
 
+# Cells' sources for linecache, where tracebacks and inspect read them:
+# kept here until something imports linecache, which then gets them as it
+# loads (LinecacheFinder). An idle worker does without linecache and what
+# it imports (tokenize, re, enum: ~0.6 MB).
+SOURCES = {}
+
+
+def register_source(name, code):
+    entry = (len(code), None, code.splitlines(True), name)
+    linecache = sys.modules.get("linecache")
+    if linecache is not None and isinstance(getattr(linecache, "cache", None), dict):
+        linecache.cache[name] = entry
+    else:
+        SOURCES[name] = entry
+
+
+class LinecacheFinder:
+    """On sys.meta_path until linecache is imported: finds it where the
+    path finder would, and fills its cache once it has loaded."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "linecache":
+            return None
+        try:
+            sys.meta_path.remove(LinecacheFinder)
+        except ValueError:
+            pass
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = LinecacheLoader(spec.loader)
+        return spec
+
+
+class LinecacheLoader:
+    """The real loader, and then the cells' sources into the cache."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        # The module keeps the real loader (reload, get_source).
+        module.__loader__ = module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        module.cache.update(SOURCES)
+        SOURCES.clear()
+
+
 def run_cell(ns, req, cell, interruptible=False, send_display=None):
     """Runs one cell in ns. In the worker (interruptible) SIGINT interrupts
     the cell, and only the cell (see on_sigint). send_display gets each
@@ -292,9 +344,7 @@ def run_cell(ns, req, cell, interruptible=False, send_display=None):
     env = req.get("env") or {}
     cwd = req.get("cwd") or ""
     name = "<cell-%d>" % cell
-    import linecache
-    lines = code.splitlines(True)
-    linecache.cache[name] = (len(code), None, lines, name)
+    register_source(name, code)
     saved_env = {k: os.environ.get(k) for k in env}
     saved_cwd = None
     reply = {"result": None, "error": None, "outputs": []}

@@ -3,6 +3,8 @@
 import ast
 import glob
 import os
+import subprocess
+import sys
 import unittest
 from unittest import mock
 
@@ -97,6 +99,34 @@ RICH = (
     "class Any:\n"
     "    def __getattr__(self, name): return lambda *a, **k: '<any>'\n"
     "    def __repr__(self): return 'Any()'\n")
+
+
+# Run in an interpreter of its own: this one (unittest) has linecache.
+LAZY_LINECACHE = """
+import sys
+import _sandboxd_worker as worker
+sys.meta_path.insert(0, worker.LinecacheFinder)
+ns = {"__name__": "__main__", "__builtins__": __builtins__}
+worker.run_cell(ns, {"code": "def f():\\n    return 42\\n"}, 1)
+print(worker.run_cell(ns, {"code": "import sys\\n[m in sys.modules for m in ('linecache', 'tokenize', 're')]"}, 2)["result"])
+print(worker.run_cell(ns, {"code": "import inspect\\ninspect.getsource(f)"}, 3)["result"])
+print(worker.run_cell(ns, {"code": "1/0"}, 4)["error"]["traceback"])
+import linecache
+print(linecache.__loader__ is linecache.__spec__.loader, type(linecache.__loader__).__name__)
+print(worker.LinecacheFinder in sys.meta_path, sorted(worker.SOURCES))
+"""
+
+
+class CellSources(unittest.TestCase):
+    def test_linecache_is_imported_when_needed_and_gets_them(self):
+        out = subprocess.run([sys.executable, "-S", "-c", LAZY_LINECACHE], capture_output=True, text=True,
+                             check=True).stdout
+        self.assertIn("[False, False, False]", out)  # an idle worker has none of them
+        self.assertIn("return 42", out)  # inspect reads a cell's source
+        self.assertIn('"<cell-4>", line 1', out)
+        self.assertIn("1/0", out)  # and tracebacks show its lines
+        self.assertIn("True SourceFileLoader", out)
+        self.assertIn("False []", out)
 
 
 class Display(unittest.TestCase):
