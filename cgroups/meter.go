@@ -59,11 +59,11 @@ func (m *Meter) Start() *Mark {
 	k := &Mark{cpu: m.cpuTime()}
 	k.usage, _ = readUint(m.usage)
 	if !m.v2 {
-		_ = os.WriteFile(m.peak, []byte("0"), 0) // the peak restarts from the usage now
+		_ = writeFile(m.peak, []byte("0")) // the peak restarts from the usage now
 		return k
 	}
 	// Before 6.12 memory.peak has no write: the open fails.
-	if f, err := os.OpenFile(m.peak, os.O_RDWR, 0); err == nil && !m.fixedPeak {
+	if f, err := openRW(m.peak); err == nil && !m.fixedPeak {
 		if _, err := f.Write([]byte("reset")); err == nil {
 			k.peakFile = f
 			return k
@@ -111,7 +111,7 @@ func (m *Meter) cpuTime() time.Duration {
 }
 
 func readUint(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}

@@ -1,7 +1,6 @@
 package cgroups
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,20 +34,15 @@ func (t *Tree) OOMKills(id string) (uint64, error) {
 // readKey reads the value of key in a flat-keyed cgroup file ("key N"
 // lines).
 func readKey(path, key string) (uint64, error) {
-	f, err := os.Open(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, " ")
 		if ok && k == key {
 			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
 	}
 	return 0, os.ErrNotExist
 }

@@ -1,0 +1,80 @@
+package cgroups
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// A cgroup file is read and written here with plain system calls, not
+// through os.File: cgroup files can be polled, so os.Open registers each
+// one with the runtime's poller (an epoll_ctl on open and another on
+// close). The meter reads six of them around every execution; this way
+// a read costs a third of os.ReadFile's (3 against 9 µs here).
+
+// readFile reads a small cgroup file whole.
+func readFile(path string) ([]byte, error) {
+	fd, err := openFile(path, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 256)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}
+
+// writeFile writes data to a cgroup file in one write, as the kernel
+// wants a value.
+func writeFile(path string, data []byte) error {
+	fd, err := openFile(path, unix.O_WRONLY|unix.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	for {
+		_, err := unix.Write(fd, data)
+		if !errors.Is(err, unix.EINTR) {
+			if err != nil {
+				return &os.PathError{Op: "write", Path: path, Err: err}
+			}
+			return nil
+		}
+	}
+}
+
+// openRW opens a cgroup file for reading and writing, as an os.File the
+// poller does not know (os.NewFile of a blocking descriptor).
+func openRW(path string) (*os.File, error) {
+	fd, err := openFile(path, unix.O_RDWR)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+func openFile(path string, flag int) (int, error) {
+	for {
+		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, 0)
+		if !errors.Is(err, unix.EINTR) {
+			if err != nil {
+				return -1, &os.PathError{Op: "open", Path: path, Err: err}
+			}
+			return fd, nil
+		}
+	}
+}
