@@ -17,10 +17,8 @@ import (
 // them and delete them, for a bounded time: no request may fail, and the
 // daemon's memory must stay bounded.
 func TestLoad(t *testing.T) {
+	notInVM(t) // load is the host's: the emulated VM is far slower
 	clients, duration := 50, 20*time.Second
-	if testing.Short() { // the emulated VM: less memory, far slower
-		clients, duration = 10, 5*time.Second
-	}
 	d := startDaemon(t, "max_sessions_per_uid = 100\nmax_concurrent_execs = 100\n[defaults]\nmemory_mb = 128\n")
 	ctx := context.Background()
 	before := statOf(t, d.cmd.Process.Pid)

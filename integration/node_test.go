@@ -144,6 +144,7 @@ func memTotalMB(t *testing.T) int64 {
 // Retry-After) while running ones go on, --wait returns once none runs,
 // --off takes sessions again; only root drains.
 func TestNodeDrain(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)

@@ -17,6 +17,7 @@ import (
 // clean as a fresh sandbox, and that the pool refills; /v1/run uses it too;
 // a request it cannot serve (another disk size) starts cold.
 func TestWarmPool(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "pool_size = 2\n")
 	ctx := context.Background()
 	waitFor(t, func() bool { return d.info(t).Pool.Idle == 2 })

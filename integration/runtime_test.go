@@ -32,6 +32,7 @@ func isGvisorKernel(release string) bool {
 // kernel), a template's warm pool runs on the template's runtime, one-shot
 // runs take a runtime too, and a runtime the daemon lacks answers 400.
 func TestRuntimeChoice(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	kernel := func(id string) string {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestPythonStatePersists(t *testing.T) {
+	notInVM(t)
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -30,6 +31,7 @@ func TestPythonStatePersists(t *testing.T) {
 }
 
 func TestPythonExceptions(t *testing.T) {
+	notInVM(t)
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -56,6 +58,7 @@ func TestPythonExceptions(t *testing.T) {
 }
 
 func TestChildProcessOutputIsCaptured(t *testing.T) {
+	notInVM(t)
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -67,6 +70,7 @@ func TestChildProcessOutputIsCaptured(t *testing.T) {
 }
 
 func TestShell(t *testing.T) {
+	notInVM(t)
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -89,6 +93,7 @@ func TestShell(t *testing.T) {
 }
 
 func TestStreaming(t *testing.T) {
+	notInVM(t)
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -147,6 +152,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 func TestOutputCap(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_output_bytes = 1000\n")
 	id := d.session(t, nil)
 	e := d.py(t, id, "print('x' * 5000)\nimport sys\nprint('y' * 10, file=sys.stderr)")
@@ -274,6 +280,7 @@ func TestConcurrentSessions(t *testing.T) {
 // in a notebook: functions defined in a cell pickle by reference, so
 // multiprocessing works, and a user module named like the agent imports.
 func TestCellsAreMain(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	d.py(t, id, "def double(x):\n    return 2 * x")

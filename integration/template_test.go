@@ -177,6 +177,7 @@ func TestTemplates(t *testing.T) {
 // TestTemplateImport imports a root filesystem tarball with sandboxctl
 // and runs sessions in it; hostile tarballs are refused and leave nothing.
 func TestTemplateImport(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	tarball := filepath.Join(t.TempDir(), "rootfs.tar.gz")

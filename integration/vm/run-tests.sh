@@ -35,8 +35,9 @@ for t in cgroups isolation integration; do
 	# A test binary that stalls (one stalled in isolation's first test,
 	# TestFreezeThaw, once in CI: no output, not even its own timeout's
 	# panic, as a frozen process would) is shown, thawed and made to dump
-	# its goroutines after 25 minutes (the longest, integration, takes ~17 here).
-	watchdog "sbd-test-$t" 1500 &
+	# its goroutines after 30 minutes (the longest, integration, takes ~22
+	# here): a watchdog for stalls, not a budget.
+	watchdog "sbd-test-$t" 1800 &
 	wd=$!
 	systemd-run --quiet --wait --collect --unit "sbd-test-$t" -p Delegate=yes \
 		-p WorkingDirectory="$PWD" -p StandardOutput=file:"$PWD/$t.log" -p StandardError=file:"$PWD/$t.log" \
