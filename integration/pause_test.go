@@ -42,6 +42,11 @@ while True:
 			time.Sleep(600 * time.Millisecond)
 			return read() != before
 		}
+		// Its python may take a while to start (the emulated VM: over
+		// the 600 ms ticking waits).
+		for deadline := time.Now().Add(30 * time.Second); read() == "" && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
 		if !ticking() {
 			t.Fatal("the ticker does not tick")
 		}
