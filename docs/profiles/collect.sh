@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# collect.sh [SANDBOXD] [OUT]: makes the profiles of docs/profiles anew, as
+# root, on a quiet host: the daemon's CPU profile (pprof, from its socket)
+# under cold creates, paced pooled creates and executions, and a whole-host
+# perf profile of cold creates (what runc init, python and the kernel cost,
+# which the daemon's own profile cannot show). Needs curl and perf
+# (linux-perf). SANDBOXD must not live under /tmp/sbd-profile-*: runc seals
+# its binary with an overlay whose lower folders may not overlap the
+# daemon's run dir.
+set -euo pipefail
+bin=$(realpath "${1:-bin/sandboxd}")
+out=$(realpath "${2:-docs/profiles}")
+here=$(dirname "$(realpath "$0")")
+dir=$(mktemp -d /tmp/sbd-profile-XXXXXX)
+chmod 755 "$dir" # sandboxes' root (nobody on the host) reaches their folders
+pid=
+stop() {
+	[ -z "$pid" ] || { kill "$pid" && wait "$pid"; } 2>/dev/null || true
+	pid=
+}
+trap 'stop; rm -rf "$dir"' EXIT
+
+# start POOL_SIZE: a daemon of its own, its pool full.
+start() {
+	stop
+	rm -rf "$dir/data" "$dir/run"
+	printf 'pool_size = %d\npool_max_size = %d\n' "$1" "$1" >"$dir/config.toml"
+	"$bin" --config "$dir/config.toml" --socket "$dir/s.sock" --data-dir "$dir/data" \
+		--run-dir "$dir/run" --log-level warn 2>>"$dir/daemon.log" &
+	pid=$!
+	until curl -sf --unix-socket "$dir/s.sock" http://d/v1/health >/dev/null; do sleep 0.1; done
+	sleep 5
+}
+
+# cpu NAME SECONDS MODE N: the daemon's CPU profile while load.py runs.
+cpu() {
+	curl -sf --unix-socket "$dir/s.sock" "http://d/debug/pprof/profile?seconds=$2" -o "$out/$1.cpu.pb.gz" &
+	local c=$!
+	python3 "$here/load.py" "$dir/s.sock" "$3" "$4" | tee "$out/$1.load.txt"
+	wait "$c"
+}
+
+start 0
+python3 "$here/load.py" "$dir/s.sock" memory 20 | tee "$out/idle-session.memory.txt"
+cpu cold-create 8 cold 150
+# The whole host under cold creates: by program and object, then the
+# hottest functions.
+perf record -q -e cpu-clock -a -g -o "$dir/perf.data" -- python3 "$here/load.py" "$dir/s.sock" cold 100 >"$dir/perf-load.txt"
+{
+	cat "$dir/perf-load.txt"
+	echo
+	echo "# CPU by program and object (perf report --sort comm,dso)"
+	perf report -i "$dir/perf.data" --stdio --no-children --sort comm,dso -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 40'
+	echo
+	echo "# the hottest functions (perf report --sort comm,sym)"
+	perf report -i "$dir/perf.data" --stdio --no-children --sort comm,sym -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 50'
+} >"$out/cold-create.host.txt"
+start 2
+cpu pooled-create 12 pooled 60
+cpu exec 6 exec 8000
+echo "profiles in $out"
