@@ -153,6 +153,41 @@ func TestMCP(t *testing.T) {
 		t.Errorf("delete_session: %v", out)
 	}
 
+	// A background process outlives its call; its output comes back from
+	// an offset; pause and resume keep the interpreter.
+	_, text, out = callTool("start_process", map[string]any{"command": "echo started; sleep 0.5; echo done; exit 4"})
+	pid, _ := out["process"].(map[string]any)["pid"].(float64)
+	if pid == 0 || out["session_id"] != sid {
+		t.Fatalf("start_process: %q %v", text, out)
+	}
+	if _, text, _ = callTool("list_processes", nil); !strings.Contains(text, "(background)") {
+		t.Errorf("list_processes: %q", text)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, text, out = callTool("process_logs", map[string]any{"pid": pid})
+		if out["running"] == false || time.Now().After(deadline) {
+			break
+		}
+	}
+	if out["output"] != "started\ndone\n" || out["exit_code"] != float64(4) || out["next_offset"] != float64(13) {
+		t.Errorf("process_logs: %q %v", text, out)
+	}
+	if _, _, out = callTool("process_logs", map[string]any{"pid": pid, "offset": 8}); out["output"] != "done\n" {
+		t.Errorf("process_logs from 8: %v", out)
+	}
+	if res, text, _ := callTool("kill_process", map[string]any{"pid": 99999}); !res.IsError {
+		t.Errorf("kill_process of no such process: %q", text)
+	}
+	if _, text, out = callTool("pause_session", nil); out["status"] != api.StatusPaused {
+		t.Errorf("pause_session: %q %v", text, out)
+	}
+	if _, text, out = callTool("resume_session", nil); out["status"] != api.StatusRunning {
+		t.Errorf("resume_session: %q %v", text, out)
+	}
+	if _, _, out = callTool("run_python", map[string]any{"code": "x"}); out["result"] != "42" {
+		t.Errorf("x after pause and resume: %v", out)
+	}
+
 	// The client goes: the server deletes what it made, nothing else.
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
@@ -213,7 +248,8 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	if err := json.Unmarshal(out, &seen); err != nil {
 		t.Fatalf("the client's report %q: %v", out, err)
 	}
-	wantTools := []string{"create_session", "delete_session", "get_execution", "install_packages", "interrupt", "list_executions", "list_sessions", "read_file", "run_python", "run_shell", "start_execution", "write_file"}
+	wantTools := []string{"create_session", "delete_session", "get_execution", "install_packages", "interrupt", "kill_process", "list_executions", "list_processes",
+		"list_sessions", "pause_session", "process_logs", "read_file", "resume_session", "run_python", "run_shell", "start_execution", "start_process", "write_file"}
 	switch {
 	case seen.Server.Name != "sandboxd" || !slices.Equal(seen.Tools, wantTools):
 		t.Errorf("server %+v, tools %v", seen.Server, seen.Tools)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,12 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("GET /v1/sessions/{id}/executions/{eid}", f.execution)
 	mux.HandleFunc("GET /v1/sessions/{id}/executions", f.executions)
 	mux.HandleFunc("POST /v1/sessions/{id}/interrupt", f.interrupt)
+	mux.HandleFunc("POST /v1/sessions/{id}/processes", f.startProcess)
+	mux.HandleFunc("GET /v1/sessions/{id}/processes", f.processes)
+	mux.HandleFunc("GET /v1/sessions/{id}/processes/{pid}/logs", f.processLogs)
+	mux.HandleFunc("DELETE /v1/sessions/{id}/processes/{pid}", f.signal)
+	mux.HandleFunc("POST /v1/sessions/{id}/pause", f.lifecycle(api.StatusPaused))
+	mux.HandleFunc("POST /v1/sessions/{id}/resume", f.lifecycle(api.StatusRunning))
 	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
 	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
 	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
@@ -216,6 +223,64 @@ func (f *fakeDaemon) interrupt(w http.ResponseWriter, r *http.Request) {
 	answer(w, 200, api.Interrupted{Interrupted: true})
 }
 
+// startProcess starts "process" 42, whose log is "line 1\nline 2\n"; it
+// has ended with 3 once its log was read to the end.
+func (f *fakeDaemon) startProcess(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.session(w, r); !ok {
+		return
+	}
+	var req api.ProcessRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	answer(w, 201, api.Process{PID: 42, Command: strings.Join(req.Argv, " "), Detached: true})
+}
+
+func (f *fakeDaemon) processes(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.session(w, r); !ok {
+		return
+	}
+	answer(w, 200, api.ProcessList{Processes: []api.Process{{PID: 1, Command: "python3 agent"}, {PID: 42, Command: "/bin/sh -c serve", Detached: true, RSSBytes: 3 << 20}}})
+}
+
+func (f *fakeDaemon) processLogs(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.session(w, r); !ok {
+		return
+	}
+	if r.PathValue("pid") != "42" {
+		notFound(w, "process "+r.PathValue("pid"))
+		return
+	}
+	const log = "line 1\nline 2\n"
+	off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+	off = min(off, len(log))
+	if off < len(log) {
+		w.Header().Set(api.HeaderProcessRunning, "true")
+	} else {
+		w.Header().Set(api.HeaderProcessExitCode, "3")
+	}
+	_, _ = io.WriteString(w, log[off:])
+}
+
+func (f *fakeDaemon) signal(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.session(w, r); !ok {
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (f *fakeDaemon) lifecycle(status string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := f.session(w, r)
+		if !ok {
+			return
+		}
+		f.mu.Lock()
+		s := *f.sessions[id]
+		f.mu.Unlock()
+		s.Status = status
+		answer(w, 200, s)
+	}
+}
+
 func (f *fakeDaemon) put(w http.ResponseWriter, r *http.Request) {
 	id, ok := f.session(w, r)
 	if !ok {
@@ -297,6 +362,8 @@ func TestTools(t *testing.T) {
 		"run_python": {"code"}, "run_shell": {"command"}, "write_file": {"content", "path"}, "read_file": {"path"},
 		"install_packages": {"packages"}, "create_session": nil, "list_sessions": nil, "delete_session": {"session_id"},
 		"start_execution": {"code"}, "get_execution": {"execution_id"}, "list_executions": nil, "interrupt": nil,
+		"start_process": {"command"}, "list_processes": nil, "process_logs": {"pid"}, "kill_process": {"pid"},
+		"pause_session": nil, "resume_session": nil,
 	}
 	got := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {
@@ -522,5 +589,44 @@ func TestJobTools(t *testing.T) {
 	}
 	if _, text, out = call(t, cs, "interrupt", nil); out["interrupted"] != true || !strings.Contains(text, "interrupted") {
 		t.Fatalf("interrupt: %q %v", text, out)
+	}
+}
+
+// TestProcessTools: start_process starts a shell line in the background,
+// list_processes marks it, process_logs reads its output from an offset
+// and says how it ended, kill_process signals it, pause_session and
+// resume_session say the session's status.
+func TestProcessTools(t *testing.T) {
+	_, c := newFakeDaemon(t)
+	cs := connect(t, New(c, Options{}))
+	_, text, out := call(t, cs, "start_process", map[string]any{"command": "serve"})
+	p, _ := out["process"].(map[string]any)
+	if p["pid"] != float64(42) || p["command"] != "/bin/sh -c serve" || !strings.Contains(text, "process_logs") {
+		t.Fatalf("start_process: %q %v", text, out)
+	}
+	sid := out["session_id"]
+	if _, text, out = call(t, cs, "list_processes", nil); !strings.Contains(text, "42 0.0s cpu 3 MiB /bin/sh -c serve (background)") || len(out["processes"].([]any)) != 2 || out["session_id"] != sid {
+		t.Fatalf("list_processes: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "process_logs", map[string]any{"pid": 42}); out["output"] != "line 1\nline 2\n" || out["next_offset"] != float64(14) || out["running"] != true || !strings.Contains(text, "still runs") {
+		t.Fatalf("process_logs: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "process_logs", map[string]any{"pid": 42, "offset": 7}); out["output"] != "line 2\n" || out["next_offset"] != float64(14) {
+		t.Fatalf("process_logs from 7: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "process_logs", map[string]any{"pid": 42, "offset": 14}); out["running"] != false || out["exit_code"] != float64(3) || !strings.Contains(text, "exit code 3") {
+		t.Fatalf("process_logs at the end: %q %v", text, out)
+	}
+	if res, text, _ := call(t, cs, "process_logs", map[string]any{"pid": 7}); !res.IsError || !strings.Contains(text, "not found") {
+		t.Fatalf("process_logs of no such process: %q", text)
+	}
+	if _, text, _ = call(t, cs, "kill_process", map[string]any{"pid": 42, "signal": "KILL"}); !strings.Contains(text, "sent KILL to process 42") {
+		t.Fatalf("kill_process: %q", text)
+	}
+	if _, text, out = call(t, cs, "pause_session", nil); out["status"] != api.StatusPaused || !strings.Contains(text, "paused session") {
+		t.Fatalf("pause_session: %q %v", text, out)
+	}
+	if _, text, out = call(t, cs, "resume_session", nil); out["status"] != api.StatusRunning || out["session_id"] != sid {
+		t.Fatalf("resume_session: %q %v", text, out)
 	}
 }

@@ -149,6 +149,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_sessions", Description: "List the sandbox sessions you may use."}, s.listSessions)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "delete_session", Description: "Delete a sandbox session and its files."}, s.deleteSession)
 	s.addJobTools()
+	s.addProcessTools()
 }
 
 // cancelInterrupts is the output callback of the tools' executions: with

@@ -31,6 +31,11 @@ Claude Code, Cursor, VS Code, an agent framework) to start. Its tools:
   create_session    make a session (limits, network, labels)
   list_sessions     the sessions you may use
   delete_session    delete one
+  start_execution   start code without waiting (long work); get_execution,
+                    list_executions and interrupt follow it
+  start_process     start a command in the background (a server); list_processes,
+                    process_logs and kill_process follow it
+  pause_session     freeze a session, memory kept; resume_session
 
 A tool call that leaves out session_id uses the server's own session, made
 on first use with the flags given here (and said in that call's result).
