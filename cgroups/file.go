@@ -25,13 +25,11 @@ func readFile(path string) ([]byte, error) {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
+		n, err := retryEINTR(func() (int, error) { return unix.Read(fd, b[len(b):cap(b)]) })
+		if err != nil {
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		case n == 0:
+		}
+		if n == 0 {
 			return b, nil
 		}
 		b = b[:len(b)+n]
@@ -46,15 +44,10 @@ func writeFile(path string, data []byte) error {
 		return err
 	}
 	defer unix.Close(fd)
-	for {
-		_, err := unix.Write(fd, data)
-		if !errors.Is(err, unix.EINTR) {
-			if err != nil {
-				return &os.PathError{Op: "write", Path: path, Err: err}
-			}
-			return nil
-		}
+	if _, err := retryEINTR(func() (int, error) { return unix.Write(fd, data) }); err != nil {
+		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
+	return nil
 }
 
 // openRW opens a cgroup file for reading and writing, as an os.File the
@@ -68,13 +61,19 @@ func openRW(path string) (*os.File, error) {
 }
 
 func openFile(path string, flag int) (int, error) {
+	fd, err := retryEINTR(func() (int, error) { return unix.Open(path, flag|unix.O_CLOEXEC, 0) })
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
+}
+
+// retryEINTR calls fn again for as long as a signal interrupts it.
+func retryEINTR(fn func() (int, error)) (int, error) {
 	for {
-		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, 0)
+		n, err := fn()
 		if !errors.Is(err, unix.EINTR) {
-			if err != nil {
-				return -1, &os.PathError{Op: "open", Path: path, Err: err}
-			}
-			return fd, nil
+			return n, err
 		}
 	}
 }
