@@ -10,7 +10,8 @@ func TestGvisorResources(t *testing.T) {
 	}{
 		{0, 0},
 		{32, gvisorPidsBase + 32*gvisorPidsFactor},
-		{256, gvisorPidsBase + 256*gvisorPidsFactor},
+		{128, gvisorPidsBase + 128*gvisorPidsFactor},
+		{256, gvisorPidsCap},
 		{4096, gvisorPidsCap},
 	} {
 		res := Limits{MemoryBytes: 1 << 28, Pids: c.pids}.gvisorResources()

@@ -75,6 +75,10 @@ import "errors"
 //	   worker, and the worker imports linecache only when something
 //	   needs it (the cells' sources wait for it). Requests and answers
 //	   are those of 9.
+//	11 a stopped execution's processes are stopped (SIGSTOP) before they
+//	   are killed, and a timed-out command's at once, not after its
+//	   wait: a fork bomb under gVisor outran the kill passes and lived
+//	   on. Requests and answers are those of 9.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -83,7 +87,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 10
+const ProtocolVersion = 11
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

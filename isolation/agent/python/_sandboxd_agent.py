@@ -811,6 +811,10 @@ class Agent:
                 stopping, kill_at = STATUS_TIMEOUT, now
             if kill_at is not None and now >= kill_at:
                 procs.signal_group(p.pid, signal.SIGKILL)
+                # Now, not after the wait: what left the group (or was
+                # forked while the group's kill went round) may be a fork
+                # bomb's, which would fill the pids limit meanwhile.
+                procs.kill_new(self.before)
                 status = procs.reap(p.pid)
                 procs.wait_group_gone(p.pid)
                 break

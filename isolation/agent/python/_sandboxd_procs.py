@@ -189,31 +189,51 @@ def snapshot(prev=None):
 
 def kill_new(before, spare=(), limit=2.0):
     """Kills every process that started since snapshot before, but those
-    in spare, until none is left (a fork bomb forks on meanwhile) or
-    limit has passed. Zombies are left to the reaper (or their parent)."""
+    in spare, and returns once none is left or limit has passed. Zombies
+    are left to the reaper (or their parent).
+
+    It stops them first, then kills them. A fork bomb forks on while the
+    passes over /proc run: a killed process frees its pid for a survivor's
+    next fork, and under gVisor (slow /proc, kill and fork not ordered)
+    the bomb could outrun the passes and live on after its execution (CI,
+    under load). A stopped process forks no more and keeps its pid, so the
+    pids limit soon leaves the bomb no room: once a pass finds nothing new
+    that was not sent SIGSTOP, every new process is killed."""
     if before is None:
         return
     deadline = time.monotonic() + limit
-    while True:
-        left = False
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            pid = int(name)
-            if pid == 1 or pid in spare:
-                continue
-            st = stat(pid)
-            if st is None or st[0] == b"Z" or before.get(pid) == st[1]:
-                continue
-            try:
-                os.kill(pid, signal.SIGKILL)
-                left = True
-            except OSError:
-                pass
-        if not left or time.monotonic() >= deadline:
-            return
+    stopped = set()
+    while _signal_new(before, spare, signal.SIGSTOP, stopped) and time.monotonic() < deadline:
+        reap_zombies()
+    while _signal_new(before, spare, signal.SIGKILL) and time.monotonic() < deadline:
         time.sleep(0.002)
         reap_zombies()
+
+
+def _signal_new(before, spare, sig, sent=None):
+    """Sends sig to every live process that started since snapshot before,
+    but PID 1, those in spare and those in sent (pid and start time, which
+    it adds to); returns whether it sent any."""
+    any_sent = False
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid == 1 or pid in spare:
+            continue
+        st = stat(pid)
+        if st is None or st[0] == b"Z" or before.get(pid) == st[1]:
+            continue
+        if sent is not None:
+            if (pid, st[1]) in sent:
+                continue
+            sent.add((pid, st[1]))
+        try:
+            os.kill(pid, sig)
+            any_sent = True
+        except OSError:
+            pass
+    return any_sent
 
 
 def kill_largest():
