@@ -47,7 +47,22 @@ type Conn struct {
 	// version is the agent's protocol version, known after Ping; atomic
 	// since Interrupt reads it beside a health check's Ping.
 	version atomic.Int64
+
+	// sentMu guards sentID, the id of the last execution whose request
+	// was written, and sentCh, closed (and replaced) when it changes:
+	// Interrupt waits for its execution's request (see sentWait).
+	sentMu sync.Mutex
+	sentID string
+	sentCh chan struct{}
 }
+
+// sentWait bounds how long Interrupt waits for its execution's request to
+// be written. The owner marks an execution running just before Exec
+// writes its request, and an interrupt written first would find the agent
+// idle, which drops it (the SDK's test saw that, on a loaded host): the
+// execution would run on though Interrupt said it stopped it. An id whose
+// request never comes is sent after the wait, and dropped.
+const sentWait = 2 * time.Second
 
 // Dial connects to the agent's socket, retrying until ctx ends: the agent may
 // still be starting, though the listener already accepts.
@@ -117,6 +132,7 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 	if err := a.send(req, dl); err != nil {
 		return nil, err
 	}
+	a.markSent(req.ID)
 	for {
 		m, err := a.read()
 		if err != nil {
@@ -147,7 +163,47 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 // refuses, and the execution then fails as out of step. Agents before
 // version 3 know no interrupt: ErrUnsupported, and nothing is sent.
 func (a *Conn) Interrupt(ctx context.Context, id string) error {
+	if err := a.awaitSent(ctx, id); err != nil {
+		return err
+	}
 	return a.sendBeside(ctx, Request{Op: OpInterrupt, ID: id}, interruptVersion, "interrupting an execution")
+}
+
+// markSent records that the request of execution id is written.
+func (a *Conn) markSent(id string) {
+	a.sentMu.Lock()
+	defer a.sentMu.Unlock()
+	a.sentID = id
+	if a.sentCh != nil {
+		close(a.sentCh)
+		a.sentCh = nil
+	}
+}
+
+// awaitSent waits until the request of execution id is written, at most
+// sentWait (see there), or until ctx ends.
+func (a *Conn) awaitSent(ctx context.Context, id string) error {
+	timer := time.NewTimer(sentWait)
+	defer timer.Stop()
+	for {
+		a.sentMu.Lock()
+		if a.sentID == id {
+			a.sentMu.Unlock()
+			return nil
+		}
+		if a.sentCh == nil {
+			a.sentCh = make(chan struct{})
+		}
+		ch := a.sentCh
+		a.sentMu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // reclaimVersion is the first protocol version with OpReclaim.

@@ -98,3 +98,53 @@ func FuzzAgentLines(f *testing.F) {
 		}
 	})
 }
+
+// TestInterruptWaitsForItsRequest: an interrupt sent as its execution is
+// marked running, before Exec writes the request, reaches the agent after
+// the request (an agent drops an interrupt that finds it idle); one for an
+// execution whose request never comes is sent after sentWait.
+func TestInterruptWaitsForItsRequest(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := &Conn{c: a, lines: newLineReader(a, 1<<20)}
+	c.version.Store(ProtocolVersion)
+	got := make(chan string, 2)
+	go func() {
+		r := bufio.NewReader(b)
+		for range 2 {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			got <- line
+		}
+		_, _ = b.Write([]byte(`{"type":"done","status":"interrupted"}` + "\n"))
+	}()
+	sent := make(chan error, 1)
+	go func() { sent <- c.Interrupt(context.Background(), "e1") }()
+	time.Sleep(50 * time.Millisecond) // the interrupt is waiting
+	if _, err := c.Exec(Request{ID: "e1", Language: "python", Code: "1"}, 5*time.Second, func(string, string) {}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	first, second := <-got, <-got
+	if !strings.Contains(first, `"op":"exec"`) || !strings.Contains(second, `"op":"interrupt"`) {
+		t.Fatalf("the agent read %q then %q; want the execution, then its interrupt", first, second)
+	}
+
+	// An id never sent: Interrupt waits sentWait, then sends it anyway.
+	go func() { _, _ = bufio.NewReader(b).ReadString('\n') }()
+	t0 := time.Now()
+	if err := c.Interrupt(context.Background(), "e2"); err != nil || time.Since(t0) < sentWait {
+		t.Fatalf("Interrupt of an execution never sent: %v after %v", err, time.Since(t0))
+	}
+	// A cancelled context ends the wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Interrupt(ctx, "e3"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Interrupt with a cancelled context: %v", err)
+	}
+}
