@@ -6,29 +6,22 @@
 package isolation
 
 import (
-	"os"
 	"runtime"
 
-	"github.com/opencontainers/runc/libcontainer"
-
-	// Lets libcontainer's cgroup managers apply device rules.
-	_ "github.com/opencontainers/cgroups/devices"
-	// The C half of container init: joins namespaces before Go starts.
-	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+	// Container init: libcontainer re-executes this binary to start each
+	// sandbox.
+	_ "github.com/sandboxd/sandboxd/isolation/selfinit"
 )
 
-// initArg is how libcontainer re-executes the daemon binary as the
-// container's init.
-const initArg = "init"
-
-// init turns any binary that links this package — sandboxd and every test
-// binary that starts sandboxes — into its own libcontainer init. It runs
-// before main (and before TestMain), as libcontainer requires.
+// init keeps the process's main thread to the main goroutine. (Package
+// selfinit, imported above, has made any binary that links this package —
+// sandboxd and every test binary that starts sandboxes — its own
+// libcontainer init, before main and before TestMain, as libcontainer
+// requires.)
 //
-// It also keeps the process's main thread to the main goroutine. To make a
-// sandbox's mount sources libcontainer locks a goroutine to its thread and
-// moves that thread into the new sandbox's mount namespace, counting on Go
-// to end the thread when the goroutine returns. Go ends any thread so
+// To make a sandbox's mount sources libcontainer locks a goroutine to its
+// thread and moves that thread into the new sandbox's mount namespace,
+// counting on Go to end the thread when the goroutine returns. Go ends any thread so
 // left but the main one, which it parks instead: a process whose main
 // thread ran that goroutine stayed in that sandbox's mount namespace for
 // good, and kept the sandbox's disk mounted (its loop device with it) long
@@ -36,8 +29,5 @@ const initArg = "init"
 // one run in ten). Locked here, in an init, the main thread runs main
 // and nothing else.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == initArg {
-		libcontainer.Init()
-	}
 	runtime.LockOSThread()
 }
