@@ -72,6 +72,21 @@ func copySparse(src, dst string, size int64) (retErr error) {
 	if err := out.Truncate(size); err != nil {
 		return err
 	}
+	if err := copyExtents(in, out, size); err != nil {
+		return err
+	}
+	// The copy is flushed by the sandbox's start, before the session's
+	// record can be written: a filesystem that does not order file data
+	// before its journal (XFS, btrfs) could otherwise keep the record
+	// across a crash and lose the disk it names. On ext4 the record's own
+	// sync flushed it anyway: the start pays it instead (a pool refill,
+	// in the background, not the claim).
+	return out.Sync()
+}
+
+// copyExtents copies the data extents of in below size into out, at the
+// same offsets.
+func copyExtents(in, out *os.File, size int64) error {
 	for off := int64(0); off < size; {
 		data, err := unix.Seek(int(in.Fd()), off, unix.SEEK_DATA)
 		if errors.Is(err, unix.ENXIO) {

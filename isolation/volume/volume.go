@@ -158,7 +158,12 @@ func mount(img, target string) error {
 	// once the mount holds it.
 	defer dev.Close()
 	// discard: files deleted inside give their space back to the host.
-	if err := unix.Mount(dev.Name(), target, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "discard"); err != nil {
+	// noinit_itable: mkfs left the inode tables uninitialised (lazy, so
+	// that it takes milliseconds), and the kernel would zero them after
+	// the mount (16 MiB for 1 GiB, as fallocate calls on the image, each
+	// a host journal entry). They are holes of a sparse image, which read
+	// as zeros already.
+	if err := unix.Mount(dev.Name(), target, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "discard,noinit_itable"); err != nil {
 		return fmt.Errorf("mount %s: %w", img, err)
 	}
 	return nil
