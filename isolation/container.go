@@ -3,6 +3,7 @@ package isolation
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	ocgroups "github.com/opencontainers/cgroups"
@@ -43,7 +44,24 @@ type container interface {
 }
 
 // runcContainer is a libcontainer container.
-type runcContainer struct{ c *libcontainer.Container }
+type runcContainer struct {
+	c    *libcontainer.Container
+	init *initOnce
+}
+
+func newRuncContainer(c *libcontainer.Container) runcContainer {
+	return runcContainer{c: c, init: &initOnce{}}
+}
+
+// initOnce keeps the container's first process as State found it once
+// running: a pid and start time that last as long as the container.
+// State costs a claim from a warm pool ~0.2 ms (it reads the process's
+// namespaces and cgroups too); a claim asks only for the pid.
+type initOnce struct {
+	mu    sync.Mutex
+	pid   int
+	start uint64
+}
 
 func (c runcContainer) kill() error {
 	if err := c.c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
@@ -86,9 +104,17 @@ func (c runcContainer) set(r *ocgroups.Resources) error {
 }
 
 func (c runcContainer) initProcess() (int, uint64, error) {
+	c.init.mu.Lock()
+	defer c.init.mu.Unlock()
+	if c.init.pid > 0 {
+		return c.init.pid, c.init.start, nil
+	}
 	st, err := c.c.State()
 	if err != nil {
 		return 0, 0, err
+	}
+	if st.InitProcessPid > 0 {
+		c.init.pid, c.init.start = st.InitProcessPid, st.InitProcessStartTime
 	}
 	return st.InitProcessPid, st.InitProcessStartTime, nil
 }

@@ -55,7 +55,7 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 		unix.Close(pidfd)
 		return nil, fmt.Errorf("sandbox stopped while being restored (%v)", err)
 	}
-	sb := r.newSandbox(s, runcContainer{c})
+	sb := r.newSandbox(s, newRuncContainer(c))
 	sb.started = state.Created
 	if cg := c.Config().Cgroups; cg != nil && cg.Resources != nil {
 		r.cpus.adopt(s.ID, cg.Resources.CpusetCpus)

@@ -323,7 +323,7 @@ func (r *Runtime) launchRunc(_ context.Context, s *Spec, p *paths, view *Image, 
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	sb := r.newSandbox(s, runcContainer{c})
+	sb := r.newSandbox(s, newRuncContainer(c))
 	sb.Timings.Prepare = time.Since(t0)
 	proc := &libcontainer.Process{
 		Args:       agentArgs(view.python, s.Preload),

@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -115,19 +118,30 @@ func runsThen(ctx context.Context, d *daemon, n int, then func(context.Context) 
 	}, then)
 }
 
+// liveSession creates a session and waits for the pool to refill: the
+// session came from the pool, and what is timed on it is measured on a
+// quiet host, not beside a cold create (runsc's takes the first ~200
+// executions' time on both cores). done deletes it.
+func (d *daemon) liveSession(ctx context.Context) (*api.Session, func(), error) {
+	s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() { _ = d.c.DeleteSession(context.WithoutCancel(ctx), s.ID) }
+	if err := d.waitPool(ctx); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return s, done, nil
+}
+
 // execs times x = 1 on one live session.
 func execs(ctx context.Context, d *daemon, n int) (latency, error) {
-	s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+	s, done, err := d.liveSession(ctx)
 	if err != nil {
 		return latency{}, err
 	}
-	defer d.c.DeleteSession(context.WithoutCancel(ctx), s.ID)
-	// The session came from the pool, which refills meanwhile: a warm
-	// exec is measured on a quiet host, not beside a cold create (runsc's
-	// takes the first ~200 executions' time on both cores).
-	if err := d.waitPool(ctx); err != nil {
-		return latency{}, err
-	}
+	defer done()
 	req := &api.ExecRequest{Language: api.LanguagePython, Code: "x = 1"}
 	// A few to warm up both ends.
 	for i := 0; i < 20; i++ {
@@ -250,14 +264,61 @@ func pacedCreates(ctx context.Context, d *daemon, n int, interval time.Duration)
 // and full; the first burst (off the record) shows the pool the demand.
 // The sessions are deleted after each burst.
 func bursts(ctx context.Context, d *daemon, rounds, size int) (latency, error) {
+	ids := make([]string, size)
+	return burstRounds(ctx, rounds, size, d.idleFull, func(ctx context.Context, i int) error {
+		s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
+		if err == nil {
+			ids[i] = s.ID
+		}
+		return err
+	}, func(ctx context.Context) error {
+		for _, id := range ids {
+			if err := d.c.DeleteSession(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// getBursts times size GETs of one live session made at once after 2 s
+// idle, as bursts makes its creates: the HTTP floor under a burst on
+// this host (size requests, their connections and JSON on its cores).
+func getBursts(ctx context.Context, d *daemon, rounds, size int) (latency, error) {
+	s, done, err := d.liveSession(ctx)
+	if err != nil {
+		return latency{}, err
+	}
+	defer done()
+	return burstRounds(ctx, rounds, size, d.idleFull, func(ctx context.Context, _ int) error {
+		_, err := d.c.GetSession(ctx, s.ID)
+		return err
+	}, nil)
+}
+
+// idleFull waits for the pool to be full, then 2 s more with nothing
+// asked of the daemon.
+func (d *daemon) idleFull(ctx context.Context) error {
+	if err := d.waitPool(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(2 * time.Second):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// burstRounds runs rounds+1 bursts of size ops at once, before each
+// burst and after it off the clock; the first burst is not timed.
+func burstRounds(ctx context.Context, rounds, size int, before func(context.Context) error, op func(context.Context, int) error, after func(context.Context) error) (latency, error) {
 	var all []time.Duration
 	for round := 0; round <= rounds; round++ {
-		if err := d.waitPool(ctx); err != nil {
+		if err := before(ctx); err != nil {
 			return latency{}, err
 		}
-		time.Sleep(2 * time.Second) // idle
 		took := make([]time.Duration, size)
-		ids := make([]string, size)
 		errs := make([]error, size)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -267,20 +328,19 @@ func bursts(ctx context.Context, d *daemon, rounds, size int) (latency, error) {
 				defer wg.Done()
 				<-start
 				t0 := time.Now()
-				s, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{})
-				took[i], errs[i] = time.Since(t0), err
-				if err == nil {
-					ids[i] = s.ID
-				}
+				errs[i] = op(ctx, i)
+				took[i] = time.Since(t0)
 			}()
 		}
 		close(start)
 		wg.Wait()
-		for i := range size {
-			if errs[i] != nil {
-				return latency{}, errs[i]
+		for _, err := range errs {
+			if err != nil {
+				return latency{}, err
 			}
-			if err := d.c.DeleteSession(ctx, ids[i]); err != nil {
+		}
+		if after != nil {
+			if err := after(ctx); err != nil {
 				return latency{}, err
 			}
 		}
@@ -315,6 +375,75 @@ func lists(ctx context.Context, d *daemon, n, want int) (latency, error) {
 		if err == nil && len(l) < want {
 			err = fmt.Errorf("listed %d sessions of %d", len(l), want)
 		}
+		return err
+	}, nil)
+}
+
+// pacedFloors times what any answer at pace costs this host, the floor
+// under a pooled create's: a GET of a live session (a lookup and an HTTP
+// round trip through the same client) and a 4 KiB write and fdatasync of
+// a written file beside the daemon's database (one durable write, the
+// least a filesystem can do). Each runs n times, one every interval, the
+// two staggered by half of it, so that the daemon and the disk idle
+// between as they do between paced creates.
+func pacedFloors(ctx context.Context, d *daemon, n int, interval time.Duration) (get, durable latency, err error) {
+	s, done, err := d.liveSession(ctx)
+	if err != nil {
+		return get, durable, err
+	}
+	defer done()
+	f, err := os.CreateTemp(d.dir, "fdatasync-")
+	if err != nil {
+		return get, durable, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	const size = 1 << 20
+	if _, err := f.Write(make([]byte, size)); err != nil {
+		return get, durable, err
+	}
+	if err := f.Sync(); err != nil {
+		return get, durable, err
+	}
+	page := make([]byte, 4096)
+	var gets, syncs []time.Duration
+	tick := time.NewTicker(interval / 2)
+	defer tick.Stop()
+	for i := 0; i < 2*n; i++ {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return get, durable, ctx.Err()
+		}
+		t0 := time.Now()
+		if i%2 == 0 {
+			if _, err := d.c.GetSession(ctx, s.ID); err != nil {
+				return get, durable, err
+			}
+			gets = append(gets, time.Since(t0))
+			continue
+		}
+		if _, err := f.WriteAt(page, int64(i/2*len(page)%size)); err != nil {
+			return get, durable, err
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return get, durable, err
+		}
+		syncs = append(syncs, time.Since(t0))
+	}
+	return percentiles(gets), percentiles(syncs), nil
+}
+
+// gets times n GETs of one live session, back to back: the API's floor
+// under an execution (one HTTP round trip and its JSON, no sandbox).
+func gets(ctx context.Context, d *daemon, n int) (latency, error) {
+	s, done, err := d.liveSession(ctx)
+	if err != nil {
+		return latency{}, err
+	}
+	defer done()
+	return times(ctx, n, func(ctx context.Context) error {
+		_, err := d.c.GetSession(ctx, s.ID)
 		return err
 	}, nil)
 }
