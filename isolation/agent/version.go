@@ -79,6 +79,9 @@ import "errors"
 //	   are killed, and a timed-out command's at once, not after its
 //	   wait: a fork bomb under gVisor outran the kill passes and lived
 //	   on. Requests and answers are those of 9.
+//	12 a killed command's escapees are killed once, at the kill (11 went
+//	   over the processes again after the command's group had gone,
+//	   finding nothing). Requests and answers are those of 9.
 //
 // To bump: before changing the agent (or from a checkout of the last
 // commit) save it with
@@ -87,7 +90,7 @@ import "errors"
 //
 // then change it, bump ProtocolVersion, record the new hash in
 // version_test.go, and make the Conn adapt where the versions differ.
-const ProtocolVersion = 11
+const ProtocolVersion = 12
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -25,6 +25,7 @@ var agentSHA256 = map[int]string{
 	9:  "0c092b51bc409e9da80b964eb5df091bd624d447d4b79662f88c9c3cf9f2f97d",
 	10: "cf4658f77d6165a757f38142d931cba7fe0264d7f01deaf178a457e3f053f8e2",
 	11: "2633f08a4b406bcfd77a4d7fb9f26a75bef38141fee75aafffc03ca66d0ee985",
+	12: "d1ea916b5c3224a7ba4c1636732350a16618cd436914ba02be8471088a214801",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

@@ -793,6 +793,7 @@ class Agent:
         stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
         kill_at = None
         resignal_at = None
+        killed = False
         status = None
         interrupt = self.read_daemon(exec_id, fill=False)  # it may have come with the request
         while True:
@@ -817,6 +818,9 @@ class Agent:
                 procs.kill_new(self.before)
                 status = procs.reap(p.pid)
                 procs.wait_group_gone(p.pid)
+                # Nothing is left to kill after: the group's members
+                # cannot fork once their SIGKILL is pending.
+                killed = True
                 break
             # Poll the command at least every 50 ms: its end has no fd.
             wait = min(0.05, (kill_at if kill_at is not None else deadline) - now)
@@ -833,7 +837,7 @@ class Agent:
                     interrupt = self.read_daemon(exec_id) or interrupt
                 elif not drain(fd, caps[fd]):
                     fds.remove(fd)
-        if stopping:
+        if stopping and not killed:
             procs.kill_new(self.before)
         # The reaper took the status: Popen must not wait for the pid.
         rc = os.waitstatus_to_exitcode(status) if status is not None else 1
