@@ -287,12 +287,32 @@ func TestInstallPackages(t *testing.T) {
 	}
 }
 
+// TestPooledSandboxNetworkAhead: a pool makes its sandboxes' links ahead
+// once claims want a network, and then a claim with one keeps the link;
+// one without loses it. A pool whose claims want none makes none.
 func TestPooledSandboxNetworkAhead(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
-	// A claim with a network keeps the link made ahead: no new one.
+	// No claim has wanted a network yet: the pooled sandbox has no link,
+	// nor does a claim without a network get one.
+	first := mustCreate(t, d, root)
+	if attaches, _, _ := e.net.state(first.ID); attaches != 0 {
+		t.Fatalf("a claim of network none from a pool that never saw a network: %d links", attaches)
+	}
+	// The first claim with a network has its link made at claim.
+	waitPool(t, d, 1)
 	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attaches, _, _ := e.net.state(s.ID); attaches != 1 || !slices.Equal(e.net.historyOf(s.ID), []string{"open"}) {
+		t.Fatalf("the first claim with a network: %d links, policies %q", attaches, e.net.historyOf(s.ID))
+	}
+	// From then on the pool's refills have their link made ahead: a claim
+	// with a network keeps it, no new one.
+	waitPool(t, d, 1)
+	s, err = d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkOpen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +324,9 @@ func TestPooledSandboxNetworkAhead(t *testing.T) {
 	// A claim without one loses the link (in the background) and its slot.
 	waitPool(t, d, 1)
 	plain := mustCreate(t, d, root)
+	if h := e.net.historyOf(plain.ID); !slices.Equal(h, []string{"none"}) {
+		t.Fatalf("the pooled sandbox a claim without a network took had policies %q, want its link made ahead", h)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for e.net.mode(plain.ID) != "" && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)

@@ -59,6 +59,9 @@ type pool struct {
 	// may hold).
 	demand demand
 	target atomic.Int64
+	// netClaimed is when a claim last wanted a network (unix ns; 0:
+	// never): see linksAhead.
+	netClaimed atomic.Int64
 	// floorUntil keeps the pool at pool_size until then: it gave its
 	// surplus's disk to a session (yieldDisk).
 	floorUntil time.Time
@@ -308,7 +311,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 	}
 	// Its link is made now, closed to everything, so that a claim with a
 	// network pays only for its policy.
-	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks && s.record().NetSlot == 0 {
+	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks && s.record().NetSlot == 0 && p.linksAhead() {
 		if err := p.d.applyPolicy(ctx, s, s.sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
 			p.d.log.Warn("warm pool: plumb a sandbox's network ahead", "template", p.t.def.Name, "err", err)
 		}
@@ -327,6 +330,18 @@ func (p *pool) add(ctx context.Context) (err error) {
 		return p.d.destroySession(s)
 	}
 	return nil
+}
+
+// linksAhead says refills give their sandbox its link ahead: a claim
+// wanted a network within poolDemandMemory. A link made ahead saves a
+// claim with a network its attach (~1 ms); a claim without one has it
+// removed (an nftables batch, a veth's deletion: kernel work beside the
+// creates under way, which doubled a burst of 20 claims' latency). So a
+// pool whose claims want no network makes no links, and one whose
+// claims do makes them again from the first such claim on.
+func (p *pool) linksAhead() bool {
+	t := p.netClaimed.Load()
+	return t != 0 && time.Since(time.Unix(0, t)) < poolDemandMemory
 }
 
 // awaitRefill waits for a refill under way to end, if there is one no
@@ -463,6 +478,9 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 	// every step of it, the durable write most (the host filesystem's
 	// journal commits the refill's disk image with the record).
 	p.demand.note(time.Now(), p.ceiling())
+	if rec.Network != api.NetworkNone {
+		p.netClaimed.Store(time.Now().UnixNano())
+	}
 	for {
 		s := p.takeFirst()
 		if s == nil {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # collect.sh [SANDBOXD] [OUT]: makes the profiles of docs/profiles anew, as
 # root, on a quiet host: the daemon's CPU profile (pprof, from its socket)
-# under cold creates, paced pooled creates and executions, and a whole-host
-# perf profile of cold creates (what runc init, python and the kernel cost,
-# which the daemon's own profile cannot show). Needs curl and perf
-# (linux-perf). SANDBOXD must not live under /tmp/sbd-profile-*: runc seals
-# its binary with an overlay whose lower folders may not overlap the
-# daemon's run dir.
+# under cold creates, paced pooled creates, bursts of creates and
+# executions, and a whole-host perf profile of cold creates (what runc
+# init, python and the kernel cost, which the daemon's own profile cannot
+# show). Needs curl and perf (linux-perf). SANDBOXD must not live under
+# /tmp/sbd-profile-*: runc seals its binary with an overlay whose lower
+# folders may not overlap the daemon's run dir.
 set -euo pipefail
 bin=$(realpath "${1:-bin/sandboxd}")
 out=$(realpath "${2:-docs/profiles}")
@@ -20,11 +20,11 @@ stop() {
 }
 trap 'stop; rm -rf "$dir"' EXIT
 
-# start POOL_SIZE: a daemon of its own, its pool full.
+# start POOL_SIZE [POOL_MAX_SIZE]: a daemon of its own, its pool full.
 start() {
 	stop
 	rm -rf "$dir/data" "$dir/run"
-	printf 'pool_size = %d\npool_max_size = %d\n' "$1" "$1" >"$dir/config.toml"
+	printf 'pool_size = %d\npool_max_size = %d\nmax_sessions = 700\nmax_sessions_per_uid = 700\n' "$1" "${2:-$1}" >"$dir/config.toml"
 	"$bin" --config "$dir/config.toml" --socket "$dir/s.sock" --data-dir "$dir/data" \
 		--run-dir "$dir/run" --log-level warn 2>>"$dir/daemon.log" &
 	pid=$!
@@ -58,4 +58,25 @@ perf record -q -e cpu-clock -a -g -o "$dir/perf.data" -- python3 "$here/load.py"
 start 2
 cpu pooled-create 12 pooled 60
 cpu exec 6 exec 8000
+# Bursts of 20 after idle: the pool's depth follows the demand, as in
+# make bench's pooled daemon.
+start 2 24
+cpu burst-create 30 burst 6
+# Many idle sessions: the whole host while the daemon makes sessions 1 to
+# 100, then while it makes 501 to 600 (what a create costs more when 500
+# are held).
+start 0
+perf record -q -e cpu-clock -a -g -o "$dir/perf-few.data" -- python3 "$here/load.py" "$dir/s.sock" many 100 >"$dir/many.txt"
+python3 "$here/load.py" "$dir/s.sock" many 400 >>"$dir/many.txt"
+perf record -q -e cpu-clock -a -g -o "$dir/perf-many.data" -- python3 "$here/load.py" "$dir/s.sock" many 100 >>"$dir/many.txt"
+python3 "$here/load.py" "$dir/s.sock" clean
+{
+	cat "$dir/many.txt"
+	for run in few many; do
+		echo
+		echo "# $run: CPU by program (perf report --sort comm), then the hottest functions (--sort sym)"
+		perf report -i "$dir/perf-$run.data" --stdio --no-children --sort comm -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 12'
+		perf report -i "$dir/perf-$run.data" --stdio --no-children --sort sym -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 30'
+	done
+} >"$out/many-sessions.host.txt"
 echo "profiles in $out"

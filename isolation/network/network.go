@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/nftables"
@@ -56,6 +57,9 @@ type Manager struct {
 	// none alone, as this manager wrote it whole (see setPolicy).
 	bareNone map[string]bool
 	host     hostAddrs
+	// conntrackReads counts the reads of the host's conntrack table, an
+	// address family each (flushConntrack): the costly part of a detach.
+	conntrackReads atomic.Int64
 }
 
 // tableName is the nftables table of a daemon instance.

@@ -401,3 +401,72 @@ func TestPolicyAheadOfNone(t *testing.T) {
 		}
 	}
 }
+
+// TestDetachForgetsConnections: a detach forgets the connections of a
+// link that carried some (its address goes to another sandbox later,
+// whose packets must not match them), and does not read the conntrack
+// table for a link whose policy was none throughout: its packets are
+// dropped before conntrack keeps them, so there is nothing to forget.
+func TestDetachForgetsConnections(t *testing.T) {
+	m := testManager(t, false)
+	o := newOutside(t)
+	ctx := context.Background()
+	entries := func(addr netip.Addr) int {
+		t.Helper()
+		flows, err := netlink.ConntrackTableList(netlink.ConntrackTable, netlink.FAMILY_V4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range flows {
+			if f.Forward.SrcIP.Equal(net.IP(addr.AsSlice())) {
+				n++
+			}
+		}
+		return n
+	}
+
+	ns := sandboxNS(t)
+	a, err := m.Attach(ctx, "s1", 1, ns, mustPolicy(t, netpolicy.ModeOpen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := get(ns, o.addr); err != nil || body != "outside" {
+		t.Fatalf("open: %q %v", body, err)
+	}
+	if entries(a.Addr) == 0 {
+		t.Fatal("an open link's connection has no conntrack entry")
+	}
+	reads := m.conntrackReads.Load()
+	if err := m.Detach(ctx, "s1", a); err != nil {
+		t.Fatal(err)
+	}
+	if n := entries(a.Addr); n != 0 {
+		t.Fatalf("%d conntrack entries of a detached link left", n)
+	}
+	if n := m.conntrackReads.Load() - reads; n != 1 {
+		t.Fatalf("an open link's detach read the conntrack table %d times, want 1 (IPv4 only)", n)
+	}
+
+	ns2 := sandboxNS(t)
+	b, err := m.Attach(ctx, "s2", 2, ns2, mustPolicy(t, netpolicy.ModeNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(ns2, o.addr); err == nil {
+		t.Fatal("none reached the outside")
+	}
+	if _, err := get(ns2, b.Gateway); err == nil {
+		t.Fatal("none reached the host")
+	}
+	if n := entries(b.Addr); n != 0 {
+		t.Fatalf("a none link's packets left %d conntrack entries", n)
+	}
+	reads = m.conntrackReads.Load()
+	if err := m.Detach(ctx, "s2", b); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.conntrackReads.Load() - reads; n != 0 {
+		t.Fatalf("a none link's detach read the conntrack table %d times", n)
+	}
+}
