@@ -118,7 +118,7 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, a *Attachment, p *ne
 func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *netpolicy.Policy, cut bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if prev, ok := m.modes[id]; ok && prev == netpolicy.ModeNone {
+	if !m.mayCarry(id) {
 		cut = false
 	}
 	prepend := m.bareNone[id] && p.Mode != netpolicy.ModeNone
@@ -264,6 +264,15 @@ func containsPort(ps []uint16, p uint16) bool {
 	return false
 }
 
+// mayCarry says session id's link may carry connections conntrack keeps:
+// false when the policy this manager put in force is none, whose packets
+// are all dropped before conntrack confirms an entry (and a change to
+// none cut what the link carried before). The caller holds m.mu.
+func (m *Manager) mayCarry(id string) bool {
+	mode, known := m.modes[id]
+	return !known || mode != netpolicy.ModeNone
+}
+
 // flushConntrack forgets the sandbox's connections, so that each is
 // checked against the policy again at its next packet. The kernel walks
 // its whole table for each address family, however few entries it holds.
@@ -374,13 +383,10 @@ func (m *Manager) Detach(ctx context.Context, id string, a *Attachment) error {
 		a = m.Plan(id, 0)
 	}
 	m.mu.Lock()
-	// A link whose policy is none carries no connection to forget (see
-	// setPolicy): its packets are dropped before conntrack keeps them.
 	// Reading the conntrack table is most of a detach's cost (it walks
 	// every bucket of the host's table, 4–5 ms of CPU here, empty or
-	// not), paid by every pooled sandbox claimed without a network.
-	mode, ok := m.modes[id]
-	carried := !ok || mode != netpolicy.ModeNone
+	// not): a link that can carry no connection skips it.
+	carried := m.mayCarry(id)
 	delete(m.pins, id)
 	delete(m.modes, id)
 	delete(m.bareNone, id)
