@@ -249,6 +249,10 @@ func (p *pool) yieldDisk(ctx context.Context) bool {
 	p.mu.Lock()
 	p.floorUntil = time.Now().Add(poolSpaceWait)
 	p.mu.Unlock()
+	// The depth reported (target) is the floor from now, not once the
+	// pool's loop next looks at its size: the create that made room may
+	// answer first.
+	p.size()
 	floor := p.t.poolSize()
 	freed := p.trimTo(floor)
 	for {
