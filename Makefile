@@ -33,8 +33,12 @@ build: deps
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxctl ./cmd/sandboxctl
 
 # up builds, starts the daemon in the background on the default socket, and
-# shows it running code.
+# shows it running code. lxcfs (installed when missing) shows sandboxes
+# their own memory and CPUs in /proc: where no lxcfs.service serves it
+# (no systemd), the daemon runs its own.
 up: build
+	@command -v lxcfs >/dev/null || (echo "installing lxcfs"; apt-get install -y -qq --no-install-recommends lxcfs >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxcfs >/dev/null))
 	@if bin/sandboxctl --socket $(SOCKET) version >/dev/null 2>&1; then \
 		echo "sandboxd is already running on $(SOCKET)"; \
 	else \
@@ -132,7 +136,7 @@ test-kubernetes: deps
 # core runs against a fake runtime (daemon/fake_runtime_test.go); the
 # packages below need no privilege (isolation, cgroups, volume and unpack
 # build real sandboxes, mounts and owners, and run in make test).
-UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/netpolicy/... ./isolation/netdns/... ./store/... ./seccomp/...
+UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/lxcfs/... ./isolation/netpolicy/... ./isolation/netdns/... ./store/... ./seccomp/...
 test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $(UNIT_PKGS)
 	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestPatched' ./cgroups/

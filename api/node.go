@@ -35,9 +35,10 @@ type Node struct {
 	Capacity         NodeResources `json:"capacity"`
 	Allocated        NodeResources `json:"allocated"`
 	SessionsByStatus NodeSessions  `json:"sessions_by_status"`
-	// Pools are the warm pools, by template name.
+	// Pools are the warm pools, by template (its Template.Ref).
 	Pools map[string]NodePool `json:"pools"`
-	// Templates are the names sessions can be created from, sorted.
+	// Templates are the templates sessions can be created from, sorted:
+	// each its Template.Ref (a user's but root's as "uid/name").
 	Templates []string `json:"templates"`
 	// Runtimes are the names of the runtimes sessions can ask for here
 	// (RuntimeRunc, RuntimeRunsc): usable on this host and allowed by

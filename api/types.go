@@ -321,6 +321,15 @@ type Stats struct {
 	DiskBytes        int64   `json:"disk_bytes"`
 	// DiskLimitBytes is the size of the session's filesystem (0: no quota).
 	DiskLimitBytes int64 `json:"disk_limit_bytes,omitempty"`
+	// DNSRefused counts the session's DNS queries the daemon's DNS refused
+	// (names its policy does not allow, types not forwarded, answers'
+	// blocked addresses), DNSRateLimited those of them over its rate
+	// ([network] dns_queries_per_s), since the daemon started.
+	DNSRefused     uint64 `json:"dns_refused"`
+	DNSRateLimited uint64 `json:"dns_rate_limited"`
+	// NetworkDeniedPackets counts the packets its network policy refused
+	// since its sandbox's network was last set up (its start).
+	NetworkDeniedPackets uint64 `json:"network_denied_packets"`
 }
 
 // RunFile is a file written into a one-shot sandbox before the code runs.
@@ -338,10 +347,10 @@ type RunRequest struct {
 	Files    []RunFile `json:"files,omitempty"`
 }
 
-// Health is the answer of GET /v1/health: always 200 while the daemon
-// serves; Status is HealthOK, or HealthDegraded when a check below finds
-// the host short of something (the daemon serves, but refuses what does
-// not fit).
+// Health is the answer of GET /v1/health: 200 with Status HealthOK, or
+// HealthDegraded when the host is short of disk space (the daemon serves
+// its sessions, but refuses new disks); 503 with HealthUnhealthy when
+// another check fails.
 type Health struct {
 	Status string `json:"status"`
 	// Reasons are the checks that failed, a sentence each ("name: why").
@@ -362,8 +371,8 @@ type HealthCheck struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Health statuses. Unhealthy answers 503. Degraded was a daemon short of
-// disk, before the checks: daemons since say unhealthy.
+// Health statuses. Degraded (200): only disk space is short, the data dir
+// below its floor or warm pools waiting for space. Unhealthy answers 503.
 const (
 	HealthOK        = "ok"
 	HealthDegraded  = "degraded"
@@ -407,6 +416,9 @@ type Info struct {
 	SandboxUID    int           `json:"sandbox_uid"`
 	UserNS        UserNSInfo    `json:"userns"`
 	Network       NetworkInfo   `json:"network"`
+	// ProcView says which lxcfs shows sessions their own memory, CPUs and
+	// uptime in /proc.
+	ProcView ProcViewInfo `json:"proc_view"`
 	// MCPServers are the MCP servers sessions may be granted
 	// (mcp_servers), each with the tools it allows.
 	MCPServers []MCPServerInfo `json:"mcp_servers"`
@@ -427,6 +439,23 @@ type RuntimeInfo struct {
 	// aside): runsc builds before 2023 cannot on kernels from 6.0.
 	Networks bool `json:"networks"`
 }
+
+// ProcViewInfo says what serves sessions their own /proc/meminfo,
+// cpuinfo, stat and uptime: ServedBy is ProcViewSystem (the host's lxcfs
+// service), ProcViewDaemon (an lxcfs the daemon runs, where lxcfs is
+// installed and nothing serves it) or ProcViewNone (sessions see the
+// host's files, for the reason Problem says).
+type ProcViewInfo struct {
+	ServedBy string `json:"served_by"`
+	Problem  string `json:"problem,omitempty"`
+}
+
+// What serves sessions their /proc view (ProcViewInfo.ServedBy).
+const (
+	ProcViewSystem = "system"
+	ProcViewDaemon = "daemon"
+	ProcViewNone   = "none"
+)
 
 // NetworkInfo says whether sessions can have a network, and where.
 type NetworkInfo struct {
@@ -506,6 +535,11 @@ type LimitDefaults struct {
 
 // Template is what sessions start from: a root filesystem, environment,
 // Python run when the interpreter starts, default limits, and a warm pool.
+//
+// A template is its owner's: names are unique per owner, not per host.
+// Ref names it without doubt (see TemplateRef); a bare name a caller gives
+// is the caller's own template of that name, else root's (root's and the
+// built-in one are everyone's).
 type Template struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
@@ -526,6 +560,9 @@ type Template struct {
 	Runtime string `json:"runtime,omitempty"`
 
 	// Set by the daemon.
+	// Ref is TemplateRef(OwnerUID, Name): what sessions of it record, and
+	// what names it to anyone allowed to use it.
+	Ref       string    `json:"ref"`
 	Builtin   bool      `json:"builtin,omitempty"`
 	OwnerUID  uint32    `json:"owner_uid"`
 	CreatedAt time.Time `json:"created_at"`

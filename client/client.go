@@ -103,7 +103,12 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		}
 		body = bytes.NewReader(b)
 	}
-	u := url.URL{Scheme: "http", Host: "sandboxd", Path: r.path, RawQuery: r.query.Encode()}
+	// r.path is escaped (url.PathEscape of each part): a template's
+	// "uid/name" travels as one segment, its '/' as %2F.
+	u := url.URL{Scheme: "http", Host: "sandboxd", Path: r.path, RawPath: r.path, RawQuery: r.query.Encode()}
+	if p, err := url.PathUnescape(r.path); err == nil {
+		u.Path = p
+	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {
 		return nil, err

@@ -17,8 +17,10 @@ func (c *Client) Health(ctx context.Context) error {
 	return err
 }
 
-// HealthStatus is the daemon's health: "ok", or "unhealthy" with the
-// reasons, which is also an error (unavailable) saying them. An error
+// HealthStatus is the daemon's health: "ok"; "degraded" with the reasons
+// (short of disk space: it serves, but makes no new disk), not an error;
+// or "unhealthy" with the reasons, which is also an error (unavailable)
+// saying them. An error
 // without a Health means the daemon did not answer.
 func (c *Client) HealthStatus(ctx context.Context) (*api.Health, error) {
 	resp, err := c.send(ctx, request{method: "GET", path: "/v1/health", answers: []int{http.StatusServiceUnavailable}})

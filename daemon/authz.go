@@ -18,6 +18,9 @@ import (
 //     else they do not exist (not found, as a missing one).
 //   - templates: root's (and the built-in one) are everyone's; another
 //     user's are theirs alone, and not found to anyone else but root.
+//     Names are per owner: a bare name is the caller's own template, else
+//     root's, never another user's (templates.lookup); another's is named
+//     only as "uid/name", by root or its owner (mayUseTemplate).
 //   - root only: templates of a folder, root filesystem imports.
 //   - warm pools: the pools of a user's templates together stay within
 //     that user's share (pool_share_per_uid); root's templates (the

@@ -50,6 +50,14 @@ type Config struct {
 	// the host has). Above 1, sessions that fill their disks together can
 	// fill the host's, and their filesystems then fail.
 	DiskOvercommit float64 `toml:"disk_overcommit"`
+	// DiskSharePerUID bounds the disks one user's sessions hold together,
+	// as a fraction of what the data dir can promise (what is promised
+	// and what may still be), so that one user cannot take every disk
+	// (0: half, as pool_share_per_uid is half of pool_max_total; 1: no
+	// bound but the data dir's). A fraction, not a size: the data dirs of
+	// a fleet differ, and it keeps its meaning as their space changes.
+	// Root's sessions are the operator's and bounded by the data dir alone.
+	DiskSharePerUID float64 `toml:"disk_share_per_uid"`
 
 	// SandboxUID and SandboxGID run sandboxed code: ids no host user has.
 	SandboxUID int `toml:"sandbox_uid"`
@@ -111,8 +119,9 @@ type Config struct {
 	// LXCFSDir is where lxcfs is mounted: sandboxes see its /proc/meminfo,
 	// cpuinfo, stat, uptime (and loadavg, diskstats, swaps,
 	// /sys/devices/system/cpu/online), computed for their own limits,
-	// instead of the host's. "" turns that off; a dir where lxcfs does not
-	// serve leaves the host's files, with one warning at start.
+	// instead of the host's. "" turns that off; where lxcfs does not serve
+	// there but is installed, the daemon runs its own (procview.go), else
+	// sandboxes show the host's files, with one warning at start.
 	LXCFSDir string `toml:"lxcfs_dir"`
 	// DefaultRuntime runs sessions that name no runtime (nor their
 	// template): "runc" or "runsc". StrictRuntime makes it the only one:
@@ -177,6 +186,12 @@ type NetworkConfig struct {
 	// port); sandboxes' DNS to any address is sent there.
 	DNSPort  int    `toml:"dns_port"`
 	LeaseDir string `toml:"lease_dir"`
+	// DNSQueriesPerS is how many DNS queries a second one session may
+	// ask the daemon's DNS on average, DNSBurst how many at once; past
+	// them its queries are answered REFUSED, and counted in its stats
+	// (dns_rate_limited). 0: no limit.
+	DNSQueriesPerS float64 `toml:"dns_queries_per_s"`
+	DNSBurst       int     `toml:"dns_burst"`
 	// PackageIndexURL is where POST …/packages installs from when the
 	// request names no index; PackageHosts are the other hosts its
 	// downloads come from (PyPI serves files from another name), opened
@@ -236,6 +251,7 @@ func DefaultConfig() Config {
 		DiskQuota:          volume.Loop,
 		DataDirMinFreeMB:   1024,
 		DiskOvercommit:     1,
+		DiskSharePerUID:    0.5,
 		SandboxUID:         2000000,
 		SandboxGID:         2000000,
 		MaxSessions:        200,
@@ -264,6 +280,7 @@ func DefaultConfig() Config {
 		// Inside the range systemd leaves to containers (524288-1879048191).
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets", MaxConnections: 1024,
+			DNSQueriesPerS: 100, DNSBurst: 200,
 			PackageIndexURL: "https://pypi.org/simple", PackageHosts: []string{"files.pythonhosted.org"}, PackageTimeoutS: 600},
 		Max:  LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 		Node: NodeConfig{Labels: map[string]string{}},
@@ -278,6 +295,16 @@ func (c *Config) poolShare() int {
 		return c.PoolSharePerUID
 	}
 	return (c.PoolMaxTotal + 1) / 2
+}
+
+// diskShare is the fraction of the data dir's promisable disk one
+// non-root user's sessions may hold: disk_share_per_uid, or when it is 0
+// half.
+func (c *Config) diskShare() float64 {
+	if c.DiskSharePerUID > 0 {
+		return c.DiskSharePerUID
+	}
+	return 0.5
 }
 
 // LoadConfig reads a TOML file over the defaults. Unknown keys are errors,
@@ -383,6 +410,7 @@ func (c *Config) Validate() error {
 	check(c.DiskQuota == volume.Loop || c.DiskQuota == volume.Plain, "disk_quota must be %q or %q", volume.Loop, volume.Plain)
 	check(c.DataDirMinFreeMB >= 0, "data_dir_min_free_mb must be 0 (no floor) or more")
 	check(c.DiskOvercommit >= 1, "disk_overcommit must be 1 (no overcommit) or more")
+	check(c.DiskSharePerUID >= 0 && c.DiskSharePerUID <= 1, "disk_share_per_uid must be between 0 (half) and 1 (no bound but the data dir's)")
 	check(c.SandboxUID > 0 && c.SandboxGID > 0, "sandbox_uid and sandbox_gid must be above 0: sandboxed code never runs as root")
 	check(c.MaxSessions > 0, "max_sessions must be above 0")
 	check(c.MaxSessionsPerUID > 0, "max_sessions_per_uid must be above 0")

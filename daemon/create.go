@@ -77,16 +77,27 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 			d.sessions.release(owner)
 		}
 	}()
+	// The user's disks stay within their share (disk_share_per_uid),
+	// claimed from a pool or made cold.
+	if err := d.checkDiskShare(ctx, owner, rec.Limits.DiskMB); err != nil {
+		return nil, err
+	}
 
 	clock.lap("admit")
 	started := time.Now()
 	var s *session
 	if p := d.tmpl.poolOf(t); p != nil {
 		s = p.claim(ctx, rec, clock)
-		d.metrics.countClaim(p.t.def.Name, s != nil)
+		d.metrics.countClaim(p.t.metricLabel(), s != nil)
 	}
 	source := "pool"
 	if s != nil {
+		// The pooled sandbox's disk is the user's from now on; a create
+		// of theirs that raced this one may have taken the share.
+		if err := d.adoptDisk(ctx, rec.ID, owner); err != nil {
+			_ = d.destroySession(s)
+			return nil, err
+		}
 		clock.lap("claim")
 	} else {
 		source = "cold"
@@ -171,7 +182,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		ID:         newID(),
 		Name:       req.Name,
 		OwnerUID:   callerFrom(ctx).UID,
-		Template:   name,
+		Template:   t.ref(),
 		Status:     api.StatusRunning,
 		CreatedAt:  at,
 		LastUsedAt: at,
@@ -207,10 +218,14 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	t0 := time.Now()
-	err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB)
-	if errdefs.IsResourceExhausted(err) && !warm && d.poolsYieldDisk(ctx) {
+	owner := sessionDisk(rec.OwnerUID)
+	if warm {
+		owner = poolDisk
+	}
+	err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, owner)
+	if errdefs.IsResourceExhausted(err) && !isShareRefusal(err) && !warm && d.poolsYieldDisk(ctx) {
 		// Pooled sandboxes kept for a burst gave their disk back.
-		err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB)
+		err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, owner)
 	}
 	if err != nil {
 		if errdefs.IsResourceExhausted(err) {

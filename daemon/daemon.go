@@ -101,6 +101,9 @@ type Daemon struct {
 	gateway *mcpgateway.Gateway
 	// draining refuses new sessions (drain.go).
 	draining atomic.Bool
+	// procView is the lxcfs sandboxes see their /proc files from
+	// (procview.go).
+	procView procView
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -123,6 +126,8 @@ type deps struct {
 	net   netDeps
 	// host is what GET /v1/node reads (nil: this host).
 	host *nodeHost
+	// procView is the lxcfs sandboxes get (procview.go).
+	procView procView
 }
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
@@ -162,6 +167,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		return nil, err
 	}
 	dp := deps{store: st, inst: inst}
+	dp.procView = openProcView(cfg, stateDir, log)
+	// An lxcfs that served before this start (left for running sessions)
+	// stays; one this start made goes with it.
+	cleanups = append(cleanups, func() { _ = dp.procView.close(dp.procView.own != nil && dp.procView.own.Adopted()) })
 	m := newMetrics()
 	if cfg.Seccomp.LogDenied {
 		if !seccomp.NotifySupported() {
@@ -201,7 +210,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		Seccomp:  cfg.Seccomp,
 		Cgroups:  tree,
 		Monitor:  dp.monitor,
-		LXCFSDir: cfg.LXCFSDir,
+		LXCFSDir: dp.procView.dir,
 		Runsc:    &runscOpts,
 	})
 	if err != nil {
@@ -261,6 +270,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		netOff:    dp.net.off,
 		netTable:  dp.net.table,
 		closeNet:  dp.net.close,
+		procView:  dp.procView,
 	}
 	if d.netTable == nil {
 		d.netTable = newNetTable()
@@ -312,7 +322,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		log.Warn("lxcfs is not serving: sandboxes show the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits (install lxcfs, or set lxcfs_dir = \"\" to silence this)", "lxcfs_dir", d.cfg.LXCFSDir, "problem", info.ProcViewProblem)
 	}
 	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.nodeID, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
-		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "sessions", len(d.sessions.all()))
+		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "lxcfs", d.procView.info(info.ProcViewProblem == "").ServedBy, "sessions", len(d.sessions.all()))
 	return d, nil
 }
 
@@ -373,6 +383,9 @@ func (d *Daemon) close(ctx context.Context) error {
 	d.gateway.Shutdown()
 	d.recorder.close()
 	d.closeNet()
+	// Sandboxes left running bind the daemon's own lxcfs's files: it runs
+	// on for them, and the next daemon adopts it.
+	errs = append(errs, d.procView.close(left > 0))
 	if d.monitor != nil {
 		errs = append(errs, d.monitor.Close())
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -32,6 +33,61 @@ type diskBudget struct {
 	// overcommit is how many bytes of sparse disk may be promised per
 	// free byte above the floor (disk_overcommit; 1: none).
 	overcommit float64
+	// promised is the whole size of every live disk: what the data dir's
+	// promises hold, written or not (see capacity).
+	promised int64
+}
+
+// capacity is what the data dir can promise in all: what is promised
+// already and what may still be. Writes into a disk do not move it (the
+// free space they take was promised), so a user's share of it stays put
+// while sessions fill their disks.
+func (b diskBudget) capacity() int64 {
+	return satAdd(b.promisable(), b.promised)
+}
+
+// share is what one user's disks may hold together: fraction
+// (disk_share_per_uid) of the capacity.
+func (b diskBudget) share(fraction float64) int64 {
+	s := float64(b.capacity()) * fraction
+	if s >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(s)
+}
+
+// fitsShare reports whether a new disk of want bytes keeps a user who
+// holds held within their share.
+func (b diskBudget) fitsShare(held, want int64, fraction float64) bool {
+	return satAdd(held, want) <= b.share(fraction)
+}
+
+// shareRefusal is the 429 of a disk past its user's share, in one
+// sentence saying the share, what the user holds and how to free it.
+func (b diskBudget) shareRefusal(uid uint32, held, want int64, fraction float64) error {
+	return api.WithRetryAfter(shareError{api.Errorf(errdefs.ErrResourceExhausted,
+		"uid %d's sessions hold %d MiB of disk, and a %d MiB disk does not fit in its share of %d MiB (disk_share_per_uid %g of the %d MiB the data dir can promise): delete sessions of yours or ask for less disk_mb",
+		uid, mib(held), mib(want), mib(b.share(fraction)), fraction, mib(b.capacity()))}, diskRetryAfter)
+}
+
+// shareError marks a refusal for the user's share, not for the data dir's
+// space: the pools giving back their surplus would not make it fit.
+type shareError struct{ error }
+
+func (e shareError) Unwrap() error { return e.error }
+
+// isShareRefusal reports whether err is a refusal for the user's share.
+func isShareRefusal(err error) bool {
+	var s shareError
+	return errors.As(err, &s)
+}
+
+// satAdd is a+b for sizes, at most math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // promisable is how much more disk may be promised: the free space above
@@ -80,5 +136,5 @@ func mib(n int64) int64 { return max(n, 0) >> 20 }
 
 // String is the budget for logs.
 func (b diskBudget) String() string {
-	return fmt.Sprintf("free %d MiB, promised %d MiB, floor %d MiB, overcommit %g", mib(b.free), mib(b.outstanding), mib(b.floor), b.overcommit)
+	return fmt.Sprintf("free %d MiB, outstanding %d MiB of %d MiB promised, floor %d MiB, overcommit %g", mib(b.free), mib(b.outstanding), mib(b.promised), mib(b.floor), b.overcommit)
 }

@@ -89,7 +89,7 @@ func TestPromiseDisk(t *testing.T) {
 	ctx := context.Background()
 	promise := func(id string, size int64) error {
 		t.Helper()
-		_, err := d.promiseDisk(ctx, id, size)
+		_, err := d.promiseDisk(ctx, id, size, poolDisk)
 		return err
 	}
 	if err := promise("a", 500*mb); err != nil {
@@ -146,8 +146,10 @@ func TestCreateRefusedForSpace(t *testing.T) {
 	if len(e.h.ids()) != 0 {
 		t.Fatal("a refused create started a sandbox")
 	}
+	// Degraded, not unhealthy: the daemon still serves its sessions
+	// (issue 30: it said unhealthy, and the server 503).
 	h, _ := d.Health(root)
-	if h.Status != api.HealthUnhealthy || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB != 100 || h.DataDir.MinFreeMB != 1024 ||
+	if h.Status != api.HealthDegraded || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB != 100 || h.DataDir.MinFreeMB != 1024 ||
 		len(h.Reasons) != 1 || !strings.HasPrefix(h.Reasons[0], "data_dir: 100 MiB free") || h.Checks[api.CheckDatabase].OK != true {
 		t.Fatalf("health under the floor: %+v %+v", h, h.DataDir)
 	}
@@ -209,5 +211,103 @@ func TestRecordErr(t *testing.T) {
 	other := recordErr("s1", errors.New("boom"))
 	if status, _ := api.FromError(other); status != 500 {
 		t.Fatalf("another error: %d %v", status, other)
+	}
+}
+
+// TestDiskSharePerUID: one user's disks stay within their share of what
+// the data dir can promise (issue 30: one `create --disk 32834M` took
+// the whole budget and every other user's create answered 429). Root is
+// bounded by the data dir alone; a pooled sandbox's disk becomes its
+// claimer's; writes into disks do not move the share.
+func TestDiskSharePerUID(t *testing.T) {
+	dir := t.TempDir()
+	disk := newFakeDisk(2000 * mb)
+	disk.real = false
+	d := &Daemon{
+		cfg:   Config{DataDir: dir, DiskQuota: volume.Loop, DiskOvercommit: 1},
+		paths: layout{dataDir: dir},
+		probe: disk,
+		disks: newDiskLedger(),
+	}
+	ctx := context.Background()
+	promise := func(id string, size int64, o diskOwner) error {
+		t.Helper()
+		_, err := d.promiseDisk(ctx, id, size, o)
+		if err == nil {
+			disk.images[id] = true
+		}
+		return err
+	}
+	alice, bob := sessionDisk(1000), sessionDisk(1001)
+	// 2000 MiB can be promised; the default share is half: 1000 MiB.
+	if err := promise("a1", 600*mb, alice); err != nil {
+		t.Fatal(err)
+	}
+	err := promise("a2", 500*mb, alice)
+	want := "uid 1000's sessions hold 600 MiB of disk, and a 500 MiB disk does not fit in its share of 1000 MiB (disk_share_per_uid 0.5 of the 2000 MiB the data dir can promise): delete sessions of yours or ask for less disk_mb"
+	if !errdefs.IsResourceExhausted(err) || !isShareRefusal(err) || err.Error() != want {
+		t.Fatalf("alice past her share:\n%v\nwant\n%s", err, want)
+	}
+	if d, ok := api.RetryAfter(err); !ok || d != diskRetryAfter {
+		t.Fatalf("retry after %v %v", d, ok)
+	}
+	if status, _ := api.FromError(err); status != 429 {
+		t.Fatalf("status %d", status)
+	}
+	if err := d.checkDiskShare(ctx, 1000, 500); !isShareRefusal(err) {
+		t.Fatalf("checkDiskShare for alice: %v", err)
+	}
+	if err := promise("a2", 400*mb, alice); err != nil {
+		t.Fatalf("alice up to her share: %v", err)
+	}
+	// Bob still has his.
+	if err := promise("b1", 900*mb, bob); err != nil {
+		t.Fatalf("bob beside alice: %v", err)
+	}
+	// Writes into a disk take free space the promise held: the share
+	// stays where it was.
+	disk.alloc["a1"] = 600 * mb
+	disk.setFree(1400 * mb)
+	if err := promise("a3", 1*mb, alice); !isShareRefusal(err) {
+		t.Fatalf("alice after writes: %v", err)
+	}
+	d.forgetDisk("b1")
+	// A pooled sandbox's disk is no one's, until a claim adopts it.
+	if err := promise("p1", 300*mb, poolDisk); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.adoptDisk(ctx, "p1", 1000); !isShareRefusal(err) {
+		t.Fatalf("alice claims past her share: %v", err)
+	}
+	if err := d.adoptDisk(ctx, "p1", 1001); err != nil {
+		t.Fatalf("bob claims: %v", err)
+	}
+	d.disks.mu.Lock()
+	held := d.heldLocked(1001)
+	d.disks.mu.Unlock()
+	if held != 300*mb {
+		t.Fatalf("bob holds %d MiB, want 300", held/mb)
+	}
+	// Root is bounded by the data dir alone: 1400 MiB free, 0 outstanding
+	// of a1, 400 of a2, 300 of p1: 700 MiB may be promised, past any share.
+	if err := d.checkDiskShare(ctx, 0, 700); err != nil {
+		t.Fatalf("root: %v", err)
+	}
+	if err := promise("r1", 700*mb, sessionDisk(0)); err != nil {
+		t.Fatalf("root: %v", err)
+	}
+	if err := promise("r2", 1*mb, sessionDisk(0)); !errdefs.IsResourceExhausted(err) || isShareRefusal(err) {
+		t.Fatalf("root past the data dir: %v", err)
+	}
+	// disk_share_per_uid = 1: no bound but the data dir's.
+	d.forgetDisk("r1")
+	d.cfg.DiskSharePerUID = 1
+	if err := promise("a3", 700*mb, alice); err != nil {
+		t.Fatalf("alice with no share: %v", err)
+	}
+	// A plain folder promises nothing: no share to check.
+	d.cfg.DiskQuota, d.cfg.DiskSharePerUID = volume.Plain, 0.01
+	if err := d.checkDiskShare(ctx, 1000, 1<<20); err != nil {
+		t.Fatalf("plain folders: %v", err)
 	}
 }

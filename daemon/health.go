@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -17,55 +18,77 @@ const healthTTL = 2 * time.Second
 // Health says whether the daemon can do its work, and if not, why: the
 // database takes writes, a sandbox's cgroup can be made, the warm pools
 // start sandboxes, and the data dir has space above its floor. Each check
-// that fails is a reason; any reason makes the status unhealthy (the
-// server answers 503). It answers as long as the daemon serves.
+// that fails is a reason. A host short of disk space (the data dir below
+// its floor, warm pools waiting for space) makes the status degraded
+// (200): the daemon serves its sessions and refuses only new disks, so a
+// liveness probe must not restart it. Any other failure makes it
+// unhealthy (the server answers 503). It answers as long as the daemon
+// serves.
 func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
 	h := &api.Health{Status: api.HealthOK, Checks: map[string]api.HealthCheck{}}
-	check := func(name string, err error) {
+	// check records a check; short says its failure is the host's want
+	// of disk space, which degrades the daemon without making it
+	// unhealthy.
+	check := func(name string, err error, short bool) {
 		c := api.HealthCheck{OK: err == nil}
 		if err != nil {
 			c.Detail = err.Error()
 			h.Reasons = append(h.Reasons, name+": "+c.Detail)
+			switch {
+			case !short:
+				h.Status = api.HealthUnhealthy
+			case h.Status == api.HealthOK:
+				h.Status = api.HealthDegraded
+			}
 		}
 		h.Checks[name] = c
 	}
-	check(api.CheckDatabase, d.databaseWritable())
-	check(api.CheckCgroups, d.rt.CgroupsWritable())
-
-	var poolErrs []string
-	d.tmpl.mu.Lock()
-	for _, t := range d.tmpl.byName {
-		if t.lastErr != "" {
-			poolErrs = append(poolErrs, fmt.Sprintf("template %s: %s", t.def.Name, t.lastErr))
-		}
-	}
-	d.tmpl.mu.Unlock()
-	slices.Sort(poolErrs)
-	var poolErr error
-	if len(poolErrs) > 0 {
-		poolErr = fmt.Errorf("%s", poolErrs[0])
-		if len(poolErrs) > 1 {
-			poolErr = fmt.Errorf("%s (and %d more)", poolErrs[0], len(poolErrs)-1)
-		}
-	}
-	check(api.CheckPools, poolErr)
+	check(api.CheckDatabase, d.databaseWritable(), false)
+	check(api.CheckCgroups, d.rt.CgroupsWritable(), false)
+	poolErr, poolShort := d.poolsHealth()
+	check(api.CheckPools, poolErr, poolShort)
 
 	free, short, err := d.dataDirSpace()
 	h.DataDir = &api.DataDirHealth{MinFreeMB: d.cfg.DataDirMinFreeMB}
 	switch {
 	case err != nil:
-		check(api.CheckDataDir, fmt.Errorf("cannot read its free space: %w", err))
+		check(api.CheckDataDir, fmt.Errorf("cannot read its free space: %w", err), false)
 	case short:
 		h.DataDir.FreeMB = mib(free)
-		check(api.CheckDataDir, fmt.Errorf("%d MiB free, below the floor of %d MiB (data_dir_min_free_mb): no new session disk is made", mib(free), d.cfg.DataDirMinFreeMB))
+		check(api.CheckDataDir, fmt.Errorf("%d MiB free, below the floor of %d MiB (data_dir_min_free_mb): no new session disk is made", mib(free), d.cfg.DataDirMinFreeMB), true)
 	default:
 		h.DataDir.FreeMB, h.DataDir.OK = mib(free), true
-		check(api.CheckDataDir, nil)
-	}
-	if len(h.Reasons) > 0 {
-		h.Status = api.HealthUnhealthy
+		check(api.CheckDataDir, nil, false)
 	}
 	return h, nil
+}
+
+// poolsHealth is why warm pools fail to refill (the first by template,
+// and how many more), nil if none does; short says each of them fails
+// for want of disk space alone.
+func (d *Daemon) poolsHealth() (err error, short bool) {
+	var errs []string
+	short = true
+	now := time.Now()
+	d.tmpl.mu.Lock()
+	for _, t := range d.tmpl.byName {
+		if t.pool == nil {
+			continue
+		}
+		if perr, noSpace := t.pool.retry.problem(now); perr != nil {
+			errs = append(errs, fmt.Sprintf("template %s: the warm pool cannot start a sandbox: %v", t.def.Name, perr))
+			short = short && noSpace
+		}
+	}
+	d.tmpl.mu.Unlock()
+	if len(errs) == 0 {
+		return nil, false
+	}
+	slices.Sort(errs)
+	if len(errs) > 1 {
+		return fmt.Errorf("%s (and %d more)", errs[0], len(errs)-1), short
+	}
+	return errors.New(errs[0]), short
 }
 
 // databaseWritable is the database check, made at most once per healthTTL.

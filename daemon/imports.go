@@ -30,8 +30,10 @@ func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) 
 	}
 	d.tmpl.ops.Lock()
 	defer d.tmpl.ops.Unlock()
+	// Imports are root's: the template in the way is root's of the name
+	// (a key of byName is a reference, root's are their name).
 	d.tmpl.mu.Lock()
-	_, exists := d.tmpl.byName[name]
+	_, exists := d.tmpl.byName[api.TemplateRef(0, name)]
 	d.tmpl.mu.Unlock()
 	if exists {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", name)
@@ -76,7 +78,7 @@ func (d *Daemon) reconcileImports() {
 		return
 	}
 	for _, e := range ents {
-		if t, ok := d.tmpl.byName[e.Name()]; ok && t.def.Rootfs == d.paths.importRootfs(e.Name()) {
+		if t, ok := d.tmpl.byName[api.TemplateRef(0, e.Name())]; ok && t.def.Rootfs == d.paths.importRootfs(e.Name()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(d.paths.imports(), e.Name())); err != nil {

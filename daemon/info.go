@@ -30,6 +30,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		SandboxUID: d.rt.UID(),
 		MCPServers: d.gateway.Info(),
 	}
+	info.ProcView = d.procView.info(rt.ProcViewProblem == "")
 	info.Network = api.NetworkInfo{Modes: []string{api.NetworkNone}, Problem: d.netOff}
 	if d.net != nil {
 		info.Network.Modes = append(info.Network.Modes, api.NetworkAllowlist, api.NetworkOpen)

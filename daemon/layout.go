@@ -25,7 +25,8 @@ func (l layout) importDir(name string) string { return filepath.Join(l.imports()
 func (l layout) importRootfs(name string) string { return filepath.Join(l.importDir(name), "rootfs") }
 
 // packages holds templates' packages (see isolation.WritePackages), one
-// folder per template name: <data-dir>/packages/<name>.
+// folder per template: <data-dir>/packages/<folder> (see templateFolder:
+// root's by name, another owner's as <uid>@<name>).
 func (l layout) packages() string { return filepath.Join(l.dataDir, "packages") }
 
 func (l layout) templatePackages(name string) string { return filepath.Join(l.packages(), name) }

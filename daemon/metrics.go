@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/netdns"
 )
 
 // metrics are the daemon's Prometheus metrics, in a registry of its own so
@@ -31,11 +32,19 @@ type metrics struct {
 	ended *prometheus.CounterVec
 	// sessions counts the sessions by status, at scrape time.
 	sessions func() map[string]int
-	// dnsRefused counts each session's DNS queries the daemon refused;
-	// netDenied reads, at scrape time, each networked session's packets its
-	// policy refused.
-	dnsRefused *prometheus.CounterVec
-	netDenied  func() map[string]uint64
+	// No series is per session: /metrics is open to every user of the
+	// socket (and to metrics_addr), and session ids would pile up series;
+	// a session's own figures are in its stats (GET …/stats), for its
+	// owner.
+	//
+	// dnsRefused counts the DNS queries the daemon refused, by why
+	// (netdns.Refusal); dnsBySession keeps each session's count for its
+	// stats. netDenied reads, at scrape time, each networked session's
+	// packets its policy refused, which deniedSum adds up into one counter.
+	dnsRefused   *prometheus.CounterVec
+	dnsBySession dnsTallies
+	netDenied    func() map[string]uint64
+	deniedSum    deniedSum
 	// mcpCalls counts calls through the MCP gateway.
 	mcpCalls *prometheus.CounterVec
 	// poolHits and poolMisses count, by template, the creates of templates
@@ -90,8 +99,8 @@ func newMetrics() *metrics {
 			Name: "sandboxd_seccomp_denied_total", Help: "System calls the seccomp filter refused, by name.",
 		}, []string{"syscall"}),
 		dnsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sandboxd_dns_refused_total", Help: "DNS queries of a session the daemon refused (names its policy does not allow, blocked answers, refused types).",
-		}, []string{"session"}),
+			Name: "sandboxd_dns_refused_total", Help: "DNS queries of sessions the daemon refused, by reason: name (its policy does not allow it), type (not forwarded), address (an answer's blocked address, dropped), rate (over the session's rate, REFUSED).",
+		}, []string{"reason"}),
 		mcpCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_mcp_calls_total", Help: "Calls of code in sandboxes through the MCP gateway, by server and outcome.",
 		}, []string{"server", "outcome"}),
@@ -113,7 +122,11 @@ func newMetrics() *metrics {
 	for _, r := range endClasses {
 		m.endReasons.WithLabelValues(r) // every class from the start, so rate() sees the first
 	}
-	netDenied := prometheus.NewDesc("sandboxd_network_denied_packets_total", "Packets of a session its network policy refused (connection attempts, mostly).", []string{"session"}, nil)
+	for _, r := range netdns.Refusals {
+		m.dnsRefused.WithLabelValues(string(r))
+	}
+	m.dnsBySession.init()
+	netDenied := prometheus.NewDesc("sandboxd_network_denied_packets_total", "Packets of sessions their network policies refused (connection attempts, mostly), read at scrape time.", nil, nil)
 	sessions := prometheus.NewDesc("sandboxd_sessions", "Sessions by status.", []string{"status"}, nil)
 	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended, m.dnsRefused, m.mcpCalls,
 		m.poolHits, m.poolMisses, m.poolRefill, m.endReasons, m.sessionsByRuntime(),
@@ -121,9 +134,8 @@ func newMetrics() *metrics {
 			if m.netDenied == nil {
 				return
 			}
-			for id, n := range m.netDenied() {
-				ch <- prometheus.MustNewConstMetric(netDenied, prometheus.CounterValue, float64(n), id)
-			}
+			n := m.deniedSum.total(m.netDenied())
+			ch <- prometheus.MustNewConstMetric(netDenied, prometheus.CounterValue, float64(n))
 		}},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {

@@ -28,9 +28,11 @@ func (m *metrics) sessionsByRuntime() prometheus.Collector {
 }
 
 // watch points the scrape-time metrics at d's state: its sessions and,
-// with user namespaces, its id allocator.
+// with user namespaces, its id allocator; and the sessions' DNS tallies at
+// its table of sessions.
 func (m *metrics) watch(d *Daemon) {
 	m.byRuntime = d.countByRuntime
+	m.dnsBySession.watch(func(id string) bool { _, ok := d.sessions.get(id); return ok })
 	m.reg.MustRegister(d.poolDepths())
 	if d.ids == nil {
 		return
@@ -71,9 +73,12 @@ func (d *Daemon) poolDepths() prometheus.Collector {
 	return collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
 		d.tmpl.mu.Lock()
 		fills := map[string]api.PoolFill{}
-		for name, t := range d.tmpl.byName {
+		for _, t := range d.tmpl.byName {
 			if t.pool != nil {
-				fills[name] = t.fill()
+				// Users' templates share one label: their pools add up.
+				f, g := fills[t.metricLabel()], t.fill()
+				f.Idle, f.Target, f.Size = f.Idle+g.Idle, f.Target+g.Target, f.Size+g.Size
+				fills[t.metricLabel()] = f
 			}
 		}
 		d.tmpl.mu.Unlock()

@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/containerd/errdefs"
@@ -12,15 +14,35 @@ import (
 // A session may have a name, unique among its owner's sessions, usable
 // wherever its id is; so is an unambiguous prefix of its id, as docker
 // takes them.
+//
+// One word can name a session by name and another by id prefix. Root, who
+// may use every user's sessions, must never be handed a member's session
+// for a word that also names one of root's own (a member naming a session
+// "926a3e" after root's 926a3e76… would receive root's files and code):
+// names that read as an id are refused, and resolve prefers an exact id,
+// then the caller's own names, and answers "ambiguous" when what is left
+// matches more than one session.
 
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
+var (
+	nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
+	// idLikeRE is a word that could be (a prefix of) a session id: ids
+	// are lowercase hex. Four characters, the shortest prefix people type.
+	idLikeRE = regexp.MustCompile(`^[0-9a-f]{4,}$`)
+)
 
-// checkName checks a create's name: docker's rules.
+// checkName checks a create's name: docker's rules, and not a word that
+// could be read as a session id.
 func checkName(name string) error {
-	if name == "" || nameRE.MatchString(name) {
+	if name == "" {
 		return nil
 	}
-	return api.Errorf(errdefs.ErrInvalidArgument, "bad name %s: a name is letters, digits, '_', '.' and '-', starting with a letter or digit, up to 128", api.Quote(name))
+	if !nameRE.MatchString(name) {
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad name %s: a name is letters, digits, '_', '.' and '-', starting with a letter or digit, up to 128", api.Quote(name))
+	}
+	if idLikeRE.MatchString(name) {
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad name %s: it could be read as a session id (lowercase hex of 4 or more characters); add a letter past f or a '-'", api.Quote(name))
+	}
+	return nil
 }
 
 // claimName holds name for a session of owner being created; taken
@@ -49,41 +71,53 @@ func (t *table) claimName(owner uint32, name string) (release func(), err error)
 	}, nil
 }
 
-// resolve finds the session ref names among those caller may use: by
-// name (the caller's own first: names are unique per owner), else by an
-// unambiguous prefix of its id.
+// resolve finds the session ref names among those caller may use, in
+// this order: the session whose id is ref; the caller's own session named
+// ref (names are unique per owner); else the one session among the rest
+// (other owners' sessions named ref, and ids ref prefixes) — more than one
+// is ambiguous, and the answer lists them, so a word never quietly picks
+// one user's session over another's.
 func (t *table) resolve(ref string, caller caller) (*session, error) {
+	if ref == "" {
+		return nil, errNoSession(ref)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var own, others, prefixed []*session
+	var own, rest []*session
 	for _, s := range t.sessions {
 		id, owner, name := s.naming()
 		if !caller.mayUse(owner) {
 			continue
 		}
 		switch {
+		case id == ref:
+			return s, nil
 		case name == ref && caller.Owns(owner):
 			own = append(own, s)
-		case name == ref:
-			others = append(others, s)
-		case ref != "" && strings.HasPrefix(id, ref):
-			prefixed = append(prefixed, s)
+		case name == ref, strings.HasPrefix(id, ref):
+			rest = append(rest, s)
 		}
 	}
-	for _, found := range [][]*session{own, others, prefixed} {
-		switch len(found) {
-		case 0:
-			continue
-		case 1:
-			return found[0], nil
-		}
+	if len(own) == 1 {
+		return own[0], nil
+	}
+	switch found := append(own, rest...); len(found) {
+	case 0:
+		return nil, errNoSession(ref)
+	case 1:
+		return found[0], nil
+	default:
 		ids := make([]string, len(found))
 		for i, s := range found {
-			ids[i], _, _ = s.naming()
+			id, owner, name := s.naming()
+			ids[i] = id
+			if name == ref {
+				ids[i] = fmt.Sprintf("%s (named %s, uid %d)", id, name, owner)
+			}
 		}
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%s names %d sessions (%s): give more of the id", api.Quote(ref), len(found), strings.Join(ids, ", "))
+		slices.Sort(ids)
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%s is ambiguous: it names %d sessions (%s); give more of the id", api.Quote(ref), len(found), strings.Join(ids, ", "))
 	}
-	return nil, errNoSession(ref)
 }
 
 // naming is the session's id, owner and name. The table's lock may be

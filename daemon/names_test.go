@@ -74,3 +74,65 @@ func TestSessionNames(t *testing.T) {
 		t.Errorf("the freed name: %v", err)
 	}
 }
+
+// TestNameNeverShadowsAnID: a member's session named like a prefix of
+// root's id must not catch root's work. Such names are refused; a word
+// that is the caller's own session's id, or name, is that session; one
+// that another owner's name and an id prefix both match is ambiguous.
+func TestNameNeverShadowsAnID(t *testing.T) {
+	e := newEnv(t, nil)
+	d := e.start()
+	rootS, err := d.CreateSession(root, &api.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{rootS.ID[:6], rootS.ID, "cafe", "0123"} {
+		if _, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Name: bad}); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "session id") {
+			t.Errorf("name %q: %v", bad, err)
+		}
+	}
+	for _, ok := range []string{"abc", "cafe-1", "Cafe", "face0g", "x0123"} {
+		if _, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Name: ok}); err != nil {
+			t.Errorf("name %q: %v", ok, err)
+		}
+	}
+
+	// Names made before the rule (records of an older daemon) still
+	// cannot catch root's work: put one in the table as it would be
+	// restored.
+	member, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Name: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := d.sessions.resolve(member.ID, callerFrom(as(1000)))
+	s.mu.Lock()
+	s.rec.Name = rootS.ID[:6]
+	s.mu.Unlock()
+
+	// Root's exact id is root's session.
+	if got, err := d.GetSession(root, rootS.ID); err != nil || got.ID != rootS.ID {
+		t.Errorf("root by id: %+v %v", got, err)
+	}
+	// Root's prefix that the member's name also matches: ambiguous, both
+	// listed; root's work goes nowhere.
+	_, err = d.GetSession(root, rootS.ID[:6])
+	if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "ambiguous") ||
+		!strings.Contains(err.Error(), rootS.ID) || !strings.Contains(err.Error(), member.ID) {
+		t.Errorf("root by a prefix a member's name shadows: %v", err)
+	}
+	if _, err := d.Exec(root, rootS.ID[:6], &api.ExecRequest{Code: "1"}, nil); !errdefs.IsInvalidArgument(err) {
+		t.Errorf("exec by the shadowed prefix: %v", err)
+	}
+	// The member's own name is the member's (root's id is not theirs to see).
+	if got, err := d.GetSession(as(1000), rootS.ID[:6]); err != nil || got.ID != member.ID {
+		t.Errorf("member by its own name: %+v %v", got, err)
+	}
+	// Root's own name wins over another owner's same name and any prefix.
+	mine, err := d.CreateSession(root, &api.CreateSessionRequest{Name: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.GetSession(root, "old"); err != nil || got.ID != mine.ID {
+		t.Errorf("root's own name: %+v %v", got, err)
+	}
+}

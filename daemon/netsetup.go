@@ -50,6 +50,9 @@ func (n *NetworkConfig) validate() error {
 	if n.EgressKbps < 0 || n.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("network.egress_kbps and network.max_connections must be 0 (no cap) or more"))
 	}
+	if n.DNSQueriesPerS < 0 || n.DNSBurst < 0 || (n.DNSQueriesPerS > 0 && n.DNSBurst == 0) {
+		errs = append(errs, fmt.Errorf("network.dns_queries_per_s must be 0 (no limit) or more, and network.dns_burst 1 or more when it is not 0"))
+	}
 	if n.DNSPort < 0 || n.DNSPort > 65535 {
 		errs = append(errs, fmt.Errorf("network.dns_port must be between 0 (a free port) and 65535"))
 	}
@@ -160,10 +163,14 @@ func (nd *netDeps) open(cfg Config, inst instance, m *metrics, log *slog.Logger)
 			}
 			return nil
 		},
-		Refused: func(session, name, reason string) {
-			m.dnsRefused.WithLabelValues(session).Inc()
-			log.Debug("DNS query refused", "session", session, "name", name, "reason", reason)
+		Refused: func(session, name string, why netdns.Refusal, detail string) {
+			m.countDNSRefused(session, why)
+			if why != netdns.RefusedRate { // a flood: netdns logs it once a minute
+				log.Debug("DNS query refused", "session", session, "name", name, "reason", why, "detail", detail)
+			}
 		},
+		Rate:   cfg.Network.DNSQueriesPerS,
+		Burst:  cfg.Network.DNSBurst,
 		Logger: log,
 	})
 	if err != nil {

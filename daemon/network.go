@@ -176,6 +176,26 @@ func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) erro
 	return d.applyPolicy(ctx, s, sb, p)
 }
 
+// restoreNetwork writes the network of a sandbox a previous daemon left
+// running anew from the session's record: that daemon may have died
+// between a policy change's commit and its record, or during a package
+// install (the index's opening, which lives no longer than its install),
+// so nothing the kernel holds is trusted. A session with no slot has no
+// network left (reconcileNetworks removed what a crash left of one); one
+// of policy none whose runtime takes its link at no start has its link
+// removed, as its next start would leave it.
+func (d *Daemon) restoreNetwork(ctx context.Context, s *session, sb Sandbox) error {
+	rec := s.record()
+	if rec.NetSlot == 0 || d.net == nil {
+		return nil
+	}
+	p := policyOf(&rec)
+	if p.Mode == netpolicy.ModeNone && !d.linkAtStart(runtimeOf(rec.Runtime)) {
+		return d.releaseNetwork(s, true)
+	}
+	return d.applyPolicy(ctx, s, sb, p)
+}
+
 // applyPolicy puts policy p in force for the session's running sandbox sb:
 // its slot (taken at its first network, kept while the session lives), the
 // link into the sandbox's namespace unless it has it, the chain, and the
@@ -270,7 +290,7 @@ func (d *Daemon) releaseNetwork(s *session, keepSlot bool) error {
 		return fmt.Errorf("session %s network: %w", id, err)
 	}
 	if !keepSlot {
-		d.metrics.dnsRefused.DeleteLabelValues(id)
+		d.metrics.dnsBySession.forget(id)
 		d.netTable.free(slot - 1)
 	}
 	return nil
@@ -302,7 +322,9 @@ func (d *Daemon) dropLinkLater(s *session) {
 
 // reconcileNetworks takes the slots of the recorded sessions, indexes the
 // addresses of the running ones for the DNS, and removes the networks no
-// session owns.
+// session owns, and those of sessions whose record gives them none (a
+// crash between a change's commit and its record: the record wins) or no
+// running sandbox (a stopped session gets its network at its start).
 func (d *Daemon) reconcileNetworks(ctx context.Context) error {
 	if d.net == nil {
 		return nil
@@ -321,8 +343,11 @@ func (d *Daemon) reconcileNetworks(ctx context.Context) error {
 	}
 	var errs []error
 	for _, id := range left {
-		if _, ok := d.sessions.get(id); ok {
-			continue
+		if s, ok := d.sessions.get(id); ok {
+			rec := s.record()
+			if rec.NetSlot != 0 && (rec.Status == api.StatusRunning || rec.Status == api.StatusPaused) {
+				continue // restoreNetwork writes it anew
+			}
 		}
 		if err := d.net.Detach(ctx, id, nil); err != nil {
 			errs = append(errs, err)
@@ -394,10 +419,21 @@ func (d *Daemon) SetNetwork(ctx context.Context, id string, req *api.NetworkRequ
 				return err
 			}
 		}
-		rec = s.record()
-		if err := d.store.PutSession(&rec); err != nil {
+		now := s.record()
+		if err := d.store.PutSession(&now); err != nil {
+			// The record keeps the old policy: so does the kernel.
+			s.mu.Lock()
+			s.rec.Network, s.rec.Allow = rec.Network, rec.Allow
+			s.rec.EgressKbps, s.rec.MaxConnections = rec.EgressKbps, rec.MaxConnections
+			s.mu.Unlock()
+			if sb != nil && now.NetSlot != 0 {
+				if err := d.applyPolicy(context.WithoutCancel(ctx), s, sb, policyOf(&rec)); err != nil {
+					logging.From(ctx).Error("put the recorded network policy back", "session", rec.ID, "err", err)
+				}
+			}
 			return recordErr(rec.ID, err)
 		}
+		rec = now
 		logging.From(ctx).Info("session network changed", "session", rec.ID, "network", p.Mode, "allow", rec.Allow)
 		return nil
 	})

@@ -112,10 +112,10 @@ func TestNode(t *testing.T) {
 		want api.Node
 	}{
 		{"root", root, with(common, api.NodeResources{MemoryMB: 256 + 64 + 128, CPUs: 0.55, Sessions: 3},
-			api.NodeSessions{Running: 3, Stopped: 1, Failed: 1}, "data", "mine", DefaultTemplate, "theirs")},
+			api.NodeSessions{Running: 3, Stopped: 1, Failed: 1}, "1000/mine", "2000/theirs", "data", DefaultTemplate)},
 		{"alice", alice, with(common, api.NodeResources{MemoryMB: 128, CPUs: 0.25, Sessions: 1},
-			api.NodeSessions{Running: 1, Stopped: 1, Failed: 1}, "data", "mine", DefaultTemplate)},
-		{"bob", bob, with(common, api.NodeResources{}, api.NodeSessions{}, "data", DefaultTemplate, "theirs")},
+			api.NodeSessions{Running: 1, Stopped: 1, Failed: 1}, "1000/mine", "data", DefaultTemplate)},
+		{"bob", bob, with(common, api.NodeResources{}, api.NodeSessions{}, "2000/theirs", "data", DefaultTemplate)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n, err := d.Node(c.ctx)

@@ -17,8 +17,8 @@ import (
 // they answer; their death is noticed at once regardless (the exit).
 const poolCheckEvery = 30 * time.Second
 
-// poolSpaceWait is how often a pool that found no disk space for its
-// next sandbox looks again, when no session went meanwhile.
+// poolSpaceWait is how long a pool that gave its surplus's disk to a
+// session stays at pool_size (yieldDisk).
 const poolSpaceWait = 15 * time.Second
 
 // pool keeps sandboxes of one template started ahead of demand,
@@ -66,6 +66,10 @@ type pool struct {
 	// surplus's disk to a session (yieldDisk).
 	floorUntil time.Time
 
+	// retry is whether refills fail, and how long the pool waits before
+	// the next (poolretry.go).
+	retry *refillRetry
+
 	kick chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
@@ -82,7 +86,7 @@ type pooled struct {
 
 // newPool starts filling a pool for t.
 func newPool(d *Daemon, t *template) *pool {
-	p := &pool{d: d, t: t, kick: make(chan struct{}, 1), done: make(chan struct{}), added: make(chan struct{})}
+	p := &pool{d: d, t: t, retry: newRefillRetry(), kick: make(chan struct{}, 1), done: make(chan struct{}), added: make(chan struct{})}
 	ctx, cancel := context.WithCancel(d.daemonCtx())
 	p.stop = cancel
 	go p.fill(ctx)
@@ -91,22 +95,24 @@ func newPool(d *Daemon, t *template) *pool {
 
 // fill keeps the pool at its depth until ctx ends, refills in parallel
 // (as many as the free refill slots), and checks its idle sandboxes now
-// and then, letting go of those past the depth.
+// and then, letting go of those past the depth. After a failed refill it
+// waits (refillRetry: exponential, capped) before the next; the log says
+// once that refills fail, and once that they work again.
 func (p *pool) fill(ctx context.Context) {
 	var workers sync.WaitGroup
 	defer close(p.done)
 	defer workers.Wait()
-	backoff := time.Second
 	check := time.NewTicker(poolCheckEvery)
 	defer check.Stop()
 	results := make(chan error, cap(p.d.tmpl.fillSlot))
-	// paused holds refills back after a failure until retry fires (or,
-	// for want of disk space, a session goes: kick).
+	// paused holds refills back after a failure until retry fires, or,
+	// for want of disk space, until a session's disk goes (a kick with
+	// the ledger's freed count past freedAt). Other kicks (a create's
+	// end, a refill slot free: this pool's own failed refill frees one)
+	// do not end the wait.
 	var retry <-chan time.Time
 	paused, pausedForSpace := false, false
-	// noSpace says the last refill found no disk space for its sandbox:
-	// said once in the log, then the pool waits for space quietly.
-	noSpace := false
+	var freedAt uint64
 	for {
 	refill:
 		for !paused && ctx.Err() == nil && p.short() {
@@ -136,30 +142,24 @@ func (p *pool) fill(ctx context.Context) {
 				return
 			}
 			p.d.tmpl.setPoolError(p.t, err)
-			switch {
-			case errdefs.IsResourceExhausted(err):
-				if !noSpace {
-					p.d.log.Warn("warm pool: no disk space for another sandbox; waiting for space", "template", p.t.def.Name, "err", err)
-					noSpace = true
+			if err == nil {
+				if recovered, failures, since := p.retry.succeeded(); recovered {
+					p.d.log.Info("warm pool: refilling again", "template", p.t.def.Name, "failures", failures, "after", time.Since(since).Round(time.Millisecond))
 				}
-				// Space comes back when sessions go, which wakes the pool;
-				// a host's other users may free some too, hence the timer.
-				paused, pausedForSpace, retry = true, true, time.After(poolSpaceWait)
-			case err != nil:
-				p.d.log.Warn("warm pool: start a sandbox", "template", p.t.def.Name, "err", err)
-				paused, pausedForSpace, retry = true, false, time.After(backoff)
-				backoff = min(backoff*2, time.Minute)
-			default:
-				if noSpace {
-					p.d.log.Info("warm pool: disk space is back; refilling", "template", p.t.def.Name)
-					noSpace = false
-				}
-				backoff = time.Second
+				continue
 			}
+			wait, began := p.retry.failed(time.Now(), err)
+			if began {
+				p.d.log.Warn("warm pool: cannot start a sandbox; trying again with back-off", "template", p.t.def.Name, "err", err,
+					"first_wait", wait, "max_wait", p.retry.max)
+			}
+			paused, retry = true, time.After(wait)
+			pausedForSpace = errdefs.IsResourceExhausted(err)
+			freedAt = p.d.disks.freedCount()
 		case <-retry:
-			paused, retry = false, nil
+			paused, pausedForSpace, retry = false, false, nil
 		case <-p.kick:
-			if pausedForSpace {
+			if pausedForSpace && p.d.disks.freedCount() != freedAt {
 				paused, pausedForSpace, retry = false, false, nil
 			}
 		case <-check.C:
@@ -305,7 +305,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 	started := time.Now()
 	t := now()
 	s := newSession(&store.Record{
-		ID: newID(), Template: p.t.def.Name, Status: api.StatusRunning,
+		ID: newID(), Template: p.t.ref(), Status: api.StatusRunning,
 		CreatedAt: t, LastUsedAt: t, Limits: storeLimits(p.t.limits(&p.d.cfg)), Network: api.NetworkNone,
 		Env: envList(p.t.def.Env), Runtime: p.runtime(),
 	})
@@ -323,7 +323,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 	p.mu.Lock()
 	keep := ctx.Err() == nil && !p.d.sessions.isClosed()
 	if keep {
-		p.d.metrics.refilled(p.t.def.Name, started)
+		p.d.metrics.refilled(p.t.metricLabel(), started)
 		e := pooled{s: s, taken: make(chan struct{})}
 		p.idle = append(p.idle, e)
 		p.watchers.Add(1)
@@ -441,7 +441,7 @@ func (p *pool) checkIdle(ctx context.Context) {
 // discard removes a pooled sandbox that died or does not answer, counts
 // it, and has the pool refill.
 func (p *pool) discard(s *session, why string) {
-	p.d.metrics.poolDeaths.WithLabelValues(p.t.def.Name).Inc()
+	p.d.metrics.poolDeaths.WithLabelValues(p.t.metricLabel()).Inc()
 	p.d.log.Warn("warm pool: a waiting sandbox is gone; replacing it", "template", p.t.def.Name, "sandbox", s.record().ID, "why", why)
 	if err := p.d.destroySession(s); err != nil {
 		p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)

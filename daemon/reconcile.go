@@ -84,7 +84,7 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 		rec := s.record()
 		// A disk whose image is gone is made again only if the data dir
 		// can hold it (ensureDisk); one that exists is counted as promised.
-		if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB); err != nil {
+		if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, sessionDisk(rec.OwnerUID)); err != nil {
 			d.log.Warn("session disk", "session", rec.ID, "err", err)
 			if sb := s.setFailed("its disk could not be mounted: " + err.Error()); sb != nil {
 				_ = sb.Stop()

@@ -28,9 +28,9 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		}
 		sb, err := d.rt.Restore(ctx, d.sandboxSpec(s, &rec))
 		if err == nil {
-			// Its link and policy are where they were; the DNS learns its
-			// addresses again.
-			if err := d.ensureNetwork(ctx, s, sb); err != nil {
+			// Its link is where it was; its policy is written anew from
+			// its record, and the DNS learns its addresses again.
+			if err := d.restoreNetwork(ctx, s, sb); err != nil {
 				d.log.Warn("restored session's network", "session", rec.ID, "err", err)
 			}
 			// Restore thawed a paused session's sandbox to reach its

@@ -18,7 +18,17 @@ func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
 	sb := s.sb
 	out := &api.Stats{Status: s.rec.Status, ExecCount: s.rec.ExecCount}
 	dir := d.paths.session(s.rec.ID)
+	sid, slot := s.rec.ID, s.rec.NetSlot
 	s.mu.Unlock()
+	// The session's network figures are here, for its owner, and never
+	// per session in /metrics, which every user may read.
+	dns := d.metrics.dnsBySession.get(sid)
+	out.DNSRefused, out.DNSRateLimited = dns.refused, dns.rateLimited
+	if slot != 0 && d.net != nil {
+		if n, err := d.net.Denied(sid); err == nil {
+			out.NetworkDeniedPackets = n
+		}
+	}
 	used, size, err := volume.Usage(d.cfg.DiskQuota, dir)
 	if err != nil {
 		return nil, err

@@ -41,8 +41,8 @@ func (d *Daemon) checkTemplatePackages(def *api.Template) error {
 // whose network reaches the package index alone, and keeps them in the
 // template's packages folder.
 func (d *Daemon) buildPackages(ctx context.Context, t *template) error {
-	name := t.def.Name
-	dst := d.paths.templatePackages(name)
+	name := t.ref()
+	dst := d.paths.templatePackages(t.folder())
 	// An add the daemon did not live to finish may have left one.
 	if err := os.RemoveAll(dst); err != nil {
 		return err
@@ -91,8 +91,8 @@ func (d *Daemon) buildPackages(ctx context.Context, t *template) error {
 }
 
 // removePackages removes a template's packages folder.
-func (d *Daemon) removePackages(name string) error {
-	return os.RemoveAll(d.paths.templatePackages(name))
+func (d *Daemon) removePackages(t *template) error {
+	return os.RemoveAll(d.paths.templatePackages(t.folder()))
 }
 
 // reconcilePackages removes the packages folders of templates the daemon
@@ -100,10 +100,10 @@ func (d *Daemon) removePackages(name string) error {
 func (d *Daemon) reconcilePackages() {
 	ents, _ := os.ReadDir(d.paths.packages())
 	for _, e := range ents {
-		if t, ok := d.tmpl.byName[e.Name()]; ok && len(t.def.Packages) > 0 {
+		if t, ok := d.tmpl.byName[folderRef(e.Name())]; ok && len(t.def.Packages) > 0 && t.folder() == e.Name() {
 			continue
 		}
-		if err := d.removePackages(e.Name()); err != nil {
+		if err := os.RemoveAll(d.paths.templatePackages(e.Name())); err != nil {
 			d.log.Warn("remove the packages of a template never added", "folder", e.Name(), "err", err)
 		}
 	}

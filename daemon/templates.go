@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +40,30 @@ func checkTemplateName(name string) error {
 	return nil
 }
 
+// parseTemplateRef splits an explicit reference "uid/name" (see
+// api.TemplateRef); ok is false for a bare name. A reference of no
+// canonical uid, or of no good name, names nothing: bad is set.
+func parseTemplateRef(s string) (owner uint32, name string, ok, bad bool) {
+	u, name, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, s, false, false
+	}
+	n, err := strconv.ParseUint(u, 10, 32)
+	if err != nil || strconv.FormatUint(n, 10) != u || !templateName.MatchString(name) {
+		return 0, "", true, true
+	}
+	return uint32(n), name, true, false
+}
+
+// templateFolder is the name of a template's folders on disk (its
+// packages, its prepared image) for its reference: the reference with '@'
+// for its '/', so that two owners' templates of one name never share one
+// (names hold neither character). Root's keep their name.
+func templateFolder(ref string) string { return strings.Replace(ref, "/", "@", 1) }
+
+// folderRef is the reference of the template a folder is for.
+func folderRef(folder string) string { return strings.Replace(folder, "@", "/", 1) }
+
 // errNoTemplate is the answer for a template the caller cannot use.
 func errNoTemplate(name string) error {
 	return api.Errorf(errdefs.ErrNotFound, "no such template: %s (see sandboxctl template ls)", api.Quote(name))
@@ -64,7 +90,31 @@ type template struct {
 	lastErr string
 }
 
-// templates are the templates the daemon knows, by name, with their warm
+// ref is the reference naming the template without doubt (see
+// api.TemplateRef): its key in templates.byName, in the store, and in the
+// records of its sessions.
+func (t *template) ref() string { return api.TemplateRef(t.def.OwnerUID, t.def.Name) }
+
+// metricLabel is the template's value of the metrics' template label:
+// root's templates (everyone's) by name; every other user's together as
+// "users", since /metrics is read by every caller and a user's template
+// names are that user's to see (and each would be a series of its own).
+func (t *template) metricLabel() string {
+	if t.def.OwnerUID == 0 {
+		return t.def.Name
+	}
+	return usersTemplatesLabel
+}
+
+// usersTemplatesLabel is the template label of every non-root user's
+// templates in the metrics.
+const usersTemplatesLabel = "users"
+
+// folder names its folders on disk (see templateFolder).
+func (t *template) folder() string { return templateFolder(t.ref()) }
+
+// templates are the templates the daemon knows, by reference (byName is
+// keyed by template.ref: names are unique per owner), with their warm
 // pools. mu guards the map and every template's pool, adding and lastErr;
 // ops serialises adding, importing and removing templates (slow: they
 // start a sandbox or unpack a tarball) without holding mu.
@@ -81,12 +131,37 @@ func newTemplates() *templates {
 	return &templates{byName: map[string]*template{}, fillSlot: make(chan struct{}, refillSlots())}
 }
 
+// lookup finds the template a caller names, nil if none it may use; the
+// caller holds ts.mu. A bare name is the caller's own template of that
+// name, else root's (root's are everyone's; root naming one gets its
+// own, never a member's); another owner's only by its explicit "uid/name",
+// and only for a caller who may use it (caller.mayUseTemplate: root, or
+// the owner). The daemon itself names templates by reference.
+func (ts *templates) lookup(c caller, name string) *template {
+	if owner, n, ok, bad := parseTemplateRef(name); ok {
+		t := ts.byName[api.TemplateRef(owner, n)]
+		if bad || t == nil || !c.mayUseTemplate(owner) {
+			return nil
+		}
+		return t
+	}
+	if c.Known() && !c.IsRoot() {
+		if t := ts.byName[api.TemplateRef(c.UID, name)]; t != nil {
+			return t
+		}
+	}
+	if t := ts.byName[api.TemplateRef(0, name)]; t != nil && c.mayUseTemplate(t.def.OwnerUID) {
+		return t
+	}
+	return nil
+}
+
 // forUse finds a template the caller may use for a new session.
 func (ts *templates) forUse(c caller, name string, forStart bool) (*template, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	t, ok := ts.byName[name]
-	if !ok || (t.adding && !forStart) || !c.mayUseTemplate(t.def.OwnerUID) {
+	t := ts.lookup(c, name)
+	if t == nil || (t.adding && !forStart) {
 		return nil, errNoTemplate(name)
 	}
 	if t.broken != "" {
@@ -96,9 +171,9 @@ func (ts *templates) forUse(c caller, name string, forStart bool) (*template, er
 }
 
 // forStart finds the template a sandbox starts from (of a session that
-// exists already, or of a pool).
-func (ts *templates) forStart(name string) (*template, error) {
-	return ts.forUse(caller{identity.Internal()}, name, true)
+// exists already, or of a pool), by the reference its record keeps.
+func (ts *templates) forStart(ref string) (*template, error) {
+	return ts.forUse(caller{identity.Internal()}, ref, true)
 }
 
 // poolOf is t's warm pool, nil if none.
@@ -177,25 +252,54 @@ func (d *Daemon) loadTemplates() error {
 	if err != nil {
 		return err
 	}
+	rootNames := map[string]bool{}
+	for _, def := range defs {
+		if def.OwnerUID == 0 {
+			rootNames[def.Name] = true
+		}
+	}
 	for _, def := range defs {
 		t := &template{def: templateDef(def)}
 		if def.Rootfs != api.RootfsHost {
-			if t.image, err = d.rt.OpenImage(def.Name, def.Rootfs); err != nil {
+			if t.image, err = d.rt.OpenImage(t.folder(), def.Rootfs); err != nil {
 				t.broken = err.Error()
 			}
 		}
 		if len(def.Packages) > 0 {
-			t.packages = d.paths.templatePackages(def.Name)
+			t.packages = d.paths.templatePackages(t.folder())
+			if !rootNames[def.Name] {
+				d.adoptPackages(t)
+			}
 			if _, err := os.Stat(t.packages); err != nil && t.broken == "" {
 				t.broken = fmt.Sprintf("its packages are gone (%v)", err)
 			}
 		}
 		if t.broken != "" {
-			d.log.Warn("template cannot start", "template", def.Name, "err", t.broken)
+			d.log.Warn("template cannot start", "template", t.ref(), "err", t.broken)
 		}
-		d.tmpl.byName[def.Name] = t
+		d.tmpl.byName[t.ref()] = t
 	}
 	return nil
+}
+
+// adoptPackages moves the packages of a user's template from the folder
+// of its bare name, where a daemon of global template names kept them, to
+// its own (templateFolder). Only when no template of root's has that
+// name: in those days the name was this template's alone.
+func (d *Daemon) adoptPackages(t *template) {
+	old := d.paths.templatePackages(t.def.Name)
+	if old == t.packages {
+		return
+	}
+	if _, err := os.Stat(t.packages); !os.IsNotExist(err) {
+		return
+	}
+	if _, err := os.Stat(old); err != nil {
+		return
+	}
+	if err := os.Rename(old, t.packages); err != nil {
+		d.log.Warn("move a template's packages to its owner's folder", "template", t.ref(), "err", err)
+	}
 }
 
 // startPools starts the warm pool of every template that has one.
@@ -213,6 +317,7 @@ func (d *Daemon) startPools() {
 // sessions get, and its pool's fill.
 func (t *template) view(c *Config) api.Template {
 	out := t.def
+	out.Ref = t.ref()
 	l := t.limits(c)
 	out.Limits = &api.LimitDefaults{MemoryMB: &l.MemoryMB, CPUs: &l.CPUs, Pids: &l.Pids, DiskMB: &l.DiskMB, TimeoutS: &l.TimeoutS, IdleTimeoutS: &l.IdleTimeoutS}
 	f := t.fill()
@@ -224,7 +329,7 @@ func (t *template) view(c *Config) api.Template {
 	return out
 }
 
-// Templates lists the templates the caller may use, by name.
+// Templates lists the templates the caller may use, by name, then owner.
 func (d *Daemon) Templates(ctx context.Context) ([]api.Template, error) {
 	c := callerFrom(ctx)
 	d.tmpl.mu.Lock()
@@ -235,16 +340,18 @@ func (d *Daemon) Templates(ctx context.Context) ([]api.Template, error) {
 			out = append(out, t.view(&d.cfg))
 		}
 	}
-	slices.SortFunc(out, func(a, b api.Template) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b api.Template) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), cmp.Compare(a.OwnerUID, b.OwnerUID))
+	})
 	return out, nil
 }
 
-// Template describes one template.
+// Template describes the template the caller names (see templates.lookup).
 func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, error) {
 	d.tmpl.mu.Lock()
 	defer d.tmpl.mu.Unlock()
-	t, ok := d.tmpl.byName[name]
-	if !ok || t.adding || !callerFrom(ctx).mayUseTemplate(t.def.OwnerUID) {
+	t := d.tmpl.lookup(callerFrom(ctx), name)
+	if t == nil || t.adding {
 		return nil, errNoTemplate(name)
 	}
 	out := t.view(&d.cfg)
@@ -266,7 +373,7 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 	}
 	t := &template{def: *def, adding: true}
 	if def.Rootfs != api.RootfsHost {
-		if t.image, err = d.rt.OpenImage(def.Name, def.Rootfs); err != nil {
+		if t.image, err = d.rt.OpenImage(t.folder(), def.Rootfs); err != nil {
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "template %s: %v", def.Name, err)
 		}
 	}
@@ -274,14 +381,14 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 		return nil, errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down")
 	}
 	d.tmpl.mu.Lock()
-	d.tmpl.byName[def.Name] = t
+	d.tmpl.byName[t.ref()] = t
 	d.tmpl.mu.Unlock()
 	forget := func() {
 		d.tmpl.mu.Lock()
-		delete(d.tmpl.byName, def.Name)
+		delete(d.tmpl.byName, t.ref())
 		d.tmpl.mu.Unlock()
-		_ = d.rt.RemoveImage(def.Name)
-		_ = d.removePackages(def.Name)
+		_ = d.rt.RemoveImage(t.folder())
+		_ = d.removePackages(t)
 	}
 	if len(def.Packages) > 0 {
 		if err := d.buildPackages(ctx, t); err != nil {
@@ -304,7 +411,7 @@ func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Templ
 	}
 	out := t.view(&d.cfg)
 	d.tmpl.mu.Unlock()
-	d.log.Info("template added", "template", def.Name, "rootfs", def.Rootfs, "owner", caller.UID)
+	d.log.Info("template added", "template", t.ref(), "rootfs", def.Rootfs, "owner", caller.UID)
 	return &out, nil
 }
 
@@ -315,8 +422,13 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 	if err := checkTemplateName(req.Name); err != nil {
 		return nil, err
 	}
+	if req.Name == DefaultTemplate {
+		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: it is built in, choose another name", DefaultTemplate)
+	}
 	d.tmpl.mu.Lock()
-	_, exists := d.tmpl.byName[req.Name]
+	// Names are unique per owner: only the caller's own template of the
+	// name is in the way (another's must not show here).
+	_, exists := d.tmpl.byName[api.TemplateRef(caller.UID, req.Name)]
 	total, mine := 0, 0
 	for _, t := range d.tmpl.byName {
 		total += t.poolSize()
@@ -469,7 +581,7 @@ func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
 // daemon starts its sandbox to try or build the template, then destroys it.
 func (d *Daemon) trialSession(t *template) *session {
 	return newSession(&store.Record{
-		ID: newID(), Template: t.def.Name, Status: api.StatusRunning,
+		ID: newID(), Template: t.ref(), Status: api.StatusRunning,
 		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
 		Env: envList(t.def.Env), Runtime: t.runtime(&d.cfg),
 	})
@@ -491,8 +603,8 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 	defer d.tmpl.ops.Unlock()
 	caller := callerFrom(ctx)
 	d.tmpl.mu.Lock()
-	t, ok := d.tmpl.byName[name]
-	if !ok || t.adding || !caller.mayUseTemplate(t.def.OwnerUID) {
+	t := d.tmpl.lookup(caller, name)
+	if t == nil || t.adding {
 		d.tmpl.mu.Unlock()
 		// An import whose template was never added leaves a folder; the
 		// same call removes it.
@@ -512,9 +624,10 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		return api.Errorf(errdefs.ErrPermissionDenied, "template %s belongs to uid %d: only it or root may remove it", name, t.def.OwnerUID)
 	}
 	d.tmpl.mu.Unlock()
+	ref := t.ref()
 	users := 0
 	for _, s := range d.sessions.all() {
-		if s.record().Template == name {
+		if s.record().Template == ref {
 			users++
 		}
 	}
@@ -522,26 +635,28 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 		return api.Errorf(errdefs.ErrConflict, "template %s is used by %d session(s): delete them first", name, users)
 	}
 	d.tmpl.mu.Lock()
-	delete(d.tmpl.byName, name)
+	delete(d.tmpl.byName, ref)
 	p := t.pool
 	t.pool = nil
 	d.tmpl.mu.Unlock()
 	if p != nil {
 		p.close()
 	}
-	d.metrics.forgetTemplate(name)
-	if err := d.store.DeleteTemplate(name); err != nil {
+	d.metrics.forgetTemplate(ref)
+	if err := d.store.DeleteTemplate(t.def.OwnerUID, t.def.Name); err != nil {
 		return err
 	}
-	_ = d.rt.RemoveImage(name)
-	if err := d.removePackages(name); err != nil {
+	_ = d.rt.RemoveImage(t.folder())
+	if err := d.removePackages(t); err != nil {
 		return err
 	}
-	if t.def.Rootfs == d.paths.importRootfs(name) {
-		if err := os.RemoveAll(d.paths.importDir(name)); err != nil {
+	// Imports are root's, by name (only root may import or make a
+	// template of a folder).
+	if t.def.OwnerUID == 0 && t.def.Rootfs == d.paths.importRootfs(t.def.Name) {
+		if err := os.RemoveAll(d.paths.importDir(t.def.Name)); err != nil {
 			return err
 		}
 	}
-	d.log.Info("template removed", "template", name)
+	d.log.Info("template removed", "template", ref)
 	return nil
 }

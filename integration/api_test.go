@@ -15,6 +15,7 @@ import (
 
 // TestBadRequests checks every refusal has the contract's status and body.
 func TestBadRequests(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	cases := []struct {
@@ -95,6 +96,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestSessionQuota(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_sessions = 2\n")
 	d.session(t, nil)
 	d.session(t, nil)
@@ -105,6 +107,7 @@ func TestSessionQuota(t *testing.T) {
 }
 
 func TestOneShotRun(t *testing.T) {
+	notInVM(t)
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		status, body := d.raw(t, "POST", "/v1/run", `{"language":"python","code":"print(open('data.txt').read().upper())\n6*7","files":[{"path":"data.txt","content_base64":"aGVsbG8="}],"memory_mb":128}`)
@@ -153,6 +156,7 @@ func whileRunning(t *testing.T, run func(on func(api.Event)) (*api.Execution, er
 // TestOneShotRunsCountUnderTheQuota checks a running one-shot run holds a
 // place under max_sessions until it ends.
 func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_sessions = 1\n")
 	done := whileRunning(t, func(on func(api.Event)) (*api.Execution, error) {
 		return d.c.Run(context.Background(), &api.RunRequest{Language: "shell", Code: "echo started; sleep 3"}, on)

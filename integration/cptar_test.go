@@ -1,10 +1,16 @@
 package integration
 
 import (
+	"archive/tar"
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
 )
 
 // TestCopyFolders: sandboxctl cp -r sends a folder into a session and
@@ -51,5 +57,72 @@ func TestCopyFolders(t *testing.T) {
 	}
 	if _, stderr, code := d.ctl(t, "", "cp", id+":project", filepath.Join(back, "x")); code != 125 || !strings.Contains(stderr, "-r") {
 		t.Fatalf("cp of a folder without -r: %d %q", code, stderr)
+	}
+}
+
+// TestBadArchives: a tar stream (cp -r) or a root filesystem (template
+// import) that cannot be unpacked as it stands is a 400 that names no host
+// folder, never a 500: a folder then a symlink of its name ("file
+// exists"), a symlink loop ("too many levels of symbolic links"), a
+// stream cut inside a file.
+func TestBadArchives(t *testing.T) {
+	hostOnly(t)
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type ent struct{ name, link, body string }
+	tarOf := func(cut int, entries ...ent) []byte {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		for _, e := range entries {
+			h := &tar.Header{Name: e.name, Mode: 0o644, Typeflag: tar.TypeReg, Size: int64(len(e.body))}
+			switch {
+			case e.link != "":
+				h.Typeflag, h.Linkname, h.Size = tar.TypeSymlink, e.link, 0
+			case strings.HasSuffix(e.name, "/"):
+				h.Typeflag, h.Mode = tar.TypeDir, 0o755
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = tw.Write([]byte(e.body))
+		}
+		_ = tw.Close()
+		return b.Bytes()[:b.Len()-cut]
+	}
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		if !errdefs.IsInvalidArgument(err) {
+			t.Fatalf("got %v, want a 400", err)
+		}
+		if strings.Contains(err.Error(), d.base) {
+			t.Errorf("the message names a host folder: %v", err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		tar  []byte
+	}{
+		{"a folder then a symlink of its name", tarOf(0, ent{name: "d/"}, ent{name: "d/f", body: "x"}, ent{name: "d", link: "elsewhere"})},
+		{"a symlink loop", tarOf(0, ent{name: "a", link: "a"}, ent{name: "a/x", body: "x"})},
+		{"a file under a file", tarOf(0, ent{name: "f", body: "x"}, ent{name: "f/x", body: "x"})},
+		{"cut inside a file", tarOf(1500+1024, ent{name: "f", body: strings.Repeat("x", 2000)})},
+	} {
+		t.Run("cp: "+tc.name, func(t *testing.T) {
+			_, err := d.c.PutTar(ctx, id, "in-"+strings.ReplaceAll(tc.name, " ", "-"), bytes.NewReader(tc.tar))
+			check(t, err)
+		})
+		t.Run("import: "+tc.name, func(t *testing.T) {
+			_, err := d.c.ImportRootfs(ctx, "bad-archive", bytes.NewReader(tc.tar))
+			if tc.name == "a folder then a symlink of its name" {
+				// A root filesystem's later entry replaces an earlier one.
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			check(t, err)
+		})
 	}
 }

@@ -36,6 +36,7 @@ func TestCrashThenStart(t *testing.T) {
 // TestOneDaemonPerSocketAndDataDir checks a second daemon fails fast with a
 // clear message and leaves the first one serving.
 func TestOneDaemonPerSocketAndDataDir(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	run := func(args ...string) string {
@@ -68,6 +69,7 @@ func TestOneDaemonPerSocketAndDataDir(t *testing.T) {
 }
 
 func TestIdleTimeoutStopsSessions(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	idle := 1
 	id := d.session(t, &api.CreateSessionRequest{IdleTimeoutS: &idle})
@@ -124,6 +126,7 @@ func TestSessionLifetime(t *testing.T) {
 }
 
 func TestSocketPermissions(t *testing.T) {
+	notInVM(t)
 	// "daemon" is a system group every Debian host has (gid 1).
 	d := startDaemon(t, "socket_group = \"daemon\"\n")
 	fi, err := os.Stat(d.socket)

@@ -110,6 +110,7 @@ func TestDiskQuota(t *testing.T) {
 // TestDiskQuotaOff checks sessions work with disk_quota = "none", where
 // disk_mb is not enforced and stats say there is no limit.
 func TestDiskQuotaOff(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "disk_quota = \"none\"\n")
 	ctx := context.Background()
 	disk := int64(16)

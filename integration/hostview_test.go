@@ -51,6 +51,7 @@ func (s sandboxSocket) hostErrno() unix.Errno {
 // fails with EAFNOSUPPORT (as on a kernel without it) — AF_VSOCK above all,
 // which on a VM host reaches the hypervisor.
 func TestSandboxSocketFamilies(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	calls := []sandboxSocket{
@@ -154,6 +155,7 @@ print(json.dumps(out))`, probe)
 // host's kernel command line (boot parameters, on a VM its hypervisor's
 // settings) must not show.
 func TestSandboxHidesKernelCmdline(t *testing.T) {
+	notInVM(t)
 	host, err := os.ReadFile("/proc/cmdline")
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +229,7 @@ func TestSandboxMountinfoHidesHostPaths(t *testing.T) {
 	})
 
 	t.Run("imported template", func(t *testing.T) {
+		notInVM(t) // the import's root filesystem is mounted as the python template's is
 		d := startDaemon(t, "")
 		tarball := filepath.Join(t.TempDir(), "rootfs.tar.gz")
 		writeRootfsTarball(t, tarball)
@@ -245,6 +248,7 @@ func TestSandboxMountinfoHidesHostPaths(t *testing.T) {
 	})
 
 	t.Run("disk quotas off", func(t *testing.T) {
+		notInVM(t)
 		d := startDaemon(t, "disk_quota = \"none\"\n")
 		id := d.session(t, nil)
 		check(t, d, id, "/workspace", "/tmp")

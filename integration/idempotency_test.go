@@ -13,6 +13,7 @@ import (
 // sandboxctl create --idempotency-key; another request under the key is
 // a conflict.
 func TestIdempotencyKey(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	req := &api.CreateSessionRequest{Labels: map[string]string{"agent": "a1"}}

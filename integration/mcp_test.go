@@ -358,6 +358,32 @@ func TestMCPProxy(t *testing.T) {
 	}
 }
 
+// TestMCPProxyDrain: once the client's stdin ends, the command's stdin
+// closes and its output still comes, to its end; sandboxctl exits with the
+// command's code. (The port proxy cannot half-close: stdin's end used to
+// end the exchange, and the output after it was lost.)
+func TestMCPProxyDrain(t *testing.T) {
+	hostOnly(t)
+	d := startDaemon(t, "")
+	id := d.session(t, &api.CreateSessionRequest{})
+	for _, tc := range []struct {
+		name, stdin, script, out string
+		code                     int
+	}{
+		{"output after stdin ends", "hi\n", "echo out1; cat; echo out2", "out1\nhi\nout2\n", 0},
+		{"the exit code", "hi\n", "cat; exit 3", "hi\n", 3},
+		{"no stdin", "", "cat; echo done; exit 7", "done\n", 7},
+		{"much output after stdin ends", "x", "cat >/dev/null; head -c 3000000 /dev/zero | tr '\\0' a; echo", strings.Repeat("a", 3_000_000) + "\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := d.ctl(t, tc.stdin, "mcp-proxy", id, "--", "sh", "-c", tc.script)
+			if out != tc.out || code != tc.code {
+				t.Errorf("sandboxctl mcp-proxy -- sh -c %q: exit %d, %d bytes %.200q, want exit %d, %.200q\n%s", tc.script, code, len(out), out, tc.code, tc.out, errOut)
+			}
+		})
+	}
+}
+
 // syncBuffer is a bytes.Buffer a process writes and a test reads at once.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -28,6 +28,7 @@ import (
 // and does not show the machine id, and what a running session holds —
 // which another user does not see.
 func TestNode(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_sessions = 7\n[node]\nlabels = {zone = \"it\", rack = \"r1\"}\n")
 	get := func() api.Node {
 		t.Helper()

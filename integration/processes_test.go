@@ -1,9 +1,15 @@
 package integration
 
 import (
+	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 // TestBackgroundProcesses: sandboxctl exec -d starts a command that
@@ -74,6 +80,76 @@ func TestBackgroundProcesses(t *testing.T) {
 			t.Fatalf("a background process outlived its session's stop: %q", out)
 		}
 	})
+}
+
+// TestProcessTooLargeToExec: a background command the kernel would not
+// exec (E2BIG: one argument or variable over 128 KiB, or all over the exec
+// limit) is a 400, not a pid that exits 255 with an empty log; one just
+// under each bound runs.
+func TestProcessTooLargeToExec(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.session(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	script := []string{"sh", "-c", `n=0; for a; do n=$((n + ${#a})); done; echo "$# $n"`, "_"}
+	many := func(n, size int) []string {
+		argv := append([]string{}, script...)
+		for range n {
+			argv = append(argv, strings.Repeat("a", size))
+		}
+		return argv
+	}
+	for _, tc := range []struct {
+		name string
+		req  api.ProcessRequest
+	}{
+		{"a 3 MB argument", api.ProcessRequest{Argv: many(1, 3<<20)}},
+		{"an argument of 128 KiB", api.ProcessRequest{Argv: many(1, 128<<10)}},
+		{"20 arguments of 120 kB", api.ProcessRequest{Argv: many(20, 120_000)}},
+		{"a variable of 200 kB", api.ProcessRequest{Argv: many(1, 1), Env: map[string]string{"BIG": strings.Repeat("v", 200_000)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := d.c.StartProcess(ctx, id, &tc.req)
+			if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "E2BIG") {
+				pid := 0
+				if p != nil {
+					pid = p.PID
+				}
+				t.Fatalf("StartProcess = pid %d, %v; want a 400 that says E2BIG", pid, err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, want string
+		argv       []string
+	}{
+		{"an argument of 128 KiB less its NUL", "1 131071", many(1, 128<<10-1)},
+		{"15 arguments of 120 kB", "15 1800000", many(15, 120_000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := d.c.StartProcess(ctx, id, &api.ProcessRequest{Argv: tc.argv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				r, running, exit, err := d.c.ProcessLogs(ctx, id, p.PID, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := io.ReadAll(r)
+				r.Close()
+				if !running && exit != nil {
+					if *exit != 0 || strings.TrimSpace(string(out)) != tc.want {
+						t.Fatalf("exit %d, log %q; want 0, %q", *exit, out, tc.want)
+					}
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("pid %d still runs", p.PID)
+				}
+			}
+		})
+	}
 }
 
 func isPIDString(s string) bool {

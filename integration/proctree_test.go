@@ -162,6 +162,7 @@ time.sleep(100)`, 2)
 // answer with truncated false, and a result cut at max_output_bytes said
 // truncated false.
 func TestAnswerIsBounded(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "max_answer_bytes = 2097152\n")
 	id := d.session(t, nil)
 

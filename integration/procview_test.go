@@ -19,6 +19,10 @@ import (
 func TestProcView(t *testing.T) {
 	mnt := lxcfsFor(t)
 	d := startDaemon(t, fmt.Sprintf("lxcfs_dir = %q\n", mnt))
+	// A serving lxcfs_dir is used as it is (the system's).
+	if pv := d.info(t).ProcView; pv.ServedBy != api.ProcViewSystem {
+		t.Errorf("info says proc_view %+v, want served by the system's lxcfs", pv)
+	}
 	cases := []struct {
 		memoryMB int64
 		cpus     float64

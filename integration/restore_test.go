@@ -81,6 +81,7 @@ func TestSessionsSurviveTheDaemon(t *testing.T) {
 // code runs to its end in the sandbox, the next daemon records it as
 // "lost" saying how it ended, and the next execution sees its effects.
 func TestExecutionInFlightAtACrash(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -227,6 +228,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestDeleteDuringExecution deletes a session while its code runs: the
 // delete does not wait for the code, and nothing of the session is left.
 func TestDeleteDuringExecution(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)

@@ -152,6 +152,7 @@ except OSError as e:
 }
 
 func TestOtherUsersSeeNothing(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)

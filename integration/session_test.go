@@ -237,6 +237,7 @@ func TestHistoryAndStats(t *testing.T) {
 // TestConcurrentSessions drives several sessions at once, each through its
 // whole life, while others execute in a shared one.
 func TestConcurrentSessions(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	shared := d.session(t, nil)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 // environment, default limits, a warm pool of their own, the errors, who
 // may do what, and that they outlive the daemon.
 func TestTemplates(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "pool_max_total = 4\n")
 	ctx := context.Background()
 
@@ -147,7 +149,7 @@ func TestTemplates(t *testing.T) {
 	d.terminate()
 	d.launch()
 	out, _, _ = d.ctl(t, "", "template", "ls", "-q")
-	if strings.Fields(out)[0] != "alices" || !strings.Contains(out, "data") || !strings.Contains(out, "python") {
+	if strings.Fields(out)[0] != "54321/alices" || !strings.Contains(out, "data") || !strings.Contains(out, "python") {
 		t.Fatalf("templates after a restart: %q", out)
 	}
 	if e := d.py(t, s.ID, "import os\nTABLE['rows'], os.environ['MODE']"); result(e) != "(3, 'session')" {
@@ -483,6 +485,7 @@ func emptyRoot(t *testing.T) string {
 // within pool_share_per_uid, so another user can still add a pooled
 // template; pool_max_total bounds everyone, root included.
 func TestTemplatePoolShare(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "pool_max_total = 4\npool_share_per_uid = 2\n")
 	ctx := context.Background()
 	if err := os.Chmod(d.socket, 0o666); err != nil {
@@ -523,4 +526,71 @@ func TestTemplatePoolShare(t *testing.T) {
 		info, err := d.c.Info(ctx)
 		return err == nil && info.Pool.Size == 0 && info.Pool.Idle == 0
 	})
+}
+
+// TestTemplateNamesPerOwner: templates are per owner, end to end through
+// sandboxctl as two real users. A member's template never runs for root's
+// bare name (issue 30: a member's preload read root's --env token), two
+// users may each add one of a name (no 409 telling of another's), and
+// another user's template is named only as uid/name: by root, never by
+// another member.
+func TestTemplateNamesPerOwner(t *testing.T) {
+	notInVM(t)
+	d := startDaemon(t, "")
+	if err := os.Chmod(d.socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	bob := &syscall.Credential{Uid: 54322, Gid: 54322}
+	const leak = "import os\nWHO = 'alice:' + os.environ.get('ROOT_TOKEN', '')"
+	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "data-science", "--preload", leak); code != 0 {
+		t.Fatalf("alice adds data-science: %q %d", stderr, code)
+	}
+	run := func(cred *syscall.Credential, template string) (string, string, int) {
+		t.Helper()
+		out, stderr, code := runCtl(t, d.socket, cred, "", "run", "--template", template, "--env", "ROOT_TOKEN=secret", "-c", "print(WHO)")
+		return strings.TrimSpace(out), stderr, code
+	}
+	if out, stderr, code := run(nil, "data-science"); code == 0 || strings.Contains(out, "alice") || !strings.Contains(stderr, "no such template") {
+		t.Fatalf("root runs --template data-science with only alice's: %q %q %d", out, stderr, code)
+	}
+	if _, stderr, code := d.ctl(t, "", "template", "add", "data-science", "--preload", "WHO = 'root'"); code != 0 {
+		t.Fatalf("root adds its own data-science beside alice's: %q %d", stderr, code)
+	}
+	if _, stderr, code := runCtl(t, d.socket, bob, "", "template", "add", "data-science", "--preload", "WHO = 'bob'"); code != 0 {
+		t.Fatalf("bob adds his own data-science: %q %d", stderr, code)
+	}
+	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "data-science"); code == 0 || !strings.Contains(stderr, "exists") {
+		t.Errorf("alice adds data-science again: %q %d, want a conflict", stderr, code)
+	}
+	for _, c := range []struct {
+		who      string
+		cred     *syscall.Credential
+		template string
+		want     string
+	}{
+		{"root", nil, "data-science", "root"},
+		{"alice", alice, "data-science", "alice:secret"},
+		{"bob", bob, "data-science", "bob"},
+		{"root, alice's by uid/name", nil, "54321/data-science", "alice:secret"},
+	} {
+		if out, stderr, code := run(c.cred, c.template); code != 0 || out != c.want {
+			t.Errorf("%s runs --template %s: %q %q %d, want %q", c.who, c.template, out, stderr, code, c.want)
+		}
+	}
+	if out, stderr, code := run(bob, "54321/data-science"); code == 0 || strings.Contains(out, "alice") || !strings.Contains(stderr, "no such template") {
+		t.Errorf("bob runs alice's template by uid/name: %q %q %d, want not found", out, stderr, code)
+	}
+	out, _, _ := d.ctl(t, "", "template", "ls")
+	if !strings.Contains(out, "OWNER") || !regexp.MustCompile(`(?m)^data-science\s+54321\s`).MatchString(out) || !regexp.MustCompile(`(?m)^data-science\s+0\s`).MatchString(out) {
+		t.Errorf("template ls shows no owners: %q", out)
+	}
+	for _, rm := range []struct {
+		cred *syscall.Credential
+		name string
+	}{{nil, "data-science"}, {nil, "54322/data-science"}, {alice, "data-science"}} {
+		if _, stderr, code := runCtl(t, d.socket, rm.cred, "", "template", "rm", rm.name); code != 0 {
+			t.Errorf("remove %s: %q %d", rm.name, stderr, code)
+		}
+	}
 }

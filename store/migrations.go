@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -29,6 +30,70 @@ var migrations = []migration{
 		_, err := tx.CreateBucketIfNotExists(bucketTemplates)
 		return err
 	},
+	// 2 -> 3: templates per owner (TemplateKey).
+	templatesPerOwner,
+}
+
+// templatesPerOwner moves every template of an owner but root from its
+// name, when names were global, to its TemplateKey ("uid/name"), and has
+// the sessions that named it name its key: the name was the one template
+// of that name, so the move is exact. Values are rewritten only in the
+// field that changes, so that no field of a record is lost.
+func templatesPerOwner(tx *bolt.Tx) error {
+	tb := tx.Bucket(bucketTemplates)
+	moved := map[string]string{} // old key -> new key
+	vals := map[string][]byte{}  // old key -> the record
+	if err := tb.ForEach(func(k, v []byte) error {
+		var t Template
+		if v == nil || json.Unmarshal(v, &t) != nil {
+			return nil // checkSchema's to report, not the migration's
+		}
+		if nk := TemplateKey(t.OwnerUID, t.Name); nk != string(k) && string(k) == t.Name {
+			moved[string(k)], vals[string(k)] = nk, bytes.Clone(v)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Changed after the walk: bbolt's cursors do not survive a write.
+	for old, nk := range moved {
+		if err := tb.Put([]byte(nk), vals[old]); err != nil {
+			return err
+		}
+		if err := tb.Delete([]byte(old)); err != nil {
+			return err
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	sb := tx.Bucket(bucketSessions)
+	renamed := map[string][]byte{}
+	if err := sb.ForEach(func(k, v []byte) error {
+		var r map[string]json.RawMessage
+		if v == nil || json.Unmarshal(v, &r) != nil {
+			return nil
+		}
+		var name string
+		if json.Unmarshal(r["template"], &name) != nil || moved[name] == "" {
+			return nil
+		}
+		r["template"], _ = json.Marshal(moved[name])
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		renamed[string(k)] = b
+		return nil
+	}); err != nil {
+		return err
+	}
+	for k, v := range renamed {
+		if err := sb.Put([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SchemaVersion is the version this daemon writes.

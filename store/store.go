@@ -1,13 +1,15 @@
 // Package store keeps the daemon's durable state in one bbolt database.
 //
-// Schema (version 2):
+// Schema (version 3):
 //
 //	meta/
-//	    version            -> "2"
+//	    version            -> "3"
 //	sessions/
-//	    <session id>       -> JSON Record
+//	    <session id>       -> JSON Record (its template: a TemplateKey)
 //	templates/                                  (since version 2)
-//	    <name>             -> JSON Template (as added; not the built-in one)
+//	    <TemplateKey>      -> JSON Template (as added; not the built-in one)
+//	                          root's by name, another owner's by "uid/name"
+//	                          (since version 3; by name alone before)
 //	executions/
 //	    <session id>/      (bucket, one per session)
 //	        <seq, 8 bytes big-endian> -> JSON Execution

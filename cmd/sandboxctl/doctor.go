@@ -46,7 +46,7 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 			}
 			results := checks.Run()
 			if infoErr == nil {
-				results = append(results, hostcheck.DaemonRuntimes(info))
+				results = append(results, hostcheck.DaemonRuntimes(info), hostcheck.DaemonProcView(info.ProcView))
 			}
 			// The daemon knows its floor; a daemon too old to say, or not
 			// running (the socket check says so), adds nothing.

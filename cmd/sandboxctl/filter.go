@@ -65,7 +65,8 @@ func matchField(s api.Session, key, v string) bool {
 	case "runtime":
 		return s.Runtime == v
 	case "template":
-		return s.Template == v
+		// Its template's ref, or the name its owner knows it by.
+		return s.Template == v || s.Template == api.TemplateRef(s.OwnerUID, v)
 	case "network":
 		return s.Network == v
 	}

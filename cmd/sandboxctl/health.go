@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sandboxd/sandboxd/api"
 )
 
 func newHealthCmd(a *app) *cobra.Command {
@@ -18,7 +20,8 @@ func newHealthCmd(a *app) *cobra.Command {
 		Long: `Check the daemon's health: its database takes writes, a sandbox's cgroup
 can be made, the warm pools start sandboxes, and its data dir has space
 above data_dir_min_free_mb. Prints each check; exits 0 when all pass, 1
-when one failed (the reasons on stderr), 125 when the daemon does not
+when one failed (the reasons on stderr; status "degraded" when only disk
+space is short, "unhealthy" otherwise), 125 when the daemon does not
 answer. For readiness probes (Kubernetes, load balancers): a daemon that
 fails a check still serves its running sessions, so probe liveness with
 "sandboxctl version" instead.`,
@@ -46,9 +49,12 @@ fails a check still serves its running sessions, so probe liveness with
 				}
 				fmt.Println("status:", h.Status)
 			}
-			if err != nil {
+			// Degraded (200: short of disk space, no new disk is made)
+			// fails the check as unhealthy (503) does: a readiness probe
+			// takes the node out of placement; it still serves its sessions.
+			if err != nil || h.Status != api.HealthOK {
 				if !asJSON {
-					fmt.Fprintln(os.Stderr, "sandboxctl: unhealthy: "+strings.Join(h.Reasons, "; "))
+					fmt.Fprintln(os.Stderr, "sandboxctl: "+h.Status+": "+strings.Join(h.Reasons, "; "))
 				}
 				return exitError{1}
 			}

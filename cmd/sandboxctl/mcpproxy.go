@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,9 +40,10 @@ func newMCPProxyCmd(a *app) *cobra.Command {
 sandboxctl's: an MCP client configured to start "sandboxctl mcp-proxy ID --
 COMMAND" talks to a server that runs sandboxed (no network unless the session
 has one, its limits, its files), not on the host. COMMAND's stderr comes out on
-sandboxctl's stderr. When the client closes stdin, COMMAND's stdin closes; one
-that does not end within seconds is stopped. sandboxctl exits with COMMAND's
-status.
+sandboxctl's stderr. When the client closes stdin, COMMAND's stdin closes and
+its output keeps coming until it ends; sandboxctl exits with COMMAND's status.
+When sandboxctl is stopped, a COMMAND that does not end within seconds is
+stopped too.
 
 The session needs python3 (every template built on the default one has it):
 a small bridge in the session serves COMMAND's stdio on a loopback port, which
@@ -159,10 +161,10 @@ func (a *app) mcpProxy(ctx context.Context, id string, argv []string, timeout fl
 		conn.Close()
 	}()
 	go func() {
-		_, _ = io.Copy(conn, in)
-		// The client closed stdin: the port proxy ends both directions
-		// when one ends, so this is the end of the exchange.
-		conn.Close()
+		// The port proxy ends both directions when one ends, so the end of
+		// stdin is a frame, not a half-close: COMMAND's stdin closes and
+		// its output keeps coming until it ends.
+		_ = copyFramed(conn, in)
 	}()
 	_, _ = io.Copy(out, conn)
 	conn.Close()
@@ -182,5 +184,29 @@ func (a *app) mcpProxy(ctx context.Context, id string, argv []string, timeout fl
 		}
 	case <-time.After(15 * time.Second):
 		return 0, fmt.Errorf("%s in session %s did not end after its input closed", argv[0], id)
+	}
+}
+
+// maxFrame is the most stdin a frame to the bridge holds.
+const maxFrame = 64 << 10
+
+// copyFramed sends what in holds to the bridge as frames, each a 4-byte
+// big-endian length and that many bytes, and the end of in as a frame of
+// length 0 (a read error ends it too). The connection stays open after:
+// closing it tells the bridge the client went, and stops COMMAND.
+func copyFramed(w io.Writer, in io.Reader) error {
+	buf := make([]byte, 4+maxFrame)
+	for {
+		n, err := in.Read(buf[4:])
+		if n > 0 {
+			binary.BigEndian.PutUint32(buf, uint32(n))
+			if _, werr := w.Write(buf[:4+n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			_, werr := w.Write([]byte{0, 0, 0, 0})
+			return werr
+		}
 	}
 }

@@ -5,7 +5,11 @@
 #
 # It listens on a free loopback port and prints it; the proxy then asks
 # for "Upgrade: sandboxd-stdio" on that port, and after the 101 the
-# connection is the command's stdio. The command's stderr is this
+# connection carries the command's stdio: its stdout as it comes, and its
+# stdin in frames (a 4-byte big-endian length and that many bytes), since
+# the port proxy ends both directions when one ends and so cannot carry a
+# half-close: a frame of length 0 is the end of stdin, after which the
+# command's output still comes until it ends. The command's stderr is this
 # execution's, which sandboxctl streams to its own. When the connection
 # ends (the MCP client went), the command's stdin closes, and a command
 # that does not end by itself is stopped.
@@ -20,6 +24,7 @@ import threading
 PROTOCOL = b"sandboxd-stdio"
 ACCEPT_TIMEOUT = 60.0
 STOP_GRACE = 5.0
+MAX_FRAME = 1 << 20
 
 
 def main():
@@ -52,26 +57,54 @@ def main():
     except OSError as e:
         sys.exit("sandboxctl mcp-proxy: %s: %s" % (argv[0], e.strerror or e))
 
+    buf = bytearray(rest)
+
+    def read_exact(n):
+        # n bytes of the connection, or None once it ended.
+        while len(buf) < n:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            buf.extend(chunk)
+        data = bytes(buf[:n])
+        del buf[:n]
+        return data
+
     def to_command():
+        # Frames of stdin until the one of length 0 (the end of stdin) or
+        # the end of the connection (the client went).
         try:
-            if rest:
-                p.stdin.write(rest)
             while True:
-                chunk = conn.recv(65536)
-                if not chunk:
+                head = read_exact(4)
+                if head is None:
                     break
-                p.stdin.write(chunk)
+                n = int.from_bytes(head, "big")
+                if n == 0:
+                    close_stdin()
+                    # Only the end of the connection may follow.
+                    while conn.recv(65536):
+                        pass
+                    break
+                data = read_exact(n) if n <= MAX_FRAME else None
+                if data is None:
+                    break
+                view = memoryview(data)
+                while view:
+                    view = view[p.stdin.write(view):]
         except OSError:
             pass
-        try:
-            p.stdin.close()
-        except OSError:
-            pass
+        close_stdin()
         # The client went: give the command a moment to end on its own.
         try:
             p.wait(STOP_GRACE)
         except subprocess.TimeoutExpired:
             stop(p)
+
+    def close_stdin():
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
 
     def from_command():
         try:

@@ -93,7 +93,7 @@ func (c *capFlags) values(fs *pflag.FlagSet) (egress, conns *int) {
 }
 
 func (f *sessionFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.template, "template", "", "template (default python; see sandboxctl template ls)")
+	fs.StringVar(&f.template, "template", "", "template: your own of that name, else root's; UID/NAME for another user's (root only); default python (see sandboxctl template ls)")
 	fs.StringVar(&f.runtime, "runtime", "", `runtime: "runc" or "runsc" (gVisor); default: the template's, else the daemon's (see sandboxctl info)`)
 	f.limitFlags.register(fs)
 	fs.StringVar(&f.network, "network", "", `network policy: "none" (the default: only loopback), "allowlist" (only what --allow names) or "open" (the public internet)`)
@@ -418,14 +418,18 @@ func newStatsCmd(a *app) *cobra.Command {
 				return printFormatted(os.Stdout, format, all)
 			}
 			t := newTable()
-			fmt.Fprintln(t, "ID\tSTATUS\tCPU SECONDS\tMEMORY / LIMIT\tPIDS\tDISK / LIMIT\tEXECS\tUPTIME")
+			fmt.Fprintln(t, "ID\tSTATUS\tCPU SECONDS\tMEMORY / LIMIT\tPIDS\tDISK / LIMIT\tEXECS\tUPTIME\tDNS REFUSED\tNET DENIED")
 			for i, st := range all {
 				disk := humanBytes(uint64(st.DiskBytes)) + " / -"
 				if st.DiskLimitBytes > 0 {
 					disk = humanBytes(uint64(st.DiskBytes)) + " / " + humanBytes(uint64(st.DiskLimitBytes))
 				}
-				fmt.Fprintf(t, "%s\t%s\t%.2f\t%s / %s\t%d\t%s\t%d\t%.0fs\n", ids[i], st.Status, st.CPUSeconds,
-					humanBytes(st.MemoryBytes), humanBytes(st.MemoryLimitBytes), st.Pids, disk, st.ExecCount, st.UptimeS)
+				dns := fmt.Sprint(st.DNSRefused)
+				if st.DNSRateLimited > 0 {
+					dns += fmt.Sprintf(" (%d over rate)", st.DNSRateLimited)
+				}
+				fmt.Fprintf(t, "%s\t%s\t%.2f\t%s / %s\t%d\t%s\t%d\t%.0fs\t%s\t%d\n", ids[i], st.Status, st.CPUSeconds,
+					humanBytes(st.MemoryBytes), humanBytes(st.MemoryLimitBytes), st.Pids, disk, st.ExecCount, st.UptimeS, dns, st.NetworkDeniedPackets)
 			}
 			return t.Flush()
 		},

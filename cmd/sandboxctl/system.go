@@ -54,6 +54,14 @@ func newInfoCmd(a *app) *cobra.Command {
 			} else if n.Problem != "" {
 				fmt.Printf("Networks:        none only: %s\n", n.Problem)
 			}
+			switch pv := info.ProcView; pv.ServedBy {
+			case api.ProcViewSystem:
+				fmt.Println("/proc view:      the system's lxcfs (sessions see their own memory, CPUs, uptime)")
+			case api.ProcViewDaemon:
+				fmt.Println("/proc view:      the daemon's own lxcfs (sessions see their own memory, CPUs, uptime)")
+			case api.ProcViewNone:
+				fmt.Printf("/proc view:      the host's (%s)\n", pv.Problem)
+			}
 			if len(info.MCPServers) == 0 {
 				fmt.Println("MCP servers:     none (the config's [mcp.servers])")
 			}

@@ -27,6 +27,15 @@ sandboxes started ahead of demand, and packages installed once, when it is
 added (sessions import them without a network; a session's own installs
 take precedence).
 
+A template is its owner's: names are unique per user, not per host, and
+two users may each have a template "data". A name you give (template
+inspect/rm, create --template) is your own template of that name, else
+root's (root's templates and the built-in python are everyone's); root
+giving a name gets root's own. Another user's template is named only as
+UID/NAME (e.g. 1000/data), which only root, and its owner, may use; a
+template's REF (template ls, a session's template) is that form for
+templates of users other than root.
+
   sandboxctl template add data --preload 'import json, csv' --pool-size 2
   sandboxctl template add sci -p numpy==1.26.4 -p pandas --preload 'import numpy as np'
   docker export $(docker create python:3.12-slim) | gzip > py312.tar.gz
@@ -57,18 +66,18 @@ func newTemplateLsCmd(a *app) *cobra.Command {
 				return printFormatted(os.Stdout, format, list)
 			case quiet:
 				for _, t := range list {
-					fmt.Println(t.Name)
+					fmt.Println(t.Ref)
 				}
 				return nil
 			}
 			w := newTable()
-			fmt.Fprintln(w, "NAME\tROOTFS\tPOOL\tMEMORY\tDISK\tPRELOAD\tDESCRIPTION")
+			fmt.Fprintln(w, "NAME\tOWNER\tROOTFS\tPOOL\tMEMORY\tDISK\tPRELOAD\tDESCRIPTION")
 			for _, t := range list {
 				desc := t.Description
 				if t.Error != "" {
 					desc = "ERROR: " + t.Error
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", t.Name, t.Rootfs, t.PoolIdle, deref(t.PoolSize),
+				fmt.Fprintf(w, "%s\t%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", t.Name, t.OwnerUID, t.Rootfs, t.PoolIdle, deref(t.PoolSize),
 					mib(t.Limits, func(l *api.LimitDefaults) *int64 { return l.MemoryMB }),
 					mib(t.Limits, func(l *api.LimitDefaults) *int64 { return l.DiskMB }),
 					oneLine(t.Preload, 30), oneLine(desc, 60))
@@ -78,13 +87,13 @@ func newTemplateLsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
 	cmd.Flags().StringVar(&format, "format", "", formatHelp)
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print names only")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print references only (NAME, or UID/NAME for a user's but root's)")
 	return cmd
 }
 
 func newTemplateInspectCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:               "inspect NAME",
+		Use:               "inspect NAME|UID/NAME",
 		Short:             "Print a template as JSON",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTemplates,
@@ -270,7 +279,7 @@ func progressBar(size int64, what string, quiet bool) *progressbar.ProgressBar {
 
 func newTemplateRmCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:               "rm NAME...",
+		Use:               "rm NAME|UID/NAME...",
 		Aliases:           []string{"remove", "delete"},
 		Short:             "Remove templates no session uses",
 		Args:              cobra.MinimumNArgs(1),
@@ -301,7 +310,7 @@ func (a *app) completeTemplates(cmd *cobra.Command, _ []string, _ string) ([]str
 	}
 	names := make([]string, 0, len(list))
 	for _, t := range list {
-		names = append(names, t.Name+"\t"+t.Description)
+		names = append(names, t.Ref+"\t"+t.Description)
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp
 }

@@ -12,12 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"os/user"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -42,7 +44,8 @@ type Server struct {
 	Command []string `toml:"command"`
 	URL     string   `toml:"url"`
 	// Env is the command's whole environment beside PATH (it gets none of
-	// the daemon's); User runs it as another user (name or uid).
+	// the daemon's); User runs it as another user (name or uid), else it
+	// runs as DefaultUID (see credential).
 	Env  map[string]string `toml:"env"`
 	User string            `toml:"user"`
 	// Tools are the tools a session may call ("*": all).
@@ -144,6 +147,36 @@ func (s Server) maxBytes() int64 {
 		return DefaultMaxBytes
 	}
 	return s.MaxBytes
+}
+
+// DefaultUID and DefaultGID are who a command server runs as when its
+// config names no user and the daemon is root: 65534, nobody and nogroup
+// on Debian and Red Hat (and the kernel's overflow id). A server's tools
+// are called for code in sandboxes, so it must not hold the daemon's root
+// powers unless the host says so (user = "root"). The packages make no
+// user of their own (only the sandboxd group, which may use the daemon's
+// socket: a server in it could steer sessions), hence nobody.
+const (
+	DefaultUID = 65534
+	DefaultGID = 65534
+)
+
+// credential is who the server's command runs as: its user, else
+// DefaultUID when the daemon is root; nil (the daemon's own user, which
+// cannot switch) when the daemon is not root and the config names no
+// user.
+func (s Server) credential() (*syscall.Credential, error) {
+	switch {
+	case s.User != "":
+		uid, gid, err := lookupUser(s.User)
+		if err != nil {
+			return nil, err
+		}
+		return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
+	case os.Geteuid() == 0:
+		return &syscall.Credential{Uid: DefaultUID, Gid: DefaultGID, Groups: []uint32{}}, nil
+	}
+	return nil, nil
 }
 
 // lookupUser resolves a user name or uid to its uid and primary gid.

@@ -111,18 +111,15 @@ func (g *Gateway) Open(id string, servers []string, dir string, owner Owner) err
 }
 
 // prepareDir makes the session's folder: its owner the sandbox's user,
-// who may only read it, and the helper module in it.
+// who may only read it, and the helper module in it. The helper is
+// written before the folder is made read-only and handed over, so the
+// sandbox's user never holds a folder it may write (a root daemon writes
+// into it, and binds its socket there, whatever its mode).
 func prepareDir(dir string, owner Owner) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o711); err != nil {
 		return err
 	}
-	if err := os.Mkdir(dir, 0o500); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	if err := os.Chown(dir, owner.UID, owner.GID); err != nil {
-		return err
-	}
-	if err := os.Chmod(dir, 0o500); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	// Written at each open: a newer daemon's helper replaces an older's.
@@ -131,7 +128,24 @@ func prepareDir(dir string, owner Owner) error {
 	if err := os.WriteFile(tmp, helperSource, 0o444); err != nil {
 		return err
 	}
-	return os.Rename(tmp, helper)
+	if err := os.Rename(tmp, helper); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, readOnlyDirMode()); err != nil {
+		return err
+	}
+	return os.Chown(dir, owner.UID, owner.GID)
+}
+
+// readOnlyDirMode is the mode of a session's folder: read-only to its
+// owner, the sandbox's user. A daemon that is not root (the unit tests')
+// has no other user to keep out, and no power to write past a mode: its
+// folders stay its own to write.
+func readOnlyDirMode() os.FileMode {
+	if os.Geteuid() != 0 {
+		return 0o700
+	}
+	return 0o500
 }
 
 // Close stops serving the session's socket and ends its servers'

@@ -80,7 +80,8 @@ func (u *upstream) client(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 // start starts the server's command: its own process group, none of the
-// daemon's environment, killed if the daemon dies.
+// daemon's environment, not root unless the config says so, killed if the
+// daemon dies.
 func (u *upstream) start() (mcp.Transport, *exec.Cmd, error) {
 	cmd := exec.Command(u.srv.Command[0], u.srv.Command[1:]...)
 	cmd.Dir = "/"
@@ -88,14 +89,11 @@ func (u *upstream) start() (mcp.Transport, *exec.Cmd, error) {
 	for k, v := range u.srv.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if u.srv.User != "" {
-		uid, gid, err := lookupUser(u.srv.User)
-		if err != nil {
-			return nil, nil, err
-		}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
+	cred, err := u.srv.credential()
+	if err != nil {
+		return nil, nil, err
 	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	cmd.Stderr = &stderrLog{log: u.log.With("mcp_server", u.name, "session", u.session)}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -19,6 +19,9 @@ func TestClassify(t *testing.T) {
 	}{
 		{unix.ENOENT, errdefs.IsNotFound, "no such file"},
 		{unix.EXDEV, errdefs.IsInvalidArgument, "symlink"},
+		{unix.ELOOP, errdefs.IsInvalidArgument, "symlink loop"},
+		{unix.EEXIST, errdefs.IsInvalidArgument, "in the way"},
+		{unix.ENOTEMPTY, errdefs.IsInvalidArgument, "in the way"},
 		{unix.ENOTDIR, errdefs.IsInvalidArgument, "not a folder"},
 		{unix.EISDIR, errdefs.IsInvalidArgument, "is a folder"},
 		{unix.ENAMETOOLONG, errdefs.IsInvalidArgument, "too long"},

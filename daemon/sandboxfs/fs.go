@@ -60,8 +60,13 @@ func classify(root Root, rel string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return api.Errorf(errdefs.ErrNotFound, "no such file or folder: %s", p)
-	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+	case errors.Is(err, unix.EXDEV):
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: it goes through a symlink that leaves %s", p, root)
+	case errors.Is(err, unix.ELOOP):
+		// A loop, or a symlink where it must not be followed.
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: it goes through a symlink loop or a symlink that leaves %s", p, root)
+	case errors.Is(err, unix.EEXIST), errors.Is(err, unix.ENOTEMPTY):
+		return api.Errorf(errdefs.ErrInvalidArgument, "%s is in the way: it exists (a folder is not replaced)", p)
 	case errors.Is(err, unix.ENOTDIR):
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: a part of it is not a folder", p)
 	case errors.Is(err, unix.EISDIR):

@@ -139,7 +139,10 @@ type TarWritten struct {
 // folders, files (replaced whole, as Write does) and symlinks (made as
 // they are, never followed). An entry that would leave rel ("..", an
 // absolute name) fails the whole; other kinds are skipped. At most limit
-// bytes of file content are taken.
+// bytes of file content are taken. An entry that cannot be unpacked as it
+// stands (a symlink or file where a folder is: a folder is never
+// replaced; anything under a file; a symlink loop; a stream cut inside a
+// file) is the client's error, errdefs.ErrInvalidArgument.
 func (f *FS) WriteTar(r Root, rel string, src io.Reader, limit int64) (*TarWritten, error) {
 	root, err := f.rootDir(r)
 	if err != nil {
@@ -194,6 +197,9 @@ func (f *FS) WriteTar(r Root, rel string, src io.Reader, limit int64) (*TarWritt
 			}
 			out.Files++
 		case tar.TypeSymlink:
+			if h.Linkname == "" {
+				return out, api.Errorf(errdefs.ErrInvalidArgument, "the tar entry %s is a symlink to nothing", api.Quote(h.Name))
+			}
 			dir, err := f.mkdirAll(top, dirRel)
 			if err != nil {
 				return out, classify(r, full, err)
@@ -204,6 +210,9 @@ func (f *FS) WriteTar(r Root, rel string, src io.Reader, limit int64) (*TarWritt
 				_ = unix.Fchownat(dir, base, f.UID, f.GID, unix.AT_SYMLINK_NOFOLLOW)
 			}
 			unix.Close(dir)
+			if err == unix.EEXIST {
+				return out, api.Errorf(errdefs.ErrInvalidArgument, "the tar entry %s is a symlink where %s/%s is a folder (a folder is not replaced)", api.Quote(h.Name), r, full)
+			}
 			if err != nil {
 				return out, classify(r, full, err)
 			}
@@ -246,6 +255,9 @@ func (f *FS) writeAt(top int, r Root, full, dirRel, base string, src io.Reader, 
 		_ = file.Chmod(mode)
 	}
 	n, err := io.CopyN(file, src, size)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return n, api.Errorf(errdefs.ErrInvalidArgument, "the tar stream ends inside %s/%s", r, full)
+	}
 	if err != nil {
 		return n, classify(r, full, err)
 	}

@@ -106,3 +106,77 @@ func TestTarRefused(t *testing.T) {
 		t.Fatalf("not a tar: %v", err)
 	}
 }
+
+// TestTarMalformed: a tar stream that cannot be unpacked as it stands (a
+// symlink where a folder is, a loop, a file under a file, a cut stream)
+// is the client's fault, a 400 (or unpacked when it makes sense), never an
+// internal error; no message names a host path.
+func TestTarMalformed(t *testing.T) {
+	type ent struct {
+		name, link, body string
+		kind             byte
+	}
+	long := strings.Repeat("n", 300)
+	cases := []struct {
+		name    string
+		entries []ent
+		cut     int  // bytes cut off the stream's end
+		ok      bool // unpacks
+	}{
+		{name: "a folder then a symlink of its name", entries: []ent{
+			{name: "d/", kind: tar.TypeDir}, {name: "d/f", body: "x"}, {name: "d", link: "elsewhere", kind: tar.TypeSymlink}}},
+		{name: "an empty folder then a symlink of its name", entries: []ent{
+			{name: "d/", kind: tar.TypeDir}, {name: "d", link: "elsewhere", kind: tar.TypeSymlink}}},
+		{name: "a folder then a file of its name", entries: []ent{
+			{name: "d/", kind: tar.TypeDir}, {name: "d/f", body: "x"}, {name: "d", body: "x"}}},
+		{name: "a file then a folder of its name", entries: []ent{
+			{name: "f", body: "x"}, {name: "f/", kind: tar.TypeDir}}},
+		{name: "a file under a file", entries: []ent{{name: "f", body: "x"}, {name: "f/x", body: "x"}}},
+		{name: "a symlink under a file", entries: []ent{{name: "f", body: "x"}, {name: "f/l", link: "x", kind: tar.TypeSymlink}}},
+		{name: "a symlink loop", entries: []ent{{name: "a", link: "a", kind: tar.TypeSymlink}, {name: "a/x", body: "x"}}},
+		{name: "a symlink loop of two", entries: []ent{
+			{name: "a", link: "b", kind: tar.TypeSymlink}, {name: "b", link: "a", kind: tar.TypeSymlink}, {name: "a/d/", kind: tar.TypeDir}}},
+		{name: "a symlink out", entries: []ent{{name: "a", link: "/etc", kind: tar.TypeSymlink}, {name: "a/x", body: "x"}}},
+		{name: "a symlink to nothing", entries: []ent{{name: "a", kind: tar.TypeSymlink}}},
+		{name: "a symlink over a symlink", ok: true, entries: []ent{
+			{name: "a", link: "x", kind: tar.TypeSymlink}, {name: "a", link: "y", kind: tar.TypeSymlink}}},
+		{name: "a hard link to a missing file", ok: true, entries: []ent{{name: "h", link: "missing", kind: tar.TypeLink}}},
+		{name: "a path leaving the folder", entries: []ent{{name: "a/../../x", body: "x"}}},
+		{name: "a name too long", entries: []ent{{name: long, body: "x"}}},
+		{name: "a folder name too long", entries: []ent{{name: long + "/", kind: tar.TypeDir}}},
+		{name: "a link target too long", entries: []ent{{name: "l", link: strings.Repeat("t/", 2100), kind: tar.TypeSymlink}}},
+		{name: "cut inside a file", entries: []ent{{name: "f", body: strings.Repeat("x", 2000)}}, cut: 1500 + 1024},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs, base := newFS(t)
+			var b bytes.Buffer
+			tw := tar.NewWriter(&b)
+			for _, e := range c.entries {
+				h := &tar.Header{Name: e.name, Linkname: e.link, Typeflag: e.kind, Mode: 0o644}
+				if e.kind == 0 {
+					h.Typeflag, h.Size = tar.TypeReg, int64(len(e.body))
+				}
+				if err := tw.WriteHeader(h); err != nil {
+					t.Fatal(err)
+				}
+				_, _ = tw.Write([]byte(e.body))
+			}
+			_ = tw.Close()
+			_, err := fs.WriteTar(Workspace, "in", bytes.NewReader(b.Bytes()[:b.Len()-c.cut]), 1<<20)
+			if c.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errdefs.IsInvalidArgument(err) {
+				t.Fatalf("got %v, want an invalid argument", err)
+			}
+			if strings.Contains(err.Error(), base) {
+				t.Errorf("the message names a host path: %v", err)
+			}
+			t.Log(err)
+		})
+	}
+}

@@ -21,8 +21,9 @@ func (s *Server) notFound(_ http.ResponseWriter, r *http.Request) error {
 	return api.Errorf(errdefs.ErrNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 }
 
-// health answers 200, or 503 with the reasons when a check failed: the
-// body is the Health, with the contract's error in it. (A daemon that
+// health answers 200 (ok, or degraded: short of disk space), or 503 with
+// the reasons when the daemon is unhealthy: the body is the Health, with
+// the contract's error in it. (A daemon that
 // fails a check still serves what it can: probe liveness with something
 // else, or a restart loop follows a full disk.)
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {

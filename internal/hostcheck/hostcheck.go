@@ -19,6 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/lxcfs"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
@@ -51,6 +52,9 @@ type Host struct {
 	Python  string // the default template's interpreter
 	Dev     string // /dev
 	LXCFS   string // the daemon's lxcfs_dir
+	// LXCFSBinary is the host's lxcfs program ("": not installed), which
+	// the daemon runs itself where nothing serves at LXCFS.
+	LXCFSBinary string
 	// RunscPath and RunscPlatform are the daemon's [runsc] path ("":
 	// runsc on PATH) and platform ("": ptrace).
 	RunscPath     string
@@ -59,7 +63,7 @@ type Host struct {
 
 // Default is this machine with the default paths.
 func Default(socket, dataDir string) Host {
-	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3", Dev: "/dev", LXCFS: "/var/lib/lxcfs"}
+	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3", Dev: "/dev", LXCFS: "/var/lib/lxcfs", LXCFSBinary: lxcfs.Binary()}
 }
 
 // Run runs every check.
@@ -280,10 +284,27 @@ func (h Host) LXCFSServes() Result {
 	switch {
 	case errors.Is(err, lxcfs.ErrNotAnswering):
 		return Result{name, Warn, fmt.Sprintf("%v: restart lxcfs.service", err)}
+	case err != nil && h.LXCFSBinary != "":
+		return Result{name, Info, "not serving at " + h.LXCFS + "; lxcfs is installed: the daemon runs its own under its run dir, so sandboxes see their own memory, CPUs and uptime"}
 	case err != nil:
-		return Result{name, Warn, "not serving at " + h.LXCFS + ": sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits; install lxcfs (its service mounts it there)"}
+		return Result{name, Warn, "not serving at " + h.LXCFS + ": sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits; install lxcfs (its service mounts it there, or the daemon runs it)"}
 	}
 	return Result{name, OK, "serving at " + h.LXCFS + ": sandboxes see their own memory, CPUs and uptime"}
+}
+
+// DaemonProcView reports which lxcfs the running daemon serves its
+// sandboxes' /proc view from (GET /v1/info proc_view).
+func DaemonProcView(pv api.ProcViewInfo) Result {
+	const name = "lxcfs (daemon)"
+	switch pv.ServedBy {
+	case api.ProcViewSystem:
+		return Result{name, OK, "the system's lxcfs serves sandboxes their own memory, CPUs and uptime"}
+	case api.ProcViewDaemon:
+		return Result{name, OK, "the daemon's own lxcfs serves sandboxes their own memory, CPUs and uptime"}
+	case "":
+		return Result{name, Info, "the daemon does not say (older than its proc_view)"}
+	}
+	return Result{name, Warn, "sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime: " + pv.Problem}
 }
 
 // Networking checks what sessions with a network need: netlink, nftables,

@@ -76,6 +76,22 @@ func TestFileChecks(t *testing.T) {
 	if r := (Host{}).LXCFSServes(); r.Status != Info {
 		t.Errorf("lxcfs_dir off: %+v", r)
 	}
+	// Installed but not serving: the daemon runs its own.
+	if r := (Host{LXCFS: t.TempDir(), LXCFSBinary: "/usr/bin/lxcfs"}).LXCFSServes(); r.Status != Info || !strings.Contains(r.Detail, "the daemon runs its own") {
+		t.Errorf("lxcfs installed, not serving: %+v", r)
+	}
+	for _, c := range []struct {
+		pv   api.ProcViewInfo
+		want Status
+	}{
+		{api.ProcViewInfo{ServedBy: api.ProcViewSystem}, OK},
+		{api.ProcViewInfo{ServedBy: api.ProcViewDaemon}, OK},
+		{api.ProcViewInfo{ServedBy: api.ProcViewNone, Problem: "lxcfs is not installed"}, Warn},
+	} {
+		if r := DaemonProcView(c.pv); r.Status != c.want {
+			t.Errorf("DaemonProcView(%+v) = %+v, want %s", c.pv, r, c.want)
+		}
+	}
 	if !Failed([]Result{{Status: OK}, {Status: Fail}}) || Failed([]Result{{Status: Warn}}) {
 		t.Error("Failed")
 	}

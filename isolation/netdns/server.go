@@ -10,6 +10,10 @@
 // Only A, AAAA and CNAME are forwarded: other types (TXT, NULL, …, the
 // usual DNS tunnels; HTTPS and SVCB, whose hints would carry addresses no
 // pin covers) are answered empty.
+//
+// Each session may ask Config.Rate queries a second on average (a token
+// bucket of Config.Burst): past it a query is answered REFUSED at once,
+// before its policy is looked at or anyone asked.
 package netdns
 
 import (
@@ -51,13 +55,34 @@ type Config struct {
 	// HostAddr, if set, says whether an address is the host's: no answer
 	// may carry one (a name rebound to the host).
 	HostAddr func(netip.Addr) bool
-	// Refused, if set, is told of each refused query or dropped address.
-	Refused func(session, name, reason string)
+	// Refused, if set, is told of each refused query or dropped address:
+	// why, of a fixed set, and detail, free text for a log.
+	Refused func(session, name string, why Refusal, detail string)
+	// Rate is the queries a second one session may ask on average, Burst
+	// how many at once (0: no limit).
+	Rate  float64
+	Burst int
+	// Now is the clock of the rate limit (time.Now by default).
+	Now func() time.Time
 	// MinTTL and MaxTTL bound a pin's life (30 s and 1 h by default);
 	// Timeout bounds one upstream exchange (3 s).
 	MinTTL, MaxTTL, Timeout time.Duration
 	Logger                  *slog.Logger
 }
+
+// Refusal is why a query was refused or an answer's address dropped: a
+// fixed set, so that it can label a metric.
+type Refusal string
+
+const (
+	RefusedName    Refusal = "name"    // a name the policy does not allow: NXDOMAIN
+	RefusedType    Refusal = "type"    // a type that is not forwarded: answered empty
+	RefusedAddress Refusal = "address" // an answer's address the policy blocks: dropped
+	RefusedRate    Refusal = "rate"    // over the session's rate: REFUSED
+)
+
+// Refusals are every Refusal.
+var Refusals = []Refusal{RefusedName, RefusedType, RefusedAddress, RefusedRate}
 
 // maxInFlight bounds the queries waiting on upstreams at once.
 const maxInFlight = 256
@@ -67,6 +92,7 @@ type Server struct {
 	cfg       Config
 	upstreams []string
 	inFlight  chan struct{}
+	limit     *limiter
 
 	mu      sync.Mutex
 	servers []*dns.Server
@@ -89,7 +115,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, inFlight: make(chan struct{}, maxInFlight)}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Rate < 0 || cfg.Burst < 0 {
+		return nil, errors.New("netdns: Rate and Burst must be 0 (no limit) or more")
+	}
+	s := &Server{cfg: cfg, inFlight: make(chan struct{}, maxInFlight), limit: newLimiter(cfg.Rate, cfg.Burst, cfg.Now)}
 	for _, u := range cfg.Upstreams {
 		ap, err := ParseUpstream(u)
 		if err != nil {
@@ -186,20 +218,40 @@ func (s *Server) answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Ms
 	if opt := q.IsEdns0(); opt != nil {
 		m.SetEdns0(1232, false)
 	}
-	if q.Opcode != dns.OpcodeQuery || len(q.Question) != 1 || q.Question[0].Qclass != dns.ClassINET {
-		m.Rcode = dns.RcodeNotImplemented
-		return m
-	}
 	session, p, ok := s.cfg.Lookup(src)
 	if !ok {
 		m.Rcode = dns.RcodeRefused
+		return m
+	}
+	// Every query of a session takes a token, a malformed one too.
+	if ok, warn := s.limit.allow(session); !ok {
+		// REFUSED rather than silence: a stub resolver (glibc, musl, Go's)
+		// takes it as this server's answer, asks its next server if it has
+		// one (a sandbox has not) and fails the lookup at once, where a
+		// dropped query is sent again after its timeout and the program
+		// hangs the while: more queries, not fewer. The source is the
+		// sandbox's own link (the table admits no other), so an answer
+		// reflects on no one.
+		if warn {
+			s.cfg.Logger.Warn("a session's DNS queries are over its rate: refusing them (logged once a minute)", "session", session, "rate", s.cfg.Rate, "burst", s.cfg.Burst)
+		}
+		name := ""
+		if len(q.Question) > 0 {
+			name = strings.ToLower(strings.TrimSuffix(q.Question[0].Name, "."))
+		}
+		s.refused(session, name, RefusedRate, "")
+		m.Rcode = dns.RcodeRefused
+		return m
+	}
+	if q.Opcode != dns.OpcodeQuery || len(q.Question) != 1 || q.Question[0].Qclass != dns.ClassINET {
+		m.Rcode = dns.RcodeNotImplemented
 		return m
 	}
 	question := q.Question[0]
 	name := strings.ToLower(strings.TrimSuffix(question.Name, "."))
 	ports, allowed := p.NamePorts(name)
 	if !allowed {
-		s.refused(session, name, "not allowed")
+		s.refused(session, name, RefusedName, "not allowed")
 		m.Rcode = dns.RcodeNameError
 		return m
 	}
@@ -209,7 +261,7 @@ func (s *Server) answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Ms
 		m.Rcode = dns.RcodeNameError
 		return m
 	default:
-		s.refused(session, name, "type "+dns.TypeToString[question.Qtype])
+		s.refused(session, name, RefusedType, "type "+dns.TypeToString[question.Qtype])
 		return m // NOERROR, no records
 	}
 	select {
@@ -241,7 +293,7 @@ func (s *Server) answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Ms
 			continue
 		}
 		if !a.IsValid() || !p.Reachable(a) || (s.cfg.HostAddr != nil && s.cfg.HostAddr(a)) {
-			s.refused(session, name, "blocked address "+a.String())
+			s.refused(session, name, RefusedAddress, "blocked address "+a.String())
 			continue
 		}
 		ttl := min(max(time.Duration(rr.Header().Ttl)*time.Second, s.cfg.MinTTL), s.cfg.MaxTTL)
@@ -294,8 +346,8 @@ func (s *Server) forward(ctx context.Context, question dns.Question) (*dns.Msg, 
 	return nil, lastErr
 }
 
-func (s *Server) refused(session, name, reason string) {
+func (s *Server) refused(session, name string, why Refusal, detail string) {
 	if s.cfg.Refused != nil {
-		s.cfg.Refused(session, name, reason)
+		s.cfg.Refused(session, name, why, detail)
 	}
 }

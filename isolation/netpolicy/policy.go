@@ -62,15 +62,20 @@ func prefixes(s ...string) []netip.Prefix {
 
 // Blocked are the ranges no policy reaches unless a CIDR entry names them
 // (the contract's list, with the unspecified and IPv4-mapped ranges,
-// which are never public either).
+// which are never public either, and the IPv6 ranges that carry an IPv4
+// address a gateway may reach for them: NAT64 64:ff9b::/96, 6to4
+// 2002::/16, Teredo 2001::/32, where 64:ff9b::a9fe:a9fe would be
+// 169.254.169.254).
 var Blocked = prefixes(
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 	"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "224.0.0.0/3",
 	"::/128", "::1/128", "::ffff:0:0/96", "fc00::/7", "fe80::/10", "ff00::/8", "fd00:ec2::254/128",
+	"64:ff9b::/96", "2002::/16", "2001::/32",
 )
 
-// Never are the ranges no entry may open: link-local and cloud metadata.
-var Never = prefixes("169.254.0.0/16", "fd00:ec2::254/128")
+// Never are the ranges no entry may open: link-local and cloud metadata,
+// and the NAT64 and 6to4 addresses that embed link-local IPv4.
+var Never = prefixes("169.254.0.0/16", "fd00:ec2::254/128", "64:ff9b::a9fe:0/112", "2002:a9fe::/32")
 
 // Parse checks a mode ("" is none) and its allow list.
 func Parse(mode string, allow []string) (*Policy, error) {

@@ -126,9 +126,38 @@ func TestReachable(t *testing.T) {
 		"169.254.169.254": false, "::ffff:169.254.169.254": false, "::ffff:127.0.0.1": false,
 		"192.168.1.1": false, "100.64.0.1": false, "224.0.0.1": false,
 		"::1": false, "fe80::1": false, "fd00:ec2::254": false, "fd12::1": true, "fd13::1": false,
+		// IPv6 that embeds IPv4: NAT64, 6to4, Teredo.
+		"64:ff9b::a9fe:a9fe": false, "64:ff9b::5db8:d822": false, "2002:a9fe:a9fe::1": false,
+		"2002:5db8:d822::1": false, "2001:0:a9fe:a9fe::1": false,
 	} {
 		if got := p.Reachable(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("Reachable(%s) = %v", addr, got)
+		}
+	}
+}
+
+// TestEmbeddedIPv4: the IPv6 ranges that embed an IPv4 address are
+// blocked in open mode, a CIDR of allow opens them but for the addresses
+// that embed link-local IPv4 (metadata), which no entry may open.
+func TestEmbeddedIPv4(t *testing.T) {
+	open, _ := Parse(ModeOpen, nil)
+	for _, a := range []string{"64:ff9b::a9fe:a9fe", "64:ff9b::808:808", "2002:a9fe:a9fe::1", "2001:0:4136:e378::1"} {
+		if open.Allows(netip.MustParseAddr(a), 80) {
+			t.Errorf("open allows %s", a)
+		}
+	}
+	for _, e := range []string{"64:ff9b::/96", "64:ff9b::a9fe:a9fe", "2002::/16", "2002:a9fe::/32", "[64:ff9b::a9fe:a9fe]:80"} {
+		if _, err := ParseEntry(e); err == nil {
+			t.Errorf("entry %s opens link-local IPv4", e)
+		}
+	}
+	p, err := Parse(ModeAllowlist, []string{"64:ff9b::808:808/128", "2002:808:808::/48"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"64:ff9b::808:808", "2002:808:808::1"} {
+		if !p.Allows(netip.MustParseAddr(a), 443) {
+			t.Errorf("a CIDR does not open %s", a)
 		}
 	}
 }

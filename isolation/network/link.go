@@ -218,8 +218,10 @@ func (m *Manager) removeLink(id string) error {
 		}
 		return err
 	}
-	if l.Attrs().Alias != m.alias(id) {
-		return nil // not ours: a hash clash with another daemon's
+	// Not ours: a hash clash with another daemon's. One of no alias is
+	// ours, made by a daemon that died before it could name it.
+	if alias := l.Attrs().Alias; alias != m.alias(id) && alias != "" {
+		return nil
 	}
 	// It may be going already, with its sandbox's namespace.
 	if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+
+	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 )
 
 // Config is what the manager of one daemon instance needs.
@@ -51,12 +53,13 @@ type Manager struct {
 	mu   sync.Mutex
 	sets sharedSets
 	pins map[string]map[pinKey]pin
-	// modes are the policy modes this manager put in force, by session.
-	modes map[string]string
+	// policies are the policies this manager put in force, by session.
+	policies map[string]*netpolicy.Policy
 	// bareNone are the sessions whose chain holds the rules of policy
 	// none alone, as this manager wrote it whole (see setPolicy).
 	bareNone map[string]bool
 	host     hostAddrs
+	hostNets hostNets
 	// conntrackReads counts the reads of the host's conntrack table, an
 	// address family each (flushConntrack): the costly part of a detach.
 	conntrackReads atomic.Int64

@@ -2,15 +2,19 @@ package network
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -47,8 +51,8 @@ func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.Fil
 	a := m.Plan(id, slot)
 	h := netns.NsHandle(ns.Fd())
 	fresh := !m.linked(id, h, a)
-	if !fresh && m.adopt(id, p) {
-		return a, nil
+	if !fresh && !m.knows(id) {
+		return a, m.rebuild(id, a, p)
 	}
 	if fresh {
 		defer func() {
@@ -70,35 +74,87 @@ func (m *Manager) Attach(ctx context.Context, id string, slot uint32, ns *os.Fil
 	return a, nil
 }
 
-// adopt takes over the chain a previous daemon left for a sandbox it
-// left running (a restart, a crash): the policy is the same (the session's
-// record), so the chain, the pins its DNS made and the connections stay as
-// they are. Pins this manager does not know then all go at the next
-// policy change (dropPins). False: the manager wrote this session's chain
-// itself, or there is none to take over.
-func (m *Manager) adopt(id string, p *netpolicy.Policy) bool {
+// knows says this manager put a policy of session id in force.
+func (m *Manager) knows(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, known := m.modes[id]; known {
-		return false
+	_, known := m.policies[id]
+	return known
+}
+
+// rebuild writes the chain and sets of session id, whose link a previous
+// daemon left (a restart, a crash), anew from its recorded policy p:
+// nothing the kernel holds is trusted, for that daemon may have died
+// between a change's commit and its record (the kernel then holds a
+// policy the record does not), or during a package install (the index's
+// opening). Its pins go too: the sandbox's DNS pins again what p allows.
+// The connections stay when the chain held p's own rules (its final rule
+// carries p's fingerprint, written in the same transaction); any others
+// are cut, to be checked against p at their next packet.
+func (m *Manager) rebuild(id string, a *Attachment, p *netpolicy.Policy) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cut := m.heldFingerprint(id) != Fingerprint(p)
+	if err := m.write(id, a, p, false, true); err != nil {
+		m.closeLink(a)
+		return fmt.Errorf("session %s policy: %w", id, err)
 	}
-	c, err := nftables.New()
+	m.policies[id] = p
+	m.bareNone[id] = p.Mode == netpolicy.ModeNone
+	m.pins[id] = map[pinKey]pin{}
+	if !cut {
+		return nil
+	}
+	return m.flushConntrack(a)
+}
+
+// heldFingerprint is the fingerprint of the policy session id's chain
+// holds in the kernel ("" if none is found). The caller holds m.mu.
+func (m *Manager) heldFingerprint(id string) string {
+	c, err := newConn()
 	if err != nil {
-		return false
+		return ""
 	}
-	if _, err := c.ListChain(m.table, m.sessionObjects(id).chain.Name); err != nil {
-		return false
+	rules, err := c.GetRules(m.table, m.sessionObjects(id).chain)
+	if err != nil {
+		return ""
 	}
-	m.modes[id] = p.Mode
-	return true
+	// A policy put ahead of none's (setPolicy) comes first: its own
+	// final rule is the first that carries one.
+	for _, r := range rules {
+		if f, ok := userdata.GetString(r.UserData, userdata.TypeComment); ok && strings.HasPrefix(f, fingerprintPrefix) {
+			return f
+		}
+	}
+	return ""
+}
+
+// fingerprintPrefix starts the comment of a policy's final rule.
+const fingerprintPrefix = "sandboxd policy "
+
+// Fingerprint names policy p: its final rule carries it, so that a later
+// daemon (and a test) can tell whether the kernel holds p.
+func Fingerprint(p *netpolicy.Policy) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%d\n%d\n", p.Mode, p.EgressKbps, p.MaxConnections)
+	for _, e := range p.Entries {
+		fmt.Fprintf(h, "%s\n", e.Raw)
+	}
+	return fingerprintPrefix + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // SetPolicy writes session id's chain for policy p and cuts the
 // connections the new policy would not let start (the ones it allows
-// carry on: conntrack picks them up again as new, and they pass).
+// carry on: conntrack picks them up again as new, and they pass). A
+// change is all or nothing: on any error the policy in force before is
+// written again.
 func (m *Manager) SetPolicy(ctx context.Context, id string, a *Attachment, p *netpolicy.Policy) error {
 	return m.setPolicy(ctx, id, a, p, true)
 }
+
+// failCommitted, if set (by tests), fails a policy change after the
+// kernel took it, as a lost answer from the kernel would.
+var failCommitted func() error
 
 // setPolicy is SetPolicy; cut false skips the cutting where no connection
 // can be: the session's link is new, or its policy so far was none (a
@@ -121,8 +177,62 @@ func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *ne
 	if !m.mayCarry(id) {
 		cut = false
 	}
+	old := m.policies[id]
 	prepend := m.bareNone[id] && p.Mode != netpolicy.ModeNone
-	c, err := nftables.New()
+	err := m.write(id, a, p, prepend, false)
+	if err == nil && failCommitted != nil {
+		err = failCommitted()
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("session %s policy: %w", id, err), m.rollback(id, a, old))
+	}
+	m.policies[id] = p
+	m.bareNone[id] = p.Mode == netpolicy.ModeNone && !prepend
+	o := m.sessionObjects(id)
+	m.dropPins(id, o, p)
+	if !cut {
+		return nil
+	}
+	if err := m.flushConntrack(a); err != nil {
+		return errors.Join(err, m.rollback(id, a, old))
+	}
+	return nil
+}
+
+// rollback puts policy old (none if the manager had put none in force)
+// back in force, written whole, after a change that failed: the kernel
+// may have taken the change (its answer lost) or not. If even that
+// fails, the link's traffic stops: its jump to the session's chain goes,
+// and the forward chain drops what comes from a link with none. The
+// caller holds m.mu.
+func (m *Manager) rollback(id string, a *Attachment, old *netpolicy.Policy) error {
+	if old == nil {
+		old = &netpolicy.Policy{Mode: netpolicy.ModeNone}
+	}
+	if err := m.write(id, a, old, false, false); err != nil {
+		m.closeLink(a)
+		return fmt.Errorf("session %s: the policy in force before could not be written again, so the sandbox's traffic is stopped: %w", id, err)
+	}
+	m.policies[id] = old
+	m.bareNone[id] = old.Mode == netpolicy.ModeNone
+	return nil
+}
+
+// closeLink takes the link's jump to its session's chain out of the
+// egress map: what it sends is then dropped (the forward chain's last
+// rule for sandbox links).
+func (m *Manager) closeLink(a *Attachment) {
+	_ = m.batch(func(c *nftables.Conn) error {
+		return c.SetDeleteElements(m.sets.egress, []nftables.SetElement{{Key: ifname(a.Link)}})
+	})
+}
+
+// write puts policy p in force for session id in one nftables
+// transaction: its rules ahead of the chain's (prepend, see setPolicy) or
+// the chain written whole; flushPins empties its pin sets in the same
+// transaction. The caller holds m.mu.
+func (m *Manager) write(id string, a *Attachment, p *netpolicy.Policy, prepend, flushPins bool) error {
+	c, err := newConn()
 	if err != nil {
 		return err
 	}
@@ -133,6 +243,9 @@ func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *ne
 		for _, set := range []*nftables.Set{o.p4, o.p6, o.pp4, o.pp6} {
 			if err := c.AddSet(set, nil); err != nil {
 				return err
+			}
+			if flushPins {
+				c.FlushSet(set)
 			}
 		}
 		c.AddObj(o.deny)
@@ -172,6 +285,8 @@ func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *ne
 	}
 	add(rule(t, ch, daddrInSet(false, s.blocked4), deny))
 	add(rule(t, ch, daddrInSet(true, s.blocked6), deny))
+	add(rule(t, ch, daddrInSet(false, s.host4), deny))
+	add(rule(t, ch, daddrInSet(true, s.host6), deny))
 	add(rule(t, ch, daddrInSet(false, o.p4), one(accept)))
 	add(rule(t, ch, daddrInSet(true, o.p6), one(accept)))
 	for _, proto := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
@@ -181,7 +296,9 @@ func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *ne
 	if p.Mode == netpolicy.ModeOpen {
 		add(rule(t, ch, one(accept)))
 	}
-	add(rule(t, ch, deny))
+	final := rule(t, ch, deny)
+	final.UserData = userdata.AppendString(nil, userdata.TypeComment, Fingerprint(p))
+	add(final)
 
 	if prepend {
 		// Each goes to the head: the last first keeps their order.
@@ -202,16 +319,15 @@ func (m *Manager) setPolicy(ctx context.Context, id string, a *Attachment, p *ne
 		VerdictData: &expr.Verdict{Kind: expr.VerdictJump, Chain: ch.Name}}}); err != nil {
 		return err
 	}
+	written, err := m.hostNetsElements(c, false)
+	if err != nil {
+		return err
+	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("session %s policy: %w", id, err)
+		return err
 	}
-	m.modes[id] = p.Mode
-	m.bareNone[id] = p.Mode == netpolicy.ModeNone && !prepend
-	m.dropPins(id, o, p)
-	if !cut {
-		return nil
-	}
-	return m.flushConntrack(a)
+	written()
+	return nil
 }
 
 // dropPins deletes the pins of names policy p does not allow (all of
@@ -269,8 +385,8 @@ func containsPort(ps []uint16, p uint16) bool {
 // are all dropped before conntrack confirms an entry (and a change to
 // none cut what the link carried before). The caller holds m.mu.
 func (m *Manager) mayCarry(id string) bool {
-	mode, known := m.modes[id]
-	return !known || mode != netpolicy.ModeNone
+	p, known := m.policies[id]
+	return !known || p.Mode != netpolicy.ModeNone
 }
 
 // flushConntrack forgets the sandbox's connections, so that each is
@@ -347,7 +463,7 @@ func (m *Manager) Pin(id, name string, addr netip.Addr, ports []uint16, ttl time
 }
 
 func (m *Manager) batch(f func(c *nftables.Conn) error) error {
-	c, err := nftables.New()
+	c, err := newConn()
 	if err != nil {
 		return err
 	}
@@ -359,7 +475,7 @@ func (m *Manager) batch(f func(c *nftables.Conn) error) error {
 
 // Denied is how many packets session id's policy refused.
 func (m *Manager) Denied(id string) (uint64, error) {
-	c, err := nftables.New()
+	c, err := newConn()
 	if err != nil {
 		return 0, err
 	}
@@ -388,7 +504,7 @@ func (m *Manager) Detach(ctx context.Context, id string, a *Attachment) error {
 	// not): a link that can carry no connection skips it.
 	carried := m.mayCarry(id)
 	delete(m.pins, id)
-	delete(m.modes, id)
+	delete(m.policies, id)
 	delete(m.bareNone, id)
 	m.mu.Unlock()
 	var errs []error
@@ -442,7 +558,7 @@ func (m *Manager) Leftovers() ([]string, error) {
 	for _, id := range ids {
 		seen[id] = true
 	}
-	c, err := nftables.New()
+	c, err := newConn()
 	if err != nil {
 		return nil, err
 	}

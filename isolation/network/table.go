@@ -21,12 +21,17 @@ type sharedSets struct {
 	// never: what no policy opens (metadata, link-local, the daemon's
 	// own sandboxes); blocked: what only a CIDR of the policy opens.
 	never4, never6, blocked4, blocked6 *nftables.Set
+	// host: what of the host open mode does not reach either (hostNets),
+	// unless a CIDR of the policy names it.
+	host4, host6 *nftables.Set
 }
 
 // neverV4 and neverV6 are never reachable; the daemon's subnets join them.
 var (
 	neverV4 = []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")}
-	neverV6 = []netip.Prefix{netip.MustParsePrefix("fd00:ec2::254/128"), netip.MustParsePrefix("fe80::/10")}
+	neverV6 = []netip.Prefix{netip.MustParsePrefix("fd00:ec2::254/128"), netip.MustParsePrefix("fe80::/10"),
+		// NAT64 and 6to4 of link-local IPv4 (netpolicy.Never).
+		netip.MustParsePrefix("64:ff9b::a9fe:0/112"), netip.MustParsePrefix("2002:a9fe::/32")}
 )
 
 // New sets up the daemon's table (keeping the sessions' chains and sets a
@@ -39,7 +44,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg:      cfg,
 		table:    &nftables.Table{Family: nftables.TableFamilyINet, Name: tableName(cfg.Instance)},
 		pins:     map[string]map[pinKey]pin{},
-		modes:    map[string]string{},
+		policies: map[string]*netpolicy.Policy{},
 		bareNone: map[string]bool{},
 	}
 	if err := enableForwarding(cfg.Subnet6.IsValid()); err != nil {
@@ -74,7 +79,7 @@ func enableForwarding(v6 bool) error {
 }
 
 func (m *Manager) setup() error {
-	c, err := nftables.New()
+	c, err := newConn()
 	if err != nil {
 		return err
 	}
@@ -86,8 +91,10 @@ func (m *Manager) setup() error {
 		never6:   &nftables.Set{Table: t, Name: "never6", KeyType: nftables.TypeIP6Addr, Interval: true},
 		blocked4: &nftables.Set{Table: t, Name: "blocked4", KeyType: nftables.TypeIPAddr, Interval: true},
 		blocked6: &nftables.Set{Table: t, Name: "blocked6", KeyType: nftables.TypeIP6Addr, Interval: true},
+		host4:    &nftables.Set{Table: t, Name: "host4", KeyType: nftables.TypeIPAddr, Interval: true},
+		host6:    &nftables.Set{Table: t, Name: "host6", KeyType: nftables.TypeIP6Addr, Interval: true},
 	}
-	for _, set := range []*nftables.Set{s.links, s.egress, s.never4, s.never6, s.blocked4, s.blocked6} {
+	for _, set := range []*nftables.Set{s.links, s.egress, s.never4, s.never6, s.blocked4, s.blocked6, s.host4, s.host6} {
 		if err := c.AddSet(set, nil); err != nil {
 			return err
 		}
@@ -100,7 +107,7 @@ func (m *Manager) setup() error {
 	}
 	var blocked4, blocked6 []netip.Prefix
 	for _, p := range netpolicy.Blocked {
-		if overlapsAny(p, neverV4) || overlapsAny(p, neverV6) {
+		if insideAny(p, neverV4) || insideAny(p, neverV6) {
 			continue // already never
 		}
 		if p.Addr().Is4() {
@@ -116,13 +123,22 @@ func (m *Manager) setup() error {
 		}
 	}
 	m.sets = s
+	written, err := m.hostNetsElements(c, true)
+	if err != nil {
+		return err
+	}
 	m.baseChains(c)
-	return c.Flush()
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	written()
+	return nil
 }
 
-func overlapsAny(p netip.Prefix, ps []netip.Prefix) bool {
+// insideAny reports whether p lies inside one of ps.
+func insideAny(p netip.Prefix, ps []netip.Prefix) bool {
 	for _, q := range ps {
-		if p.Overlaps(q) {
+		if q.Bits() <= p.Bits() && q.Contains(p.Addr()) {
 			return true
 		}
 	}
@@ -215,7 +231,7 @@ func (m *Manager) Remove() error {
 // RemoveTable deletes the table of instance, if any: for tests and
 // uninstall, when no sandbox of the instance is left.
 func RemoveTable(instance string) error {
-	c, err := nftables.New()
+	c, err := newConn()
 	if err != nil {
 		return err
 	}

@@ -45,8 +45,11 @@ type Result struct {
 
 // Tar unpacks a tar archive, plain or gzip-compressed, from r into dir, an
 // empty folder no one else writes to meanwhile. A bad archive, an entry that
-// would leave dir, or one over a bound is an error; what was unpacked up to
-// it stays for the caller to remove.
+// would leave dir or clashes with an earlier one (a symlink loop, a file
+// where a folder must be) is an errdefs.ErrInvalidArgument, one over a
+// bound api.ErrPayloadTooLarge, a full disk errdefs.ErrResourceExhausted;
+// no error names a host path (see entryError). What was unpacked up to it
+// stays for the caller to remove.
 func Tar(ctx context.Context, r io.Reader, dir string, o Options) (Result, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -76,17 +79,21 @@ func Tar(ctx context.Context, r io.Reader, dir string, o Options) (Result, error
 			return u.res, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the archive has more than %d entries", o.MaxEntries))
 		}
 		if err := u.entry(hdr, tr); err != nil {
-			return u.res, err
+			return u.res, entryError(hdr.Name, err)
 		}
 	}
 	// Folders get their modes last, so that a read-only one is still filled.
 	for p, m := range u.modes {
 		if err := os.Chmod(p, m.mode); err != nil {
-			return u.res, err
+			rel, _ := filepath.Rel(dir, p)
+			return u.res, entryError(rel, err)
 		}
 		_ = os.Chtimes(p, m.mtime, m.mtime)
 	}
-	return u.res, os.Chmod(dir, 0o755)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return u.res, entryError(".", err)
+	}
+	return u.res, nil
 }
 
 type dirMeta struct {

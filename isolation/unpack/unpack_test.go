@@ -189,13 +189,16 @@ func TestTarGarbage(t *testing.T) {
 }
 
 // FuzzTar feeds arbitrary archives: nothing may land outside the root,
-// and no device, fifo, socket, setuid or setgid file may appear.
+// no device, fifo, socket, setuid or setgid file may appear, and no error
+// names the host folder.
 func FuzzTar(f *testing.F) {
 	f.Add(archive(f, []entry{{name: "a/../../x", kind: tar.TypeReg, body: "x"}}))
 	f.Add(archive(f, []entry{{name: "l", kind: tar.TypeSymlink, link: "/"}, {name: "l/x", kind: tar.TypeReg, body: "x"}}))
 	f.Add(archive(f, []entry{{name: "l", kind: tar.TypeSymlink, link: ".."}, {name: "l/l2", kind: tar.TypeSymlink, link: ".."}, {name: "l/l2/x", kind: tar.TypeDir}}))
 	f.Add(archive(f, []entry{{name: "d", kind: tar.TypeDir, mode: 0o6777}, {name: "d/h", kind: tar.TypeLink, link: "../x"}}))
 	f.Add(archive(f, []entry{{name: "dev", kind: tar.TypeBlock}, {name: "s", kind: tar.TypeReg, mode: 0o6755}}))
+	f.Add(archive(f, []entry{{name: "a", kind: tar.TypeSymlink, link: "a"}, {name: "a/x", kind: tar.TypeReg, body: "x"}}))
+	f.Add(archive(f, []entry{{name: "f", kind: tar.TypeReg, body: "x"}, {name: "f/d", kind: tar.TypeDir}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Not t.TempDir: in a fuzz worker its cleanup crawls.
 		parent, err := os.MkdirTemp("", "unpack-fuzz")
@@ -207,7 +210,77 @@ func FuzzTar(f *testing.F) {
 		if err := os.Mkdir(root, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = Tar(context.Background(), bytes.NewReader(b), root, Options{MaxBytes: 1 << 20, MaxEntries: 1000})
+		_, err = Tar(context.Background(), bytes.NewReader(b), root, Options{MaxBytes: 1 << 20, MaxEntries: 1000})
 		checkContained(t, parent)
+		if err != nil && strings.Contains(err.Error(), parent) {
+			t.Fatalf("the error names the host folder: %v", err)
+		}
 	})
+}
+
+// TestTarMalformed: archives a careless or hostile client sends are its
+// fault (400, or unpacked when they make sense), never internal, and no
+// message names the host folder being filled (it lies in the data dir).
+func TestTarMalformed(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	cases := []struct {
+		name    string
+		entries []entry
+		cut     int  // bytes cut off the archive's end
+		ok      bool // unpacks
+	}{
+		{name: "symlink loop", entries: []entry{
+			{name: "a", kind: tar.TypeSymlink, link: "a"},
+			{name: "a/x", kind: tar.TypeReg, body: "x"},
+		}},
+		{name: "symlink loop of two", entries: []entry{
+			{name: "a", kind: tar.TypeSymlink, link: "b"},
+			{name: "b", kind: tar.TypeSymlink, link: "a/c"},
+			{name: "a/x/y", kind: tar.TypeDir},
+		}},
+		{name: "a folder then a symlink of its name", ok: true, entries: []entry{
+			{name: "d/", kind: tar.TypeDir},
+			{name: "d/f", kind: tar.TypeReg, body: "x"},
+			{name: "d", kind: tar.TypeSymlink, link: "elsewhere"},
+		}},
+		{name: "a file under a file", entries: []entry{
+			{name: "f", kind: tar.TypeReg, body: "x"},
+			{name: "f/x", kind: tar.TypeReg, body: "x"},
+		}},
+		{name: "a folder under a file", entries: []entry{
+			{name: "f", kind: tar.TypeReg, body: "x"},
+			{name: "f/d/", kind: tar.TypeDir},
+		}},
+		{name: "a hard link to a missing file", entries: []entry{{name: "h", kind: tar.TypeLink, link: "missing"}}},
+		{name: "a hard link to a folder", entries: []entry{{name: "d/", kind: tar.TypeDir}, {name: "h", kind: tar.TypeLink, link: "d"}}},
+		{name: "a hard link to a symlink", entries: []entry{{name: "l", kind: tar.TypeSymlink, link: "/etc/passwd"}, {name: "h", kind: tar.TypeLink, link: "l"}}},
+		{name: "a hard link through a loop", entries: []entry{{name: "a", kind: tar.TypeSymlink, link: "a"}, {name: "h", kind: tar.TypeLink, link: "a/x"}}},
+		{name: "a path leaving the root", entries: []entry{{name: "../../x", kind: tar.TypeReg, body: "x"}}},
+		{name: "a name too long", entries: []entry{{name: long, kind: tar.TypeReg, body: "x"}}},
+		{name: "a folder name too long", entries: []entry{{name: long + "/x", kind: tar.TypeReg, body: "x"}}},
+		{name: "a link target too long", entries: []entry{{name: "l", kind: tar.TypeSymlink, link: strings.Repeat("t/", 2100)}}},
+		{name: "cut inside a file", entries: []entry{{name: "f", kind: tar.TypeReg, body: strings.Repeat("x", 2000)}}, cut: 1500 + 1024},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := archive(t, c.entries)
+			b = b[:len(b)-c.cut]
+			parent, root := sandbox(t)
+			_, err := Tar(context.Background(), bytes.NewReader(b), root, Options{})
+			checkContained(t, parent)
+			if c.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errdefs.IsInvalidArgument(err) {
+				t.Fatalf("got %v, want an invalid argument", err)
+			}
+			if strings.Contains(err.Error(), parent) {
+				t.Errorf("the message names the host folder: %v", err)
+			}
+			t.Log(err)
+		})
+	}
 }

@@ -250,6 +250,9 @@ export declare class Stats {
   pids: number;
   diskBytes: number;
   diskLimitBytes: number;
+  dnsRefused: number;
+  dnsRateLimited: number;
+  networkDeniedPackets: number;
   static fromJSON(raw: unknown): Stats;
 }
 

@@ -518,6 +518,12 @@ export class Stats {
     this.diskBytes = f.diskBytes ?? 0;
     /** @type {number} */
     this.diskLimitBytes = f.diskLimitBytes ?? 0;
+    /** @type {number} */
+    this.dnsRefused = f.dnsRefused ?? 0;
+    /** @type {number} */
+    this.dnsRateLimited = f.dnsRateLimited ?? 0;
+    /** @type {number} */
+    this.networkDeniedPackets = f.networkDeniedPackets ?? 0;
   }
 
   /** @param {unknown} raw */
@@ -533,6 +539,9 @@ export class Stats {
       pids: int(d, "pids"),
       diskBytes: int(d, "disk_bytes"),
       diskLimitBytes: int(d, "disk_limit_bytes"),
+      dnsRefused: int(d, "dns_refused"),
+      dnsRateLimited: int(d, "dns_rate_limited"),
+      networkDeniedPackets: int(d, "network_denied_packets"),
     });
   }
 }

@@ -440,6 +440,9 @@ class Stats:
     pids: int = 0
     disk_bytes: int = 0
     disk_limit_bytes: int = 0
+    dns_refused: int = 0
+    dns_rate_limited: int = 0
+    network_denied_packets: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Stats:
@@ -453,6 +456,9 @@ class Stats:
             pids=_int(d, "pids"),
             disk_bytes=_int(d, "disk_bytes"),
             disk_limit_bytes=_int(d, "disk_limit_bytes"),
+            dns_refused=_int(d, "dns_refused"),
+            dns_rate_limited=_int(d, "dns_rate_limited"),
+            network_denied_packets=_int(d, "network_denied_packets"),
         )
 
 
