@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // countingDisk counts the data dir's free-space reads: one for each new
@@ -34,34 +34,9 @@ func (c *countingDisk) count() int {
 	return c.reads
 }
 
-// syncBuffer is a log the test reads while the daemon writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines counts the log's lines that have sub.
-func (s *syncBuffer) lines(sub string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, l := range strings.Split(s.b.String(), "\n") {
-		if strings.Contains(l, sub) {
-			n++
-		}
-	}
-	return n
-}
-
 // startLogged starts the env's daemon as start does, with its log in log
 // and its disk probe probe.
-func (e *testEnv) startLogged(log *syncBuffer, probe diskProbe) *Daemon {
+func (e *testEnv) startLogged(log *testutil.Buffer, probe diskProbe) *Daemon {
 	e.t.Helper()
 	st, err := openStore(e.cfg)
 	if err != nil {
@@ -122,7 +97,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
 			disk := &countingDisk{fakeDisk: newFakeDisk(4096 * mb)}
 			tc.fail(e, disk)
-			log := &syncBuffer{}
+			log := &testutil.Buffer{}
 			d := e.startLogged(log, disk)
 
 			// Over a second: 20+40+80+160+200+200+200 ms, 7 tries and a
@@ -139,11 +114,11 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			if n := disk.count() - before; n > 15 || n < 3 {
 				t.Fatalf("%d refill tries in 1 s, want 3 to 15", n)
 			}
-			if n := log.lines("warm pool"); n != 1 {
-				t.Fatalf("%d log lines of the pool, want 1 (its state changed once):\n%s", n, log.b.String())
+			if n := log.Lines("warm pool"); n != 1 {
+				t.Fatalf("%d log lines of the pool, want 1 (its state changed once):\n%s", n, log.String())
 			}
-			if n := log.lines("disk refused"); n != 0 {
-				t.Fatalf("each refused refill logged:\n%s", log.b.String())
+			if n := log.Lines("disk refused"); n != 0 {
+				t.Fatalf("each refused refill logged:\n%s", log.String())
 			}
 			h, _ := d.Health(root)
 			pools := h.Checks[api.CheckPools]
@@ -162,8 +137,8 @@ func TestPoolRefillBacksOff(t *testing.T) {
 					t.Fatalf("health once the pool refills: %+v", h)
 				}
 			}
-			if n := log.lines("warm pool: refilling again"); n != 1 {
-				t.Fatalf("recovery logged %d times:\n%s", n, log.b.String())
+			if n := log.Lines("warm pool: refilling again"); n != 1 {
+				t.Fatalf("recovery logged %d times:\n%s", n, log.String())
 			}
 		})
 	}

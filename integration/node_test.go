@@ -21,6 +21,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestNode asks a real daemon GET /v1/node and `sandboxctl node`: the
@@ -156,7 +157,7 @@ func TestNodeDrain(t *testing.T) {
 		t.Fatalf("a user's drain: %d %s", code, stderr)
 	}
 	wait := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "node", "drain", "--wait", "--interval", "100ms")
-	var out, stderr syncBuffer
+	var out, stderr testutil.Buffer
 	wait.Stdout, wait.Stderr = &out, &stderr
 	if err := wait.Start(); err != nil {
 		t.Fatal(err)
