@@ -192,6 +192,11 @@ type NetworkConfig struct {
 	// (dns_rate_limited). 0: no limit.
 	DNSQueriesPerS float64 `toml:"dns_queries_per_s"`
 	DNSBurst       int     `toml:"dns_burst"`
+	// OpenHostNetworks are networks the host is directly connected to
+	// that policy open may reach all the same (CIDRs); by default open
+	// reaches none of the host's networks, its own addresses nor its
+	// gateways (docs/network.md).
+	OpenHostNetworks []string `toml:"open_host_networks"`
 	// PackageIndexURL is where POST …/packages installs from when the
 	// request names no index; PackageHosts are the other hosts its
 	// downloads come from (PyPI serves files from another name), opened
@@ -280,7 +285,7 @@ func DefaultConfig() Config {
 		// Inside the range systemd leaves to containers (524288-1879048191).
 		UserNS: UserNSConfig{Enabled: true, IDBase: 1 << 30, Blocks: 4096, LeaseDir: "/run/sandboxd-ids"},
 		Network: NetworkConfig{Enabled: true, Subnet: "10.87.0.0/16", DNSServers: []string{}, LeaseDir: "/run/sandboxd-subnets", MaxConnections: 1024,
-			DNSQueriesPerS: 100, DNSBurst: 200,
+			DNSQueriesPerS: 100, DNSBurst: 200, OpenHostNetworks: []string{},
 			PackageIndexURL: "https://pypi.org/simple", PackageHosts: []string{"files.pythonhosted.org"}, PackageTimeoutS: 600},
 		Max:  LimitsConfig{MemoryMB: 16384, CPUs: float64(runtime.NumCPU()), Pids: 4096, DiskMB: 65536, TimeoutS: 3600, IdleTimeoutS: 7 * 86400},
 		Node: NodeConfig{Labels: map[string]string{}},

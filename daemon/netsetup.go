@@ -53,6 +53,9 @@ func (n *NetworkConfig) validate() error {
 	if n.DNSQueriesPerS < 0 || n.DNSBurst < 0 || (n.DNSQueriesPerS > 0 && n.DNSBurst == 0) {
 		errs = append(errs, fmt.Errorf("network.dns_queries_per_s must be 0 (no limit) or more, and network.dns_burst 1 or more when it is not 0"))
 	}
+	if _, err := openHostNetworks(n.OpenHostNetworks); err != nil {
+		errs = append(errs, err)
+	}
 	if n.DNSPort < 0 || n.DNSPort > 65535 {
 		errs = append(errs, fmt.Errorf("network.dns_port must be between 0 (a free port) and 65535"))
 	}
@@ -134,12 +137,14 @@ func (nd *netDeps) open(cfg Config, inst instance, m *metrics, log *slog.Logger)
 		}
 	}()
 	port := uint16(udp.LocalAddr().(*net.UDPAddr).Port)
+	openNets, _ := openHostNetworks(cfg.Network.OpenHostNetworks) // checked with the config
 	mgr, err := network.New(network.Config{
-		Instance: inst.id,
-		Subnet:   subnet,
-		Subnet6:  subnet6,
-		DNSPort:  port,
-		LeaseDir: cfg.Network.LeaseDir,
+		Instance:         inst.id,
+		Subnet:           subnet,
+		Subnet6:          subnet6,
+		DNSPort:          port,
+		LeaseDir:         cfg.Network.LeaseDir,
+		OpenHostNetworks: openNets,
 	})
 	if err != nil {
 		return err
@@ -218,4 +223,17 @@ func listenDNS(port int) (net.PacketConn, net.Listener, error) {
 		}
 	}
 	return nil, nil, lastErr
+}
+
+// openHostNetworks parses [network] open_host_networks.
+func openHostNetworks(cidrs []string) ([]netip.Prefix, error) {
+	var ps []netip.Prefix
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, fmt.Errorf("network.open_host_networks: %q is not a CIDR, such as 203.0.113.0/24", c)
+		}
+		ps = append(ps, p.Masked())
+	}
+	return ps, nil
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,34 @@ func TestDNSRateConfig(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "network.dns_queries_per_s") {
 			t.Errorf("rate %v burst %d: %q does not name the setting", tc.rate, tc.burst, err)
+		}
+	}
+}
+
+// TestOpenHostNetworksConfig: open_host_networks takes CIDRs (masked), and
+// names itself when one is not.
+func TestOpenHostNetworksConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cidrs []string
+		want  string // the parsed prefixes, or "" for an error
+	}{
+		{nil, "[]"},
+		{[]string{"203.0.113.7/24", "2001:db8::/32"}, "[203.0.113.0/24 2001:db8::/32]"},
+		{[]string{"203.0.113.7"}, ""},
+		{[]string{"lan"}, ""},
+	} {
+		n := DefaultConfig().Network
+		n.OpenHostNetworks = tc.cidrs
+		err := n.validate()
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "network.open_host_networks") {
+				t.Errorf("%v: %v, want an error naming the setting", tc.cidrs, err)
+			}
+			continue
+		}
+		ps, perr := openHostNetworks(tc.cidrs)
+		if err != nil || perr != nil || fmt.Sprint(ps) != tc.want {
+			t.Errorf("%v: %v %v %v, want %s", tc.cidrs, ps, err, perr, tc.want)
 		}
 	}
 }

@@ -47,8 +47,10 @@ func (m *Manager) IsHostAddr(a netip.Addr) bool {
 // hostNets are what of the host open mode must not reach beyond the
 // ranges every policy blocks: its own addresses (which the input chain
 // refuses already) and, for a host on public addresses, the networks of
-// its uplinks (the links of its default routes) and their gateways, which
-// a sandbox's packets would otherwise be forwarded to. The sets host4 and
+// every link it is directly connected to (its LAN, a second NIC's
+// network) and its uplinks' gateways, which a sandbox's packets would
+// otherwise be forwarded to; not those the operator lets open reach
+// (Config.OpenHostNetworks). The sets host4 and
 // host6 hold them; they are read at the daemon's start and again, at most
 // every hostAddrsRefresh, when a session's rules are written, and
 // rewritten in that same transaction when they changed. The caller holds
@@ -95,9 +97,10 @@ func (m *Manager) hostNetsElements(c *nftables.Conn, force bool) (func(), error)
 	return func() { h.at, h.written = time.Now(), key }, nil
 }
 
-// readHostNets reads the host's addresses and uplinks (hostNets): the
-// ones already blocked (private ranges, the daemon's own subnets) left
-// out, none inside another, in order.
+// readHostNets reads the host's addresses, connected networks and
+// gateways (hostNets): the ones already blocked (private ranges, the
+// daemon's own subnets) and the ones open may reach left out, none inside
+// another, in order.
 func (m *Manager) readHostNets() ([]netip.Prefix, error) {
 	var routes []netlink.Route
 	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
@@ -113,15 +116,17 @@ func (m *Manager) readHostNets() ([]netip.Prefix, error) {
 	}
 	skip := append(append(append([]netip.Prefix{}, netpolicy.Blocked...), neverV4...), neverV6...)
 	skip = append(skip, m.cfg.Subnet)
+	skip = append(skip, m.cfg.OpenHostNetworks...)
 	if m.cfg.Subnet6.IsValid() {
 		skip = append(skip, m.cfg.Subnet6)
 	}
 	return hostNetsOf(routes, addrs, skip), nil
 }
 
-// hostNetsOf is readHostNets on routes (of the main table) and addrs.
+// hostNetsOf is readHostNets on routes (of the main table: their
+// default routes' gateways) and addrs (every link's: the address and its
+// network).
 func hostNetsOf(routes []netlink.Route, addrs []netlink.Addr, skip []netip.Prefix) []netip.Prefix {
-	uplinks := map[int]bool{}
 	var ps []netip.Prefix
 	host := func(ip net.IP) {
 		if a, ok := netip.AddrFromSlice(ip); ok && ip != nil {
@@ -135,10 +140,8 @@ func hostNetsOf(routes []netlink.Route, addrs []netlink.Addr, skip []netip.Prefi
 				continue
 			}
 		}
-		uplinks[r.LinkIndex] = true
 		host(r.Gw)
 		for _, nh := range r.MultiPath {
-			uplinks[nh.LinkIndex] = true
 			host(nh.Gw)
 		}
 	}
@@ -147,9 +150,6 @@ func hostNetsOf(routes []netlink.Route, addrs []netlink.Addr, skip []netip.Prefi
 			continue
 		}
 		host(a.IP)
-		if !uplinks[a.LinkIndex] {
-			continue
-		}
 		ip, ok := netip.AddrFromSlice(a.IP)
 		if ones, _ := a.Mask.Size(); ok && ones > 0 {
 			ip = ip.Unmap()

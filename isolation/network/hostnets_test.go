@@ -24,14 +24,15 @@ func ipnet(s string) *net.IPNet {
 	return n
 }
 
-// TestHostNetsOf: the host's own addresses, and its uplinks' networks and
-// gateways, less what is blocked already, none inside another.
+// TestHostNetsOf: the host's own addresses, every link's network, and
+// its uplinks' gateways, less what is blocked already or open may reach,
+// none inside another.
 func TestHostNetsOf(t *testing.T) {
 	routes := []netlink.Route{
 		{LinkIndex: 2, Gw: net.ParseIP("198.51.100.254")},                                                   // default, v4
 		{LinkIndex: 2, Dst: ipnet("0.0.0.0/0"), Gw: net.ParseIP("198.51.100.253")},                          // default, as newer kernels list it
 		{LinkIndex: 2, Dst: ipnet("::/0"), Gw: net.ParseIP("fe80::1")},                                      // link-local gateway: never anyway
-		{LinkIndex: 3, Dst: ipnet("203.0.113.0/24")},                                                        // another link's network: not an uplink
+		{LinkIndex: 3, Dst: ipnet("203.0.113.0/24")},                                                        // another link's network, with no default route
 		{LinkIndex: 5, Dst: ipnet("0.0.0.0/0"), Gw: net.ParseIP("192.0.2.1")},                               // a second uplink
 		{LinkIndex: 6, MultiPath: []*netlink.NexthopInfo{{LinkIndex: 7, Gw: net.ParseIP("2001:db8:7::1")}}}, // multipath
 	}
@@ -44,13 +45,22 @@ func TestHostNetsOf(t *testing.T) {
 		{LinkIndex: 5, IPNet: ipnet("192.0.2.9/28")},
 		{LinkIndex: 7, IPNet: ipnet("2001:db8:7::9/64")},
 	}
-	got := hostNetsOf(routes, addrs, append(append([]netip.Prefix{}, netpolicy.Blocked...), neverV6...))
-	var want []netip.Prefix
-	for _, s := range []string{"192.0.2.0/28", "198.51.100.0/24", "203.0.113.1/32", "2001:db8:2::/64", "2001:db8:7::/64"} {
-		want = append(want, netip.MustParsePrefix(s))
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("host nets %v, want %v", got, want)
+	blocked := append(append([]netip.Prefix{}, netpolicy.Blocked...), neverV6...)
+	for _, c := range []struct {
+		open []netip.Prefix // Config.OpenHostNetworks
+		want []string
+	}{
+		{nil, []string{"192.0.2.0/28", "198.51.100.0/24", "203.0.113.0/24", "2001:db8:2::/64", "2001:db8:7::/64"}},
+		{[]netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}, []string{"192.0.2.0/28", "198.51.100.0/24", "2001:db8:2::/64", "2001:db8:7::/64"}},
+	} {
+		got := hostNetsOf(routes, addrs, append(slices.Clone(blocked), c.open...))
+		var want []netip.Prefix
+		for _, s := range c.want {
+			want = append(want, netip.MustParsePrefix(s))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("open may reach %v: host nets %v, want %v", c.open, got, want)
+		}
 	}
 }
 

@@ -43,6 +43,10 @@ type Config struct {
 	// LeaseDir, if set, is where Subnet is leased (SubnetLease): Remove
 	// gives it back.
 	LeaseDir string
+	// OpenHostNetworks are networks directly connected to the host that
+	// policy open may reach all the same (the operator's choice: none by
+	// default, see hostNets).
+	OpenHostNetworks []netip.Prefix
 }
 
 // Manager makes and removes sandboxes' networks and their policies.

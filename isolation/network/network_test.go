@@ -43,6 +43,9 @@ func randomID() string {
 
 // testManager is a manager of a fresh instance; everything of it goes at
 // the end of the test.
+// outsideNetworks are the ranges newOutside's links are made in.
+var outsideNetworks = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("2001:2::/48")}
+
 func testManager(t *testing.T, v6 bool) *Manager {
 	t.Helper()
 	return testManagerDNS(t, v6, 5353)
@@ -62,7 +65,9 @@ func testManagerDNS(t *testing.T, v6 bool, dnsPort uint16) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Instance: inst, Subnet: subnet, DNSPort: dnsPort}
+	// newOutside's links are networks of the host's: open reaches them
+	// as the operator of a host may let it reach one.
+	cfg := Config{Instance: inst, Subnet: subnet, DNSPort: dnsPort, OpenHostNetworks: outsideNetworks}
 	if v6 {
 		b := subnet.Addr().As4()
 		cfg.Subnet6 = netip.MustParsePrefix(fmt.Sprintf("fd5b:d0c:%x::/96", b[1]))
