@@ -422,6 +422,10 @@ type Info struct {
 	// MCPServers are the MCP servers sessions may be granted
 	// (mcp_servers), each with the tools it allows.
 	MCPServers []MCPServerInfo `json:"mcp_servers"`
+	// DataDir and RunDir are the daemon's folders, for sandboxctl doctor's
+	// checks of the daemon it talks to; absent from daemons before them.
+	DataDir string `json:"data_dir,omitempty"`
+	RunDir  string `json:"run_dir,omitempty"`
 }
 
 // RuntimeInfo is one runtime of the host.

@@ -157,6 +157,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 			st.Close()
 		}
 	}()
+	// A folder sandboxes cannot enter fails every create deep in runc's
+	// init ("remount-propagation … permission denied"): say so at start
+	// (after the database: a second daemon on this data dir is told that
+	// first).
+	for _, dir := range []string{cfg.DataDir, cfg.RunDir} {
+		if why := hostcheck.Unreachable(dir); why != "" {
+			return nil, errors.New(why)
+		}
+	}
 	tree, err := cgroups.Setup(ctx, inst.cgroupName(cgroups.Detect()), systemdMainProcess(), log)
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: %w", err)

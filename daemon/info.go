@@ -19,6 +19,8 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		Runtime:       d.cfg.DefaultRuntime,
 		Runtimes:      apiRuntimes(d.runtimes),
 		CgroupVersion: rt.CgroupVersion,
+		DataDir:       d.cfg.DataDir,
+		RunDir:        d.cfg.RunDir,
 		Seccomp: api.SeccompInfo{
 			Enabled:        true,
 			LibraryVersion: seccomp.LibraryVersion(),

@@ -26,7 +26,7 @@ import (
 // daemon left), the mount, the loop device.
 func smallFS(t *testing.T, sizeMB int64) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := searchableTempDir(t)
 	img, mnt := filepath.Join(dir, "fs.img"), filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)

@@ -540,3 +540,17 @@ func runtimes(t *testing.T, runsc bool, body func(t *testing.T, rt, cfg string))
 		t.Run(rt, func(t *testing.T) { body(t, rt, fmt.Sprintf("default_runtime = %q\n", rt)) })
 	}
 }
+
+// searchableTempDir is a t.TempDir that sandboxes' ids may enter, for a
+// daemon's data or run dir (the daemon refuses folders they cannot reach):
+// t.TempDir's parent is 0700.
+func searchableTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

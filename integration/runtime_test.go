@@ -145,7 +145,7 @@ func TestStrictRuntime(t *testing.T) {
 		t.Fatalf("runc on a strict runsc daemon: %d %s", code, body)
 	}
 
-	dir := t.TempDir()
+	dir := searchableTempDir(t)
 	cfg := filepath.Join(dir, "c.toml")
 	config := "default_runtime = \"runsc\"\nstrict_runtime = true\n[runsc]\npath = \"" + filepath.Join(dir, "runsc") + "\"\n"
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {

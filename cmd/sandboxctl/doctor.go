@@ -16,26 +16,35 @@ import (
 
 func newDoctorCmd(a *app) *cobra.Command {
 	var asJSON bool
-	var dataDir, lxcfsDir, runscPath, runscPlatform string
+	var dataDir, runDir, lxcfsDir, runscPath, runscPlatform string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check this host for what sandboxd needs and say what is missing",
 		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
 user namespaces, the python3 of the default template, gVisor (runsc runs a
 sandbox on the daemon's platform), the runtimes the daemon found, the daemon's
-socket, the disk where workspaces live, lxcfs (sandboxes' own /proc view) and
+socket, that sandboxes can reach its folders, the disk where workspaces live, lxcfs (sandboxes' own /proc view) and
 networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			socket := client.New(a.socket).Socket()
-			checks := hostcheck.Default(socket, dataDir)
-			checks.LXCFS = lxcfsDir
-			checks.RunscPath = runscPath
-			// A running daemon says which runsc platform it uses, and
-			// which runtimes it found usable.
+			// A running daemon says which runsc platform it uses, which
+			// runtimes it found usable, and its folders (unless the flags
+			// name others).
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 			defer cancel()
 			info, infoErr := a.client().Info(ctx)
+			if infoErr == nil {
+				if info.DataDir != "" && !cmd.Flags().Changed("data-dir") {
+					dataDir = info.DataDir
+				}
+				if info.RunDir != "" && !cmd.Flags().Changed("run-dir") {
+					runDir = info.RunDir
+				}
+			}
+			checks := hostcheck.Default(socket, dataDir, runDir)
+			checks.LXCFS = lxcfsDir
+			checks.RunscPath = runscPath
 			checks.RunscPlatform = runscPlatform
 			if infoErr == nil && runscPlatform == "" {
 				for _, rt := range info.Runtimes {
@@ -81,7 +90,8 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "/var/lib/sandboxd", "the daemon's data dir, for the disk check")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "/var/lib/sandboxd", "the daemon's data dir, for the disk and folder checks (default: the running daemon's, else this)")
+	cmd.Flags().StringVar(&runDir, "run-dir", "/run/sandboxd", "the daemon's run dir, for the folder check (default: the running daemon's, else this)")
 	cmd.Flags().StringVar(&runscPath, "runsc", "", "the daemon's [runsc] path (\"\": runsc on PATH)")
 	cmd.Flags().StringVar(&runscPlatform, "runsc-platform", "", "the runsc platform to check (\"\": the running daemon's, else ptrace)")
 	cmd.Flags().StringVar(&lxcfsDir, "lxcfs-dir", "/var/lib/lxcfs", "the daemon's lxcfs_dir (\"\": off)")

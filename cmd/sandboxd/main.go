@@ -149,6 +149,14 @@ func status(ctx context.Context, d *daemon.Daemon) string {
 }
 
 func run(cfg daemon.Config) error {
+	if os.Geteuid() != 0 {
+		return errors.New("sandboxd must run as root: it builds sandboxes from namespaces, cgroups and mounts (start it with sudo, or as the systemd service sandboxd)")
+	}
+	// The folders the daemon makes must let the sandboxes' ids through
+	// (internal/hostcheck.Unreachable), whatever umask it was started
+	// with (a host with umask 077 would make them 0700), as dockerd sets
+	// its own.
+	syscall.Umask(0o022)
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
 		return err

@@ -49,6 +49,7 @@ type Host struct {
 	Cgroup  string // /sys/fs/cgroup
 	Socket  string // the daemon's socket
 	DataDir string // the daemon's data dir
+	RunDir  string // the daemon's run dir
 	Python  string // the default template's interpreter
 	Dev     string // /dev
 	LXCFS   string // the daemon's lxcfs_dir
@@ -62,15 +63,15 @@ type Host struct {
 }
 
 // Default is this machine with the default paths.
-func Default(socket, dataDir string) Host {
-	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, Python: "/usr/bin/python3", Dev: "/dev", LXCFS: "/var/lib/lxcfs", LXCFSBinary: lxcfs.Binary()}
+func Default(socket, dataDir, runDir string) Host {
+	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, RunDir: runDir, Python: "/usr/bin/python3", Dev: "/dev", LXCFS: "/var/lib/lxcfs", LXCFSBinary: lxcfs.Binary()}
 }
 
 // Run runs every check.
 func (h Host) Run() []Result {
 	return []Result{
 		h.Kernel(), h.Cgroups(), h.Seccomp(), h.Openat2(), h.UserNamespaces(),
-		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Disk(), h.DiskQuota(), h.LXCFSServes(), h.Networking(),
+		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Folders(), h.Disk(), h.DiskQuota(), h.LXCFSServes(), h.Networking(),
 	}
 }
 

@@ -61,13 +61,13 @@ func TestFileChecks(t *testing.T) {
 	if r := (Host{Cgroup: t.TempDir()}).Cgroups(); r.Status != Fail {
 		t.Errorf("a plain folder is no cgroup hierarchy: %+v", r)
 	}
-	if r := Default("", "/").Cgroups(); r.Status == Fail {
+	if r := Default("", "/", "/run").Cgroups(); r.Status == Fail {
 		t.Errorf("this host's cgroups: %+v", r)
 	}
 	if r := (Host{Dev: t.TempDir()}).DiskQuota(); r.Status != Warn || !strings.Contains(r.Detail, "disk_quota") {
 		t.Errorf("no loop devices: %+v", r)
 	}
-	if r := Default("", "/").DiskQuota(); r.Status != OK {
+	if r := Default("", "/", "/run").DiskQuota(); r.Status != OK {
 		t.Errorf("this host has loop devices and mkfs.ext4: %+v", r)
 	}
 	if r := (Host{LXCFS: t.TempDir()}).LXCFSServes(); r.Status != Warn || !strings.Contains(r.Detail, "install lxcfs") {
