@@ -52,11 +52,16 @@ func (d *Daemon) StartExec(ctx context.Context, id string, req *api.ExecRequest)
 		return "", err
 	}
 	e, out := d.newExecution(ctx, x, req, nil)
+	// Live before its id is answered: a GET of it right after must find
+	// it (the JS SDK's suite, on a loaded host, asked before the
+	// goroutine below had run and got 404).
+	s.addLive(e, out)
 	ctx = context.WithoutCancel(ctx)
 	if !d.detached.Go(func() {
 		defer x.release()
 		d.execRecorded(ctx, x, e, out, req)
 	}) {
+		s.dropLive(e.ID)
 		x.release()
 		return "", errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down: try again once it is back")
 	}
@@ -68,7 +73,7 @@ func (d *Daemon) StartExec(ctx context.Context, id string, req *api.ExecRequest)
 // history.
 func (d *Daemon) execRecorded(ctx context.Context, x *execSlot, e *api.Execution, out *capture, req *api.ExecRequest) *api.Execution {
 	s := x.s
-	s.addLive(e, out)
+	s.addLive(e, out) // StartExec's is live already
 	e = d.runExec(ctx, x, e, out, req)
 	s.mu.Lock()
 	s.rec.ExecCount++

@@ -25,12 +25,16 @@ func (l *liveExec) view() api.Execution {
 	return e
 }
 
-// addLive makes e findable while it runs.
+// addLive makes e findable while it runs; once (a second call keeps the
+// first's).
 func (s *session) addLive(e *api.Execution, out *capture) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.live == nil {
 		s.live = map[string]*liveExec{}
+	}
+	if _, ok := s.live[e.ID]; ok {
+		return
 	}
 	s.live[e.ID] = &liveExec{head: *e, out: out}
 }

@@ -124,3 +124,29 @@ func TestStartExecOutlivesShutdown(t *testing.T) {
 		t.Fatal("StartExec after close worked")
 	}
 }
+
+// TestStartExecIsFoundAtOnce: the id StartExec answers names an execution
+// a GET finds straight away, before the goroutine that runs it has been
+// scheduled (it was made live there, and a GET in between answered 404).
+func TestStartExecIsFoundAtOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	d := e.start()
+	s := mustCreate(t, d, as(1000))
+	for i := range 50 {
+		eid, err := d.StartExec(as(1000), s.ID, &api.ExecRequest{Language: api.LanguagePython, Code: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Execution(as(1000), s.ID, eid); err != nil {
+			t.Fatalf("execution %d, right after StartExec: %v", i, err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if x, err := d.Execution(as(1000), s.ID, eid); err == nil && x.Status != api.StatusRunning {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("execution %d did not end", i)
+			}
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/containerd/errdefs"
-	"github.com/moby/sys/mountinfo"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -81,7 +80,7 @@ func TestDiskQuota(t *testing.T) {
 		// (nothing of it stays mounted, as when its package is removed); the
 		// next one mounts them again to serve their files.
 		d.terminate()
-		if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(d.base)); len(m) != 0 {
+		if m := sandboxMounts(t, d.base); len(m) != 0 {
 			t.Fatalf("a stopped session's disk stays mounted after the daemon stopped: %+v", m[0])
 		}
 		d.launch()
@@ -93,7 +92,7 @@ func TestDiskQuota(t *testing.T) {
 		if err := d.c.DeleteSession(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(d.base)); len(m) != 0 {
+		if m := sandboxMounts(t, d.base); len(m) != 0 {
 			t.Fatalf("mounts left after delete: %+v", m[0])
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -122,7 +121,7 @@ func TestDiskQuotaOff(t *testing.T) {
 	if err != nil || st.DiskLimitBytes != 0 || st.DiskBytes < 20000000 {
 		t.Fatalf("stats without quotas: %+v %v", st, err)
 	}
-	if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(d.base)); len(m) != 0 {
+	if m := sandboxMounts(t, d.base); len(m) != 0 {
 		t.Fatalf("no mounts without quotas: %+v", m[0])
 	}
 }

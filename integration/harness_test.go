@@ -554,3 +554,20 @@ func searchableTempDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// sandboxMounts are the mounts under dir that sandboxes made: every one
+// but the daemon's own lxcfs, which lives as long as the daemon.
+func sandboxMounts(t testing.TB, dir string) []*mountinfo.Info {
+	t.Helper()
+	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*mountinfo.Info
+	for _, m := range ms {
+		if m.FSType != "fuse.lxcfs" {
+			out = append(out, m)
+		}
+	}
+	return out
+}

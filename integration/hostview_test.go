@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -204,7 +203,7 @@ func TestSandboxMountinfoHidesHostPaths(t *testing.T) {
 				t.Errorf("the sandbox sees %q: %s", seen, line)
 			}
 		}
-		if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(d.stateDir())); len(m) != 0 {
+		if m := sandboxMounts(t, d.stateDir()); len(m) != 0 {
 			t.Errorf("mounts of the start left on the host: %+v", m[0])
 		}
 	}
