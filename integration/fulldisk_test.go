@@ -237,6 +237,7 @@ func TestPoolDiskReadOnly(t *testing.T) {
 // can still create; the refusal says the share and what the user holds;
 // root is bounded by the data dir alone.
 func TestDiskSharePerUID(t *testing.T) {
+	notInVM(t)
 	mnt := smallFS(t, 256)
 	d := startDaemon(t, "data_dir_min_free_mb = 16\ndisk_overcommit = 1.0\ndisk_share_per_uid = 0.5\n", func(d *daemon) { d.dataDir = filepath.Join(mnt, "data") })
 	if err := os.Chmod(d.socket, 0o666); err != nil {

@@ -136,6 +136,7 @@ func TestRuntimeChoice(t *testing.T) {
 // refuses to start (and --validate says why) instead of falling back to
 // runc.
 func TestStrictRuntime(t *testing.T) {
+	notInVM(t)
 	d := startDaemon(t, "default_runtime = \"runsc\"\nstrict_runtime = true\n")
 	id := d.session(t, nil)
 	if k := strings.TrimSpace(d.sh(t, id, "uname -r").Stdout); k != gvisorKernel {
