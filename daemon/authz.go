@@ -6,7 +6,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/internal/identity"
 )
 
 // Authorization, in one place. Every rule of who may see or do what is a

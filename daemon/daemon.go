@@ -30,9 +30,9 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
-	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
+	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/idmap"

@@ -17,8 +17,8 @@ import (
 
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon"
-	"github.com/sandboxd/sandboxd/daemon/identity"
 	"github.com/sandboxd/sandboxd/daemon/server"
+	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/manpage"
 	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"

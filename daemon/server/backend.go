@@ -12,14 +12,33 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// Backend is what the router needs from the daemon.
+// Backend is what the router needs from the daemon: one interface an
+// area, as moby's routers each declare their backend, so a handler's file
+// names the area it depends on and a fake implements only that.
 type Backend interface {
+	SystemBackend
+	SessionBackend
+	ExecBackend
+	ProcessBackend
+	FileBackend
+	TemplateBackend
+}
+
+// SystemBackend answers for the node as a whole: health, info, scheduling and the event stream.
+type SystemBackend interface {
 	Health(ctx context.Context) (*api.Health, error)
 	Info(ctx context.Context) (*api.Info, error)
 	// Node describes the daemon for schedulers (GET /v1/node).
 	Node(ctx context.Context) (*api.Node, error)
 	// Drain turns draining on or off (root only) and answers the node.
 	Drain(ctx context.Context, on bool) (*api.Node, error)
+	// Events streams session events matching f to send until ctx ends,
+	// f.Until passes or send fails.
+	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
+}
+
+// SessionBackend owns sessions' lifecycle and settings.
+type SessionBackend interface {
 	// CreateSessionOnce creates a session, or, under an Idempotency-Key
 	// (key) a create of the caller's used already, answers the session
 	// that one made (created false).
@@ -36,19 +55,16 @@ type Backend interface {
 	InstallPackages(ctx context.Context, id string, req *api.PackagesRequest, onEvent func(api.Event)) (*api.Execution, error)
 	// PortDialer returns a dialer of a TCP port inside a session's sandbox.
 	PortDialer(ctx context.Context, id string, port int) (func(context.Context) (net.Conn, error), error)
+	Stats(ctx context.Context, id string) (*api.Stats, error)
+}
+
+// ExecBackend runs code in a session, or in a one-off one (Run), and answers its executions.
+type ExecBackend interface {
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
 	// Attach starts a process for an attached client; serve relays its
 	// frames over the upgraded connection (nil: the upgrade failed) and
 	// must be called once.
 	Attach(ctx context.Context, id string, req *api.AttachRequest) (serve func(conn io.ReadWriteCloser), err error)
-	// StartProcess starts a command in the background; Processes lists a
-	// session's processes, SignalProcess signals one; ProcessLogs opens a
-	// background process's output from offset, and says whether it runs
-	// and how it ended (nil: not known to have).
-	StartProcess(ctx context.Context, id string, req *api.ProcessRequest) (*api.Process, error)
-	Processes(ctx context.Context, id string) ([]api.Process, error)
-	SignalProcess(ctx context.Context, id string, pid int, signal string) error
-	ProcessLogs(ctx context.Context, id string, pid int, offset int64) (io.ReadCloser, bool, *int, error)
 	// Interrupt interrupts the session's running execution, and says
 	// whether one ran.
 	Interrupt(ctx context.Context, id string) (bool, error)
@@ -57,6 +73,23 @@ type Backend interface {
 	// Execution is one execution of a session, running or recorded.
 	Execution(ctx context.Context, id, eid string) (*api.Execution, error)
 	Executions(ctx context.Context, id string, limit int) ([]api.ExecutionSummary, error)
+	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
+}
+
+// ProcessBackend owns a session's background processes.
+type ProcessBackend interface {
+	// StartProcess starts a command in the background; Processes lists a
+	// session's processes, SignalProcess signals one; ProcessLogs opens a
+	// background process's output from offset, and says whether it runs
+	// and how it ended (nil: not known to have).
+	StartProcess(ctx context.Context, id string, req *api.ProcessRequest) (*api.Process, error)
+	Processes(ctx context.Context, id string) ([]api.Process, error)
+	SignalProcess(ctx context.Context, id string, pid int, signal string) error
+	ProcessLogs(ctx context.Context, id string, pid int, offset int64) (io.ReadCloser, bool, *int, error)
+}
+
+// FileBackend moves files in and out of a session's sandbox.
+type FileBackend interface {
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
 	OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error)
 	// PutTar unpacks a tar stream into a folder; GetTar writes a folder
@@ -64,14 +97,13 @@ type Backend interface {
 	PutTar(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
 	GetTar(ctx context.Context, id, path string, w io.Writer) error
 	DeleteFile(ctx context.Context, id, path string) error
-	Stats(ctx context.Context, id string) (*api.Stats, error)
-	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
+}
+
+// TemplateBackend owns templates and their root filesystems.
+type TemplateBackend interface {
 	Templates(ctx context.Context) ([]api.Template, error)
 	Template(ctx context.Context, name string) (*api.Template, error)
 	AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error)
 	DeleteTemplate(ctx context.Context, name string) error
 	ImportRootfs(ctx context.Context, name string, body io.Reader) (*api.RootfsImported, error)
-	// Events streams session events matching f to send until ctx ends,
-	// f.Until passes or send fails.
-	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
 }

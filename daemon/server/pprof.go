@@ -7,7 +7,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
-	"github.com/sandboxd/sandboxd/daemon/identity"
+	"github.com/sandboxd/sandboxd/internal/identity"
 )
 
 // pprofPath is where Go's profiles are served, to root alone: a heap
