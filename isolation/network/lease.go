@@ -10,12 +10,12 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/sandboxd/sandboxd/isolation/idmap"
+	"github.com/sandboxd/sandboxd/isolation/lease"
 )
 
 // Several daemons can run on one host, and no two may give sandboxes the
 // same addresses: each leases its subnet in a folder all share (one file
-// per instance, under the lock package idmap uses for id ranges), and a
+// per instance, package lease, as the id ranges of package idmap), and a
 // lease lives as long as its daemon's data dir names the instance.
 
 // SubnetLease is what a daemon asks of the lease folder.
@@ -29,7 +29,7 @@ type SubnetLease struct {
 }
 
 type subnetLease struct {
-	idmap.LeaseOwner
+	lease.Owner
 	Subnet string `json:"subnet"`
 }
 
@@ -48,7 +48,7 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
 		return netip.Prefix{}, fmt.Errorf("subnet leases: %w", err)
 	}
-	unlock, err := idmap.LockDir(req.Dir)
+	unlock, err := lease.LockDir(req.Dir)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
@@ -95,7 +95,7 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 			return netip.Prefix{}, fmt.Errorf("no /16 after %s is free on this host: set [network] subnet", req.Want)
 		}
 	}
-	data, err := json.Marshal(subnetLease{idmap.LeaseOwner{Instance: req.Instance, DataDir: req.DataDir}, got.String()})
+	data, err := json.Marshal(subnetLease{lease.Owner{Instance: req.Instance, DataDir: req.DataDir}, got.String()})
 	if err != nil {
 		return netip.Prefix{}, err
 	}
@@ -108,13 +108,13 @@ func (req SubnetLease) Lease() (netip.Prefix, error) {
 
 // ReleaseSubnet gives the daemon's subnet back, for a daemon with no
 // session left: a lease of idmap's kind, released as they all are.
-func ReleaseSubnet(dir, instance string) error { return idmap.ReleaseLease(dir, instance) }
+func ReleaseSubnet(dir, instance string) error { return lease.Release(dir, instance) }
 
 // readSubnetLeases reads the live leases of other daemons (by data dir),
 // and the instance's own, removing stale ones.
 func readSubnetLeases(dir, instance string) (others map[string]netip.Prefix, mine netip.Prefix, err error) {
 	valid := func(l subnetLease) bool { _, ok := l.prefix(); return ok }
-	live, own, err := idmap.ReadLeases(dir, instance, valid)
+	live, own, err := lease.Read(dir, instance, valid)
 	if err != nil {
 		return nil, netip.Prefix{}, err
 	}
