@@ -44,6 +44,7 @@ func pyRefused(stmt string, excs ...string) string {
 // TestAbuseBattery runs attacks inside a sandbox, for each runtime. Each
 // must print "blocked"; afterwards the host must be as it was.
 func TestAbuseBattery(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) { abuseBattery(t, cfg) })
 }
 

@@ -14,7 +14,7 @@ import (
 // earlier cell's), keeping the interpreter's state unless the attack cost it
 // (then state_reset says so).
 func TestAgentSurvivesHostileCode(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	attacks := []struct {

@@ -33,7 +33,6 @@ sys.modules['matplotlib.pyplot'] = m`, mb)
 // answers, and the daemon's memory comes back to near what it was once
 // the session is gone.
 func TestBigAnswersAreNotKept(t *testing.T) {
-	notInVM(t)
 	d := startDaemon(t, "history_record_bytes = 65536\n", func(d *daemon) { d.exe = plainDaemon(t) })
 	// The baseline: a daemon that has run a session and answered cells.
 	warm := d.session(t, nil)

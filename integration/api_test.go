@@ -15,7 +15,7 @@ import (
 
 // TestBadRequests checks every refusal has the contract's status and body.
 func TestBadRequests(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	cases := []struct {
@@ -96,7 +96,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestSessionQuota(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_sessions = 2\n")
 	d.session(t, nil)
 	d.session(t, nil)
@@ -107,7 +107,7 @@ func TestSessionQuota(t *testing.T) {
 }
 
 func TestOneShotRun(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		status, body := d.raw(t, "POST", "/v1/run", `{"language":"python","code":"print(open('data.txt').read().upper())\n6*7","files":[{"path":"data.txt","content_base64":"aGVsbG8="}],"memory_mb":128}`)
@@ -156,7 +156,7 @@ func whileRunning(t *testing.T, run func(on func(api.Event)) (*api.Execution, er
 // TestOneShotRunsCountUnderTheQuota checks a running one-shot run holds a
 // place under max_sessions until it ends.
 func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_sessions = 1\n")
 	done := whileRunning(t, func(on func(api.Event)) (*api.Execution, error) {
 		return d.c.Run(context.Background(), &api.RunRequest{Language: "shell", Code: "echo started; sleep 3"}, on)
@@ -171,7 +171,7 @@ func TestOneShotRunsCountUnderTheQuota(t *testing.T) {
 }
 
 func TestExecConcurrencyLimit(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_concurrent_execs = 1\n")
 	a, b := d.session(t, nil), d.session(t, nil)
 	done := whileRunning(t, func(on func(api.Event)) (*api.Execution, error) {

@@ -19,7 +19,7 @@ import (
 // sees a TTY of the size given, follows a resize, takes ^C as
 // KeyboardInterrupt and ^D as the end; the session's state is untouched.
 func TestAttach(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)

@@ -13,7 +13,7 @@ import (
 )
 
 func TestCLI(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ok := func(stdin string, args ...string) string {
 		t.Helper()
@@ -236,6 +236,7 @@ func TestCLI(t *testing.T) {
 }
 
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	out, stderr, code := d.ctl(t, "", "doctor", "--data-dir", d.base)
 	if code != 0 || !strings.Contains(out, "cgroups") || !strings.Contains(out, "seccomp") || !strings.Contains(out, "socket") {

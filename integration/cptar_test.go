@@ -18,6 +18,7 @@ import (
 // symlinks); a symlink the sandbox made to a host path comes back as a
 // symlink, its target never read.
 func TestCopyFolders(t *testing.T) {
+	t.Parallel()
 	hostOnly(t) // the files API is the daemon's, the same on v2
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
@@ -66,6 +67,7 @@ func TestCopyFolders(t *testing.T) {
 // exists"), a symlink loop ("too many levels of symbolic links"), a
 // stream cut inside a file.
 func TestBadArchives(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	d := startDaemon(t, "")
 	id := d.session(t, nil)

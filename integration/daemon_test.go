@@ -18,6 +18,7 @@ import (
 // TestCrashThenStart kills the daemon with SIGKILL while a session runs:
 // the next daemon takes the session back, files and variables intact.
 func TestCrashThenStart(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -36,7 +37,7 @@ func TestCrashThenStart(t *testing.T) {
 // TestOneDaemonPerSocketAndDataDir checks a second daemon fails fast with a
 // clear message and leaves the first one serving.
 func TestOneDaemonPerSocketAndDataDir(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	run := func(args ...string) string {
@@ -69,7 +70,7 @@ func TestOneDaemonPerSocketAndDataDir(t *testing.T) {
 }
 
 func TestIdleTimeoutStopsSessions(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	idle := 1
 	id := d.session(t, &api.CreateSessionRequest{IdleTimeoutS: &idle})
@@ -102,7 +103,7 @@ func TestIdleTimeoutStopsSessions(t *testing.T) {
 // under software emulation (the VM) takes seconds: 12 s leave room for
 // the file to be written before the end comes.
 func TestSessionLifetime(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_session_lifetime_s = 12\n")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -126,7 +127,7 @@ func TestSessionLifetime(t *testing.T) {
 }
 
 func TestSocketPermissions(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	// "daemon" is a system group every Debian host has (gid 1).
 	d := startDaemon(t, "socket_group = \"daemon\"\n")
 	fi, err := os.Stat(d.socket)
@@ -145,7 +146,7 @@ func TestSocketPermissions(t *testing.T) {
 }
 
 func TestRichOutputs(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	e := d.py(t, id, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.figure()\nplt.bar([1], [2])\nNone")

@@ -19,6 +19,7 @@ import (
 // leave the file they would have replaced as it was; stats count exactly
 // what is used; freeing space makes room again; and delete leaves no mount.
 func TestDiskQuota(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
@@ -109,7 +110,7 @@ func TestDiskQuota(t *testing.T) {
 // TestDiskQuotaOff checks sessions work with disk_quota = "none", where
 // disk_mb is not enforced and stats say there is no limit.
 func TestDiskQuotaOff(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "disk_quota = \"none\"\n")
 	ctx := context.Background()
 	disk := int64(16)

@@ -38,6 +38,7 @@ df = pd.DataFrame({'x': [1, 2], 'y': ['a', 'b']})
 // skipped, user code cannot forge an output on the control pipe, and
 // every output draws on max_answer_bytes.
 func TestRichDisplay(t *testing.T) {
+	t.Parallel()
 	hostOnly(t) // pandas is the host's (make test-deps), not the VM's
 	d := startDaemon(t, "max_answer_bytes = 262144\n")
 	id := d.session(t, nil)

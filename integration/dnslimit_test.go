@@ -16,6 +16,7 @@ import (
 // the upstream sees no more than the limit lets through, and another
 // session resolves all the while.
 func TestDNSRateLimit(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	const rate, burst, queries = 5, 10, 400
 	f := newFakeNet(t)

@@ -36,7 +36,7 @@ for i in range(3):
 // metrics; no output); sandboxctl exec --no-wait, logs [-f] and history
 // --format drive them.
 func TestExecutions(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()

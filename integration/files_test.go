@@ -14,7 +14,7 @@ import (
 )
 
 func TestFilesRoundTrip(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
@@ -74,7 +74,7 @@ func TestFilesRoundTrip(t *testing.T) {
 // TestFileEscapes tries every way out of /workspace and /tmp; each must be
 // refused with 400 and must touch nothing on the host.
 func TestFileEscapes(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg+"max_upload_bytes = 1024\n")
 		ctx := context.Background()

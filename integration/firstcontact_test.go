@@ -19,7 +19,7 @@ import (
 // user is told the daemon must run as root; doctor reports the folders of
 // the daemon it talks to.
 func TestFirstContact(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	sandboxd := filepath.Join(bin, "sandboxd")
 	start := func(t *testing.T, cred *syscall.Credential, args ...string) (string, error) {
 		t.Helper()

@@ -107,7 +107,7 @@ func postCreate(t *testing.T, d *daemon, body string) (int, string, api.ErrorBod
 // host's filesystem and the session's stay healthy, its data intact; health
 // reports the data dir short of space once it is below its floor.
 func TestFullDataDir(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	mnt := smallFS(t, 96)
 	data := filepath.Join(mnt, "data")
 	d := startDaemon(t, "data_dir_min_free_mb = 16\ndisk_overcommit = 1.0\n", func(d *daemon) { d.dataDir = data })
@@ -207,7 +207,7 @@ func TestFullDataDir(t *testing.T) {
 // filled under it) is not handed out: the create gets a writable
 // /workspace.
 func TestPoolDiskReadOnly(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "pool_size = 1\n")
 	waitFor(t, func() bool { return d.info(t).Pool.Idle == 1 })
 	ents, err := os.ReadDir(filepath.Join(d.dataDir, "sessions"))
@@ -237,7 +237,7 @@ func TestPoolDiskReadOnly(t *testing.T) {
 // can still create; the refusal says the share and what the user holds;
 // root is bounded by the data dir alone.
 func TestDiskSharePerUID(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	mnt := smallFS(t, 256)
 	d := startDaemon(t, "data_dir_min_free_mb = 16\ndisk_overcommit = 1.0\ndisk_share_per_uid = 0.5\n", func(d *daemon) { d.dataDir = filepath.Join(mnt, "data") })
 	if err := os.Chmod(d.socket, 0o666); err != nil {

@@ -500,11 +500,9 @@ func testConfig(extra string, old bool) string {
 	return c + extra
 }
 
-// notInVM skips, in the VM (-short), a test that depends on neither cgroup
-// v2 nor systemd (the agent's, the CLI's, the port proxy's, the template
-// importer's): the host's run covers it, and the emulated VM's time goes
-// to what only it can check (its integration suite had grown to ~26
-// minutes at 32572be).
+// notInVM skips, in the VM (-short), a part of a VM test (vm/tests.txt)
+// that depends on neither cgroup v2 nor systemd: the host's run covers it.
+// Whole tests are chosen for the VM by that list, not here.
 func notInVM(t *testing.T) {
 	t.Helper()
 	if testing.Short() {

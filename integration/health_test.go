@@ -16,6 +16,7 @@ import (
 // exits 1 saying it (a readiness probe skips the node), while sessions
 // still run.
 func TestHealthCheck(t *testing.T) {
+	t.Parallel()
 	hostOnly(t) // the checks are the daemon's; nothing here needs cgroup v2
 	d := startDaemon(t, "")
 	out, _, code := d.ctl(t, "", "health")

@@ -50,7 +50,7 @@ func (s sandboxSocket) hostErrno() unix.Errno {
 // fails with EAFNOSUPPORT (as on a kernel without it) — AF_VSOCK above all,
 // which on a VM host reaches the hypervisor.
 func TestSandboxSocketFamilies(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	calls := []sandboxSocket{
@@ -154,7 +154,7 @@ print(json.dumps(out))`, probe)
 // host's kernel command line (boot parameters, on a VM its hypervisor's
 // settings) must not show.
 func TestSandboxHidesKernelCmdline(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	host, err := os.ReadFile("/proc/cmdline")
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +182,7 @@ func TestSandboxHidesKernelCmdline(t *testing.T) {
 // the host. With disk_quota = "none" /workspace and /tmp are folders of
 // the data dir bound as they are, and their lines alone show the path.
 func TestSandboxMountinfoHidesHostPaths(t *testing.T) {
+	t.Parallel()
 	// Python, not cat: an imported image has no coreutils.
 	const show = "for f in ('/proc/self/mountinfo', '/proc/self/mounts', '/proc/self/mountstats', '/proc/1/mountinfo'):\n    print(open(f).read())"
 	check := func(t *testing.T, d *daemon, id string, residue ...string) {

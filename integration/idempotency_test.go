@@ -13,7 +13,7 @@ import (
 // sandboxctl create --idempotency-key; another request under the key is
 // a conflict.
 func TestIdempotencyKey(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	req := &api.CreateSessionRequest{Labels: map[string]string{"agent": "a1"}}

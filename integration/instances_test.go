@@ -21,6 +21,7 @@ import (
 // claimed), and after the deletes nothing of them is left: id blocks,
 // mounts, loop devices, cgroups.
 func TestDeadPooledSandboxes(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "pool_size = 2\nmax_sessions = 40\nmax_sessions_per_uid = 40\n")
 	ctx := context.Background()
 	waitPoolReady(t, d, 2)
@@ -145,6 +146,7 @@ func countCgroups(t *testing.T, d *daemon) int {
 // each creates sessions and restarts (sweeping what it finds); neither
 // loses a sandbox, and no host id is used by both.
 func TestTwoDaemons(t *testing.T) {
+	t.Parallel()
 	a := startDaemon(t, "")
 	b := startDaemon(t, "", func(d *daemon) { d.runDir = a.runDir })
 	ctx := context.Background()

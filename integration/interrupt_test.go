@@ -27,6 +27,7 @@ open("/workspace/finished", "w").close()`
 // exits 130, and a second Ctrl-C leaves at once, even from a command that
 // ignores SIGINT.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // real daemon: every exit code, every way in for the event, the context,
 // and what goes to stdout and to stderr.
 func TestInvoke(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	d := startDaemon(t, "")
 	dir := t.TempDir()

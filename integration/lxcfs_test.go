@@ -108,6 +108,7 @@ func lxcfsFor(t *testing.T) string {
 // daemon; killed, it is started again; and a daemon that stops with no
 // session leaves no lxcfs process nor mount of its own.
 func TestDaemonRunsItsOwnLXCFS(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("lxcfs"); err != nil {
 		t.Fatal("lxcfs is not installed: run make test-deps (apt-get install lxcfs)")
 	}

@@ -35,6 +35,7 @@ func mcpDaemon(t *testing.T) *daemon {
 // session, figures as images, and every session it made gone once the
 // client closes it.
 func TestMCP(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	d := mcpDaemon(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -205,6 +206,7 @@ func TestMCP(t *testing.T) {
 // TypeScript SDK's client (a pinned version from npm, run by Node), so the
 // server is known to work with a client that is not its own SDK's.
 func TestMCPThirdPartyClient(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -282,6 +284,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 // sandboxctl's, and when the client closes, the server ends and nothing of
 // it stays in the session.
 func TestMCPProxy(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	d := startDaemon(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -363,6 +366,7 @@ func TestMCPProxy(t *testing.T) {
 // command's code. (The port proxy cannot half-close: stdin's end used to
 // end the exchange, and the output after it was lost.)
 func TestMCPProxyDrain(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	d := startDaemon(t, "")
 	id := d.session(t, &api.CreateSessionRequest{})

@@ -92,6 +92,7 @@ print("servers", sorted((s["name"], sorted(t["name"] for t in s["tools"])) for s
 `
 
 func TestMCPGateway(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := gatewayDaemon(t, cfg)

@@ -27,7 +27,7 @@ func freePort(t *testing.T) int {
 // requests, sessions by runtime, pool hits), any other path is 404, and
 // the listener goes with the daemon.
 func TestMetricsAddr(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	d := startDaemon(t, fmt.Sprintf("metrics_addr = %q\npool_size = 1\n", addr))
 	ctx := context.Background()

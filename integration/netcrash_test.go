@@ -89,6 +89,7 @@ func expectRecordInForce(t *testing.T, d *daemon, f *fakeNet, id, how string) st
 // session's rules in the kernel are its record's, whichever of the two
 // the crash left in the record.
 func TestCrashDuringPolicyChange(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	f := newFakeNet(t)
 	d := netDaemon(t, f, "")
@@ -126,6 +127,7 @@ func TestCrashDuringPolicyChange(t *testing.T) {
 // daemon writes the session's rules from its record, and the opening,
 // which lived for its install only, is gone.
 func TestCrashDuringPackageInstall(t *testing.T) {
+	t.Parallel()
 	f, index, d := packageIndex(t, "VALUE = 1\n", "")
 	id := d.netSession(t, api.NetworkNone)
 	// pip takes a second or more to start: the opening is in the kernel
@@ -197,6 +199,7 @@ func largeAllow(f *fakeNet, kind string, n int) []string {
 // takes, of each kind, by create and by PATCH, are put in force whole and
 // enforced (they answered 500 from 160 /32 entries on).
 func TestNetworkLargeAllowLists(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	f := newFakeNet(t)
 	f.SetRecord("web.test", time.Minute, f.Web)

@@ -137,6 +137,7 @@ func expectProbe(t *testing.T, d *daemon, id, target, want string) {
 }
 
 func TestNetworkNone(t *testing.T) {
+	t.Parallel()
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		f := newFakeNet(t)
 		f.SetRecord("web.test", time.Minute, f.Web)
@@ -152,6 +153,7 @@ func TestNetworkNone(t *testing.T) {
 }
 
 func TestNetworkAllowlist(t *testing.T) {
+	t.Parallel()
 	f := newFakeNet(t)
 	f.SetRecord("web.test", time.Minute, f.Web, f.Web6)
 	f.SetRecord("other.test", time.Minute, f.Other)
@@ -224,6 +226,7 @@ print(query(%q, "unlisted.test", 1), query(%q, "web.test", 16))
 }
 
 func TestNetworkOpen(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		f := newFakeNet(t)
@@ -259,6 +262,7 @@ func TestNetworkOpen(t *testing.T) {
 }
 
 func TestNetworkPatchCutsConnections(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		f := newFakeNet(t)
@@ -289,6 +293,7 @@ except OSError as e:
 }
 
 func TestNetworkSurvivesDaemonRestart(t *testing.T) {
+	t.Parallel()
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		f := newFakeNet(t)
 		f.SetRecord("web.test", time.Minute, f.Web)
@@ -313,6 +318,7 @@ func TestNetworkSurvivesDaemonRestart(t *testing.T) {
 }
 
 func TestNetworkCyclesLeaveNothing(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		f := newFakeNet(t)
@@ -375,6 +381,7 @@ func sessionChains(t *testing.T, instance string) int {
 // TestNetworkAbuse: what code in a networked sandbox might try against its
 // own policy, the host and other sessions.
 func TestNetworkAbuse(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		f := newFakeNet(t)
@@ -440,6 +447,7 @@ print(n)`, f.Web.String(), f.HostAddr.String(), f.DNS.Addr().String())
 }
 
 func TestNetworkCaps(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	f := newFakeNet(t)
 	d := netDaemon(t, f, "")
@@ -522,6 +530,7 @@ func packageIndex(t *testing.T, code, cfg string) (f *fakeNet, index string, d *
 // only, the interpreter imports the package at once, and a restart keeps
 // it (it lives in /workspace).
 func TestPackages(t *testing.T) {
+	t.Parallel()
 	hostOnly(t)
 	netRuntimes(t, func(t *testing.T, rt, cfg string) { testPackages(t, cfg) })
 }
@@ -562,6 +571,7 @@ func testPackages(t *testing.T, cfg string) {
 // template keeps its packages across a daemon restart, and its removal
 // takes them.
 func TestTemplatePackages(t *testing.T) {
+	t.Parallel()
 	f, index, d := packageIndex(t, "VALUE = 'from the template'\n", "")
 	ctx := context.Background()
 	out, errOut, code := d.ctl(t, "", "template", "add", "sci", "-p", "sbxdemo==1.0", "--index-url", index,

@@ -29,7 +29,7 @@ import (
 // and does not show the machine id, and what a running session holds —
 // which another user does not see.
 func TestNode(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_sessions = 7\n[node]\nlabels = {zone = \"it\", rack = \"r1\"}\n")
 	get := func() api.Node {
 		t.Helper()
@@ -146,7 +146,7 @@ func memTotalMB(t *testing.T) int64 {
 // Retry-After) while running ones go on, --wait returns once none runs,
 // --off takes sessions again; only root drains.
 func TestNodeDrain(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)

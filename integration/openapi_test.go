@@ -101,6 +101,7 @@ func openapiClient(d *daemon) (*recorder, *client.Client, *http.Client) {
 // daemon sends that the spec does not say (or the other way round) fails
 // here.
 func TestOpenAPI(t *testing.T) {
+	t.Parallel()
 	hostOnly(t) // nothing in it needs cgroup v2 or systemd
 	d := startDaemon(t, "max_upload_bytes = 4096\nmax_request_bytes = 65536\n")
 	rec, c, hc := openapiClient(d)

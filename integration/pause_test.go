@@ -17,6 +17,7 @@ import (
 // it; it stays paused across a daemon restart and a crash; sandboxctl
 // pause and resume drive it; ls shows it paused.
 func TestPause(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()

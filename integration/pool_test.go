@@ -17,7 +17,7 @@ import (
 // clean as a fresh sandbox, and that the pool refills; /v1/run uses it too;
 // a request it cannot serve (another disk size) starts cold.
 func TestWarmPool(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "pool_size = 2\n")
 	ctx := context.Background()
 	waitFor(t, func() bool { return d.info(t).Pool.Idle == 2 })
@@ -74,7 +74,7 @@ func TestWarmPool(t *testing.T) {
 // target) past pool_size; a create the data dir could then not hold takes
 // the disk of the sandboxes kept for the burst, which the pool lets go.
 func TestPoolFollowsDemand(t *testing.T) {
-	notInVM(t) // and the VM's disk is too small for it
+	t.Parallel()
 	// The data dir's budget: 6.5 GiB above the floor (the images take
 	// some space of their own meanwhile).
 	var st syscall.Statfs_t

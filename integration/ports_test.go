@@ -47,7 +47,7 @@ threading.Thread(target=upgrade, daemon=True).start()
 `
 
 func TestPortProxy(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	netRuntimes(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		for _, network := range []string{api.NetworkNone, api.NetworkOpen} {

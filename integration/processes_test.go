@@ -18,7 +18,7 @@ import (
 // a background process outlives a daemon restart and goes with the
 // session's stop.
 func TestBackgroundProcesses(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -88,7 +88,7 @@ func TestBackgroundProcesses(t *testing.T) {
 // limit) is a 400, not a pid that exits 255 with an empty log; one just
 // under each bound runs.
 func TestProcessTooLargeToExec(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

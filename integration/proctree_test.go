@@ -60,6 +60,7 @@ func running(ps []proc, cmd string) bool {
 // children and every later shell execution failed (EAGAIN, exit 127)
 // until a restart.
 func TestForkBombLeavesNoZombies(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		// Under runsc (Debian's, on the ptrace platform) a bomb of 128
@@ -122,6 +123,7 @@ func TestForkBombLeavesNoZombies(t *testing.T) {
 // (double fork) included, in shell and in Python; a process an execution
 // that ended normally left running lives on.
 func TestStoppedExecutionStopsWhatItStarted(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	d.py(t, id, "kept = 1")
@@ -162,7 +164,7 @@ time.sleep(100)`, 2)
 // answer with truncated false, and a result cut at max_output_bytes said
 // truncated false.
 func TestAnswerIsBounded(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_answer_bytes = 2097152\n")
 	id := d.session(t, nil)
 

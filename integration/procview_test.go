@@ -17,6 +17,7 @@ import (
 // (/sys/devices/system/cpu/online) and /proc/stat's cpuN lines are cpus
 // rounded up, and /proc/uptime counts from the sandbox's start.
 func TestProcView(t *testing.T) {
+	t.Parallel()
 	mnt := lxcfsFor(t)
 	d := startDaemon(t, fmt.Sprintf("lxcfs_dir = %q\n", mnt))
 	// A serving lxcfs_dir is used as it is (the system's).
@@ -69,6 +70,7 @@ func TestProcView(t *testing.T) {
 // memory in /proc/meminfo, and every CPU back when it asks for as many as
 // the host has.
 func TestProcViewPoolClaim(t *testing.T) {
+	t.Parallel()
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: every sandbox runs on all of them")
 	}

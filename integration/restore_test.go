@@ -19,6 +19,7 @@ import (
 // with SIGKILL, with sessions holding interpreter state and files: after
 // each start every session runs on, state, files, history and limits intact.
 func TestSessionsSurviveTheDaemon(t *testing.T) {
+	t.Parallel()
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
@@ -81,7 +82,7 @@ func TestSessionsSurviveTheDaemon(t *testing.T) {
 // code runs to its end in the sandbox, the next daemon records it as
 // "lost" saying how it ended, and the next execution sees its effects.
 func TestExecutionInFlightAtACrash(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -112,6 +113,7 @@ func TestExecutionInFlightAtACrash(t *testing.T) {
 // next daemon marks it failed with the reason (or, with
 // restart_lost_sessions, starts it afresh), and removes what is left.
 func TestLostSandboxes(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		for _, restart := range []bool{false, true} {
 			t.Run(fmt.Sprintf("restart_lost_sessions=%v", restart), func(t *testing.T) {
@@ -153,6 +155,7 @@ func TestLostSandboxes(t *testing.T) {
 // create or a delete leaves: a sandbox and a session folder with no record.
 // The next daemon removes both, and touches nothing of the live session.
 func TestOrphansAreRemoved(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
@@ -201,6 +204,7 @@ func TestOrphansAreRemoved(t *testing.T) {
 // TestShutdownStopsSessions checks the switch that makes a daemon stop
 // every session when it stops.
 func TestShutdownStopsSessions(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "shutdown_stops_sessions = true\n")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -228,7 +232,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestDeleteDuringExecution deletes a session while its code runs: the
 // delete does not wait for the code, and nothing of the session is left.
 func TestDeleteDuringExecution(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -253,6 +257,7 @@ func TestDeleteDuringExecution(t *testing.T) {
 // and deletes: afterwards every session the daemon lists is whole (running,
 // with a sandbox that answers), and nothing exists that no session owns.
 func TestCrashDuringCreateAndDelete(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	rounds := 6
@@ -326,6 +331,7 @@ func sandboxCgroupProcs(d *daemon) []string {
 // TestRestartWithManySessions measures restart-to-ready with 100 live
 // sessions (20 with -short) and checks each is back with its state.
 func TestRestartWithManySessions(t *testing.T) {
+	t.Parallel()
 	n := 100
 	if testing.Short() {
 		n = 20
@@ -366,6 +372,7 @@ func TestRestartWithManySessions(t *testing.T) {
 // it finish and answer (within shutdown_grace_s), then stops; the session
 // runs on.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	done := d.execInBackground(t, id, "print('begun', flush=True)\nimport time\ntime.sleep(2)\nprint('finished')\nz = 3")

@@ -32,7 +32,7 @@ func isGvisorKernel(release string) bool {
 // kernel), a template's warm pool runs on the template's runtime, one-shot
 // runs take a runtime too, and a runtime the daemon lacks answers 400.
 func TestRuntimeChoice(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	kernel := func(id string) string {
@@ -136,7 +136,7 @@ func TestRuntimeChoice(t *testing.T) {
 // refuses to start (and --validate says why) instead of falling back to
 // runc.
 func TestStrictRuntime(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "default_runtime = \"runsc\"\nstrict_runtime = true\n")
 	id := d.session(t, nil)
 	if k := strings.TrimSpace(d.sh(t, id, "uname -r").Stdout); k != gvisorKernel {
@@ -179,6 +179,7 @@ func TestStrictRuntime(t *testing.T) {
 // in each of its parents on cgroup v2, the root's and systemd's slices
 // included, and runsc do makes runsc-<pid> at the root of each hierarchy.
 func TestRunscCgroup(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, `default_runtime = "runsc"`+"\n")
 	before := parentControls(t) // once the daemon set its own cgroup up
 	id := d.session(t, &api.CreateSessionRequest{Pids: ptr(int64(256))})

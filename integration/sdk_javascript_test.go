@@ -26,6 +26,7 @@ import (
 // with npm's cache in the test's temporary folder, so nothing is left on
 // the host. The tests' sessions are theirs to delete: none may be left.
 func TestJSSDK(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the SDK's source tree is not in the VM: this runs on the host")
 	}

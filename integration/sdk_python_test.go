@@ -24,6 +24,7 @@ const systemPython = "/usr/bin/python3"
 // index in the fake internet for its install test. The tests' sessions are
 // theirs to delete: none may be left.
 func TestPythonSDK(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the SDK's source tree is not in the VM: this runs on the host")
 	}

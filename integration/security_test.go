@@ -15,6 +15,7 @@ import (
 // TestSandboxIsolation runs probes inside a sandbox; each prints one word
 // that the table expects.
 func TestSandboxIsolation(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -92,6 +93,7 @@ func TestSandboxIsolation(t *testing.T) {
 // runsc the daemon's memory watch has the agent kill it (gVisor keeps no
 // limit inside); the sandbox itself must live on.
 func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		mem := int64(128)
@@ -121,6 +123,7 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 func TestPidsLimit(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		pids := int64(32)
@@ -152,7 +155,7 @@ except OSError as e:
 }
 
 func TestOtherUsersSeeNothing(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
@@ -201,6 +204,7 @@ func TestOtherUsersSeeNothing(t *testing.T) {
 // system call, logs it with the session's id (rate-limited) and counts it,
 // while the caller still gets EPERM.
 func TestSeccompRefusalsAreLogged(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	code := "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nerrs = set()\n" +

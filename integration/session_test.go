@@ -11,7 +11,7 @@ import (
 )
 
 func TestPythonStatePersists(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -31,7 +31,7 @@ func TestPythonStatePersists(t *testing.T) {
 }
 
 func TestPythonExceptions(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -58,7 +58,7 @@ func TestPythonExceptions(t *testing.T) {
 }
 
 func TestChildProcessOutputIsCaptured(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -70,7 +70,7 @@ func TestChildProcessOutputIsCaptured(t *testing.T) {
 }
 
 func TestShell(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -93,7 +93,7 @@ func TestShell(t *testing.T) {
 }
 
 func TestStreaming(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -114,6 +114,7 @@ func TestStreaming(t *testing.T) {
 }
 
 func TestTimeouts(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
@@ -152,7 +153,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 func TestOutputCap(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "max_output_bytes = 1000\n")
 	id := d.session(t, nil)
 	e := d.py(t, id, "print('x' * 5000)\nimport sys\nprint('y' * 10, file=sys.stderr)")
@@ -171,6 +172,7 @@ func TestOutputCap(t *testing.T) {
 }
 
 func TestStopStartRestart(t *testing.T) {
+	t.Parallel()
 	eachRuntimeAlsoInVM(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg)
 		ctx := context.Background()
@@ -206,6 +208,7 @@ func TestStopStartRestart(t *testing.T) {
 }
 
 func TestHistoryAndStats(t *testing.T) {
+	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
 		d := startDaemon(t, cfg+"history_limit = 3\n")
 		ctx := context.Background()
@@ -237,7 +240,7 @@ func TestHistoryAndStats(t *testing.T) {
 // TestConcurrentSessions drives several sessions at once, each through its
 // whole life, while others execute in a shared one.
 func TestConcurrentSessions(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	shared := d.session(t, nil)
@@ -281,7 +284,7 @@ func TestConcurrentSessions(t *testing.T) {
 // in a notebook: functions defined in a cell pickle by reference, so
 // multiprocessing works, and a user module named like the agent imports.
 func TestCellsAreMain(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	id := d.session(t, nil)
 	d.py(t, id, "def double(x):\n    return 2 * x")

@@ -18,6 +18,7 @@ import (
 // work over it, $SANDBOXD_HOST says the same, and a host that does not
 // answer is one plain error. The sshd is the test's own, on loopback.
 func TestSSHHost(t *testing.T) {
+	t.Parallel()
 	hostOnly(t) // nothing here needs cgroup v2 or systemd
 	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
 		t.Fatalf("no sshd: make test-deps installs openssh-server (%v)", err)

@@ -17,6 +17,7 @@ import (
 // pools, WATCHDOG=1 at half the interval, STOPPING=1 at shutdown. None of
 // systemd's variables reach a sandbox.
 func TestSystemdNotify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
@@ -79,6 +80,7 @@ func TestSystemdNotify(t *testing.T) {
 // does: the daemon serves it, keeps LISTEN_* out of sandboxes, and leaves
 // the socket file to systemd when it stops.
 func TestSocketActivation(t *testing.T) {
+	t.Parallel()
 	var lf *os.File
 	d := startDaemon(t, "", func(d *daemon) {
 		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: d.socket, Net: "unix"})

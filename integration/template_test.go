@@ -23,7 +23,7 @@ import (
 // environment, default limits, a warm pool of their own, the errors, who
 // may do what, and that they outlive the daemon.
 func TestTemplates(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "pool_max_total = 4\n")
 	ctx := context.Background()
 
@@ -179,7 +179,7 @@ func TestTemplates(t *testing.T) {
 // TestTemplateImport imports a root filesystem tarball with sandboxctl
 // and runs sessions in it; hostile tarballs are refused and leave nothing.
 func TestTemplateImport(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	tarball := filepath.Join(t.TempDir(), "rootfs.tar.gz")
@@ -485,7 +485,7 @@ func emptyRoot(t *testing.T) string {
 // within pool_share_per_uid, so another user can still add a pooled
 // template; pool_max_total bounds everyone, root included.
 func TestTemplatePoolShare(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "pool_max_total = 4\npool_share_per_uid = 2\n")
 	ctx := context.Background()
 	if err := os.Chmod(d.socket, 0o666); err != nil {
@@ -535,7 +535,7 @@ func TestTemplatePoolShare(t *testing.T) {
 // another user's template is named only as uid/name: by root, never by
 // another member.
 func TestTemplateNamesPerOwner(t *testing.T) {
-	notInVM(t)
+	t.Parallel()
 	d := startDaemon(t, "")
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ func oldBinaries(t *testing.T) string {
 // running session (variables and files kept), reads the old records, and
 // goes on managing sessions old and new.
 func TestUpgradeFrom4f81208(t *testing.T) {
+	t.Parallel()
 	old := oldBinaries(t)
 	d := startDaemon(t, "", func(d *daemon) { d.binDir = old })
 	ctx := context.Background()

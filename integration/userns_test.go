@@ -51,6 +51,7 @@ func (d *daemon) info(t *testing.T) api.Info {
 // that its files carry them on the host and uid 1000 inside (uploads too),
 // and that the block is the session's for its whole life.
 func TestUserNamespaces(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	a, b := d.session(t, nil), d.session(t, nil)
@@ -129,6 +130,7 @@ func TestUserNamespaces(t *testing.T) {
 // with user namespaces moves to the plain sandbox uid when they are turned
 // off (and back).
 func TestUserNamespacesOff(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
 	id := d.session(t, nil)
