@@ -25,6 +25,9 @@ func TestLayering(t *testing.T) {
 		// The router declares what it needs (server.Backend); it knows
 		// nothing of the daemon's packages, as moby's routers.
 		{"server", true, []string{"github.com/sandboxd/sandboxd/daemon"}},
+		// Host checks take probes from their caller: the runtime may
+		// depend on them, never they on it.
+		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}},
 		{".", false, []string{"github.com/opencontainers/runc/libcontainer", "github.com/sandboxd/sandboxd/isolation/agent"}},
 	}
 	for _, r := range rules {

@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/client"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
+	"github.com/sandboxd/sandboxd/isolation/lxcfs"
 )
 
 func newDoctorCmd(a *app) *cobra.Command {
@@ -42,7 +43,7 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 					runDir = info.RunDir
 				}
 			}
-			checks := hostcheck.Default(socket, dataDir, runDir)
+			checks := hostcheck.Default(socket, dataDir, runDir, lxcfs.Binary(), hostProbes())
 			checks.LXCFS = lxcfsDir
 			checks.RunscPath = runscPath
 			checks.RunscPlatform = runscPlatform

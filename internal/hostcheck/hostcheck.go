@@ -20,8 +20,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/isolation/lxcfs"
-	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // Status of one check.
@@ -60,11 +58,29 @@ type Host struct {
 	// runsc on PATH) and platform ("": ptrace).
 	RunscPath     string
 	RunscPlatform string
+	// Probes answer what only the sandbox runtime's packages know.
+	Probes Probes
+}
+
+// Probes are what checks ask of the sandbox runtime's own packages: where
+// mkfs.ext4 is, whether lxcfs serves at a folder. The caller passes them
+// (sandboxctl doctor: isolation's), so hostcheck depends on no runtime
+// package and the runtime may depend on it; a test answers for them. A
+// nil probe's check says it was not made.
+type Probes struct {
+	// Mkfs finds mkfs.ext4 (isolation/volume.FindMkfs).
+	Mkfs func() (string, error)
+	// LXCFS says whether lxcfs serves at dir: nil if it does; stalled
+	// when it is mounted but does not answer (isolation/lxcfs.Serving).
+	LXCFS func(dir string) (stalled bool, err error)
 }
 
 // Default is this machine with the default paths.
-func Default(socket, dataDir, runDir string) Host {
-	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, RunDir: runDir, Python: "/usr/bin/python3", Dev: "/dev", LXCFS: "/var/lib/lxcfs", LXCFSBinary: lxcfs.Binary()}
+// lxcfsBinary is the host's lxcfs program ("": not installed), which the
+// daemon runs where nothing serves at lxcfs_dir.
+func Default(socket, dataDir, runDir, lxcfsBinary string, p Probes) Host {
+	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, RunDir: runDir, Python: "/usr/bin/python3", Dev: "/dev",
+		LXCFS: "/var/lib/lxcfs", LXCFSBinary: lxcfsBinary, Probes: p}
 }
 
 // Run runs every check.
@@ -268,7 +284,10 @@ func (h Host) DiskQuota() Result {
 	if _, err := os.Stat(filepath.Join(h.Dev, "loop-control")); err != nil {
 		return Result{"disk quota", Warn, "no loop devices (" + filepath.Join(h.Dev, "loop-control") + " is missing): load the loop module, or set disk_quota = \"none\" and disk_mb is not enforced"}
 	}
-	if _, err := volume.FindMkfs(); err != nil {
+	if h.Probes.Mkfs == nil {
+		return Result{"disk quota", Info, "mkfs.ext4 not looked for"}
+	}
+	if _, err := h.Probes.Mkfs(); err != nil {
 		return Result{"disk quota", Warn, "mkfs.ext4 is missing: install e2fsprogs, or set disk_quota = \"none\" and disk_mb is not enforced"}
 	}
 	return Result{"disk quota", OK, "loop devices and mkfs.ext4: each session gets a filesystem of disk_mb"}
@@ -281,9 +300,12 @@ func (h Host) LXCFSServes() Result {
 	if h.LXCFS == "" {
 		return Result{name, Info, "lxcfs_dir is off: sandboxes see the host's /proc/meminfo, cpuinfo, stat and uptime"}
 	}
-	_, err := lxcfs.Serving(h.LXCFS)
+	if h.Probes.LXCFS == nil {
+		return Result{name, Info, "not looked at " + h.LXCFS}
+	}
+	stalled, err := h.Probes.LXCFS(h.LXCFS)
 	switch {
-	case errors.Is(err, lxcfs.ErrNotAnswering):
+	case stalled:
 		return Result{name, Warn, fmt.Sprintf("%v: restart lxcfs.service", err)}
 	case err != nil && h.LXCFSBinary != "":
 		return Result{name, Info, "not serving at " + h.LXCFS + "; lxcfs is installed: the daemon runs its own under its run dir, so sandboxes see their own memory, CPUs and uptime"}

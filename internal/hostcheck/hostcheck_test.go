@@ -1,7 +1,9 @@
 package hostcheck
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,23 +63,32 @@ func TestFileChecks(t *testing.T) {
 	if r := (Host{Cgroup: t.TempDir()}).Cgroups(); r.Status != Fail {
 		t.Errorf("a plain folder is no cgroup hierarchy: %+v", r)
 	}
-	if r := Default("", "/", "/run").Cgroups(); r.Status == Fail {
+	if r := Default("", "/", "/run", "", Probes{}).Cgroups(); r.Status == Fail {
 		t.Errorf("this host's cgroups: %+v", r)
 	}
 	if r := (Host{Dev: t.TempDir()}).DiskQuota(); r.Status != Warn || !strings.Contains(r.Detail, "disk_quota") {
 		t.Errorf("no loop devices: %+v", r)
 	}
-	if r := Default("", "/", "/run").DiskQuota(); r.Status != OK {
+	mkfs := func() (string, error) { return exec.LookPath("mkfs.ext4") }
+	if r := Default("", "/", "/run", "", Probes{Mkfs: mkfs}).DiskQuota(); r.Status != OK {
 		t.Errorf("this host has loop devices and mkfs.ext4: %+v", r)
 	}
-	if r := (Host{LXCFS: t.TempDir()}).LXCFSServes(); r.Status != Warn || !strings.Contains(r.Detail, "install lxcfs") {
+	if r := (Host{Dev: "/dev", Probes: Probes{Mkfs: func() (string, error) { return "", exec.ErrNotFound }}}).DiskQuota(); r.Status != Warn || !strings.Contains(r.Detail, "e2fsprogs") {
+		t.Errorf("no mkfs.ext4: %+v", r)
+	}
+	notServing := Probes{LXCFS: func(string) (bool, error) { return false, errors.New("not a FUSE mount") }}
+	if r := (Host{LXCFS: t.TempDir(), Probes: notServing}).LXCFSServes(); r.Status != Warn || !strings.Contains(r.Detail, "install lxcfs") {
 		t.Errorf("a plain folder is no lxcfs: %+v", r)
+	}
+	stalled := Probes{LXCFS: func(string) (bool, error) { return true, errors.New("lxcfs is mounted but does not answer") }}
+	if r := (Host{LXCFS: t.TempDir(), Probes: stalled}).LXCFSServes(); r.Status != Warn || !strings.Contains(r.Detail, "restart lxcfs") {
+		t.Errorf("a stalled lxcfs: %+v", r)
 	}
 	if r := (Host{}).LXCFSServes(); r.Status != Info {
 		t.Errorf("lxcfs_dir off: %+v", r)
 	}
 	// Installed but not serving: the daemon runs its own.
-	if r := (Host{LXCFS: t.TempDir(), LXCFSBinary: "/usr/bin/lxcfs"}).LXCFSServes(); r.Status != Info || !strings.Contains(r.Detail, "the daemon runs its own") {
+	if r := (Host{LXCFS: t.TempDir(), LXCFSBinary: "/usr/bin/lxcfs", Probes: notServing}).LXCFSServes(); r.Status != Info || !strings.Contains(r.Detail, "the daemon runs its own") {
 		t.Errorf("lxcfs installed, not serving: %+v", r)
 	}
 	for _, c := range []struct {
