@@ -5,7 +5,7 @@
 // How it is put together:
 //
 //	server (HTTP) ─► Daemon ─► table of sessions (table.go), each with its
-//	                 │          state (state.go: the one owner of status)
+//	                 │          state (package daemon/session: the one owner of status)
 //	                 ├─► templates (templates.go), each with its warm pool
 //	                 ├─► authorization (authz.go), events (events.go)
 //	                 └─► Runtime / Sandbox (runtime.go) ─► isolation
