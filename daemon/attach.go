@@ -14,6 +14,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/store"
 )
 
 // attachDrain is how long output is still relayed after the process ended:
@@ -44,12 +45,10 @@ func (d *Daemon) Attach(ctx context.Context, id string, req *api.AttachRequest) 
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	env := envList(mergeEnv(s.rec.Env, req.Env))
-	s.mu.Unlock()
+	env := envList(mergeEnv(s.Snapshot().Env, req.Env))
 	p, err := sb.Spawn(&isolation.ProcessOptions{Argv: req.Argv, Env: env, Cwd: cwd, TTY: req.TTY, Rows: rows, Cols: cols})
 	if err != nil {
-		s.releaseExec()
+		s.ReleaseExec()
 		// The command is the caller's: one that does not exist or cannot
 		// run is theirs to fix, as a shell's 127 and 126 say.
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "cannot run %s: %v", api.Quote(req.Argv[0]), err)
@@ -58,10 +57,8 @@ func (d *Daemon) Attach(ctx context.Context, id string, req *api.AttachRequest) 
 	log.Info("process attached", "argv0", req.Argv[0], "tty", req.TTY)
 	return func(conn io.ReadWriteCloser) {
 		defer func() {
-			s.mu.Lock()
-			s.rec.LastUsedAt = now()
-			s.mu.Unlock()
-			s.releaseExec()
+			s.Update(func(r *store.Record) { r.LastUsedAt = now() })
+			s.ReleaseExec()
 		}()
 		code := relay(conn, p, log)
 		log.Info("process detached", "argv0", req.Argv[0], "exit_code", code)

@@ -708,10 +708,7 @@ func waitOp(t *testing.T, d *Daemon, id, op string) {
 		t.Fatalf("no session %s", id)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		cur := s.op
-		s.mu.Unlock()
-		if cur == op {
+		if s.Op() == op {
 			return
 		}
 	}

@@ -116,19 +116,22 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	d.metrics.createDur.Observe(time.Since(started).Seconds())
 	if !persist {
 		clock.observe(source)
-		go d.watch(s, s.sandbox())
+		go d.watch(s, s.Sandbox())
 		return s, nil
 	}
 	// The record is durable before the answer: a crash after it finds the
 	// session, one before it an orphan sandbox that reconcile removes.
-	if err := d.store.PutSession(rec); err != nil {
+	// The session's record, not rec: starting it gave it its id block
+	// and network slot.
+	final := s.Snapshot()
+	if err := d.store.PutSession(&final); err != nil {
 		_ = d.destroySession(s)
 		return nil, recordErr(rec.ID, err)
 	}
 	clock.lap("record")
 	clock.observe(source)
 	d.sessions.add(s)
-	go d.watch(s, s.sandbox())
+	go d.watch(s, s.Sandbox())
 	d.publish(s, api.ActionCreated, "")
 	logging.From(ctx).Info("session created", "session", rec.ID, "owner", owner, "from", source, "took", time.Since(started))
 	return s, nil
@@ -183,7 +186,6 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Name:       req.Name,
 		OwnerUID:   callerFrom(ctx).UID,
 		Template:   t.ref(),
-		Status:     api.StatusRunning,
 		CreatedAt:  at,
 		LastUsedAt: at,
 		Limits:     storeLimits(limits),
@@ -207,7 +209,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	if err := d.assignIDs(s); err != nil {
 		return err
 	}
-	rec := s.record()
+	rec := s.Snapshot()
 	t, err := d.tmpl.forStart(rec.Template)
 	if err != nil {
 		return err
@@ -270,7 +272,10 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	d.metrics.phases.started(runtimeOf(rec.Runtime), disk, network, st)
 	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "took", time.Since(t0),
 		"disk", disk, "prepare", st.Prepare, "container", st.Container, "agent", st.Agent, "network", network)
-	s.setRunning(sb)
+	if err := s.SetRunning(sb); err != nil {
+		_ = sb.Stop()
+		return err
+	}
 	return nil
 }
 
@@ -303,25 +308,20 @@ func (d *Daemon) assignIDs(s *session) error {
 	if d.ids == nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec.IDBase != 0 {
-		return nil
-	}
-	base, err := d.ids.Allocate()
-	if err != nil {
-		return err
-	}
-	s.rec.IDBase = base
-	return nil
+	var err error
+	s.Update(func(r *store.Record) {
+		if r.IDBase != 0 {
+			return
+		}
+		r.IDBase, err = d.ids.Allocate()
+	})
+	return err
 }
 
 // releaseIDs gives a deleted session's id block back.
 func (d *Daemon) releaseIDs(s *session) {
-	s.mu.Lock()
-	base := s.rec.IDBase
-	s.rec.IDBase = 0
-	s.mu.Unlock()
+	var base uint32
+	s.Update(func(r *store.Record) { base, r.IDBase = r.IDBase, 0 })
 	if d.ids != nil && base != 0 {
 		d.ids.Release(base)
 	}
@@ -336,7 +336,7 @@ func (d *Daemon) watch(s *session, sb Sandbox) {
 	}
 	<-sb.Exited()
 	reason := sb.Exit().String()
-	if !s.setExited(sb, reason) {
+	if !s.SetExited(sb, reason) {
 		return // stopped or replaced on purpose
 	}
 	_ = sb.Stop()
@@ -345,6 +345,6 @@ func (d *Daemon) watch(s *session, sb Sandbox) {
 		d.publish(s, api.ActionOOM, reason)
 	}
 	if err := d.commit(ctx, s, api.ActionFailed, reason); err != nil {
-		d.log.Error("record failed session", "session", s.rec.ID, "err", err)
+		d.log.Error("record failed session", "session", s.ID(), "err", err)
 	}
 }

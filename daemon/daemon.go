@@ -5,7 +5,7 @@
 // How it is put together:
 //
 //	server (HTTP) ─► Daemon ─► table of sessions (table.go), each with its
-//	                 │          state (state.go: the one owner of status)
+//	                 │          state (package daemon/session: the one owner of status)
 //	                 ├─► templates (templates.go), each with its warm pool
 //	                 ├─► authorization (authz.go), events (events.go)
 //	                 └─► Runtime / Sandbox (runtime.go) ─► isolation
@@ -371,7 +371,7 @@ func (d *Daemon) close(ctx context.Context) error {
 			if err := d.stopSession(ctx, s, "the daemon shut down"); err != nil {
 				errs = append(errs, err)
 			}
-		} else if sb := s.takeSandbox(); sb != nil {
+		} else if sb := s.TakeSandbox(); sb != nil {
 			sb.Detach()
 			left++
 			continue
@@ -379,7 +379,7 @@ func (d *Daemon) close(ctx context.Context) error {
 		// The disk of a session that does not run is mounted only while a
 		// daemon serves its files; the next one mounts it again
 		// (reconcileDisks).
-		if err := volume.Unmount(d.paths.session(s.rec.ID)); err != nil {
+		if err := volume.Unmount(d.paths.session(s.ID())); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -422,7 +422,7 @@ func systemdMainProcess() bool {
 func (d *Daemon) lookup(ctx context.Context, id string) (*session, error) {
 	caller := callerFrom(ctx)
 	if s, ok := d.sessions.get(id); ok {
-		if _, owner := s.status(); caller.mayUse(owner) {
+		if _, owner := s.Status(); caller.mayUse(owner) {
 			return s, nil
 		}
 	}
@@ -431,9 +431,8 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*session, error) {
 
 // snapshot is the session as the API shows it.
 func (s *session) snapshot() api.Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sessionView(s.rec)
+	rec := s.Snapshot()
+	return sessionView(&rec)
 }
 
 func newID() string {

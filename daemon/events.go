@@ -69,7 +69,7 @@ func (d *Daemon) publish(s *session, action, reason string) {
 	if !d.sessions.has(s) {
 		return
 	}
-	id, owner := s.idOwner()
+	id, owner := s.IDOwner()
 	d.events.publish(api.SessionEvent{Action: action, SessionID: id, Reason: reason}, owner)
 }
 

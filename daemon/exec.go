@@ -75,11 +75,12 @@ func (d *Daemon) execRecorded(ctx context.Context, x *execSlot, e *api.Execution
 	s := x.s
 	s.addLive(e, out) // StartExec's is live already
 	e = d.runExec(ctx, x, e, out, req)
-	s.mu.Lock()
-	s.rec.ExecCount++
-	s.rec.LastUsedAt = now()
-	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
-	s.mu.Unlock()
+	var item *store.Executed
+	s.Update(func(r *store.Record) {
+		r.ExecCount++
+		r.LastUsedAt = now()
+		item = &store.Executed{SessionID: r.ID, ExecCount: r.ExecCount, LastUsedAt: r.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
+	})
 	if d.sessions.has(s) {
 		d.recorder.add(item)
 	}
@@ -151,10 +152,8 @@ type execSlot struct {
 
 // claimForExec checks req and claims s for it, resuming it if paused.
 func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequest) (*execSlot, error) {
-	s.mu.Lock()
-	defTimeout := s.rec.Limits.TimeoutS
-	sessionEnv := s.rec.Env
-	s.mu.Unlock()
+	rec := s.Snapshot()
+	defTimeout, sessionEnv := rec.Limits.TimeoutS, rec.Env
 	timeout, err := d.cfg.checkExec(req, defTimeout)
 	if err != nil {
 		return nil, err
@@ -170,7 +169,7 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 		return nil, err
 	}
 	return &execSlot{s: s, sb: sb, reset: reset, timeout: timeout, env: mergeEnv(sessionEnv, req.Env),
-		release: func() { s.releaseExec(); <-d.execSlots }}, nil
+		release: func() { s.ReleaseExec(); <-d.execSlots }}, nil
 }
 
 // newExecution is a new execution of req in x, and the capture of its
@@ -250,11 +249,7 @@ func (d *Daemon) noticeOOM(s *session, sb Sandbox) {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	seen := s.oomKills
-	s.oomKills = max(seen, st.OOMKills)
-	s.mu.Unlock()
-	if st.OOMKills > seen {
+	if seen := s.NoteOOMKills(st.OOMKills); st.OOMKills > seen {
 		d.publish(s, api.ActionOOM, "out of memory: the kernel killed a process of the session")
 	}
 }
@@ -278,24 +273,21 @@ func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api
 	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	// The watcher may have seen the sandbox die first and failed the
 	// session; else the sandbox is still the session's and goes now.
-	s.mu.Lock()
-	stillOurs := s.sb == sb || (s.sb == nil && s.rec.Status == api.StatusFailed && s.op == "")
-	s.mu.Unlock()
-	if !stillOurs || !d.sessions.has(s) {
+	if !s.Lost(sb) || !d.sessions.has(s) {
 		// Stopped, restarted or deleted while running: nothing to bring
 		// back.
 		e.Error.Value = "the session was stopped while the code ran"
 		return
 	}
-	if !s.tryBegin(opStart) {
+	if !s.TryBegin(opStart) {
 		return // someone else is restarting or stopping it
 	}
-	defer s.end()
+	defer s.End()
 	log.Warn("sandbox lost during an execution; restarting it", "session", e.SessionID, "err", cause)
 	// Stopped here, or by the exit watcher that saw it die first: a
 	// second Stop returns once the first has removed it, so the new
 	// sandbox never starts over the old one's folder and cgroup.
-	s.setExited(sb, "the sandbox stopped answering during an execution")
+	s.SetExited(sb, "the sandbox stopped answering during an execution")
 	_ = sb.Stop()
 	if err := d.restartSandbox(repairCtx(ctx), s, api.ActionRestarted, "the sandbox was lost during an execution"); err != nil {
 		log.Error("restart sandbox", "session", e.SessionID, "err", err)

@@ -64,9 +64,9 @@ func (d *Daemon) Execution(ctx context.Context, id, eid string) (*api.Execution,
 	if err != nil {
 		return nil, err
 	}
+	sid := s.ID()
 	s.mu.Lock()
 	l := s.live[eid]
-	sid := s.rec.ID
 	s.mu.Unlock()
 	if l != nil {
 		e := l.view()
@@ -91,7 +91,7 @@ func (d *Daemon) Executions(ctx context.Context, id string, limit int) ([]api.Ex
 	if err != nil {
 		return nil, err
 	}
-	id = s.record().ID // id may be a name or a prefix
+	id = s.ID() // id may be a name or a prefix
 	lives := s.lives()
 	d.recorder.flush() // the caller's own latest executions are in the list
 	if err := d.recorder.takeFailure(id); err != nil {

@@ -30,12 +30,11 @@ func (d *Daemon) filesOf(ctx context.Context, id string) (*sandboxfs.FS, error) 
 }
 
 func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	uid, gid := d.rt.HostOwner(s.rec.IDBase)
-	fs := &sandboxfs.FS{Workspace: d.paths.workspace(s.rec.ID), UID: uid, GID: gid}
-	if s.sb != nil {
-		fs.Tmp = s.sb.Tmp()
+	rec := s.Snapshot()
+	uid, gid := d.rt.HostOwner(rec.IDBase)
+	fs := &sandboxfs.FS{Workspace: d.paths.workspace(rec.ID), UID: uid, GID: gid}
+	if sb := s.Sandbox(); sb != nil {
+		fs.Tmp = sb.Tmp()
 	}
 	return fs
 }

@@ -54,7 +54,7 @@ func (d *Daemon) CreateSessionOnce(ctx context.Context, req *api.CreateSessionRe
 		if s := d.keyedSession(k); s != nil {
 			d.creating.mu.Unlock()
 			out := s.snapshot()
-			if s.record().Idempotency.RequestSHA256 != mark.RequestSHA256 {
+			if s.Snapshot().Idempotency.RequestSHA256 != mark.RequestSHA256 {
 				return nil, false, api.Errorf(errdefs.ErrConflict, "Idempotency-Key %s made session %s with another request: use a new key for a new session", api.Quote(key), out.ID)
 			}
 			return &out, false, nil
@@ -95,10 +95,8 @@ func (d *Daemon) CreateSessionOnce(ctx context.Context, req *api.CreateSessionRe
 func (d *Daemon) keyedSession(k nameKey) *session {
 	cutoff := now().Add(-idempotencyTTL)
 	for _, s := range d.sessions.all() {
-		s.mu.Lock()
-		r := s.rec
+		r := s.Snapshot()
 		hit := r.OwnerUID == k.owner && r.Idempotency != nil && r.Idempotency.Key == k.name && r.CreatedAt.After(cutoff)
-		s.mu.Unlock()
 		if hit {
 			return s
 		}

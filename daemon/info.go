@@ -56,7 +56,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 	}
 	d.tmpl.mu.Unlock()
 	for _, s := range d.sessions.all() {
-		st, owner := s.status()
+		st, owner := s.Status()
 		if !caller.mayUse(owner) {
 			continue
 		}

@@ -22,7 +22,7 @@ func (d *Daemon) Interrupt(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
 		return false, nil
 	}

@@ -25,10 +25,10 @@ func (d *Daemon) StopSession(ctx context.Context, id string) (*api.Session, erro
 // paused one resumes.
 func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
-		if s.paused() != nil {
+		if s.Paused() != nil {
 			return d.resumeSession(ctx, s)
 		}
-		if s.sandbox() != nil {
+		if s.Sandbox() != nil {
 			return nil
 		}
 		if err := d.cfg.checkLifetime(s); err != nil {
@@ -62,11 +62,10 @@ func (c *Config) expired(s *session) bool {
 	if c.MaxSessionLifetimeS <= 0 {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	age := time.Since(s.rec.CreatedAt) - time.Duration(s.rec.PausedS*float64(time.Second))
-	if !s.rec.PausedAt.IsZero() {
-		age -= time.Since(s.rec.PausedAt)
+	rec := s.Snapshot()
+	age := time.Since(rec.CreatedAt) - time.Duration(rec.PausedS*float64(time.Second))
+	if !rec.PausedAt.IsZero() {
+		age -= time.Since(rec.PausedAt)
 	}
 	return age > time.Duration(c.MaxSessionLifetimeS)*time.Second
 }
@@ -78,10 +77,10 @@ func (d *Daemon) lifecycle(ctx context.Context, id, name string, op func(*sessio
 	if err != nil {
 		return nil, err
 	}
-	if err := s.begin(ctx, name); err != nil {
+	if err := s.Begin(ctx, name); err != nil {
 		return nil, err
 	}
-	defer s.end()
+	defer s.End()
 	if err := op(s); err != nil {
 		return nil, err
 	}
@@ -92,21 +91,21 @@ func (d *Daemon) lifecycle(ctx context.Context, id, name string, op func(*sessio
 // stopSession stops the sandbox, if any, and records why. The caller
 // holds the session's operation.
 func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) error {
-	sb := s.takeSandbox()
+	sb := s.TakeSandbox()
 	if sb == nil {
 		return nil
 	}
 	if err := sb.Stop(); err != nil {
 		// Its processes may live on: the session cannot run as it is.
 		reason := "could not stop the sandbox: " + err.Error()
-		s.setFailed(reason)
+		s.SetFailed(reason)
 		_ = d.commit(ctx, s, api.ActionFailed, reason)
 		return err
 	}
-	s.setStopped(reason)
-	d.gateway.Close(s.record().ID)
+	s.SetStopped(reason)
+	d.gateway.Close(s.ID())
 	if err := d.releaseNetwork(s, true); err != nil {
-		logging.From(ctx).Warn("remove a stopped session's network", "session", s.record().ID, "err", err)
+		logging.From(ctx).Warn("remove a stopped session's network", "session", s.ID(), "err", err)
 	}
 	return d.commit(ctx, s, api.ActionStopped, reason)
 }
@@ -115,25 +114,25 @@ func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) err
 // recording action and why. If the start fails the session is failed,
 // with the reason.
 func (d *Daemon) restartSandbox(ctx context.Context, s *session, action, why string) error {
-	if sb := s.takeSandbox(); sb != nil {
+	if sb := s.TakeSandbox(); sb != nil {
 		if err := sb.Stop(); err != nil {
 			return err
 		}
-		s.setStopped("restarting")
+		s.SetStopped("restarting")
 	}
-	_, owner := s.status()
+	_, owner := s.Status()
 	if err := d.sessions.reserve(owner, d.cfg.MaxSessions, d.cfg.MaxSessionsPerUID); err != nil {
 		return err
 	}
 	defer d.sessions.release(owner)
 	if err := d.startSandbox(ctx, s, false); err != nil {
-		s.setFailed(err.Error())
+		s.SetFailed(err.Error())
 		if cerr := d.commit(ctx, s, api.ActionFailed, err.Error()); cerr != nil {
-			logging.From(ctx).Error("record failed session", "session", s.rec.ID, "err", cerr)
+			logging.From(ctx).Error("record failed session", "session", s.ID(), "err", cerr)
 		}
 		return err
 	}
-	go d.watch(s, s.sandbox())
+	go d.watch(s, s.Sandbox())
 	return d.commit(ctx, s, action, why)
 }
 
@@ -166,11 +165,7 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 		for _, s := range d.sessions.all() {
 			// A paused session's clocks stand still: neither its idle
 			// timeout nor its lifetime runs.
-			s.mu.Lock()
-			lim := time.Duration(s.rec.Limits.IdleTimeoutS) * time.Second
-			running := s.sb != nil && s.op == "" && s.rec.Status == api.StatusRunning
-			idle := running && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && s.busy == 0
-			s.mu.Unlock()
+			running, idle := s.Idle()
 			// Past its lifetime a session stops even in the middle of an
 			// execution: the limit is the operator's.
 			var reason string
@@ -179,7 +174,7 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			case running && d.cfg.expired(s):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
 			case idle:
-				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", int(lim.Seconds()))
+				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", s.Snapshot().Limits.IdleTimeoutS)
 				pause = d.idleAction(s) == IdlePause
 			default:
 				continue
@@ -188,13 +183,13 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			if pause {
 				op, act = opPause, d.pauseSession
 			}
-			if !s.tryBegin(op) {
+			if !s.TryBegin(op) {
 				continue // something else is under way; next tick
 			}
 			if err := act(ctx, s, reason); err != nil {
-				d.log.Warn(op+" session", "session", s.rec.ID, "reason", reason, "err", err)
+				d.log.Warn(op+" session", "session", s.ID(), "reason", reason, "err", err)
 			}
-			s.end()
+			s.End()
 		}
 	}
 }

@@ -94,7 +94,7 @@ func (d *Daemon) tellMCPCall(c mcpgateway.Call) {
 		return
 	}
 	ms := c.Duration.Milliseconds()
-	_, owner := s.idOwner()
+	_, owner := s.IDOwner()
 	d.events.publish(api.SessionEvent{Type: api.EventTypeMCP, SessionID: c.Session, Server: c.Server, Tool: c.Tool,
 		DurationMS: &ms, Outcome: c.Outcome}, owner)
 }

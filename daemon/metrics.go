@@ -153,8 +153,8 @@ func newMetrics() *metrics {
 func (t *table) countByStatus() map[string]int {
 	counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}
 	for _, s := range t.all() {
-		st, _ := s.status()
-		counts[st]++
+		st, _ := s.Status()
+		counts[apiStatus(st)]++
 	}
 	return counts
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -70,7 +71,7 @@ func (m *metrics) countEnd(action, reason string) {
 // countDeleted counts the end of a session deleted while it ran or was
 // paused; one deleted after it stopped had its end counted then.
 func (m *metrics) countDeleted(s *session) {
-	if st, _ := s.status(); st == api.StatusRunning || st == api.StatusPaused {
+	if st, _ := s.Status(); st == sess.Running || st == sess.Paused {
 		m.countEnd(api.ActionDeleted, "")
 	}
 }

@@ -57,9 +57,8 @@ func (d *Daemon) countByRuntime() map[runtimeStatus]int {
 		}
 	}
 	for _, s := range d.sessions.all() {
-		s.mu.Lock()
-		k := runtimeStatus{runtimeOf(s.rec.Runtime), s.rec.Status}
-		s.mu.Unlock()
+		rec := s.Snapshot()
+		k := runtimeStatus{runtimeOf(rec.Runtime), rec.Status}
 		counts[k]++
 	}
 	return counts

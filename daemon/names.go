@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 )
 
 // A session may have a name, unique among its owner's sessions, usable
@@ -79,7 +80,7 @@ func (t *table) claimName(owner uint32, name string) (release func(), err error)
 // one user's session over another's.
 func (t *table) resolve(ref string, caller caller) (*session, error) {
 	if ref == "" {
-		return nil, errNoSession(ref)
+		return nil, sess.NoSuchSession(ref)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -103,7 +104,7 @@ func (t *table) resolve(ref string, caller caller) (*session, error) {
 	}
 	switch found := append(own, rest...); len(found) {
 	case 0:
-		return nil, errNoSession(ref)
+		return nil, sess.NoSuchSession(ref)
 	case 1:
 		return found[0], nil
 	default:
@@ -123,7 +124,6 @@ func (t *table) resolve(ref string, caller caller) (*session, error) {
 // naming is the session's id, owner and name. The table's lock may be
 // held (it comes before a session's).
 func (s *session) naming() (id string, owner uint32, name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rec.ID, s.rec.OwnerUID, s.rec.Name
+	rec := s.Snapshot()
+	return rec.ID, rec.OwnerUID, rec.Name
 }

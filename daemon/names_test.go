@@ -7,6 +7,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/store"
 )
 
 // TestSessionNames: a name is unique among its owner's sessions (409),
@@ -105,9 +106,7 @@ func TestNameNeverShadowsAnID(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := d.sessions.resolve(member.ID, callerFrom(as(1000)))
-	s.mu.Lock()
-	s.rec.Name = rootS.ID[:6]
-	s.mu.Unlock()
+	s.Update(func(r *store.Record) { r.Name = rootS.ID[:6] })
 
 	// Root's exact id is root's session.
 	if got, err := d.GetSession(root, rootS.ID); err != nil || got.ID != rootS.ID {

@@ -168,7 +168,7 @@ func (c *Config) defaultCaps() netpolicy.Policy {
 // network, if its policy is not none. A restored sandbox that started with
 // its link (networkAhead) gets its policy back whatever it is.
 func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) error {
-	rec := s.record()
+	rec := s.Snapshot()
 	p := policyOf(&rec)
 	if p.Mode == netpolicy.ModeNone && (rec.NetSlot == 0 || !d.linkAtStart(runtimeOf(rec.Runtime))) {
 		return nil
@@ -185,7 +185,7 @@ func (d *Daemon) ensureNetwork(ctx context.Context, s *session, sb Sandbox) erro
 // of policy none whose runtime takes its link at no start has its link
 // removed, as its next start would leave it.
 func (d *Daemon) restoreNetwork(ctx context.Context, s *session, sb Sandbox) error {
-	rec := s.record()
+	rec := s.Snapshot()
 	if rec.NetSlot == 0 || d.net == nil {
 		return nil
 	}
@@ -201,7 +201,7 @@ func (d *Daemon) restoreNetwork(ctx context.Context, s *session, sb Sandbox) err
 // link into the sandbox's namespace unless it has it, the chain, and the
 // DNS's view of it.
 func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *netpolicy.Policy) error {
-	rec := s.record()
+	rec := s.Snapshot()
 	if rt := runtimeOf(rec.Runtime); rec.NetSlot == 0 && d.runtimeInfo(rt).NetworkAtStart {
 		// Only a daemon without networks starts one so (linkAtStart).
 		return api.Errorf(errdefs.ErrConflict, "session %s runs on %s, which takes its network when its sandbox starts, and it started without one: stop the session, change its network, and start it again", rec.ID, rt)
@@ -217,7 +217,7 @@ func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *net
 // attach puts policy p in force for the session's sandbox whose network
 // namespace ns is (see applyPolicy).
 func (d *Daemon) attach(ctx context.Context, s *session, ns *os.File, p *netpolicy.Policy) error {
-	rec := s.record()
+	rec := s.Snapshot()
 	if d.net == nil {
 		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(p.Mode), d.netOff)
 	}
@@ -229,9 +229,7 @@ func (d *Daemon) attach(ctx context.Context, s *session, ns *os.File, p *netpoli
 		if err != nil {
 			return err
 		}
-		s.mu.Lock()
-		s.rec.NetSlot = slot + 1
-		s.mu.Unlock()
+		s.Update(func(r *store.Record) { r.NetSlot = slot + 1 })
 		rec.NetSlot = slot + 1
 	}
 	a, err := d.net.Attach(ctx, rec.ID, rec.NetSlot-1, ns, p)
@@ -259,7 +257,7 @@ func (d *Daemon) linkAtStart(rt string) bool {
 // theirs once started (ensureNetwork). The caller closes it once the
 // sandbox has started (it then holds the namespace).
 func (d *Daemon) networkAhead(ctx context.Context, s *session) (*os.File, error) {
-	rec := s.record()
+	rec := s.Snapshot()
 	if !d.linkAtStart(runtimeOf(rec.Runtime)) {
 		return nil, nil
 	}
@@ -278,9 +276,8 @@ func (d *Daemon) networkAhead(ctx context.Context, s *session) (*os.File, error)
 // (link, chain, pins, conntrack entries): at its delete, and with keepSlot
 // at its stop, which keeps its addresses for its next start.
 func (d *Daemon) releaseNetwork(s *session, keepSlot bool) error {
-	s.mu.Lock()
-	id, slot := s.rec.ID, s.rec.NetSlot
-	s.mu.Unlock()
+	rec := s.Snapshot()
+	id, slot := rec.ID, rec.NetSlot
 	if slot == 0 || d.net == nil {
 		return nil
 	}
@@ -301,10 +298,9 @@ func (d *Daemon) releaseNetwork(s *session, keepSlot bool) error {
 // at once; the link, closed to everything meanwhile, goes in the
 // background, off the claim's path.
 func (d *Daemon) dropLinkLater(s *session) {
-	s.mu.Lock()
-	id, slot := s.rec.ID, s.rec.NetSlot
-	s.rec.NetSlot = 0
-	s.mu.Unlock()
+	var id string
+	var slot uint32
+	s.Update(func(r *store.Record) { id, slot, r.NetSlot = r.ID, r.NetSlot, 0 })
 	if slot == 0 || d.net == nil {
 		return
 	}
@@ -330,7 +326,7 @@ func (d *Daemon) reconcileNetworks(ctx context.Context) error {
 		return nil
 	}
 	for _, s := range d.sessions.all() {
-		rec := s.record()
+		rec := s.Snapshot()
 		if rec.NetSlot == 0 {
 			continue
 		}
@@ -344,7 +340,7 @@ func (d *Daemon) reconcileNetworks(ctx context.Context) error {
 	var errs []error
 	for _, id := range left {
 		if s, ok := d.sessions.get(id); ok {
-			rec := s.record()
+			rec := s.Snapshot()
 			if rec.NetSlot != 0 && (rec.Status == api.StatusRunning || rec.Status == api.StatusPaused) {
 				continue // restoreNetwork writes it anew
 			}
@@ -378,7 +374,7 @@ func (d *Daemon) deniedCounts() map[string]uint64 {
 		return out
 	}
 	for _, s := range d.sessions.all() {
-		rec := s.record()
+		rec := s.Snapshot()
 		if rec.NetSlot == 0 {
 			continue
 		}
@@ -394,8 +390,8 @@ func (d *Daemon) deniedCounts() map[string]uint64 {
 // no network gets its link. A stopped session gets it at its start.
 func (d *Daemon) SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opNetwork, func(s *session) error {
-		rec := s.record()
-		sb := s.sandbox()
+		rec := s.Snapshot()
+		sb := s.Sandbox()
 		caps := *policyOf(&rec)
 		if caps.Mode == netpolicy.ModeNone {
 			caps = d.cfg.defaultCaps() // it had none to keep
@@ -404,28 +400,27 @@ func (d *Daemon) SetNetwork(ctx context.Context, id string, req *api.NetworkRequ
 		if err != nil {
 			return err
 		}
-		s.mu.Lock()
-		s.rec.Network, s.rec.Allow = p.Mode, allowList(p)
-		s.rec.EgressKbps, s.rec.MaxConnections = p.EgressKbps, p.MaxConnections
-		s.mu.Unlock()
+		s.Update(func(r *store.Record) {
+			r.Network, r.Allow = p.Mode, allowList(p)
+			r.EgressKbps, r.MaxConnections = p.EgressKbps, p.MaxConnections
+		})
+		// The policy as it was, if the new one cannot be had.
+		putBack := func(r *store.Record) {
+			r.Network, r.Allow = rec.Network, rec.Allow
+			r.EgressKbps, r.MaxConnections = rec.EgressKbps, rec.MaxConnections
+		}
 		// A running sandbox gets the policy now (and its link, if it had
 		// none); a stopped one at its start.
 		if sb != nil && (rec.NetSlot != 0 || p.Mode != netpolicy.ModeNone) {
 			if err := d.applyPolicy(ctx, s, sb, p); err != nil {
-				s.mu.Lock()
-				s.rec.Network, s.rec.Allow = rec.Network, rec.Allow
-				s.rec.EgressKbps, s.rec.MaxConnections = rec.EgressKbps, rec.MaxConnections
-				s.mu.Unlock()
+				s.Update(putBack)
 				return err
 			}
 		}
-		now := s.record()
+		now := s.Snapshot()
 		if err := d.store.PutSession(&now); err != nil {
 			// The record keeps the old policy: so does the kernel.
-			s.mu.Lock()
-			s.rec.Network, s.rec.Allow = rec.Network, rec.Allow
-			s.rec.EgressKbps, s.rec.MaxConnections = rec.EgressKbps, rec.MaxConnections
-			s.mu.Unlock()
+			s.Update(putBack)
 			if sb != nil && now.NetSlot != 0 {
 				if err := d.applyPolicy(context.WithoutCancel(ctx), s, sb, policyOf(&rec)); err != nil {
 					logging.From(ctx).Error("put the recorded network policy back", "session", rec.ID, "err", err)

@@ -334,7 +334,7 @@ func TestPooledSandboxNetworkAhead(t *testing.T) {
 	if e.net.mode(plain.ID) != "" {
 		t.Fatal("a session of network none kept the link made ahead")
 	}
-	if sess, _ := d.sessions.get(plain.ID); sess.record().NetSlot != 0 {
+	if sess, _ := d.sessions.get(plain.ID); sess.Snapshot().NetSlot != 0 {
 		t.Fatal("a session of network none kept a slot")
 	}
 }

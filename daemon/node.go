@@ -55,7 +55,7 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 	d.tmpl.mu.Unlock()
 	slices.Sort(n.Templates)
 	for _, s := range d.sessions.all() {
-		rec := s.record()
+		rec := s.Snapshot()
 		if !caller.mayUse(rec.OwnerUID) {
 			continue
 		}

@@ -65,7 +65,7 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 		return e, err
 	}
 	// The running interpreter finds the new packages without a restart.
-	if sb := s.sandbox(); sb != nil {
+	if sb := s.Sandbox(); sb != nil {
 		if _, err := d.exec(ctx, s, &api.ExecRequest{Language: api.LanguagePython, Code: "import site as _s, importlib as _i\n_s.addsitedir(_s.getusersitepackages())\n_i.invalidate_caches()\ndel _s, _i"}, nil); err != nil {
 			logging.From(ctx).Warn("make the interpreter see new packages", "session", id, "err", err)
 		}
@@ -134,7 +134,7 @@ func pipCommand(index *url.URL, pkgs []string, target string) string {
 // already: a session without a network gets its link. The policy then in
 // force (a PATCH meanwhile included) comes back.
 func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (func(), error) {
-	rec := s.record()
+	rec := s.Snapshot()
 	p := policyOf(&rec)
 	port := index.Port()
 	if port == "" {
@@ -144,7 +144,7 @@ func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (fun
 	if reaches(p, index.Hostname(), port) {
 		return func() {}, nil
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
 		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: start it first", rec.ID)
 	}
@@ -168,7 +168,7 @@ func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (fun
 	}
 	logging.From(ctx).Info("package index opened to the session for an install", "session", rec.ID, "index", index.String())
 	return func() {
-		now := s.record()
+		now := s.Snapshot()
 		if err := d.applyPolicy(context.WithoutCancel(ctx), s, sb, policyOf(&now)); err != nil {
 			logging.From(ctx).Error("close the package index to the session", "session", rec.ID, "err", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 )
 
 // What an idle timeout does to a session (idle_action).
@@ -15,10 +16,6 @@ const (
 	IdleStop  = "stop"
 	IdlePause = "pause"
 )
-
-// errPaused is claimExec's answer for a session paused since the caller
-// resumed it: the caller resumes it again.
-var errPaused = errors.New("the session is paused")
 
 // PauseSession freezes every process of the session (the cgroup
 // freezer): memory and interpreter state stay, CPU use stops, and so do
@@ -40,46 +37,51 @@ func (d *Daemon) ResumeSession(ctx context.Context, id string) (*api.Session, er
 // pauseSession freezes the session's sandbox. The caller holds the
 // session's operation.
 func (d *Daemon) pauseSession(ctx context.Context, s *session, reason string) error {
-	sb, err := s.pausable()
+	sb, err := s.Pausable()
 	if err != nil || sb == nil {
 		return err
 	}
 	if err := sb.Freeze(); err != nil {
 		_ = sb.Thaw() // not half frozen
-		return fmt.Errorf("pause session %s: %w", s.record().ID, err)
+		return fmt.Errorf("pause session %s: %w", s.ID(), err)
 	}
-	s.setPaused(reason)
+	if err := s.SetPaused(reason); err != nil {
+		_ = sb.Thaw()
+		return err
+	}
 	return d.commit(ctx, s, api.ActionPaused, reason)
 }
 
 // resumeSession thaws a paused session's sandbox. The caller holds the
 // session's operation.
 func (d *Daemon) resumeSession(ctx context.Context, s *session) error {
-	sb := s.paused()
+	sb := s.Paused()
 	if sb == nil {
-		if st, _ := s.status(); st != api.StatusRunning {
-			return api.Errorf(errdefs.ErrConflict, "session %s is %s: start it", s.record().ID, st)
+		if st, _ := s.Status(); st != sess.Running {
+			return api.Errorf(errdefs.ErrConflict, "session %s is %s: start it", s.ID(), st)
 		}
 		return nil
 	}
 	if err := sb.Thaw(); err != nil {
-		return fmt.Errorf("resume session %s: %w", s.record().ID, err)
+		return fmt.Errorf("resume session %s: %w", s.ID(), err)
 	}
-	s.setResumed()
+	if err := s.SetResumed(); err != nil {
+		return err
+	}
 	return d.commit(ctx, s, api.ActionResumed, "")
 }
 
 // awake resumes the session if it is paused: an execution, a file call,
 // stats or a port on a paused session resumes it first.
 func (d *Daemon) awake(ctx context.Context, s *session) error {
-	if st, _ := s.status(); st != api.StatusPaused {
+	if st, _ := s.Status(); st != sess.Paused {
 		return nil
 	}
-	if err := s.begin(ctx, opResume); err != nil {
+	if err := s.Begin(ctx, opResume); err != nil {
 		return err
 	}
-	defer s.end()
-	if s.paused() == nil {
+	defer s.End()
+	if s.Paused() == nil {
 		return nil // resumed, stopped or deleted meanwhile
 	}
 	return d.resumeSession(ctx, s)
@@ -101,8 +103,8 @@ func (d *Daemon) claimAwake(ctx context.Context, s *session) (Sandbox, bool, err
 		if err := d.awake(ctx, s); err != nil {
 			return nil, false, err
 		}
-		sb, reset, err := s.claimExec(ctx)
-		if !errors.Is(err, errPaused) {
+		sb, reset, err := s.ClaimExec(ctx)
+		if !errors.Is(err, sess.ErrPaused) {
 			return sb, reset, err
 		}
 	}
@@ -110,9 +112,7 @@ func (d *Daemon) claimAwake(ctx context.Context, s *session) (Sandbox, bool, err
 
 // idleAction is what the session's idle timeout does.
 func (d *Daemon) idleAction(s *session) string {
-	s.mu.Lock()
-	a := s.rec.IdleAction
-	s.mu.Unlock()
+	a := s.Snapshot().IdleAction
 	if a == "" {
 		a = d.cfg.IdleAction
 	}

@@ -176,7 +176,7 @@ func TestLifetimeSkipsPauses(t *testing.T) {
 		if tc.pausedAt > 0 {
 			rec.PausedAt = at.Add(-tc.pausedAt)
 		}
-		s := newSession(rec)
+		s := loadSession(rec)
 		if got := c.expired(s); got != tc.expired {
 			t.Errorf("%s: expired %v", tc.name, got)
 		}

@@ -305,7 +305,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 	started := time.Now()
 	t := now()
 	s := newSession(&store.Record{
-		ID: newID(), Template: p.t.ref(), Status: api.StatusRunning,
+		ID: newID(), Template: p.t.ref(),
 		CreatedAt: t, LastUsedAt: t, Limits: storeLimits(p.t.limits(&p.d.cfg)), Network: api.NetworkNone,
 		Env: envList(p.t.def.Env), Runtime: p.runtime(),
 	})
@@ -315,8 +315,8 @@ func (p *pool) add(ctx context.Context) (err error) {
 	}
 	// Its link is made now, closed to everything, so that a claim with a
 	// network pays only for its policy.
-	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks && s.record().NetSlot == 0 && p.linksAhead() {
-		if err := p.d.applyPolicy(ctx, s, s.sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
+	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks && s.Snapshot().NetSlot == 0 && p.linksAhead() {
+		if err := p.d.applyPolicy(ctx, s, s.Sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
 			p.d.log.Warn("warm pool: plumb a sandbox's network ahead", "template", p.t.def.Name, "err", err)
 		}
 	}
@@ -327,7 +327,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 		e := pooled{s: s, taken: make(chan struct{})}
 		p.idle = append(p.idle, e)
 		p.watchers.Add(1)
-		go p.watchIdle(e, s.sandbox())
+		go p.watchIdle(e, s.Sandbox())
 	}
 	p.mu.Unlock()
 	if !keep {
@@ -422,7 +422,7 @@ func (p *pool) checkIdle(ctx context.Context) {
 	}
 	p.mu.Unlock()
 	for _, s := range idle {
-		sb := s.sandbox()
+		sb := s.Sandbox()
 		if sb == nil {
 			continue
 		}
@@ -430,7 +430,7 @@ func (p *pool) checkIdle(ctx context.Context) {
 		err := sb.Check(cctx)
 		cancel()
 		if err == nil {
-			err = p.d.probe.writable(p.d.paths.session(s.record().ID))
+			err = p.d.probe.writable(p.d.paths.session(s.ID()))
 		}
 		if err != nil && ctx.Err() == nil && p.take(s) {
 			p.discard(s, "failed its health check: "+err.Error())
@@ -442,7 +442,7 @@ func (p *pool) checkIdle(ctx context.Context) {
 // it, and has the pool refill.
 func (p *pool) discard(s *session, why string) {
 	p.d.metrics.poolDeaths.WithLabelValues(p.t.metricLabel()).Inc()
-	p.d.log.Warn("warm pool: a waiting sandbox is gone; replacing it", "template", p.t.def.Name, "sandbox", s.record().ID, "why", why)
+	p.d.log.Warn("warm pool: a waiting sandbox is gone; replacing it", "template", p.t.def.Name, "sandbox", s.ID(), "why", why)
 	if err := p.d.destroySession(s); err != nil {
 		p.d.log.Warn("warm pool: remove a sandbox", "template", p.t.def.Name, "err", err)
 	}
@@ -498,7 +498,7 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 			}
 			return nil
 		}
-		sb := s.sandbox()
+		sb := s.Sandbox()
 		select {
 		case <-sb.Exited():
 			p.discard(s, sb.Exit().String()) // died as it was claimed
@@ -515,7 +515,7 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 		// Its disk must take writes: an ext4 image that met an error (the
 		// host's disk full under it) is remounted read-only, and its
 		// session would get a /workspace where every write fails.
-		if err := p.d.probe.writable(p.d.paths.session(s.record().ID)); err != nil {
+		if err := p.d.probe.writable(p.d.paths.session(s.ID())); err != nil {
 			p.discard(s, "its disk failed its check at claim: "+err.Error())
 			continue
 		}
@@ -526,11 +526,13 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 				return nil
 			}
 		}
-		s.mu.Lock()
-		rec.ID, rec.IDBase, rec.NetSlot = s.rec.ID, s.rec.IDBase, s.rec.NetSlot
-		rec.Status = s.rec.Status
-		s.rec = rec
-		s.mu.Unlock()
+		// The session is the caller's now: its record, but for what the
+		// pooled sandbox already is (its id, id block and network slot;
+		// its state stays the session's own).
+		s.Update(func(r *store.Record) {
+			rec.ID, rec.IDBase, rec.NetSlot = r.ID, r.IDBase, r.NetSlot
+			*r = *rec
+		})
 		// A pooled sandbox's link waits closed: the session's policy opens
 		// it, or for network "none" it goes (after the answer: until then
 		// it lets nothing through), but a runsc sandbox's, which it could

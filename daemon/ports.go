@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/store"
 )
 
 // PortDialer returns a dialer of TCP port inside the session's sandbox,
@@ -22,14 +23,12 @@ func (d *Daemon) PortDialer(ctx context.Context, id string, port int) (func(cont
 	if err != nil {
 		return nil, err
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
-		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: start it first", s.record().ID)
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: start it first", s.ID())
 	}
 	// A preview is use: the idle timeout counts from it.
-	s.mu.Lock()
-	s.rec.LastUsedAt = now()
-	s.mu.Unlock()
+	s.Update(func(r *store.Record) { r.LastUsedAt = now() })
 	return func(ctx context.Context) (net.Conn, error) {
 		c, err := sb.DialPort(ctx, port)
 		if errors.Is(err, syscall.ECONNREFUSED) {

@@ -46,9 +46,9 @@ func (d *Daemon) StartProcess(ctx context.Context, id string, req *api.ProcessRe
 	if err != nil {
 		return nil, err
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
-		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: start it first", s.record().ID)
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: start it first", s.ID())
 	}
 	fs := d.sessionFS(s)
 	tmpName := fmt.Sprintf("%s/.starting-%d.log", logsDir, procSeq.Add(1))
@@ -57,9 +57,7 @@ func (d *Daemon) StartProcess(ctx context.Context, id string, req *api.ProcessRe
 		return nil, err
 	}
 	defer out.Close() // the process has its own copy
-	s.mu.Lock()
-	env := envList(mergeEnv(s.rec.Env, req.Env))
-	s.mu.Unlock()
+	env := envList(mergeEnv(s.Snapshot().Env, req.Env))
 	// With the session's environment too: a detached command that cannot
 	// be exec'd would only exit 255 later, with nothing in its log.
 	if err := checkExecSize(req.Argv, env); err != nil {
@@ -177,9 +175,9 @@ func (d *Daemon) Processes(ctx context.Context, id string) ([]api.Process, error
 	if err != nil {
 		return nil, err
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
-		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: it has no processes", s.record().ID)
+		return nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: it has no processes", s.ID())
 	}
 	ps, err := sb.Processes()
 	if err != nil {
@@ -210,13 +208,13 @@ func (d *Daemon) SignalProcess(ctx context.Context, id string, pid int, signal s
 	if err != nil {
 		return err
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
-		return api.Errorf(errdefs.ErrConflict, "session %s is not running", s.record().ID)
+		return api.Errorf(errdefs.ErrConflict, "session %s is not running", s.ID())
 	}
 	err = sb.Signal(pid, sig)
 	if errors.Is(err, isolation.ErrNoProcess) {
-		return api.Errorf(errdefs.ErrNotFound, "no process %d in session %s", pid, s.record().ID)
+		return api.Errorf(errdefs.ErrNotFound, "no process %d in session %s", pid, s.ID())
 	}
 	return err
 }
@@ -247,14 +245,14 @@ func (d *Daemon) ProcessLogs(ctx context.Context, id string, pid int, offset int
 	if err != nil {
 		return nil, false, nil, err
 	}
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	if sb == nil {
-		return nil, false, nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: its processes' output went with its /tmp", s.record().ID)
+		return nil, false, nil, api.Errorf(errdefs.ErrConflict, "session %s is not running: its processes' output went with its /tmp", s.ID())
 	}
 	f, err := d.sessionFS(s).Open(sandboxfs.Tmp, fmt.Sprintf("%s/%d.log", logsDir, pid))
 	if err != nil {
 		if errdefs.IsNotFound(err) {
-			return nil, false, nil, api.Errorf(errdefs.ErrNotFound, "no output of process %d in session %s: it was not started in the background (exec --detach)", pid, s.record().ID)
+			return nil, false, nil, api.Errorf(errdefs.ErrNotFound, "no output of process %d in session %s: it was not started in the background (exec --detach)", pid, s.ID())
 		}
 		return nil, false, nil, err
 	}

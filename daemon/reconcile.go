@@ -29,7 +29,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 				return err
 			}
 		}
-		d.sessions.add(newSession(r))
+		d.sessions.add(loadSession(r))
 	}
 	if err := d.reconcileDisks(ctx); err != nil {
 		return err
@@ -81,12 +81,12 @@ func (d *Daemon) reconcileDisks(ctx context.Context) error {
 		}
 	}
 	for _, s := range d.sessions.all() {
-		rec := s.record()
+		rec := s.Snapshot()
 		// A disk whose image is gone is made again only if the data dir
 		// can hold it (ensureDisk); one that exists is counted as promised.
 		if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, sessionDisk(rec.OwnerUID)); err != nil {
 			d.log.Warn("session disk", "session", rec.ID, "err", err)
-			if sb := s.setFailed("its disk could not be mounted: " + err.Error()); sb != nil {
+			if sb := s.SetFailed("its disk could not be mounted: " + err.Error()); sb != nil {
 				_ = sb.Stop()
 			}
 			if err := d.commit(ctx, s, api.ActionFailed, "its disk could not be mounted: "+err.Error()); err != nil {

@@ -5,11 +5,15 @@ import (
 	"slices"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/store"
 )
 
 // The one place where the store's records and the API's wire types meet:
 // each changes without the other.
+
+// apiStatus is a session's status as the API (and the store) spell it.
+func apiStatus(s sess.Status) string { return string(s) }
 
 // sessionView is a session record as the API shows it.
 func sessionView(r *store.Record) api.Session {

@@ -19,7 +19,7 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 	restored = map[string]bool{}
 	var outdated []*session
 	for _, s := range d.sessions.all() {
-		rec := s.record()
+		rec := s.Snapshot()
 		if rec.Status != api.StatusRunning && rec.Status != api.StatusPaused {
 			continue
 		}
@@ -38,10 +38,10 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 			if rec.Status == api.StatusPaused {
 				if err := sb.Freeze(); err != nil {
 					d.log.Warn("pause a restored session again: it runs", "session", rec.ID, "err", err)
-					s.setResumed()
+					_ = s.SetResumed() // it is paused: allowed
 				}
 			}
-			s.setSandbox(sb)
+			_ = s.SetSandbox(sb) // running or paused: allowed
 			restored[rec.ID] = true
 			go d.watch(s, sb)
 			if err := d.commit(ctx, s, api.ActionRestored, ""); err != nil {
@@ -60,29 +60,29 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if err := d.rt.Cleanup(rec.ID); err != nil {
 			d.log.Warn("remove what is left of a lost sandbox", "session", rec.ID, "err", err)
 		}
-		s.mu.Lock()
-		if s.rec.IDBase != 0 && (d.ids == nil || !d.ids.Holds(s.rec.IDBase)) {
-			s.rec.IDBase = 0 // its ids are not ours any more
-		}
-		s.mu.Unlock()
+		s.Update(func(r *store.Record) {
+			if r.IDBase != 0 && (d.ids == nil || !d.ids.Holds(r.IDBase)) {
+				r.IDBase = 0 // its ids are not ours any more
+			}
+		})
 		reason := fmt.Sprintf("daemon restart: its sandbox was gone when the daemon started (%v); start it again", err)
-		s.setFailed(reason)
+		s.SetFailed(reason)
 		if err := d.commit(ctx, s, api.ActionLost, reason); err != nil {
 			d.log.Error("record lost session", "session", rec.ID, "err", err)
 		}
 		lost = append(lost, s)
 	}
 	for _, s := range outdated {
-		if err := d.rt.Cleanup(s.rec.ID); err != nil {
-			d.log.Warn("remove the sandbox of an outdated agent", "session", s.rec.ID, "err", err)
+		if err := d.rt.Cleanup(s.ID()); err != nil {
+			d.log.Warn("remove the sandbox of an outdated agent", "session", s.ID(), "err", err)
 		}
-		s.setStopped("restarting with this daemon's agent")
-		s.setResetUntold()
+		s.SetStopped("restarting with this daemon's agent")
+		s.SetResetUntold()
 		if err := d.restartSandbox(ctx, s, api.ActionRestarted, "daemon upgrade: the session's agent was too old, so its interpreter was restarted"); err != nil {
-			d.log.Error("restart a session with this daemon's agent", "session", s.rec.ID, "err", err)
+			d.log.Error("restart a session with this daemon's agent", "session", s.ID(), "err", err)
 			continue
 		}
-		restored[s.rec.ID] = true
+		restored[s.ID()] = true
 	}
 	return restored, lost
 }
@@ -90,13 +90,13 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 // restartLost starts afresh sessions whose sandbox was lost.
 func (d *Daemon) restartLost(ctx context.Context, lost []*session) {
 	for _, s := range lost {
-		if !s.tryBegin(opStart) {
+		if !s.TryBegin(opStart) {
 			continue
 		}
 		if err := d.restartSandbox(ctx, s, api.ActionStarted, "restart_lost_sessions: started again after its sandbox was lost"); err != nil {
-			d.log.Error("restart lost session", "session", s.rec.ID, "err", err)
+			d.log.Error("restart lost session", "session", s.ID(), "err", err)
 		}
-		s.end()
+		s.End()
 	}
 }
 
@@ -128,11 +128,12 @@ func (d *Daemon) recordUndelivered(s *session, r *isolation.ExecResult) {
 		Error: &api.ExecError{Name: "DaemonRestarted",
 			Value: "the daemon restarted while this execution ran, so its output was lost: " + how},
 	}
-	s.mu.Lock()
-	e.SessionID = s.rec.ID
-	s.rec.ExecCount++
-	item := &store.Executed{SessionID: s.rec.ID, ExecCount: s.rec.ExecCount, LastUsedAt: s.rec.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
-	s.mu.Unlock()
+	var item *store.Executed
+	s.Update(func(r *store.Record) {
+		e.SessionID = r.ID
+		r.ExecCount++
+		item = &store.Executed{SessionID: r.ID, ExecCount: r.ExecCount, LastUsedAt: r.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
+	})
 	d.recorder.add(item)
 	d.log.Warn("execution lost to a daemon restart recorded", "session", e.SessionID, "execution", id, "ended", r.Status)
 }

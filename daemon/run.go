@@ -56,11 +56,11 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 	// dying.
 	d.background.Add(1)
 	defer func() {
-		d.sessions.release(s.rec.OwnerUID)
+		d.sessions.release(s.Snapshot().OwnerUID)
 		go func() {
 			defer d.background.Done()
 			if err := d.destroySession(s); err != nil {
-				d.log.Warn("remove one-shot sandbox", "session", s.rec.ID, "err", err)
+				d.log.Warn("remove one-shot sandbox", "session", s.ID(), "err", err)
 			}
 		}()
 	}()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/store"
 )
 
 // lastSpec is the spec of the fake host's last start.
@@ -176,9 +177,7 @@ func TestNetworkAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss, _ := d2.sessions.get(s.ID)
-	ss.mu.Lock()
-	ss.rec.NetSlot = 0
-	ss.mu.Unlock()
+	ss.Update(func(r *store.Record) { r.NetSlot = 0 })
 	_, err = d2.SetNetwork(root, s.ID, &api.NetworkRequest{Network: api.NetworkOpen})
 	if !errdefs.IsConflict(err) || !strings.Contains(err.Error(), "stop the session, change its network, and start it again") {
 		t.Fatalf("PATCH of a runsc sandbox without a link: %v", err)

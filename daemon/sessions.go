@@ -51,17 +51,17 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	id = s.record().ID // id may be a name or a prefix
-	if err := s.begin(ctx, opDelete); err != nil {
+	id = s.ID() // id may be a name or a prefix
+	if err := s.Begin(ctx, opDelete); err != nil {
 		return err
 	}
-	defer s.end()
+	defer s.End()
 	if !d.sessions.remove(s) {
 		return nil // deleted meanwhile
 	}
 	// Gone from the table and marked, it takes no new work: what waited
 	// for this operation finds no session.
-	s.setDeleted()
+	s.SetDeleted()
 	if err := d.destroySession(s); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err := d.store.DeleteSession(id); err != nil {
 		return recordErr(id, err)
 	}
-	_, owner := s.status()
+	_, owner := s.Status()
 	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
 	d.metrics.countDeleted(s)
 	logging.From(ctx).Info("session deleted", "session", id)
@@ -78,12 +78,12 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 
 // destroySession removes a session's sandbox and folders.
 func (d *Daemon) destroySession(s *session) error {
-	if sb := s.takeSandbox(); sb != nil {
+	if sb := s.TakeSandbox(); sb != nil {
 		if err := sb.Stop(); err != nil {
 			return err
 		}
 	}
-	id := s.record().ID
+	id := s.ID()
 	if d.denied != nil {
 		d.denied.forget(id)
 	}

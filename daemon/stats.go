@@ -14,12 +14,10 @@ func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	sb := s.sb
-	out := &api.Stats{Status: s.rec.Status, ExecCount: s.rec.ExecCount}
-	dir := d.paths.session(s.rec.ID)
-	sid, slot := s.rec.ID, s.rec.NetSlot
-	s.mu.Unlock()
+	sb, rec := s.Sandbox(), s.Snapshot()
+	out := &api.Stats{Status: rec.Status, ExecCount: rec.ExecCount}
+	dir := d.paths.session(rec.ID)
+	sid, slot := rec.ID, rec.NetSlot
 	// The session's network figures are here, for its owner, and never
 	// per session in /metrics, which every user may read.
 	dns := d.metrics.dnsBySession.get(sid)

@@ -6,6 +6,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 )
 
 // table is every persistent session of the daemon, with the creations
@@ -41,12 +42,12 @@ func (t *table) get(id string) (*session, bool) {
 func (t *table) has(s *session) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.sessions[s.rec.ID] == s
+	return t.sessions[s.ID()] == s
 }
 
 func (t *table) add(s *session) {
 	t.mu.Lock()
-	t.sessions[s.rec.ID] = s
+	t.sessions[s.ID()] = s
 	t.mu.Unlock()
 }
 
@@ -54,10 +55,10 @@ func (t *table) add(s *session) {
 func (t *table) remove(s *session) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.sessions[s.rec.ID] != s {
+	if t.sessions[s.ID()] != s {
 		return false
 	}
-	delete(t.sessions, s.rec.ID)
+	delete(t.sessions, s.ID())
 	return true
 }
 
@@ -95,7 +96,7 @@ func (t *table) reserve(owner uint32, maxTotal, maxPerUID int) error {
 	}
 	for _, s := range t.sessions {
 		// A paused session holds its sandbox and memory: it counts.
-		if st, o := s.status(); st == api.StatusRunning || st == api.StatusPaused {
+		if st, o := s.Status(); st == sess.Running || st == sess.Paused {
 			total++
 			if o == owner {
 				mine++

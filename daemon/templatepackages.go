@@ -77,12 +77,12 @@ func (d *Daemon) buildPackages(ctx context.Context, t *template) error {
 		return api.Errorf(errdefs.ErrInvalidArgument, "template %s: installing its packages failed (%s, exit code %d):\n%s", name, e.Status, e.ExitCode, outputTail(e.Stdout+e.Stderr, 2000))
 	}
 	// Stopped: nothing changes the folder while it is copied.
-	if sb := s.takeSandbox(); sb != nil {
+	if sb := s.TakeSandbox(); sb != nil {
 		if err := sb.Stop(); err != nil {
 			return err
 		}
 	}
-	if err := isolation.WritePackages(d.paths.workspace(s.record().ID), buildFolder, dst); err != nil {
+	if err := isolation.WritePackages(d.paths.workspace(s.ID()), buildFolder, dst); err != nil {
 		return fmt.Errorf("template %s: keep its packages: %w", name, err)
 	}
 	t.packages = dst

@@ -100,7 +100,7 @@ func TestTemplatePackages(t *testing.T) {
 		t.Fatalf("a template whose packages are gone: %v", err)
 	}
 	for _, s := range d.sessions.all() {
-		if err := d.DeleteSession(root, s.record().ID); err != nil {
+		if err := d.DeleteSession(root, s.ID()); err != nil {
 			t.Fatal(err)
 		}
 	}

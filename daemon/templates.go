@@ -581,7 +581,7 @@ func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
 // daemon starts its sandbox to try or build the template, then destroys it.
 func (d *Daemon) trialSession(t *template) *session {
 	return newSession(&store.Record{
-		ID: newID(), Template: t.ref(), Status: api.StatusRunning,
+		ID: newID(), Template: t.ref(),
 		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
 		Env: envList(t.def.Env), Runtime: t.runtime(&d.cfg),
 	})
@@ -627,7 +627,7 @@ func (d *Daemon) DeleteTemplate(ctx context.Context, name string) error {
 	ref := t.ref()
 	users := 0
 	for _, s := range d.sessions.all() {
-		if s.record().Template == ref {
+		if s.Snapshot().Template == ref {
 			users++
 		}
 	}
