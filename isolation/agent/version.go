@@ -2,11 +2,32 @@ package agent
 
 import "errors"
 
-// ProtocolVersion is the version of the agent this daemon installs, told
-// by its pong. Sessions outlive daemon upgrades, so a daemon meets agents
-// that older daemons started: every change to the agent's files (see
-// Files) bumps it, and the previous agent is kept as
-// testdata/agent-v<N>/ and tested against today's Conn.
+// ProtocolVersion is the wire this daemon's agent speaks, told by its
+// pong ("protocol"). Sessions outlive daemon upgrades, so a daemon meets
+// agents that older daemons started, and an agent may meet a downgraded
+// daemon, which refuses a protocol newer than its own. So the protocol
+// changes only when the daemon can see a difference (a request, an
+// answer, a line, where the agent listens); a change to the agent's files
+// that no daemon can see bumps Revision alone, and every daemon of the
+// same protocol keeps speaking to it.
+//
+// Up to 12 every change bumped the protocol, so the values of agents in
+// the wild are 1 to 12; the wires among them are fewer, each named for
+// its first version, which is what the Conn tests (interruptVersion and
+// the like):
+//
+//	wire  versions  what the daemon sees
+//	1     1, 2      pings and executions (2's pong says "protocol")
+//	3     3         interrupt
+//	4     4         max_answer, truncated
+//	5     5         the agent listens at ListenPath without a listener
+//	6     6-8       reclaim
+//	9     9-12      display lines and bundles
+//
+// testdata keeps the last version of each older wire (agent-v2, -v3,
+// -v4, -v5, -v8; agent-v1 as the one that says no protocol) and today's
+// Conn is tested against each (TestAgentContract); the current wire is
+// the current files.
 //
 // Versions:
 //
@@ -83,14 +104,22 @@ import "errors"
 //	   over the processes again after the command's group had gone,
 //	   finding nothing). Requests and answers are those of 9.
 //
-// To bump: before changing the agent (or from a checkout of the last
-// commit) save it with
+// To change the agent: change its files, bump Revision and record the
+// new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
+// says it). If a daemon can see the change, also, before changing the
+// files (or from a checkout of the last commit), save the current wire's
+// last agent with
 //
-//	go test ./isolation/agent -run TestSaveAgent -save-agent=$PWD/isolation/agent/testdata/agent-v<N>
+//	go test ./isolation/agent -run TestSaveAgent -save-agent=$PWD/isolation/agent/testdata/agent-v<ProtocolVersion>
 //
-// then change it, bump ProtocolVersion, record the new hash in
-// version_test.go, and make the Conn adapt where the versions differ.
+// add it to savedProtocols (contract_test.go), set ProtocolVersion to
+// Revision, and make the Conn adapt where the wires differ.
 const ProtocolVersion = 12
+
+// Revision is the build of the agent's files (Files): it changes with
+// every change to them, seen by a daemon or not (ProtocolVersion changes
+// only for the former). Up to 12 the two were one number.
+const Revision = 12
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

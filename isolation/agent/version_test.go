@@ -12,8 +12,9 @@ import (
 	"testing"
 )
 
-// agentSHA256 is filesHash of the agent at each protocol version since 2
-// (version 1 is testdata/agent-v1/agent.py as it was).
+// agentSHA256 is filesHash of the agent at each revision since 2 (up to
+// 12 a revision was a protocol version; 1 is testdata/agent-v1/agent.py
+// as it was).
 var agentSHA256 = map[int]string{
 	2:  "54bb97440299c0760c190d20c2aabd347daf4d2a00fc5d704019e3de098db64a",
 	3:  "8b69deddafd8c4d0a2fe096c25b72b037a77ac479e23e6ce11bb87e0f27faa74",
@@ -41,21 +42,27 @@ func filesHash(files []File) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestAgentSourcesHaveTheirVersion enforces the bump rule of
-// ProtocolVersion: the agent's files are those recorded for it, and every
-// older version the daemon still speaks to is saved, as it was, for
+// TestAgentSourcesHaveTheirVersion enforces the bump rules of Revision and
+// ProtocolVersion: the agent's files are those recorded for the revision,
+// the protocol is no newer than the revision, and the last agent of every
+// older wire the daemon still speaks to is saved, as it was, for
 // TestAgentContract.
 func TestAgentSourcesHaveTheirVersion(t *testing.T) {
 	got := filesHash(Files())
-	want, ok := agentSHA256[ProtocolVersion]
+	want, ok := agentSHA256[Revision]
 	switch {
 	case !ok:
-		t.Fatalf("agent.ProtocolVersion is %d, and no hash is recorded for it: add %d: %q to agentSHA256 in version_test.go", ProtocolVersion, ProtocolVersion, got)
+		t.Fatalf("agent.Revision is %d, and no hash is recorded for it: add %d: %q to agentSHA256 in version_test.go", Revision, Revision, got)
 	case got != want:
-		t.Fatalf("agent sources changed: bump agent.ProtocolVersion, save the previous agent as testdata/agent-v%d/ and update the hash "+
-			"(the new version's is %q; see version.go)", ProtocolVersion, got)
+		t.Fatalf("agent sources changed: bump agent.Revision and record the new hash, %q; if a daemon can see the change, save the current wire's agent first and bump ProtocolVersion too (see version.go)", got)
 	}
-	for v := MinProtocolVersion; v < ProtocolVersion; v++ {
+	if ProtocolVersion > Revision || ProtocolVersion < savedProtocols[len(savedProtocols)-1] {
+		t.Fatalf("ProtocolVersion %d must lie between the last saved wire (%d) and Revision (%d)", ProtocolVersion, savedProtocols[len(savedProtocols)-1], Revision)
+	}
+	if savedProtocols[0] != MinProtocolVersion {
+		t.Fatalf("the oldest saved agent is version %d; MinProtocolVersion is %d", savedProtocols[0], MinProtocolVersion)
+	}
+	for _, v := range savedProtocols {
 		dir := filepath.Join("testdata", fmt.Sprintf("agent-v%d", v))
 		if _, err := os.Stat(dir); err != nil {
 			t.Fatalf("agent version %d, which the daemon still speaks to (MinProtocolVersion is %d), is not saved in %s: %v", v, MinProtocolVersion, dir, err)
@@ -64,6 +71,14 @@ func TestAgentSourcesHaveTheirVersion(t *testing.T) {
 			if got := filesHash(savedAgent(t, v)); got != want {
 				t.Errorf("%s is not the agent of version %d: its hash is %q, recorded %q", dir, v, got, want)
 			}
+		}
+	}
+	// A saved agent no test runs is dead weight.
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "agent-v*"))
+	for _, d := range dirs {
+		var v int
+		if _, err := fmt.Sscanf(filepath.Base(d), "agent-v%d", &v); err != nil || !slices.Contains(savedProtocols, v) {
+			t.Errorf("%s is not in savedProtocols (contract_test.go): add it there, or remove it", d)
 		}
 	}
 }
