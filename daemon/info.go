@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/version"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/seccomp"
@@ -62,13 +63,13 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		}
 		info.Sessions.Total++
 		switch st {
-		case api.StatusRunning:
+		case sess.Running:
 			info.Sessions.Running++
-		case api.StatusPaused:
+		case sess.Paused:
 			info.Sessions.Paused++
-		case api.StatusStopped:
+		case sess.Stopped:
 			info.Sessions.Stopped++
-		case api.StatusFailed:
+		case sess.Failed:
 			info.Sessions.Failed++
 		}
 	}

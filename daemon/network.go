@@ -12,6 +12,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 	"github.com/sandboxd/sandboxd/isolation/network"
@@ -341,7 +342,7 @@ func (d *Daemon) reconcileNetworks(ctx context.Context) error {
 	for _, id := range left {
 		if s, ok := d.sessions.get(id); ok {
 			rec := s.Snapshot()
-			if rec.NetSlot != 0 && (rec.Status == api.StatusRunning || rec.Status == api.StatusPaused) {
+			if st := sess.Status(rec.Status); rec.NetSlot != 0 && (st == sess.Running || st == sess.Paused) {
 				continue // restoreNetwork writes it anew
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/version"
 )
 
@@ -60,9 +61,9 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 			continue
 		}
 		// A paused session holds its memory: it is allocated.
-		switch rec.Status {
-		case api.StatusRunning, api.StatusPaused:
-			if rec.Status == api.StatusPaused {
+		switch st := sess.Status(rec.Status); st {
+		case sess.Running, sess.Paused:
+			if st == sess.Paused {
 				n.SessionsByStatus.Paused++
 			} else {
 				n.SessionsByStatus.Running++
@@ -70,9 +71,9 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 			n.Allocated.Sessions++
 			n.Allocated.MemoryMB += rec.Limits.MemoryMB
 			n.Allocated.CPUs += rec.Limits.CPUs
-		case api.StatusStopped:
+		case sess.Stopped:
 			n.SessionsByStatus.Stopped++
-		case api.StatusFailed:
+		case sess.Failed:
 			n.SessionsByStatus.Failed++
 		}
 	}

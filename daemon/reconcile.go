@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
@@ -23,7 +24,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		// config says now; the others get new ones (and their files a new
 		// owner) at start if user namespaces were turned off or the range
 		// moved.
-		if r.IDBase != 0 && (d.ids == nil || !d.ids.Reserve(r.IDBase)) && r.Status != api.StatusRunning {
+		if r.IDBase != 0 && (d.ids == nil || !d.ids.Reserve(r.IDBase)) && sess.Status(r.Status) != sess.Running {
 			r.IDBase = 0
 			if err := d.store.PutSession(r); err != nil {
 				return err

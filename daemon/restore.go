@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sandboxd/sandboxd/api"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -20,7 +21,8 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 	var outdated []*session
 	for _, s := range d.sessions.all() {
 		rec := s.Snapshot()
-		if rec.Status != api.StatusRunning && rec.Status != api.StatusPaused {
+		st := sess.Status(rec.Status)
+		if st != sess.Running && st != sess.Paused {
 			continue
 		}
 		if err := d.openGateway(&rec); err != nil {
@@ -35,7 +37,7 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 			}
 			// Restore thawed a paused session's sandbox to reach its
 			// agent: it is frozen again, as it was.
-			if rec.Status == api.StatusPaused {
+			if st == sess.Paused {
 				if err := sb.Freeze(); err != nil {
 					d.log.Warn("pause a restored session again: it runs", "session", rec.ID, "err", err)
 					_ = s.SetResumed() // it is paused: allowed

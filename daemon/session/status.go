@@ -46,7 +46,13 @@ var transitions = map[Status][]Status{
 	Failed:  {Running, Failed},
 }
 
-// TransitionError is a move the table refuses.
+// TransitionError is a move the table refuses. It is a conflict (409),
+// not an internal error: the daemon asks for a move only while it holds
+// the session's operation, so the one way it meets a refused move is a
+// race with the sandbox's own end (it died while being paused or resumed,
+// and its watcher failed the session). The session changed under the
+// caller, who is told so and finds it as it is now; the table refused
+// the move, so the state stays whole either way.
 type TransitionError struct {
 	ID       string
 	From, To Status
@@ -55,6 +61,9 @@ type TransitionError struct {
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("session %s cannot go from %s to %s", e.ID, e.From, e.To)
 }
+
+// Conflict makes a refused move errdefs.ErrConflict's class.
+func (e *TransitionError) Conflict() {}
 
 // allowed says whether a session may go from one status to the other.
 func allowed(from, to Status) bool {

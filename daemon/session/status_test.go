@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -46,7 +48,7 @@ func TestTransitions(t *testing.T) {
 					return
 				}
 				var te *TransitionError
-				if !errors.As(err, &te) || te.From != from || te.To != to {
+				if !errors.As(err, &te) || te.From != from || te.To != to || !errdefs.IsConflict(err) {
 					t.Fatalf("refused move: err %v", err)
 				}
 				if rec.Status != string(from) || rec.Reason != "before" {
