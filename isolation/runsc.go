@@ -13,11 +13,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	ocgroups "github.com/opencontainers/cgroups"
-	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
@@ -374,170 +372,6 @@ func tailOf(path string) string {
 	return ": " + string(bytes.TrimSpace(b))
 }
 
-// runscCgroup is the cgroup of runsc sandbox id, with limits res.
-func (r *Runtime) runscCgroup(id string, res *specs.LinuxResources) (ocgroups.Manager, error) {
-	return manager.New(&ocgroups.Cgroup{Path: r.cgroups.PathFor(id), Resources: cgroupResources(res)})
-}
-
-// runscContainer is the runsc sandbox id of spec in cgroup cg, whose
-// sandbox process's pid is in pidFile (or, when pidFile is "", runsc's
-// state says).
-func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
-	network := spec.Annotations[runscNetworkKey]
-	if network == "" {
-		network = runscNetNone // a sandbox of a daemon before networks
-	}
-	var pid int
-	if pidFile != "" {
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			return nil, err
-		}
-		if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
-			return nil, fmt.Errorf("runsc pid file: %w", err)
-		}
-	} else {
-		st, err := r.runsc.state(id, network)
-		if err != nil {
-			return nil, err
-		}
-		if st.Status != "running" {
-			return nil, fmt.Errorf("sandbox is %s", st.Status)
-		}
-		pid = st.Pid
-	}
-	pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return nil, fmt.Errorf("watch runsc sandbox %d: %w", pid, err)
-	}
-	start, err := startTime(pid)
-	if err != nil {
-		unix.Close(pidfd)
-		return nil, err
-	}
-	return &gvisorContainer{rs: r.runsc, id: id, network: network, python: spec.Process.Args[0], user: spec.Process.User,
-		pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
-}
-
-// cgroupResources is the part of an OCI spec's resources the daemon sets,
-// as the cgroup manager takes them.
-func cgroupResources(l *specs.LinuxResources) *ocgroups.Resources {
-	// Device rules are gVisor's own: its gofer and Sentry open the
-	// host's devices they need.
-	r := &ocgroups.Resources{SkipDevices: true}
-	if l == nil {
-		return r
-	}
-	setResources(r, l)
-	if c := l.CPU; c != nil {
-		r.CpusetCpus = c.Cpus
-	}
-	return r
-}
-
-// gvisorContainer is a sandbox runsc runs. Its limits, stats and freezer
-// are its cgroup's, read and written directly (runsc applied the spec's
-// limits there at create); its end is its sandbox process's, watched
-// through a pidfd (runsc's processes are not the daemon's children).
-type gvisorContainer struct {
-	rs      *runsc
-	id      string
-	network string // its --network
-	// python and user are the agent's interpreter and user, for the port
-	// proxy's helper (dialPort).
-	python string
-	user   specs.User
-	pid    int
-	start  uint64
-	cg     ocgroups.Manager
-
-	mu     sync.Mutex
-	pidfd  int // -1 once closed
-	res    ocgroups.Resources
-	closed bool
-}
-
-func (c *gvisorContainer) kill() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil
-	}
-	if err := unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0); err != nil && err != unix.ESRCH {
-		return err
-	}
-	return nil
-}
-
-// destroy deletes runsc's state of the exited sandbox, and its cgroup
-// (with whatever of the gofer is left in it).
-func (c *gvisorContainer) destroy() error {
-	c.close()
-	return c.rs.remove(c.id, c.cg)
-}
-
-// close lets go of the pidfd.
-func (c *gvisorContainer) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.closed {
-		unix.Close(c.pidfd)
-		c.closed = true
-	}
-}
-
-func (c *gvisorContainer) stats() (*ocgroups.Stats, error)         { return c.cg.GetStats() }
-func (c *gvisorContainer) cgroupPaths() (map[string]string, error) { return c.cg.GetPaths(), nil }
-func (c *gvisorContainer) pause() error                            { return c.cg.Freeze(ocgroups.Frozen) }
-func (c *gvisorContainer) resume() error                           { return c.cg.Freeze(ocgroups.Thawed) }
-
-func (c *gvisorContainer) resources() ocgroups.Resources {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.res
-}
-
-func (c *gvisorContainer) set(r *ocgroups.Resources) error {
-	if err := c.cg.Set(r); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.res = *r
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *gvisorContainer) initProcess() (int, uint64, error) { return c.pid, c.start, nil }
-
-// dupPidfd is a descriptor of the sandbox process for a watcher of its
-// own.
-func (c *gvisorContainer) dupPidfd() (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return -1, errors.New("sandbox let go")
-	}
-	return unix.FcntlInt(uintptr(c.pidfd), unix.F_DUPFD_CLOEXEC, 0)
-}
-
-// watch closes s.exited when runsc's sandbox process exits: how it ended
-// is not the daemon's to learn (not its child), but for memory.
-func (s *Sandbox) watch(c *gvisorContainer, l Limits) error {
-	if err := watchMemory(c.cg, l.MemoryBytes, s.exited, s.reclaim); err != nil {
-		return err
-	}
-	s.inside = &Limits{MemoryBytes: l.MemoryBytes, Pids: l.Pids}
-	fd, err := c.dupPidfd()
-	go func() {
-		if err == nil {
-			watchExit(fd)
-		}
-		s.setExit(nil)
-		close(s.exited)
-	}()
-	return nil
-}
-
 // restoreRunsc takes back a runsc sandbox a previous daemon left running.
 func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 	if r.runsc == nil {
@@ -585,14 +419,6 @@ func (r *Runtime) runscInfo() RuntimeInfo {
 		return RuntimeInfo{Name: api.RuntimeRunsc, Problem: r.runscProblem}
 	}
 	return RuntimeInfo{Name: api.RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks, NetworkAtStart: true}
-}
-
-// resourcesOf is the limits cgroup manager m was made with.
-func resourcesOf(m ocgroups.Manager) ocgroups.Resources {
-	if c, err := m.GetCgroups(); err == nil && c.Resources != nil {
-		return *c.Resources
-	}
-	return ocgroups.Resources{}
 }
 
 // searchable checks that every folder above each path lets anyone through

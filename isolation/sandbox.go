@@ -7,14 +7,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
-	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"golang.org/x/sys/unix"
 
@@ -558,112 +556,6 @@ func (s *Sandbox) destroy() error {
 	}
 	return os.RemoveAll(s.paths.dir)
 }
-
-// Cleanup removes whatever is left of sandbox id after a daemon that did
-// not stop it: its processes, cgroup, libcontainer state and folder — also
-// the half of a start cut short, which libcontainer cannot load.
-func (r *Runtime) Cleanup(id string) error {
-	r.cpus.release(id)
-	var errs []error
-	if c, err := libcontainer.Load(r.lcRoot, id); err == nil {
-		if err := c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
-			errs = append(errs, err)
-		}
-		for i := 0; i < 100; i++ {
-			if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		errs = append(errs, retryBusy(c.Destroy))
-	}
-	// A daemon that died while the sandbox started may have left its view
-	// mounted: unmounted first, so that RemoveAll stays in the folder.
-	p := r.pathsOf(id)
-	if r.runsc != nil {
-		if cg, err := r.runscCgroup(id, nil); err == nil {
-			errs = append(errs, r.runsc.remove(id, cg))
-		}
-	}
-	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), unmountView(p), os.RemoveAll(p.dir))
-	return errors.Join(errs...)
-}
-
-// CgroupsWritable checks that a sandbox's cgroup can be made now (a
-// health check).
-func (r *Runtime) CgroupsWritable() error { return r.cgroups.Writable() }
-
-// Leftovers lists the sandboxes that have runtime state or a cgroup on this
-// host.
-func (r *Runtime) Leftovers() ([]string, error) {
-	seen := map[string]bool{}
-	cgs, err := r.cgroups.Sandboxes()
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range cgs {
-		seen[id] = true
-	}
-	for _, dir := range []string{filepath.Join(r.stateDir, "sandboxes"), r.lcRoot} {
-		ents, err := os.ReadDir(dir)
-		if err != nil && !os.IsNotExist(err) {
-			return nil, err
-		}
-		for _, e := range ents {
-			if e.IsDir() {
-				seen[e.Name()] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for id := range seen {
-		out = append(out, id)
-	}
-	return out, nil
-}
-
-// specconvMu serialises specconv.CreateLibcontainerConfig: its config's
-// device list points at the package's shared AllowedDevices, and with a
-// user namespace it writes each sandbox's root uid into them. Under the lock
-// the devices are copied, so no sandbox shares them afterwards.
-var specconvMu sync.Mutex
-
-func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
-	specconvMu.Lock()
-	defer specconvMu.Unlock()
-	cfg, err := specconv.CreateLibcontainerConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	for i, d := range cfg.Devices {
-		c := *d
-		cfg.Devices[i] = &c
-	}
-	// The seccomp profile is the runtime's, the same for every sandbox
-	// but for its notify listener's metadata (the sandbox's id), and a
-	// container keeps its config for its life: ~30 KB each, 30 MB of the
-	// daemon's heap over a thousand idle sessions. Equal ones share their
-	// rules (libcontainer only reads them).
-	if s := cfg.Seccomp; s != nil {
-		same := sharedSeccomp != nil
-		if same {
-			c := *s
-			c.ListenerMetadata = sharedSeccomp.ListenerMetadata
-			same = reflect.DeepEqual(sharedSeccomp, &c)
-		}
-		if same {
-			c := *sharedSeccomp
-			c.ListenerMetadata = s.ListenerMetadata
-			cfg.Seccomp = &c
-		} else {
-			sharedSeccomp = s
-		}
-	}
-	return cfg, nil
-}
-
-// sharedSeccomp is the last seccomp config made, guarded by specconvMu.
-var sharedSeccomp *configs.Seccomp
 
 // SetLimits changes the sandbox's cgroup limits while it runs: a sandbox
 // from the warm pool takes the limits of the session that claims it.
