@@ -19,7 +19,6 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -416,9 +415,9 @@ func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 // runscInfo describes the runsc runtime for Info.
 func (r *Runtime) runscInfo() RuntimeInfo {
 	if r.runsc == nil {
-		return RuntimeInfo{Name: api.RuntimeRunsc, Problem: r.runscProblem}
+		return RuntimeInfo{Name: RuntimeRunsc, Problem: r.runscProblem}
 	}
-	return RuntimeInfo{Name: api.RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks, NetworkAtStart: true}
+	return RuntimeInfo{Name: RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks, NetworkAtStart: true}
 }
 
 // searchable checks that every folder above each path lets anyone through

@@ -16,7 +16,6 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
@@ -39,7 +38,7 @@ type Spec struct {
 	// IDBase is the first host id of the sandbox's user namespace block
 	// (see package idmap); needed when the runtime has user namespaces.
 	IDBase uint32
-	// Runtime runs the sandbox: api.RuntimeRunsc, else runc.
+	// Runtime runs the sandbox: RuntimeRunsc, else runc.
 	Runtime string
 	// Image is the root filesystem (nil: the host's system folders).
 	Image *Image
@@ -51,7 +50,7 @@ type Spec struct {
 	Packages string
 	// Gateway, if set, is the host folder of the session's MCP gateway
 	// (its socket and helper module), shown read-only at
-	// api.MCPGatewayDir and put on the sandbox's PYTHONPATH.
+	// GatewayDir and put on the sandbox's PYTHONPATH.
 	Gateway string
 	// Warm makes Start return only once the interpreter has fully started
 	// (its site-packages and imports, which it otherwise finishes while
@@ -170,8 +169,8 @@ func sandboxEnv(s *Spec) []string {
 		env = append(env, packagesEnv...)
 	}
 	if s.Gateway != "" {
-		env = append(env, api.MCPSocketEnv+"="+api.MCPGatewayDir+"/"+api.MCPGatewaySocket)
-		env = addPythonPath(env, api.MCPGatewayDir)
+		env = append(env, GatewaySocketEnv+"="+GatewayDir+"/"+GatewaySocket)
+		env = addPythonPath(env, GatewayDir)
 	}
 	return append(env, s.Env...)
 }
@@ -202,7 +201,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if r.userns && s.IDBase == 0 {
 		return nil, errors.New("a sandbox with a user namespace needs a block of host ids")
 	}
-	if s.Runtime == api.RuntimeRunsc && r.runsc == nil {
+	if s.Runtime == RuntimeRunsc && r.runsc == nil {
 		return nil, fmt.Errorf("runsc is not usable on this host: %s", r.runscProblem)
 	}
 	p := r.pathsOf(s.ID)
@@ -229,7 +228,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer logf.Close()
 	launch := r.launchRunc
-	if s.Runtime == api.RuntimeRunsc {
+	if s.Runtime == RuntimeRunsc {
 		launch = r.launchRunsc
 	}
 	sb, err := launch(ctx, s, p, view, logf, t0)
@@ -257,7 +256,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	// runsc's gofer serves the view from mounts of its own by now.
 	_ = unmountView(p)
 	if e := pong.PreloadError; e != nil {
-		return nil, &PreloadError{*e}
+		return nil, &PreloadError{ExecError(*e)}
 	}
 	sb.Timings.Agent = time.Since(sb.started)
 	return sb, nil
@@ -274,9 +273,9 @@ func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
 	}
 	var mountPoints []string
 	if s.Gateway != "" {
-		mountPoints = append(mountPoints, api.MCPGatewayDir)
+		mountPoints = append(mountPoints, GatewayDir)
 	}
-	view, err := r.mountView(p, img, s.Packages, s.Runtime == api.RuntimeRunsc, mountPoints...)
+	view, err := r.mountView(p, img, s.Packages, s.Runtime == RuntimeRunsc, mountPoints...)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
@@ -368,7 +367,7 @@ func (r *Runtime) launchRunc(_ context.Context, s *Spec, p *paths, view *Image, 
 }
 
 // PreloadError is a template's preload code failing in a new sandbox.
-type PreloadError struct{ api.ExecError }
+type PreloadError struct{ ExecError }
 
 func (e *PreloadError) Error() string {
 	return fmt.Sprintf("the preload code failed: %s: %s%s", e.Name, e.Value, tracebackTail(e.Traceback))
@@ -450,7 +449,7 @@ func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 // exec runs one request in the sandbox's agent, and meters the sandbox's
 // cgroup while it runs (use). On an error the sandbox is out of step with
 // the daemon and must be restarted.
-func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output), use *Usage) (*agent.Message, error) {
+func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(agent.Output), use *Usage) (*agent.Message, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.connMu.Lock()
