@@ -11,8 +11,8 @@ import (
 )
 
 // What a daemon that did not stop its sandboxes left on the host: found
-// (Leftovers) and removed (Cleanup) at start, when the database is
-// reconciled with the host.
+// (Leftovers) when the daemon reconciles its database with the host, and
+// removed (Cleanup) then, or when a sandbox cannot be restored.
 
 // Cleanup removes whatever is left of sandbox id after a daemon that did
 // not stop it: its processes, cgroup, libcontainer state and folder — also
