@@ -1,31 +1,13 @@
 package api
 
-import (
-	"strconv"
-	"unicode/utf8"
-)
-
-// quoteMax bounds what an error message quotes of the input it rejects.
-const quoteMax = 64
+import "github.com/sandboxd/sandboxd/internal/quote"
 
 // Quote quotes s for an error message, cut to its first bytes (at a rune
 // boundary, "…" after): a message names what it rejects, it does not echo
-// it back whole (a 100 KB path once came back whole).
-func Quote(s string) string {
-	if len(s) <= quoteMax {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(Cut(s, quoteMax)) + "…"
-}
+// it back whole (a 100 KB path once came back whole). The one source is
+// internal/quote, which packages below the API use too.
+func Quote(s string) string { return quote.Quote(s) }
 
 // Cut is s cut to at most n bytes, at a rune boundary (a rune across the
 // cut is left out whole).
-func Cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func Cut(s string, n int) string { return quote.Cut(s, n) }

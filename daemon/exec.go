@@ -209,7 +209,7 @@ func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
 		MaxAnswer: d.cfg.MaxAnswerBytes,
-		OnDisplay: out.display,
+		OnDisplay: func(o isolation.RichOutput) { out.display(apiOutput(o)) },
 	}, out.add)
 	e.Stdout, e.Stderr = out.text()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
@@ -221,8 +221,8 @@ func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out
 	e.Status = r.Status
 	e.ExitCode = r.ExitCode
 	e.Result = r.Result
-	e.Error = r.Error
-	e.Outputs = r.Outputs
+	e.Error = apiExecError(r.Error)
+	e.Outputs = apiOutputs(r.Outputs)
 	e.Truncated = r.Truncated || out.truncated
 	out.budget.bound(e)
 	// The displayed outputs came first and drew on the budget as they

@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -52,7 +51,7 @@ type fakeHost struct {
 
 func newFakeHost(tmp string) *fakeHost {
 	return &fakeHost{running: map[string]*fakeBox{}, leftovers: map[string]bool{}, oldAgent: map[string]bool{}, ports: map[int]string{}, tmp: tmp,
-		runtimes: []isolation.RuntimeInfo{{Name: api.RuntimeRunc, Usable: true, Networks: true}, {Name: api.RuntimeRunsc, Usable: true, Platform: "ptrace"}}}
+		runtimes: []isolation.RuntimeInfo{{Name: isolation.RuntimeRunc, Usable: true, Networks: true}, {Name: isolation.RuntimeRunsc, Usable: true, Platform: "ptrace"}}}
 }
 
 // box is the running sandbox id, nil if none.
@@ -266,10 +265,10 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		return nil, isolation.ErrUnresponsive // a frozen agent does not answer
 	}
 	code := strings.TrimSpace(o.Code)
-	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: api.StatusOK, Duration: time.Millisecond,
+	r := &isolation.ExecResult{ID: o.ID, Language: o.Language, Status: isolation.StatusOK, Duration: time.Millisecond,
 		Usage: isolation.Usage{CPU: 500 * time.Microsecond, MemoryPeak: 8 << 20}}
 	if code == "sleep" {
-		out(api.EventStdout, "sleeping\n")
+		out(isolation.StreamStdout, "sleeping\n")
 		return b.sleep(o, r)
 	}
 	b.mu.Lock()
@@ -282,38 +281,38 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		return nil, errors.New("agent connection closed")
 	case code == "hang":
 		return nil, isolation.ErrUnresponsive
-	case o.Language == api.LanguageShell && strings.Contains(code, "'--target'"):
+	case o.Language == isolation.LanguageShell && strings.Contains(code, "'--target'"):
 		// pip install --target: the fake installs a module of each
 		// requirement's name.
 		if err := b.fakeInstall(code); err != nil {
 			return nil, err
 		}
-		out(api.EventStdout, code+"\n")
+		out(isolation.StreamStdout, code+"\n")
 	case strings.HasPrefix(code, "display "):
 		// Each word displayed as HTML, a line of stdout after each; a
 		// figure left open at the end.
 		for _, w := range strings.Fields(code)[1:] {
 			if o.OnDisplay != nil {
-				o.OnDisplay(api.Output{MIME: "text/html", Data: w, Bundle: map[string]string{"text/html": w}})
+				o.OnDisplay(isolation.RichOutput{MIME: "text/html", Data: w, Bundle: map[string]string{"text/html": w}})
 			}
-			out(api.EventStdout, "after "+w+"\n")
+			out(isolation.StreamStdout, "after "+w+"\n")
 		}
-		r.Outputs = []api.Output{{MIME: "image/png", Data: "iVBOR"}}
+		r.Outputs = []isolation.RichOutput{{MIME: "image/png", Data: "iVBOR"}}
 	case code == "oom":
 		b.oomKills++
-		r.Status, r.ExitCode, r.StateReset = api.StatusKilled, 137, true
+		r.Status, r.ExitCode, r.StateReset = isolation.StatusKilled, 137, true
 		b.vars = map[string]string{}
-	case o.Language == api.LanguagePython && strings.Contains(code, "="):
+	case o.Language == isolation.LanguagePython && strings.Contains(code, "="):
 		k, v, _ := strings.Cut(code, "=")
 		b.vars[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	case o.Language == api.LanguagePython && b.vars[code] != "":
+	case o.Language == isolation.LanguagePython && b.vars[code] != "":
 		v := b.vars[code]
 		r.Result = &v
-	case o.Language == api.LanguagePython && isIdent(code):
-		r.Status = api.StatusError
-		r.Error = &api.ExecError{Name: "NameError", Value: fmt.Sprintf("name '%s' is not defined", code)}
+	case o.Language == isolation.LanguagePython && isIdent(code):
+		r.Status = isolation.StatusError
+		r.Error = &isolation.ExecError{Name: "NameError", Value: fmt.Sprintf("name '%s' is not defined", code)}
 	default:
-		out(api.EventStdout, code+"\n")
+		out(isolation.StreamStdout, code+"\n")
 	}
 	return r, nil
 }
@@ -361,15 +360,15 @@ func (b *fakeBox) sleep(o *isolation.ExecOptions, r *isolation.ExecResult) (*iso
 	}
 	select {
 	case <-ch:
-		r.Status, r.ExitCode = api.StatusInterrupted, 130
+		r.Status, r.ExitCode = isolation.StatusInterrupted, 130
 	case <-time.After(timeout):
-		r.Status, r.ExitCode = api.StatusTimeout, 124
+		r.Status, r.ExitCode = isolation.StatusTimeout, 124
 	case <-b.exited:
 		return nil, errors.New("agent connection closed")
 	case <-b.detachedCh():
 		return nil, errors.New("agent connection closed")
 	}
-	r.Error = &api.ExecError{Name: "KeyboardInterrupt"}
+	r.Error = &isolation.ExecError{Name: "KeyboardInterrupt"}
 	return r, nil
 }
 

@@ -58,7 +58,7 @@ func (d *Daemon) ImportRootfs(ctx context.Context, name string, body io.Reader) 
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 			return nil, api.Errorf(errdefs.ErrResourceExhausted, "the disk of %s is full: free space and import again", d.cfg.DataDir)
 		}
-		return nil, err
+		return nil, importError(err)
 	}
 	if err := os.RemoveAll(d.paths.importDir(name)); err != nil {
 		return nil, err

@@ -20,7 +20,9 @@ func TestLayering(t *testing.T) {
 		recursive bool
 		forbidden []string
 	}{
-		{"../isolation", true, []string{"github.com/sandboxd/sandboxd/daemon", "net/http"}},
+		// The runtime's contract has its own types: the daemon converts
+		// them to the API's wire types (runtimetypes.go).
+		{"../isolation", true, []string{"github.com/sandboxd/sandboxd/daemon", "net/http", "github.com/sandboxd/sandboxd/api"}},
 		{"sandboxfs", true, []string{"net/http"}},
 		// The router declares what it needs (server.Backend); it knows
 		// nothing of the daemon's packages, as moby's routers.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -13,7 +12,7 @@ type ExecOptions struct {
 	// ID names the execution, so that an answer no daemon heard can be
 	// matched with it later.
 	ID string
-	// Language is api.LanguagePython or api.LanguageShell.
+	// Language is LanguagePython or LanguageShell.
 	Language string
 	Code     string
 	// Timeout bounds the execution; Grace is how long an interrupt has
@@ -33,21 +32,40 @@ type ExecOptions struct {
 	// does, in order with the output streamed to Exec's out (agents of
 	// protocol 9 on; older ones display nothing). ExecResult.Outputs
 	// are those that came after.
-	OnDisplay func(api.Output)
+	OnDisplay func(RichOutput)
 }
 
-// ExecResult is how an execution ended. Status is one of the api
-// execution statuses (ok, error, timeout, interrupted, killed).
+// ExecError is the exception an execution's code raised (or a template's
+// preload code: PreloadError).
+type ExecError struct {
+	Name      string
+	Value     string
+	Traceback string
+}
+
+// RichOutput is one rich output of an execution: a figure, what the code
+// displayed, or the last expression's representations. MIME and Data are
+// the richest (Data base64 whatever the type); Bundle is every
+// representation, mime -> data, text types as text, binary ones base64.
+type RichOutput struct {
+	MIME   string
+	Data   string
+	Bundle map[string]string
+}
+
+// ExecResult is how an execution ended. Status is one of the execution
+// statuses (StatusOK, StatusError, StatusTimeout, StatusInterrupted,
+// StatusKilled).
 type ExecResult struct {
 	ID       string
 	Language string
 	Status   string
 	ExitCode int
 	Result   *string
-	Error    *api.ExecError
+	Error    *ExecError
 	// Outputs are the outputs not handed to ExecOptions.OnDisplay: the
 	// last expression's rich representations, then the figures.
-	Outputs    []api.Output
+	Outputs    []RichOutput
 	Truncated  bool
 	StateReset bool
 	Duration   time.Duration
@@ -63,7 +81,7 @@ type Usage struct {
 }
 
 // Output gets each piece of an execution's output as the code produces
-// it; stream is api.EventStdout or api.EventStderr.
+// it; stream is StreamStdout or StreamStderr.
 type Output func(stream, data string)
 
 // request is opts as the agent's wire request.
@@ -89,12 +107,33 @@ func resultOf(m *agent.Message) *ExecResult {
 		Status:     m.Status,
 		ExitCode:   m.ExitCode,
 		Result:     m.Result,
-		Error:      m.Error,
-		Outputs:    m.Outputs,
+		Error:      execError(m.Error),
+		Outputs:    richOutputs(m.Outputs),
 		Truncated:  m.Truncated,
 		StateReset: m.StateReset,
 		Duration:   time.Duration(m.DurationMS * float64(time.Millisecond)),
 	}
+}
+
+// execError is the agent's exception as the runtime's.
+func execError(e *agent.ExecError) *ExecError {
+	if e == nil {
+		return nil
+	}
+	x := ExecError(*e)
+	return &x
+}
+
+// richOutputs are the agent's outputs as the runtime's.
+func richOutputs(outs []agent.Output) []RichOutput {
+	if outs == nil {
+		return nil
+	}
+	rs := make([]RichOutput, len(outs))
+	for i, o := range outs {
+		rs[i] = RichOutput(o)
+	}
+	return rs
 }
 
 // Exec runs one execution in the sandbox's agent. A timeout, an exception
@@ -111,7 +150,11 @@ func (s *Sandbox) Exec(ctx context.Context, o *ExecOptions, out Output) (*ExecRe
 		wait = min(wait, time.Until(dl))
 	}
 	var use Usage
-	m, err := s.exec(o.request(), wait, out, o.OnDisplay, &use)
+	var display func(agent.Output)
+	if o.OnDisplay != nil {
+		display = func(d agent.Output) { o.OnDisplay(RichOutput(d)) }
+	}
+	m, err := s.exec(o.request(), wait, out, display, &use)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ var ErrInterruptUnsupported = agent.ErrUnsupported
 // its variables with it, is killed and restarted only if that has not
 // stopped it within the execution's grace), a shell command SIGINT and,
 // after the grace, SIGKILL. That execution's Exec then returns its
-// result, with status api.StatusInterrupted. Interrupt is meant to be
+// result, with status StatusInterrupted. Interrupt is meant to be
 // called while another goroutine is in Exec, and waits for neither the
 // execution nor its Exec (it takes no execMu).
 //

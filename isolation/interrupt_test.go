@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // TestSandboxInterrupt interrupts a Python cell and a shell command from
@@ -28,9 +26,9 @@ func checkInterrupt(t *testing.T, sb *Sandbox) {
 	}
 	run(t, sb, "python", "x = 41")
 
-	m, out, took := interruptWhenStarted(t, sb, &ExecOptions{ID: "py", Language: api.LanguagePython,
+	m, out, took := interruptWhenStarted(t, sb, &ExecOptions{ID: "py", Language: LanguagePython,
 		Code: "import time\nprint('started', flush=True)\ntime.sleep(30)"})
-	if m.Status != api.StatusInterrupted || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" || took > 10*time.Second {
+	if m.Status != StatusInterrupted || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" || took > 10*time.Second {
 		t.Fatalf("python: %+v %q after %v", m, out, took)
 	}
 	if m, _ := run(t, sb, "python", "x + 1"); m.Result == nil || *m.Result != "42" || m.StateReset {
@@ -42,9 +40,9 @@ func checkInterrupt(t *testing.T, sb *Sandbox) {
 	// SIGINT can reach sleep between sh's fork and its exec, where sh's
 	// handler takes it and exec forgets it, and sh then waits the whole
 	// grace for sleep (as a terminal's Ctrl-C can be lost the same way).
-	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh", Language: api.LanguageShell,
+	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh", Language: LanguageShell,
 		Code: "exec python3 -c 'import time; print(\"started\", flush=True); time.sleep(30); print(\"never\")'"})
-	if m.Status != api.StatusInterrupted || m.ExitCode != 130 || strings.Contains(out, "never") || took > 10*time.Second {
+	if m.Status != StatusInterrupted || m.ExitCode != 130 || strings.Contains(out, "never") || took > 10*time.Second {
 		t.Fatalf("shell: %+v %q after %v", m, out, took)
 	}
 	if ok, err := sb.Interrupt(context.Background()); ok || err != nil {
@@ -56,16 +54,16 @@ func checkInterrupt(t *testing.T, sb *Sandbox) {
 	// sleep. Ignoring the first SIGINT has the same effect, every time:
 	// the stop repeats it, and the cell (or the command) ends long before
 	// the grace, the cell with its one KeyboardInterrupt.
-	m, _, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "py-lost", Language: api.LanguagePython,
+	m, _, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "py-lost", Language: LanguagePython,
 		Code: "import signal, time\nh = signal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('started', flush=True)\n" +
 			"time.sleep(0.5)\nsignal.signal(signal.SIGINT, h)\ntime.sleep(30)"})
-	if m.Status != api.StatusInterrupted || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" || took > 5*time.Second {
+	if m.Status != StatusInterrupted || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" || took > 5*time.Second {
 		t.Fatalf("python, the first SIGINT lost: %+v after %v", m, took)
 	}
-	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh-lost", Language: api.LanguageShell,
+	m, out, took = interruptWhenStarted(t, sb, &ExecOptions{ID: "sh-lost", Language: LanguageShell,
 		Code: "exec python3 -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print(\"started\", flush=True); " +
 			"time.sleep(0.5); signal.signal(signal.SIGINT, signal.default_int_handler); time.sleep(30); print(\"never\")'"})
-	if m.Status != api.StatusInterrupted || strings.Contains(out, "never") || took > 5*time.Second {
+	if m.Status != StatusInterrupted || strings.Contains(out, "never") || took > 5*time.Second {
 		t.Fatalf("shell, the first SIGINT lost: %+v %q after %v", m, out, took)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -22,7 +21,7 @@ import (
 // later, by the next Exec. A frozen (paused) sandbox is thawed, so that
 // its agent answers: the caller freezes it again.
 func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
-	if s.Runtime == api.RuntimeRunsc {
+	if s.Runtime == RuntimeRunsc {
 		sb, err := r.restoreRunsc(s)
 		if err != nil {
 			return nil, err

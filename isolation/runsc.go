@@ -19,7 +19,6 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
@@ -372,24 +371,6 @@ func tailOf(path string) string {
 	return ": " + string(bytes.TrimSpace(b))
 }
 
-// watch closes s.exited when runsc's sandbox process exits: how it ended
-// is not the daemon's to learn (not its child), but for memory.
-func (s *Sandbox) watch(c *gvisorContainer, l Limits) error {
-	if err := watchMemory(c.cg, l.MemoryBytes, s.exited, s.reclaim); err != nil {
-		return err
-	}
-	s.inside = &Limits{MemoryBytes: l.MemoryBytes, Pids: l.Pids}
-	fd, err := c.dupPidfd()
-	go func() {
-		if err == nil {
-			watchExit(fd)
-		}
-		s.setExit(nil)
-		close(s.exited)
-	}()
-	return nil
-}
-
 // restoreRunsc takes back a runsc sandbox a previous daemon left running.
 func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 	if r.runsc == nil {
@@ -434,17 +415,9 @@ func (r *Runtime) restoreRunsc(s *Spec) (*Sandbox, error) {
 // runscInfo describes the runsc runtime for Info.
 func (r *Runtime) runscInfo() RuntimeInfo {
 	if r.runsc == nil {
-		return RuntimeInfo{Name: api.RuntimeRunsc, Problem: r.runscProblem}
+		return RuntimeInfo{Name: RuntimeRunsc, Problem: r.runscProblem}
 	}
-	return RuntimeInfo{Name: api.RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks, NetworkAtStart: true}
-}
-
-// resourcesOf is the limits cgroup manager m was made with.
-func resourcesOf(m ocgroups.Manager) ocgroups.Resources {
-	if c, err := m.GetCgroups(); err == nil && c.Resources != nil {
-		return *c.Resources
-	}
-	return ocgroups.Resources{}
+	return RuntimeInfo{Name: RuntimeRunsc, Usable: true, Version: r.runsc.version, Platform: r.runsc.platform, Networks: r.runsc.networks, NetworkAtStart: true}
 }
 
 // searchable checks that every folder above each path lets anyone through

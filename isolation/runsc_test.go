@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/seccomp"
@@ -67,7 +66,7 @@ func TestRunscSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	const base = 1 << 30
-	sb, err := r.Start(context.Background(), &Spec{ID: "runsc1", Runtime: api.RuntimeRunsc, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), IDBase: base,
+	sb, err := r.Start(context.Background(), &Spec{ID: "runsc1", Runtime: RuntimeRunsc, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), IDBase: base,
 		Limits: Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 512}})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// A runsc sandbox as the rest of the runtime sees it: the container
+// interface over runsc's sandbox process and its cgroup (runsc.go drives
+// the runsc binary that makes it).
+
 // runscCgroup is the cgroup of runsc sandbox id, with limits res.
 func (r *Runtime) runscCgroup(id string, res *specs.LinuxResources) (ocgroups.Manager, error) {
 	return manager.New(&ocgroups.Cgroup{Path: r.cgroups.PathFor(id), Resources: cgroupResources(res)})
@@ -158,4 +162,30 @@ func (c *gvisorContainer) dupPidfd() (int, error) {
 		return -1, errors.New("sandbox let go")
 	}
 	return unix.FcntlInt(uintptr(c.pidfd), unix.F_DUPFD_CLOEXEC, 0)
+}
+
+// watch closes s.exited when runsc's sandbox process exits: how it ended
+// is not the daemon's to learn (not its child), but for memory.
+func (s *Sandbox) watch(c *gvisorContainer, l Limits) error {
+	if err := watchMemory(c.cg, l.MemoryBytes, s.exited, s.reclaim); err != nil {
+		return err
+	}
+	s.inside = &Limits{MemoryBytes: l.MemoryBytes, Pids: l.Pids}
+	fd, err := c.dupPidfd()
+	go func() {
+		if err == nil {
+			watchExit(fd)
+		}
+		s.setExit(nil)
+		close(s.exited)
+	}()
+	return nil
+}
+
+// resourcesOf is the limits cgroup manager m was made with.
+func resourcesOf(m ocgroups.Manager) ocgroups.Resources {
+	if c, err := m.GetCgroups(); err == nil && c.Resources != nil {
+		return *c.Resources
+	}
+	return ocgroups.Resources{}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
@@ -62,7 +61,7 @@ type Runtime struct {
 	lxcfsDir string
 	// cpus gives sandboxes their cpuset (cpuset.go).
 	cpus *cpuPicker
-	// runsc runs sandboxes of api.RuntimeRunsc; nil when it cannot, for
+	// runsc runs sandboxes of RuntimeRunsc; nil when it cannot, for
 	// the reason runscProblem says.
 	runsc        *runsc
 	runscProblem string
@@ -202,7 +201,7 @@ type RuntimeInfo struct {
 
 // Info describes r.
 func (r *Runtime) Info() Info {
-	runc := RuntimeInfo{Name: api.RuntimeRunc, Usable: true, Version: "libcontainer " + runcVersion(), Networks: true}
+	runc := RuntimeInfo{Name: RuntimeRunc, Usable: true, Version: "libcontainer " + runcVersion(), Networks: true}
 	return Info{Name: "libcontainer", Runtimes: []RuntimeInfo{runc, r.runscInfo()}, CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay, ProcViewProblem: r.ProcViewProblem()}
 }
 

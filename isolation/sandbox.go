@@ -7,18 +7,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
-	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
@@ -41,7 +38,7 @@ type Spec struct {
 	// IDBase is the first host id of the sandbox's user namespace block
 	// (see package idmap); needed when the runtime has user namespaces.
 	IDBase uint32
-	// Runtime runs the sandbox: api.RuntimeRunsc, else runc.
+	// Runtime runs the sandbox: RuntimeRunsc, else runc.
 	Runtime string
 	// Image is the root filesystem (nil: the host's system folders).
 	Image *Image
@@ -53,7 +50,7 @@ type Spec struct {
 	Packages string
 	// Gateway, if set, is the host folder of the session's MCP gateway
 	// (its socket and helper module), shown read-only at
-	// api.MCPGatewayDir and put on the sandbox's PYTHONPATH.
+	// GatewayDir and put on the sandbox's PYTHONPATH.
 	Gateway string
 	// Warm makes Start return only once the interpreter has fully started
 	// (its site-packages and imports, which it otherwise finishes while
@@ -172,8 +169,8 @@ func sandboxEnv(s *Spec) []string {
 		env = append(env, packagesEnv...)
 	}
 	if s.Gateway != "" {
-		env = append(env, api.MCPSocketEnv+"="+api.MCPGatewayDir+"/"+api.MCPGatewaySocket)
-		env = addPythonPath(env, api.MCPGatewayDir)
+		env = append(env, GatewaySocketEnv+"="+GatewayDir+"/"+GatewaySocket)
+		env = addPythonPath(env, GatewayDir)
 	}
 	return append(env, s.Env...)
 }
@@ -204,7 +201,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if r.userns && s.IDBase == 0 {
 		return nil, errors.New("a sandbox with a user namespace needs a block of host ids")
 	}
-	if s.Runtime == api.RuntimeRunsc && r.runsc == nil {
+	if s.Runtime == RuntimeRunsc && r.runsc == nil {
 		return nil, fmt.Errorf("runsc is not usable on this host: %s", r.runscProblem)
 	}
 	p := r.pathsOf(s.ID)
@@ -231,7 +228,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer logf.Close()
 	launch := r.launchRunc
-	if s.Runtime == api.RuntimeRunsc {
+	if s.Runtime == RuntimeRunsc {
 		launch = r.launchRunsc
 	}
 	sb, err := launch(ctx, s, p, view, logf, t0)
@@ -259,7 +256,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	// runsc's gofer serves the view from mounts of its own by now.
 	_ = unmountView(p)
 	if e := pong.PreloadError; e != nil {
-		return nil, &PreloadError{*e}
+		return nil, &PreloadError{ExecError(*e)}
 	}
 	sb.Timings.Agent = time.Since(sb.started)
 	return sb, nil
@@ -276,9 +273,9 @@ func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
 	}
 	var mountPoints []string
 	if s.Gateway != "" {
-		mountPoints = append(mountPoints, api.MCPGatewayDir)
+		mountPoints = append(mountPoints, GatewayDir)
 	}
-	view, err := r.mountView(p, img, s.Packages, s.Runtime == api.RuntimeRunsc, mountPoints...)
+	view, err := r.mountView(p, img, s.Packages, s.Runtime == RuntimeRunsc, mountPoints...)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
@@ -370,7 +367,7 @@ func (r *Runtime) launchRunc(_ context.Context, s *Spec, p *paths, view *Image, 
 }
 
 // PreloadError is a template's preload code failing in a new sandbox.
-type PreloadError struct{ api.ExecError }
+type PreloadError struct{ ExecError }
 
 func (e *PreloadError) Error() string {
 	return fmt.Sprintf("the preload code failed: %s: %s%s", e.Name, e.Value, tracebackTail(e.Traceback))
@@ -452,7 +449,7 @@ func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 // exec runs one request in the sandbox's agent, and meters the sandbox's
 // cgroup while it runs (use). On an error the sandbox is out of step with
 // the daemon and must be restarted.
-func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output), use *Usage) (*agent.Message, error) {
+func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(agent.Output), use *Usage) (*agent.Message, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.connMu.Lock()
@@ -503,48 +500,61 @@ func (s *Sandbox) meter() *cgroups.Meter {
 	return s.execMeter
 }
 
-// specconvMu serialises specconv.CreateLibcontainerConfig: its config's
-// device list points at the package's shared AllowedDevices, and with a
-// user namespace it writes each sandbox's root uid into them. Under the lock
-// the devices are copied, so no sandbox shares them afterwards.
-var specconvMu sync.Mutex
+// Detach lets go of the sandbox and leaves it running, for the next daemon
+// to restore. An execution in flight loses its connection; the agent keeps
+// how it ends for the next daemon.
+func (s *Sandbox) Detach() { s.close() }
 
-func libcontainerConfig(opts *specconv.CreateOpts) (*configs.Config, error) {
-	specconvMu.Lock()
-	defer specconvMu.Unlock()
-	cfg, err := specconv.CreateLibcontainerConfig(opts)
-	if err != nil {
-		return nil, err
+// close marks the sandbox let go and closes the connection, without
+// waiting for an execution that uses it.
+func (s *Sandbox) close() {
+	s.connMu.Lock()
+	conn := s.conn
+	s.conn = nil
+	s.closed = true
+	s.connMu.Unlock()
+	if conn != nil {
+		conn.Close()
 	}
-	for i, d := range cfg.Devices {
-		c := *d
-		cfg.Devices[i] = &c
-	}
-	// The seccomp profile is the runtime's, the same for every sandbox
-	// but for its notify listener's metadata (the sandbox's id), and a
-	// container keeps its config for its life: ~30 KB each, 30 MB of the
-	// daemon's heap over a thousand idle sessions. Equal ones share their
-	// rules (libcontainer only reads them).
-	if s := cfg.Seccomp; s != nil {
-		same := sharedSeccomp != nil
-		if same {
-			c := *s
-			c.ListenerMetadata = sharedSeccomp.ListenerMetadata
-			same = reflect.DeepEqual(sharedSeccomp, &c)
-		}
-		if same {
-			c := *sharedSeccomp
-			c.ListenerMetadata = s.ListenerMetadata
-			cfg.Seccomp = &c
-		} else {
-			sharedSeccomp = s
-		}
-	}
-	return cfg, nil
 }
 
-// sharedSeccomp is the last seccomp config made, guarded by specconvMu.
-var sharedSeccomp *configs.Seccomp
+// Stop kills every process of the sandbox and removes its cgroup and
+// runtime folder. The workspace is the caller's.
+func (s *Sandbox) Stop() error {
+	s.stopMu.Lock()
+	defer s.stopMu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	s.close()
+	if err := s.destroy(); err != nil {
+		return err
+	}
+	s.stopped = true
+	return nil
+}
+
+func (s *Sandbox) destroy() error {
+	// A frozen (paused) sandbox's processes would keep the SIGKILL pending
+	// until thawed. SIGKILL to init of a pid namespace kills all of it.
+	_ = s.c.resume()
+	if err := s.c.kill(); err != nil {
+		return fmt.Errorf("kill sandbox %s: %w", s.id, err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.id)
+	}
+	if err := s.c.destroy(); err != nil {
+		return err
+	}
+	s.cpus.release(s.id)
+	if err := unmountView(s.paths); err != nil {
+		return err
+	}
+	return os.RemoveAll(s.paths.dir)
+}
 
 // SetLimits changes the sandbox's cgroup limits while it runs: a sandbox
 // from the warm pool takes the limits of the session that claims it.

@@ -6,7 +6,6 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 )
 
@@ -45,9 +44,9 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: PackagesDir, Type: "bind", Source: img.packages, Options: bindRO})
 	}
 	if s.Gateway != "" {
-		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: api.MCPGatewayDir, Type: "bind", Source: s.Gateway, Options: slices.Concat(bindRO, []string{"noexec"})})
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: GatewayDir, Type: "bind", Source: s.Gateway, Options: slices.Concat(bindRO, []string{"noexec"})})
 	}
-	if s.Runtime != api.RuntimeRunsc {
+	if s.Runtime != RuntimeRunsc {
 		spec.Mounts = append(spec.Mounts, r.procView()...)
 	}
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,

@@ -20,8 +20,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // sources are the agent's Python modules, as the runtime installs them.
@@ -108,22 +106,22 @@ type Request struct {
 
 // Message is one line from the agent. Which fields are set depends on Type.
 type Message struct {
-	Type     string         `json:"type"`
-	ID       string         `json:"id,omitempty"`
-	Language string         `json:"language,omitempty"`
-	Data     string         `json:"data,omitempty"`
-	Message  string         `json:"message,omitempty"`
-	PID      int            `json:"pid,omitempty"`
-	Status   string         `json:"status,omitempty"`
-	ExitCode int            `json:"exit_code,omitempty"`
-	Result   *string        `json:"result,omitempty"`
-	Error    *api.ExecError `json:"error,omitempty"`
-	Outputs  []api.Output   `json:"outputs,omitempty"`
+	Type     string     `json:"type"`
+	ID       string     `json:"id,omitempty"`
+	Language string     `json:"language,omitempty"`
+	Data     string     `json:"data,omitempty"`
+	Message  string     `json:"message,omitempty"`
+	PID      int        `json:"pid,omitempty"`
+	Status   string     `json:"status,omitempty"`
+	ExitCode int        `json:"exit_code,omitempty"`
+	Result   *string    `json:"result,omitempty"`
+	Error    *ExecError `json:"error,omitempty"`
+	Outputs  []Output   `json:"outputs,omitempty"`
 	// Output, in a display line, is what the cell displayed.
-	Output     *api.Output `json:"output,omitempty"`
-	Truncated  bool        `json:"truncated,omitempty"`
-	StateReset bool        `json:"state_reset,omitempty"`
-	DurationMS float64     `json:"duration_ms,omitempty"`
+	Output     *Output `json:"output,omitempty"`
+	Truncated  bool    `json:"truncated,omitempty"`
+	StateReset bool    `json:"state_reset,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
 	// Protocol, in a pong, is the agent's protocol version; absent (0)
 	// from agents of version 1.
 	Protocol int `json:"protocol,omitempty"`
@@ -131,5 +129,23 @@ type Message struct {
 	// agent could not send: the daemon was gone.
 	Undelivered *Message `json:"undelivered,omitempty"`
 	// PreloadError, in a pong, is how the template's preload code failed.
-	PreloadError *api.ExecError `json:"preload_error,omitempty"`
+	PreloadError *ExecError `json:"preload_error,omitempty"`
+}
+
+// ExecError, in a done line, is the exception the code raised; in a pong,
+// how the preload code failed.
+type ExecError struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+// Output is one rich output of a cell: a figure, what display() showed, or
+// the last expression's representations. MIME and Data are the richest
+// (Data base64 whatever the type); Bundle is every representation, mime ->
+// data, text types as text, binary ones base64.
+type Output struct {
+	MIME   string            `json:"mime"`
+	Data   string            `json:"data"`
+	Bundle map[string]string `json:"bundle,omitempty"`
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // MaxLine bounds one line from the agent. The agent is untrusted (it shares
@@ -124,7 +122,7 @@ func (a *Conn) Version() int { return int(a.version.Load()) }
 // the others. The agent enforces the timeout itself; wait bounds how long
 // the daemon waits for the final answer beyond that, in case the agent
 // is stuck.
-func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(api.Output)) (*Message, error) {
+func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(Output)) (*Message, error) {
 	req.Op = OpExec
 	dl := time.Now().Add(wait)
 	_ = a.c.SetReadDeadline(dl)
@@ -156,7 +154,7 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 // Interrupt asks the agent to interrupt execution id while it runs
 // (SIGINT to its process group, the kill after its grace: what a Python
 // timeout does); the execution's answer, which Exec reads, then says
-// api.StatusInterrupted. The agent answers nothing to it, and drops it if
+// StatusInterrupted. The agent answers nothing to it, and drops it if
 // id has ended meanwhile. It may be called while another goroutine is in
 // Exec. The write is bounded by ctx's deadline, else by interruptWait; one
 // cut short (ErrUnresponsive) may leave half a line, which the agent

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // fakeAgent answers one request on the far end of a pipe with lines.
@@ -33,7 +31,7 @@ func TestExecProtocol(t *testing.T) {
 		`{"type":"stderr","data":"b"}`+"\n"+`{"type":"display"}`+"\n"+`{"type":"done","status":"ok","result":"1"}`+"\n")
 	var out []string
 	m, err := c.Exec(Request{Language: "python", Code: "1"}, time.Second, func(k, d string) { out = append(out, k+":"+d) },
-		func(o api.Output) { out = append(out, "display:"+o.MIME+":"+o.Bundle["text/html"]) })
+		func(o Output) { out = append(out, "display:"+o.MIME+":"+o.Bundle["text/html"]) })
 	if err != nil || m.Status != "ok" || *m.Result != "1" || strings.Join(out, ",") != "stdout:a,display:text/html:<b>,stderr:b" {
 		t.Fatalf("%+v %v %v", m, out, err)
 	}

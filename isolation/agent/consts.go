@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // Operations the daemon asks of the agent (Request.Op).
@@ -32,6 +30,25 @@ const (
 	// TypeDisplay is an output a cell displayed while it runs (version 9
 	// on): Message.Output.
 	TypeDisplay = "display"
+)
+
+// Statuses of an execution's done line (Message.Status). They are the
+// HTTP API's execution statuses (StatusOK…), the same strings, but the
+// agent's own: its wire protocol does not move with the API's
+// (daemon/isolation_test.go checks they still agree).
+const (
+	StatusOK          = "ok"
+	StatusError       = "error"
+	StatusTimeout     = "timeout"
+	StatusKilled      = "killed"
+	StatusInterrupted = "interrupted"
+)
+
+// Languages a request's code is written in (Request.Language), the API's
+// strings as the agent's own (as the statuses).
+const (
+	LanguagePython = "python"
+	LanguageShell  = "shell"
 )
 
 // ConstsModule is the generated Python module through which the agent
@@ -62,13 +79,13 @@ func pyConsts() []pyConst {
 		{"TYPE_DONE", TypeDone},
 		{"TYPE_ERROR", TypeError},
 		{"TYPE_DISPLAY", TypeDisplay},
-		{"STATUS_OK", api.StatusOK},
-		{"STATUS_ERROR", api.StatusError},
-		{"STATUS_TIMEOUT", api.StatusTimeout},
-		{"STATUS_KILLED", api.StatusKilled},
-		{"STATUS_INTERRUPTED", api.StatusInterrupted},
-		{"LANGUAGE_PYTHON", api.LanguagePython},
-		{"LANGUAGE_SHELL", api.LanguageShell},
+		{"STATUS_OK", StatusOK},
+		{"STATUS_ERROR", StatusError},
+		{"STATUS_TIMEOUT", StatusTimeout},
+		{"STATUS_KILLED", StatusKilled},
+		{"STATUS_INTERRUPTED", StatusInterrupted},
+		{"LANGUAGE_PYTHON", LanguagePython},
+		{"LANGUAGE_SHELL", LanguageShell},
 	}
 }
 

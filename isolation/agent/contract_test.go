@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // agentVersion is an agent this daemon's Conn must speak to, as the
@@ -75,16 +73,16 @@ func TestAgentContract(t *testing.T) {
 }
 
 func testContract(t *testing.T, version int, ra *runningAgent) {
-	py := func(code string) Request { return Request{Language: api.LanguagePython, Code: code} }
+	py := func(code string) Request { return Request{Language: LanguagePython, Code: code} }
 	if got := ra.conn.Version(); got != version || ra.pong.PID <= 0 {
 		t.Fatalf("Version() = %d, pong pid %d; want version %d", got, ra.pong.PID, version)
 	}
 
 	// State persists between executions.
-	if m, _, _ := ra.exec(t, py("x = 41")); m.Status != api.StatusOK || m.Result != nil {
+	if m, _, _ := ra.exec(t, py("x = 41")); m.Status != StatusOK || m.Result != nil {
 		t.Fatalf("x = 41: %+v", m)
 	}
-	if m, _, _ := ra.exec(t, py("x + 1")); m.Status != api.StatusOK || result(m) != "42" || m.Language != api.LanguagePython {
+	if m, _, _ := ra.exec(t, py("x + 1")); m.Status != StatusOK || result(m) != "42" || m.Language != LanguagePython {
 		t.Fatalf("x + 1: %+v", m)
 	}
 
@@ -92,7 +90,7 @@ func testContract(t *testing.T, version int, ra *runningAgent) {
 	// test makes once the first line has come.
 	seen := filepath.Join(ra.ws, "seen")
 	var chunks []string
-	m, err := ra.conn.Exec(Request{Language: api.LanguagePython, Timeout: 60, Code: fmt.Sprintf(`import os, time
+	m, err := ra.conn.Exec(Request{Language: LanguagePython, Timeout: 60, Code: fmt.Sprintf(`import os, time
 print("first", flush=True)
 t = time.monotonic()
 while not os.path.exists(%q) and time.monotonic() - t < 20:
@@ -104,7 +102,7 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 			_ = os.WriteFile(seen, nil, 0o644)
 		}
 	}, nil)
-	if err != nil || m.Status != api.StatusOK || result(m) != "True" || strings.Join(chunks, "") == "" ||
+	if err != nil || m.Status != StatusOK || result(m) != "True" || strings.Join(chunks, "") == "" ||
 		!strings.HasPrefix(chunks[0], "stdout:first") || !strings.Contains(strings.Join(chunks, ""), "second") {
 		t.Fatalf("streaming: %+v %q %v", m, chunks, err)
 	}
@@ -116,8 +114,8 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 		m, err := ra.conn.Exec(py("class H:\n    def _repr_html_(self): return '<b>h</b>'\n"+
 			"print('a', flush=True)\ndisplay(H())\nprint('b')\nH()"), time.Minute,
 			func(kind, data string) { got = append(got, kind+":"+strings.TrimSpace(data)) },
-			func(o api.Output) { got = append(got, "display:"+o.MIME+":"+o.Bundle["text/html"]) })
-		if err != nil || m.Status != api.StatusOK || strings.Join(got, ",") != "stdout:a,display:text/html:<b>h</b>,stdout:b" ||
+			func(o Output) { got = append(got, "display:"+o.MIME+":"+o.Bundle["text/html"]) })
+		if err != nil || m.Status != StatusOK || strings.Join(got, ",") != "stdout:a,display:text/html:<b>h</b>,stdout:b" ||
 			len(m.Outputs) != 1 || m.Outputs[0].Bundle["text/html"] != "<b>h</b>" {
 			t.Fatalf("display: %+v %q %v", m, got, err)
 		}
@@ -125,9 +123,9 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 		// waits on the supervisor at each display) and keeps the
 		// interpreter; the next cell is not confused by what was left.
 		var shown int
-		m, err = ra.conn.Exec(Request{Language: api.LanguagePython, Code: "while True: display(1)", Timeout: 0.5, Grace: 10}, time.Minute,
-			func(string, string) {}, func(api.Output) { shown++ })
-		if err != nil || m.Status != api.StatusTimeout || m.StateReset || shown == 0 {
+		m, err = ra.conn.Exec(Request{Language: LanguagePython, Code: "while True: display(1)", Timeout: 0.5, Grace: 10}, time.Minute,
+			func(string, string) {}, func(Output) { shown++ })
+		if err != nil || m.Status != StatusTimeout || m.StateReset || shown == 0 {
 			t.Fatalf("a displaying cell's timeout: %+v %d %v", m, shown, err)
 		}
 		if m, _, _ := ra.exec(t, py("x")); result(m) != "41" || m.StateReset {
@@ -137,14 +135,14 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 
 	// An exception.
 	m, _, stderr := ra.exec(t, py("def f():\n    return 1/0\nf()"))
-	if m.Status != api.StatusError || m.ExitCode != 1 || m.Error == nil || m.Error.Name != "ZeroDivisionError" ||
+	if m.Status != StatusError || m.ExitCode != 1 || m.Error == nil || m.Error.Name != "ZeroDivisionError" ||
 		!strings.Contains(m.Error.Traceback, "<cell-") || !strings.Contains(stderr, "ZeroDivisionError") {
 		t.Fatalf("exception: %+v %q", m, stderr)
 	}
 
 	// A timeout the interrupt stops keeps the interpreter and its state.
-	m, _, _ = ra.exec(t, Request{Language: api.LanguagePython, Code: "import time\ntime.sleep(60)", Timeout: 0.5, Grace: 10})
-	if m.Status != api.StatusTimeout || m.ExitCode != 124 || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" {
+	m, _, _ = ra.exec(t, Request{Language: LanguagePython, Code: "import time\ntime.sleep(60)", Timeout: 0.5, Grace: 10})
+	if m.Status != StatusTimeout || m.ExitCode != 124 || m.StateReset || m.Error == nil || m.Error.Name != "KeyboardInterrupt" {
 		t.Fatalf("python timeout: %+v", m)
 	}
 	if m, _, _ := ra.exec(t, py("x")); result(m) != "41" || m.StateReset {
@@ -152,12 +150,12 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 	}
 
 	// Shell: output, environment, exit status, timeout.
-	m, stdout, stderr := ra.exec(t, Request{Language: api.LanguageShell, Code: "echo out; echo err >&2; echo $SBX; pwd; exit 3", Env: map[string]string{"SBX": "env"}})
-	if m.Status != api.StatusError || m.ExitCode != 3 || m.Language != api.LanguageShell || stdout != "out\nenv\n"+ra.ws+"\n" || stderr != "err\n" {
+	m, stdout, stderr := ra.exec(t, Request{Language: LanguageShell, Code: "echo out; echo err >&2; echo $SBX; pwd; exit 3", Env: map[string]string{"SBX": "env"}})
+	if m.Status != StatusError || m.ExitCode != 3 || m.Language != LanguageShell || stdout != "out\nenv\n"+ra.ws+"\n" || stderr != "err\n" {
 		t.Fatalf("shell: %+v %q %q", m, stdout, stderr)
 	}
-	m, _, _ = ra.exec(t, Request{Language: api.LanguageShell, Code: "sleep 60", Timeout: 0.5})
-	if m.Status != api.StatusTimeout || m.ExitCode != 124 {
+	m, _, _ = ra.exec(t, Request{Language: LanguageShell, Code: "sleep 60", Timeout: 0.5})
+	if m.Status != StatusTimeout || m.ExitCode != 124 {
 		t.Fatalf("shell timeout: %+v", m)
 	}
 
@@ -169,7 +167,7 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 	if m, _, _ := ra.exec(t, py(`import sys; sorted(m for m in sys.modules if m.startswith("_sandboxd"))`)); result(m) != "[]" {
 		t.Fatalf("agent modules seen by user code: %+v", m)
 	}
-	if m, _, _ := ra.exec(t, Request{Language: api.LanguagePython, Code: "import " + Module + "\n" + Module + ".MINE", Cwd: ra.ws}); result(m) != "1" {
+	if m, _, _ := ra.exec(t, Request{Language: LanguagePython, Code: "import " + Module + "\n" + Module + ".MINE", Cwd: ra.ws}); result(m) != "1" {
 		t.Fatalf("user's own %s.py: %+v", Module, m)
 	}
 	if version >= 2 {
@@ -217,19 +215,19 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 // refuse kill(-1): the process beside it lives on, and the agent with it.
 func TestAgentKillAllNeedsPID1(t *testing.T) {
 	ra := startAgent(t, Files(), true)
-	m, _, _ := ra.exec(t, Request{Language: api.LanguagePython, Timeout: 0.3, Grace: 0.3,
+	m, _, _ := ra.exec(t, Request{Language: LanguagePython, Timeout: 0.3, Grace: 0.3,
 		Code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"})
-	if m.Status != api.StatusTimeout || m.ExitCode != 124 || !m.StateReset {
+	if m.Status != StatusTimeout || m.ExitCode != 124 || !m.StateReset {
 		t.Fatalf("uninterruptible timeout: %+v", m)
 	}
 	log, _ := os.ReadFile(ra.log)
 	if !strings.Contains(string(log), "refusing to kill every process") {
 		t.Fatalf("the agent did not say it refused kill(-1); log:\n%s", log)
 	}
-	if m, stdout, _ := ra.exec(t, Request{Language: api.LanguageShell, Code: "kill -0 $(cat " + ra.sibling + ") && echo alive"}); stdout != "alive\n" {
+	if m, stdout, _ := ra.exec(t, Request{Language: LanguageShell, Code: "kill -0 $(cat " + ra.sibling + ") && echo alive"}); stdout != "alive\n" {
 		t.Fatalf("the agent's sibling process is gone: %+v %q", m, stdout)
 	}
-	if m, _, _ := ra.exec(t, Request{Language: api.LanguagePython, Code: "6 * 7"}); result(m) != "42" || m.StateReset {
+	if m, _, _ := ra.exec(t, Request{Language: LanguagePython, Code: "6 * 7"}); result(m) != "42" || m.StateReset {
 		t.Fatalf("the agent's new interpreter: %+v", m)
 	}
 }

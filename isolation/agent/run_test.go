@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // runningAgent is an agent run by python3 directly, without a sandbox or
@@ -159,7 +157,7 @@ func (ra *runningAgent) exec(t *testing.T, req Request) (m *Message, stdout, std
 	if req.Timeout == 0 {
 		req.Timeout = 30
 	}
-	if req.Cwd == "" && req.Language == api.LanguageShell {
+	if req.Cwd == "" && req.Language == LanguageShell {
 		req.Cwd = ra.ws
 	}
 	var out, errOut strings.Builder

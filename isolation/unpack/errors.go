@@ -9,7 +9,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
-	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/quote"
 )
 
 // entryError is what unpacking the entry name met, said for the client:
@@ -24,27 +24,37 @@ func entryError(name string, err error) error {
 	}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
-		return fmt.Errorf("unpack the archive entry %s: %s", api.Quote(name), hostless(err))
+		return fmt.Errorf("unpack the archive entry %s: %s", quote.Quote(name), hostless(err))
 	}
 	switch errno {
 	case syscall.ELOOP:
-		return bad("the archive entry %s goes through a symlink loop (too many levels of symbolic links)", api.Quote(name))
+		return bad("the archive entry %s goes through a symlink loop (too many levels of symbolic links)", quote.Quote(name))
 	case syscall.EEXIST, syscall.ENOTEMPTY, syscall.EISDIR, syscall.ENOTDIR:
-		return bad("the archive entry %s clashes with an earlier entry: %s", api.Quote(name), errno)
+		return bad("the archive entry %s clashes with an earlier entry: %s", quote.Quote(name), errno)
 	case syscall.ENAMETOOLONG:
-		return bad("the archive entry %s has a name or a link too long", api.Quote(name))
+		return bad("the archive entry %s has a name or a link too long", quote.Quote(name))
 	case syscall.ENOENT, syscall.EXDEV, syscall.EINVAL, syscall.EMLINK:
-		return bad("the archive entry %s cannot be unpacked: %s", api.Quote(name), errno)
+		return bad("the archive entry %s cannot be unpacked: %s", quote.Quote(name), errno)
 	case syscall.ENOSPC, syscall.EDQUOT:
-		return api.Errorf(errdefs.ErrResourceExhausted, "no space left to unpack the archive (at %s): the daemon's disk is full", api.Quote(name))
+		return errdefs.ErrResourceExhausted.WithMessage(fmt.Sprintf("no space left to unpack the archive (at %s): the daemon's disk is full", quote.Quote(name)))
 	}
-	return fmt.Errorf("unpack the archive entry %s: %s", api.Quote(name), errno)
+	return fmt.Errorf("unpack the archive entry %s: %s", quote.Quote(name), errno)
 }
+
+// ErrTooLarge is the class of an archive over a bound of Options: the
+// daemon answers it as the API's payload too large, with its message.
+var ErrTooLarge = errors.New("archive too large")
+
+// tooLarge is an error of class ErrTooLarge with a message of its own.
+type tooLarge string
+
+func (e tooLarge) Error() string        { return string(e) }
+func (e tooLarge) Is(target error) bool { return target == ErrTooLarge }
 
 // classified says whether err already has its class (and a message of
 // this package's making), or is the request's end.
 func classified(err error) bool {
-	return errdefs.IsInvalidArgument(err) || api.IsPayloadTooLarge(err) || errdefs.IsResourceExhausted(err) ||
+	return errdefs.IsInvalidArgument(err) || errors.Is(err, ErrTooLarge) || errdefs.IsResourceExhausted(err) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 

@@ -23,8 +23,6 @@ import (
 	"github.com/containerd/errdefs"
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"golang.org/x/sys/unix"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // Options bound what one tarball may hold.
@@ -47,7 +45,7 @@ type Result struct {
 // empty folder no one else writes to meanwhile. A bad archive, an entry that
 // would leave dir or clashes with an earlier one (a symlink loop, a file
 // where a folder must be) is an errdefs.ErrInvalidArgument, one over a
-// bound api.ErrPayloadTooLarge, a full disk errdefs.ErrResourceExhausted;
+// bound ErrTooLarge, a full disk errdefs.ErrResourceExhausted;
 // no error names a host path (see entryError). What was unpacked up to it
 // stays for the caller to remove.
 func Tar(ctx context.Context, r io.Reader, dir string, o Options) (Result, error) {
@@ -76,7 +74,7 @@ func Tar(ctx context.Context, r io.Reader, dir string, o Options) (Result, error
 			return u.res, bad("not a tar archive (or a damaged one): %v", err)
 		}
 		if o.MaxEntries > 0 && u.res.Entries >= o.MaxEntries {
-			return u.res, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the archive has more than %d entries", o.MaxEntries))
+			return u.res, tooLarge(fmt.Sprintf("the archive has more than %d entries", o.MaxEntries))
 		}
 		if err := u.entry(hdr, tr); err != nil {
 			return u.res, entryError(hdr.Name, err)
@@ -110,7 +108,7 @@ type unpacker struct {
 
 // bad is an error of the archive's making.
 func bad(format string, args ...any) error {
-	return api.Errorf(errdefs.ErrInvalidArgument, format, args...)
+	return errdefs.ErrInvalidArgument.WithMessage(fmt.Sprintf(format, args...))
 }
 
 // clean turns an entry name into a path relative to the root, or says it
@@ -200,7 +198,7 @@ func (u *unpacker) entry(hdr *tar.Header, r io.Reader) error {
 
 func (u *unpacker) file(hdr *tar.Header, r io.Reader, target string) error {
 	if hdr.Size < 0 || (u.o.MaxBytes > 0 && u.res.Bytes+hdr.Size > u.o.MaxBytes) {
-		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the archive holds more than %d MiB of files", u.o.MaxBytes>>20))
+		return tooLarge(fmt.Sprintf("the archive holds more than %d MiB of files", u.o.MaxBytes>>20))
 	}
 	f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o600)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/containerd/errdefs"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // entry is one tar entry to write.
@@ -147,8 +146,8 @@ func TestTar(t *testing.T) {
 		}},
 		{name: "hard link out", entries: []entry{{name: "h", kind: tar.TypeLink, link: "../../etc/passwd"}}, is: errdefs.IsInvalidArgument},
 		{name: "hard link to a missing file", entries: []entry{{name: "h", kind: tar.TypeLink, link: "etc/passwd"}}, is: errdefs.IsInvalidArgument},
-		{name: "too many bytes", entries: []entry{{name: "big", kind: tar.TypeReg, body: strings.Repeat("x", 100)}}, opts: Options{MaxBytes: 10}, is: api.IsPayloadTooLarge},
-		{name: "too many entries", entries: good, opts: Options{MaxEntries: 3}, is: api.IsPayloadTooLarge},
+		{name: "too many bytes", entries: []entry{{name: "big", kind: tar.TypeReg, body: strings.Repeat("x", 100)}}, opts: Options{MaxBytes: 10}, is: tooLargeErr},
+		{name: "too many entries", entries: good, opts: Options{MaxEntries: 3}, is: tooLargeErr},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -284,3 +283,5 @@ func TestTarMalformed(t *testing.T) {
 		})
 	}
 }
+
+func tooLargeErr(err error) bool { return errors.Is(err, ErrTooLarge) }

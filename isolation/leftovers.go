@@ -2,7 +2,6 @@ package isolation
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,61 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Detach lets go of the sandbox and leaves it running, for the next daemon
-// to restore. An execution in flight loses its connection; the agent keeps
-// how it ends for the next daemon.
-func (s *Sandbox) Detach() { s.close() }
-
-// close marks the sandbox let go and closes the connection, without
-// waiting for an execution that uses it.
-func (s *Sandbox) close() {
-	s.connMu.Lock()
-	conn := s.conn
-	s.conn = nil
-	s.closed = true
-	s.connMu.Unlock()
-	if conn != nil {
-		conn.Close()
-	}
-}
-
-// Stop kills every process of the sandbox and removes its cgroup and
-// runtime folder. The workspace is the caller's.
-func (s *Sandbox) Stop() error {
-	s.stopMu.Lock()
-	defer s.stopMu.Unlock()
-	if s.stopped {
-		return nil
-	}
-	s.close()
-	if err := s.destroy(); err != nil {
-		return err
-	}
-	s.stopped = true
-	return nil
-}
-
-func (s *Sandbox) destroy() error {
-	// A frozen (paused) sandbox's processes would keep the SIGKILL pending
-	// until thawed. SIGKILL to init of a pid namespace kills all of it.
-	_ = s.c.resume()
-	if err := s.c.kill(); err != nil {
-		return fmt.Errorf("kill sandbox %s: %w", s.id, err)
-	}
-	select {
-	case <-s.exited:
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.id)
-	}
-	if err := s.c.destroy(); err != nil {
-		return err
-	}
-	s.cpus.release(s.id)
-	if err := unmountView(s.paths); err != nil {
-		return err
-	}
-	return os.RemoveAll(s.paths.dir)
-}
+// What a daemon that did not stop its sandboxes left on the host: found
+// (Leftovers) when the daemon reconciles its database with the host, and
+// removed (Cleanup) then, or when a sandbox cannot be restored.
 
 // Cleanup removes whatever is left of sandbox id after a daemon that did
 // not stop it: its processes, cgroup, libcontainer state and folder — also

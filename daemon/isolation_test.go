@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/unpack"
+)
+
+// TestIsolationNames holds the names the runtime's contract shares with
+// the API equal: the daemon hands them through unchanged
+// (runtimetypes.go), so a value changed on one side only would reach
+// clients, or the runtime, as a name the other does not know.
+func TestIsolationNames(t *testing.T) {
+	for _, c := range []struct{ isolation, api string }{
+		{isolation.RuntimeRunc, api.RuntimeRunc},
+		{isolation.RuntimeRunsc, api.RuntimeRunsc},
+		{isolation.StatusOK, api.StatusOK},
+		{isolation.StatusError, api.StatusError},
+		{isolation.StatusTimeout, api.StatusTimeout},
+		{isolation.StatusKilled, api.StatusKilled},
+		{isolation.StatusInterrupted, api.StatusInterrupted},
+		{isolation.LanguagePython, api.LanguagePython},
+		{isolation.LanguageShell, api.LanguageShell},
+		{isolation.StreamStdout, api.EventStdout},
+		{isolation.StreamStderr, api.EventStderr},
+		{isolation.GatewayDir, api.MCPGatewayDir},
+		{isolation.GatewaySocket, api.MCPGatewaySocket},
+		{isolation.GatewaySocketEnv, api.MCPSocketEnv},
+	} {
+		if c.isolation != c.api {
+			t.Errorf("isolation has %q where the API has %q", c.isolation, c.api)
+		}
+	}
+}
+
+// TestRuntimeTypes checks the conversions keep every field: a field added
+// to one side only fails here.
+func TestRuntimeTypes(t *testing.T) {
+	e := apiExecError(&isolation.ExecError{Name: "N", Value: "V", Traceback: "T"})
+	if *e != (api.ExecError{Name: "N", Value: "V", Traceback: "T"}) || apiExecError(nil) != nil {
+		t.Errorf("apiExecError: %+v", e)
+	}
+	// Conversions compile only while the two structs have the same fields.
+	_ = api.ExecError(isolation.ExecError{})
+	_ = api.Output(isolation.RichOutput{})
+	o := apiOutputs([]isolation.RichOutput{{MIME: "text/html", Data: "d", Bundle: map[string]string{"text/html": "b"}}})
+	if len(o) != 1 || o[0].MIME != "text/html" || o[0].Data != "d" || o[0].Bundle["text/html"] != "b" || apiOutputs(nil) != nil {
+		t.Errorf("apiOutputs: %+v", o)
+	}
+}
+
+// TestImportErrorAnswer checks an archive over a bound reaches clients as
+// before unpack had classes of its own: 413, payload_too_large, unpack's
+// message; its other classes map as they are.
+func TestImportErrorAnswer(t *testing.T) {
+	dir := t.TempDir()
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	for _, name := range []string{"a", "b"} {
+		_ = tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644})
+	}
+	_ = tw.Close()
+	_, err := unpack.Tar(context.Background(), bytes.NewReader(tarball.Bytes()), dir, unpack.Options{MaxEntries: 1})
+	status, body := api.FromError(importError(err))
+	if status != http.StatusRequestEntityTooLarge || body.Error.Code != api.CodePayloadTooLarge || body.Error.Message != "the archive has more than 1 entries" {
+		t.Errorf("too many entries: %d %+v", status, body)
+	}
+	_, err = unpack.Tar(context.Background(), strings.NewReader("not a tar"), t.TempDir(), unpack.Options{})
+	if status, body := api.FromError(importError(err)); status != http.StatusBadRequest || body.Error.Code != api.CodeInvalidArgument ||
+		!strings.HasPrefix(body.Error.Message, "not a tar archive") {
+		t.Errorf("not a tar: %d %+v", status, body)
+	}
+}
