@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -76,6 +77,7 @@ func TestLifecycle(t *testing.T) {
 // TestSandboxDeath: a sandbox that dies on its own fails its session at
 // once, with how it ended as the reason; the next exec says to start it.
 func TestSandboxDeath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		how    isolation.ExitInfo
@@ -165,6 +167,7 @@ func TestOOMEvent(t *testing.T) {
 // TestPoolDeaths: pooled sandboxes killed while they wait are noticed,
 // counted and replaced, never claimed; nothing of them is left.
 func TestPoolDeaths(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize = 2; c.MaxSessions = 50 })
 	d := e.start()
 	waitPool(t, d, 2)
@@ -225,21 +228,19 @@ func TestPoolHealthCheck(t *testing.T) {
 // waitPool waits until the default template's pool holds n sandboxes.
 func waitPool(t *testing.T, d *Daemon, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	testutil.WaitFor(t, 20*time.Second, func() bool {
 		info, err := d.Info(root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Pool.Templates[DefaultTemplate].Idle == n {
-			return
-		}
-	}
-	t.Fatalf("the pool never held %d sandboxes", n)
+		return info.Pool.Templates[DefaultTemplate].Idle == n
+	}, "the pool never held %d sandboxes", n)
 }
 
 // TestReconcile: what a restarted daemon decides for each session and
 // sandbox it finds.
 func TestReconcile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		restartLost bool
@@ -349,6 +350,7 @@ func TestQuotas(t *testing.T) {
 // TestAuthorization: nobody may do nothing; users see only their own
 // sessions and events; root sees all.
 func TestAuthorization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	d := e.start()
 	alice := mustCreate(t, d, as(1000))
@@ -411,6 +413,7 @@ func TestAuthorization(t *testing.T) {
 
 // TestEventsFilter: since, until, session and type select events.
 func TestEventsFilter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	d := e.start()
 	a := mustCreate(t, d, root)
@@ -459,6 +462,7 @@ func TestIdleTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.clock.advance(2 * time.Second) // past the idle timeout, for the reaper
 	got := ev.waitFor(t, s.ID, api.ActionStopped)
 	if !strings.Contains(got.Reason, "idle timeout") {
 		t.Fatalf("reason %q", got.Reason)
@@ -495,6 +499,7 @@ func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64
 // TestOperationsWait: an operation or execution asked for while another
 // operation is under way waits for it, then acts on what it left.
 func TestOperationsWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	d := e.start()
 	s := mustCreate(t, d, root)
@@ -552,10 +557,6 @@ func waitOp(t *testing.T, d *Daemon, id, op string) {
 	if !ok {
 		t.Fatalf("no session %s", id)
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if s.Op() == op {
-			return
-		}
-	}
-	t.Fatalf("session %s never had %s under way", id, op)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return s.Op() == op },
+		"session %s never had %s under way", id, op)
 }

@@ -104,6 +104,8 @@ type Daemon struct {
 	// procView is the lxcfs sandboxes see their /proc files from
 	// (procview.go).
 	procView procView
+	// clock is what the reaper and the pools time by (clock.go).
+	clock clock
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -128,6 +130,8 @@ type deps struct {
 	host *nodeHost
 	// procView is the lxcfs sandboxes get (procview.go).
 	procView procView
+	// clock is what the reaper and the pools time by (nil: realClock).
+	clock clock
 }
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
@@ -280,6 +284,10 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp
 		netTable:  dp.net.table,
 		closeNet:  dp.net.close,
 		procView:  dp.procView,
+		clock:     dp.clock,
+	}
+	if d.clock == nil {
+		d.clock = realClock{}
 	}
 	if d.netTable == nil {
 		d.netTable = newNetTable()

@@ -163,6 +163,7 @@ func TestCreateRefusedForSpace(t *testing.T) {
 // TestPoolWaitsForSpace: a pool that finds no space waits, and fills once
 // a session goes.
 func TestPoolWaitsForSpace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
 	e.disk.setFree(100 * mb)
 	d := e.start()

@@ -30,6 +30,9 @@ type testEnv struct {
 	net *fakeNetwork
 	// host is what GET /v1/node reads (nil: this host).
 	host *nodeHost
+	// clock is what the reaper and the pools time by: a test moves it on
+	// (clock.advance) rather than wait for an idle timeout or a window.
+	clock *fakeClock
 }
 
 func newEnv(t *testing.T, mod func(*Config)) *testEnv {
@@ -50,7 +53,7 @@ func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, h: newFakeHost(t.TempDir()), cfg: cfg, ids: ids, disk: newFakeDisk(1 << 40), net: newFakeNetwork()}
+	return &testEnv{t: t, h: newFakeHost(t.TempDir()), cfg: cfg, ids: ids, disk: newFakeDisk(1 << 40), net: newFakeNetwork(), clock: &fakeClock{}}
 }
 
 // start starts a daemon over the env's data dir and fake host; it is
@@ -66,7 +69,7 @@ func (e *testEnv) start() *Daemon {
 	e.ids = ids
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk,
-		net: netDeps{net: e.net, table: newNetTable()}, host: e.host})
+		net: netDeps{net: e.net, table: newNetTable()}, host: e.host, clock: e.clock})
 	if err != nil {
 		st.Close()
 		e.t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestStartExec: an execution started without waiting answers its id at
@@ -28,11 +29,7 @@ func TestStartExec(t *testing.T) {
 	if err != nil || eid == "" {
 		t.Fatalf("StartExec = %q, %v", eid, err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !box.sleeping(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the execution did not start")
-		}
-	}
+	testutil.WaitFor(t, 10*time.Second, box.sleeping, "the execution did not start")
 	got, err := d.Execution(as(1000), s.ID, eid)
 	if err != nil || got.Status != api.StatusRunning || got.Stdout != "sleeping\n" || got.ID != eid {
 		t.Fatalf("running: %+v, %v", got, err)
@@ -99,6 +96,7 @@ func TestStartExec(t *testing.T) {
 // started without waiting runs lets go of it within its grace; nothing
 // panics or leaks (the next daemon records how it ended).
 func TestStartExecOutlivesShutdown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	d := e.start()
 	s := mustCreate(t, d, as(1000))
@@ -106,11 +104,7 @@ func TestStartExecOutlivesShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	box := e.h.box(s.ID)
-	for deadline := time.Now().Add(10 * time.Second); !box.sleeping(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the execution did not start")
-		}
-	}
+	testutil.WaitFor(t, 10*time.Second, box.sleeping, "the execution did not start")
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -129,6 +123,7 @@ func TestStartExecOutlivesShutdown(t *testing.T) {
 // a GET finds straight away, before the goroutine that runs it has been
 // scheduled (it was made live there, and a GET in between answered 404).
 func TestStartExecIsFoundAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	d := e.start()
 	s := mustCreate(t, d, as(1000))
@@ -140,13 +135,9 @@ func TestStartExecIsFoundAtOnce(t *testing.T) {
 		if _, err := d.Execution(as(1000), s.ID, eid); err != nil {
 			t.Fatalf("execution %d, right after StartExec: %v", i, err)
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			if x, err := d.Execution(as(1000), s.ID, eid); err == nil && x.Status != api.StatusRunning {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("execution %d did not end", i)
-			}
-		}
+		testutil.WaitFor(t, 10*time.Second, func() bool {
+			x, err := d.Execution(as(1000), s.ID, eid)
+			return err == nil && x.Status != api.StatusRunning
+		}, "execution %d did not end", i)
 	}
 }

@@ -14,6 +14,7 @@ import (
 // no cgroup and a pool that cannot start sandboxes each make it unhealthy
 // with their reason, and it is healthy again once they recover.
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
 	d := e.start()
 	h, err := d.Health(root)

@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestInterrupt: an interrupt stops the execution under way, which answers
@@ -16,6 +17,7 @@ import (
 // and a session whose agent is too old to interrupt is a conflict; their
 // executions run on to their timeout.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		caller   context.Context
@@ -52,11 +54,7 @@ func TestInterrupt(t *testing.T) {
 					r, err := d.Exec(as(1000), s.ID, &api.ExecRequest{Language: api.LanguagePython, Code: "sleep", TimeoutS: ptr(tt.timeoutS)}, nil)
 					done <- answer{r, err}
 				}()
-				for deadline := time.Now().Add(10 * time.Second); !box.sleeping(); time.Sleep(time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatal("the execution did not start")
-					}
-				}
+				testutil.WaitFor(t, 10*time.Second, box.sleeping, "the execution did not start")
 			}
 			got, err := d.Interrupt(tt.caller, s.ID)
 			switch {
@@ -88,6 +86,7 @@ func TestInterrupt(t *testing.T) {
 // TestStreamHangUpInterrupts: a streaming client that hangs up interrupts
 // its execution; one waiting for the whole answer leaves it to finish.
 func TestStreamHangUpInterrupts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		stream bool
@@ -114,11 +113,7 @@ func TestStreamHangUpInterrupts(t *testing.T) {
 				}
 				done <- r
 			}()
-			for deadline := time.Now().Add(10 * time.Second); !box.sleeping(); time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the execution did not start")
-				}
-			}
+			testutil.WaitFor(t, 10*time.Second, box.sleeping, "the execution did not start")
 			hangUp()
 			select {
 			case r := <-done:

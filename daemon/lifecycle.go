@@ -31,7 +31,7 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 		if s.Sandbox() != nil {
 			return nil
 		}
-		if err := d.cfg.checkLifetime(s); err != nil {
+		if err := d.cfg.checkLifetime(s, d.clock.Now()); err != nil {
 			return err
 		}
 		return d.restartSandbox(ctx, s, api.ActionStarted, "")
@@ -41,31 +41,32 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
-		if err := d.cfg.checkLifetime(s); err != nil {
+		if err := d.cfg.checkLifetime(s, d.clock.Now()); err != nil {
 			return err
 		}
 		return d.restartSandbox(ctx, s, api.ActionRestarted, "")
 	})
 }
 
-// checkLifetime refuses to run a session older than max_session_lifetime_s:
-// its files stay readable until it is deleted.
-func (c *Config) checkLifetime(s *session) error {
-	if c.expired(s) {
+// checkLifetime refuses to run a session older than max_session_lifetime_s
+// at t: its files stay readable until it is deleted.
+func (c *Config) checkLifetime(s *session, t time.Time) error {
+	if c.expired(s, t) {
 		return api.Errorf(errdefs.ErrConflict, "session %s has reached the maximum session lifetime of %d s: copy out what you need and delete it", s.snapshot().ID, c.MaxSessionLifetimeS)
 	}
 	return nil
 }
 
-// expired says whether a session is older than max_session_lifetime_s.
-func (c *Config) expired(s *session) bool {
+// expired says whether a session is older than max_session_lifetime_s
+// at t.
+func (c *Config) expired(s *session, t time.Time) bool {
 	if c.MaxSessionLifetimeS <= 0 {
 		return false
 	}
 	rec := s.Snapshot()
-	age := time.Since(rec.CreatedAt) - time.Duration(rec.PausedS*float64(time.Second))
+	age := t.Sub(rec.CreatedAt) - time.Duration(rec.PausedS*float64(time.Second))
 	if !rec.PausedAt.IsZero() {
-		age -= time.Since(rec.PausedAt)
+		age -= t.Sub(rec.PausedAt)
 	}
 	return age > time.Duration(c.MaxSessionLifetimeS)*time.Second
 }
@@ -154,24 +155,25 @@ func (d *Daemon) daemonCtx() context.Context {
 func (d *Daemon) reapIdle(ctx context.Context) {
 	defer close(d.reaperDone)
 	ctx = logging.With(identity.With(ctx, identity.Internal()), d.log)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
+	tick, stop := d.clock.NewTicker(time.Second)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 		}
+		t := d.clock.Now()
 		for _, s := range d.sessions.all() {
 			// A paused session's clocks stand still: neither its idle
 			// timeout nor its lifetime runs.
-			running, idle := s.Idle()
+			running, idle := s.Idle(t)
 			// Past its lifetime a session stops even in the middle of an
 			// execution: the limit is the operator's.
 			var reason string
 			pause := false
 			switch {
-			case running && d.cfg.expired(s):
+			case running && d.cfg.expired(s, t):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", s.Snapshot().Limits.IdleTimeoutS)

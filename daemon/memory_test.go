@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestMemoryReturn: small answers return nothing; a big one returns
@@ -11,6 +13,7 @@ import (
 // (its memory may have been in use at the first: in the VM a daemon kept
 // 17 MiB of a burst's last answer); returns are at least every apart.
 func TestMemoryReturn(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	m := &memoryReturn{free: func() { n.Add(1) }, delay: 20 * time.Millisecond, every: 200 * time.Millisecond}
 	m.relayed(bigAnswer - 1)
@@ -43,9 +46,5 @@ func TestMemoryReturn(t *testing.T) {
 
 func waitUntil(t *testing.T, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-	}
+	testutil.WaitFor(t, 10*time.Second, ok, "the memory was not returned")
 }

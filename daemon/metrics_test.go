@@ -92,6 +92,7 @@ func waitValue(t *testing.T, g prometheus.Gatherer, want float64, name string, l
 // TestSessionEndReasons: every way a session ends is counted once, in
 // its class; a delete counts only for a session still running.
 func TestSessionEndReasons(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.MaxSessionLifetimeS = 4; c.ShutdownStopsSessions = true })
 	d := e.start()
 	reg := d.metrics.reg
@@ -119,10 +120,16 @@ func TestSessionEndReasons(t *testing.T) {
 	oom, crashed := mustCreate(t, d, root), mustCreate(t, d, root)
 	e.h.box(oom.ID).die(isolation.ExitInfo{Known: true, Signal: syscall.SIGKILL, OOM: true})
 	e.h.box(crashed.ID).die(isolation.ExitInfo{Known: true, Signal: syscall.SIGSEGV})
-	// The watchers and the reaper act on their own time.
-	for _, r := range []string{endOOM, endFailed, endIdle, endLifetime} {
+	// The watchers act on their own time; the reaper on the daemon's
+	// clock, which the test moves on: past the idle timeout (1 s), then
+	// past the lifetime (4 s).
+	for _, r := range []string{endOOM, endFailed} {
 		waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", r)
 	}
+	e.clock.advance(2 * time.Second)
+	waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", endIdle)
+	e.clock.advance(3 * time.Second)
+	waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", endLifetime)
 	if _, why := status(t, d, idle.ID); !strings.HasPrefix(why, reasonIdlePrefix) {
 		t.Fatalf("idle stop's reason %q", why)
 	}
@@ -165,6 +172,7 @@ func TestEndClass(t *testing.T) {
 // one it cannot (the request does not fit a pooled sandbox) a miss; each
 // refill is timed; a template without a pool counts neither.
 func TestPoolHitsAndMisses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
 	d := e.start()
 	reg := d.metrics.reg

@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 )
 
@@ -138,6 +139,7 @@ func startNetless(t *testing.T) *Daemon {
 }
 
 func TestSetNetwork(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	d := e.start()
 	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkAllowlist, Allow: []string{"example.com"}})
@@ -327,13 +329,8 @@ func TestPooledSandboxNetworkAhead(t *testing.T) {
 	if h := e.net.historyOf(plain.ID); !slices.Equal(h, []string{"none"}) {
 		t.Fatalf("the pooled sandbox a claim without a network took had policies %q, want its link made ahead", h)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.net.mode(plain.ID) != "" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if e.net.mode(plain.ID) != "" {
-		t.Fatal("a session of network none kept the link made ahead")
-	}
+	testutil.WaitFor(t, 5*time.Second, func() bool { return e.net.mode(plain.ID) == "" },
+		"a session of network none kept the link made ahead")
 	if sess, _ := d.sessions.get(plain.ID); sess.Snapshot().NetSlot != 0 {
 		t.Fatal("a session of network none kept a slot")
 	}

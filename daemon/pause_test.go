@@ -7,6 +7,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -109,11 +110,7 @@ func TestPauseDuringExecution(t *testing.T) {
 		_, _ = d.Exec(as(1000), s.ID, &api.ExecRequest{Language: api.LanguagePython, Code: "sleep", TimeoutS: ptr(30.0)}, nil)
 	}()
 	box := e.h.box(s.ID)
-	for deadline := time.Now().Add(10 * time.Second); !box.sleeping(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the execution did not start")
-		}
-	}
+	testutil.WaitFor(t, 10*time.Second, box.sleeping, "the execution did not start")
 	if _, err := d.PauseSession(as(1000), s.ID); !errdefs.IsConflict(err) {
 		t.Fatalf("pause during an execution: %v", err)
 	}
@@ -141,7 +138,9 @@ func TestIdleActionPause(t *testing.T) {
 	if err != nil || stopped.IdleAction != IdleStop {
 		t.Fatalf("create: %+v %v", stopped, err)
 	}
-	// Both idle out in the same second, in either order.
+	// Both idle out on the same tick, in either order: the test moves the
+	// reaper's clock past their timeout.
+	e.clock.advance(2 * time.Second)
 	got := ev.waitForAll(t, map[string]string{paused.ID: api.ActionPaused, stopped.ID: api.ActionStopped})
 	if got[paused.ID].Reason == "" {
 		t.Errorf("paused event: %+v", got[paused.ID])
@@ -177,7 +176,7 @@ func TestLifetimeSkipsPauses(t *testing.T) {
 			rec.PausedAt = at.Add(-tc.pausedAt)
 		}
 		s := loadSession(rec)
-		if got := c.expired(s); got != tc.expired {
+		if got := c.expired(s, at); got != tc.expired {
 			t.Errorf("%s: expired %v", tc.name, got)
 		}
 	}

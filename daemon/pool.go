@@ -179,7 +179,7 @@ func (p *pool) size() int {
 	if yielding {
 		ceiling = floor
 	}
-	n := max(floor, min(p.demand.peakNow(time.Now()), ceiling))
+	n := max(floor, min(p.demand.peakNow(p.d.clock.Now()), ceiling))
 	p.target.Store(int64(n))
 	return n
 }
@@ -345,7 +345,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 // claims do makes them again from the first such claim on.
 func (p *pool) linksAhead() bool {
 	t := p.netClaimed.Load()
-	return t != 0 && time.Since(time.Unix(0, t)) < poolDemandMemory
+	return t != 0 && p.d.clock.Now().Sub(time.Unix(0, t)) < poolDemandMemory
 }
 
 // awaitRefill waits for a refill under way to end, if there is one no
@@ -481,9 +481,10 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 	// pools): on a host of few cores a sandbox starting beside it slows
 	// every step of it, the durable write most (the host filesystem's
 	// journal commits the refill's disk image with the record).
-	p.demand.note(time.Now(), p.ceiling())
+	claimed := p.d.clock.Now()
+	p.demand.note(claimed, p.ceiling())
 	if rec.Network != api.NetworkNone {
-		p.netClaimed.Store(time.Now().UnixNano())
+		p.netClaimed.Store(claimed.UnixNano())
 	}
 	for {
 		s := p.takeFirst()

@@ -17,6 +17,7 @@ import (
 // python template's among them) are the operator's and count against
 // pool_max_total alone, which bounds everyone.
 func TestPoolSharePerUID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.PoolMaxTotal = 12; c.PoolSharePerUID = 3 })
 	d := e.start()
 	alice, bob, carol := as(1000), as(2000), as(3000)

@@ -4,14 +4,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestPoolDepthFollowsDemand: a burst of creates raises the pool's depth
 // to the burst's size, up to pool_max_size; once the burst is forgotten,
-// the pool lets the surplus go, back to pool_size.
+// the pool lets the surplus go, back to pool_size. The test moves the
+// daemon's clock past the window and the memory rather than wait.
 func TestPoolDepthFollowsDemand(t *testing.T) {
-	defer func(m time.Duration) { poolDemandMemory = m }(poolDemandMemory)
-	poolDemandMemory = time.Hour
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize, c.PoolMaxSize, c.MaxSessions = 2, 6, 50 })
 	d := e.start()
 	waitPool(t, d, 2)
@@ -31,16 +33,16 @@ func TestPoolDepthFollowsDemand(t *testing.T) {
 		t.Fatalf("past the ceiling: %+v", info.Pool)
 	}
 
-	// Forgotten: the window holds no claims and the memory is over.
-	poolDemandMemory = 0
+	// Past the window the burst is remembered: the pool stays as deep.
 	p := d.tmpl.poolOf(d.tmpl.byName[DefaultTemplate])
-	deadline := time.Now().Add(poolDemandWindow + 5*time.Second)
-	for p.trim(); p.ready() != 2; p.trim() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the pool kept %d after the burst was forgotten", p.ready())
-		}
-		time.Sleep(50 * time.Millisecond)
+	e.clock.advance(poolDemandWindow + time.Second)
+	if p.trim(); p.ready() != 6 {
+		t.Fatalf("the pool kept %d once the burst left the window, want 6 (remembered)", p.ready())
 	}
+	// Forgotten: the window holds no claims and the memory is over.
+	e.clock.advance(poolDemandMemory)
+	testutil.WaitFor(t, 10*time.Second, func() bool { p.trim(); return p.ready() == 2 },
+		"the pool never went back to 2 after the burst was forgotten")
 	if n := len(e.h.ids()); n != 15+2 {
 		t.Fatalf("%d sandboxes run, want 17", n)
 	}
@@ -49,6 +51,7 @@ func TestPoolDepthFollowsDemand(t *testing.T) {
 // TestPoolClaimWaitsForRefill: a create that finds the pool empty while a
 // refill is under way takes that sandbox, not a cold start of its own.
 func TestPoolClaimWaitsForRefill(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
@@ -57,15 +60,11 @@ func TestPoolClaimWaitsForRefill(t *testing.T) {
 	e.h.mu.Unlock()
 	mustCreate(t, d, root) // from the pool; its refill starts
 	p := d.tmpl.poolOf(d.tmpl.byName[DefaultTemplate])
-	for {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		p.mu.Lock()
-		filling := p.filling
-		p.mu.Unlock()
-		if filling == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer p.mu.Unlock()
+		return p.filling == 1
+	}, "the pool's refill never started")
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)

@@ -68,6 +68,9 @@ func shortRetry(t *testing.T) {
 // once, woken by its own refill's end: 71,426 log lines and 11 s of
 // daemon CPU in 10 s).
 func TestPoolRefillBacksOff(t *testing.T) {
+	// The cases run side by side (each is a second of waiting), under
+	// this serial test's shortened retry: no other test runs meanwhile.
+	shortRetry(t)
 	for _, tc := range []struct {
 		name   string
 		fail   func(e *testEnv, disk *countingDisk)
@@ -93,7 +96,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			api.HealthUnhealthy, "no more pids"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			shortRetry(t)
+			t.Parallel()
 			e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
 			disk := &countingDisk{fakeDisk: newFakeDisk(4096 * mb)}
 			tc.fail(e, disk)

@@ -129,6 +129,7 @@ func TestStrictRuntime(t *testing.T) {
 // passes nothing), so a PATCH and a restart work as under runc; a sandbox
 // started without one (networks were off) cannot get one later.
 func TestNetworkAtStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.h.runtimes[1].Networks, e.h.runtimes[1].NetworkAtStart = true, true
 	d := e.start()

@@ -116,13 +116,13 @@ func (s *Session[S]) Sandbox() S {
 // Idle is what the idle reaper asks: running says the session runs with
 // no operation under way; idle, that it also has no execution under way
 // and was unused for longer than its idle timeout (it has one).
-func (s *Session[S]) Idle() (running, idle bool) {
+func (s *Session[S]) Idle(now time.Time) (running, idle bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var none S
 	lim := time.Duration(s.rec.Limits.IdleTimeoutS) * time.Second
 	running = s.sb != none && s.op == "" && Status(s.rec.Status) == Running
-	idle = running && lim > 0 && time.Since(s.rec.LastUsedAt) > lim && s.busy == 0
+	idle = running && lim > 0 && now.Sub(s.rec.LastUsedAt) > lim && s.busy == 0
 	return running, idle
 }
 

@@ -122,7 +122,7 @@ func TestClaimExec(t *testing.T) {
 	if _, reset, _ := s.ClaimExec(context.Background()); reset {
 		t.Fatal("the reset was told twice")
 	}
-	if running, idle := s.Idle(); !running || idle {
+	if running, idle := s.Idle(time.Now()); !running || idle {
 		t.Fatalf("with executions under way: running %v idle %v", running, idle)
 	}
 	s.ReleaseExec()

@@ -10,11 +10,5 @@ import (
 // test after within.
 func WaitProcessGone(t testing.TB, pid int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still runs after %s", pid, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	WaitFor(t, within, func() bool { return syscall.Kill(pid, 0) != nil }, "process %d still runs", pid)
 }

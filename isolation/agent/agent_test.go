@@ -11,6 +11,7 @@ import (
 // unittest) against its modules, with the generated constants module
 // beside them as in a sandbox.
 func TestAgentPythonUnits(t *testing.T) {
+	t.Parallel()
 	py := python3(t)
 	consts := t.TempDir()
 	for _, f := range Files() {

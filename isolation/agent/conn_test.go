@@ -102,6 +102,7 @@ func FuzzAgentLines(f *testing.F) {
 // the request (an agent drops an interrupt that finds it idle); one for an
 // execution whose request never comes is sent after sentWait.
 func TestInterruptWaitsForItsRequest(t *testing.T) {
+	t.Parallel()
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -63,13 +64,21 @@ func savedAgent(t *testing.T, v int) []File {
 
 // TestAgentContract runs today's Conn against every agent version it must
 // still speak to: sessions outlive daemon upgrades, so their agents do.
+//
+// The agents run all at once, not -parallel (GOMAXPROCS) at a time: each
+// mostly waits (its cells' timeouts, graces and sleeps), so all of them
+// take about as long as one.
 func TestAgentContract(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
 	for _, av := range agentsToSpeakTo(t) {
-		t.Run(fmt.Sprintf("v%d", av.version), func(t *testing.T) {
-			t.Parallel()
-			testContract(t, av.version, startAgent(t, av.files, false))
+		wg.Go(func() {
+			t.Run(fmt.Sprintf("v%d", av.version), func(t *testing.T) {
+				testContract(t, av.version, startAgent(t, av.files, false))
+			})
 		})
 	}
+	wg.Wait()
 }
 
 func testContract(t *testing.T, version int, ra *runningAgent) {
@@ -214,6 +223,7 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 // process of a sandbox: a timeout the interrupt cannot stop. It must
 // refuse kill(-1): the process beside it lives on, and the agent with it.
 func TestAgentKillAllNeedsPID1(t *testing.T) {
+	t.Parallel()
 	ra := startAgent(t, Files(), true)
 	m, _, _ := ra.exec(t, Request{Language: LanguagePython, Timeout: 0.3, Grace: 0.3,
 		Code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"})

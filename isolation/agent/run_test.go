@@ -80,7 +80,13 @@ func startAgent(t *testing.T, files []File, pidns bool) *runningAgent {
 			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		}
 	} else {
-		guard := "import os\n_kill = os.kill\n" +
+		// In a sandbox the agent is PID 1, so the orphans of a command
+		// it kills (a shell's children) are its to reap. Here it is made
+		// their subreaper for the same reason: else they wait for the
+		// host's init, which may reap late (this host's: the agent's wait
+		// for a killed group to be gone then took its full 2 s).
+		subreaper := "import ctypes\nctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER\n"
+		guard := subreaper + "import os\n_kill = os.kill\n" +
 			"def _refuse_kill_all(pid, sig):\n" +
 			"    if pid == -1:\n" +
 			"        raise PermissionError('the test refuses kill(-1)')\n" +
