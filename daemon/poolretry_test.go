@@ -140,6 +140,10 @@ func TestPoolRefillBacksOff(t *testing.T) {
 					t.Fatalf("health once the pool refills: %+v", h)
 				}
 			}
+			// The loop clears the pool's error (health) before it logs
+			// the recovery.
+			testutil.WaitFor(t, 5*time.Second, func() bool { return log.Lines("warm pool: refilling again") > 0 },
+				"the pool's recovery is not logged")
 			if n := log.Lines("warm pool: refilling again"); n != 1 {
 				t.Fatalf("recovery logged %d times:\n%s", n, log.String())
 			}
