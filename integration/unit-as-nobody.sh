@@ -14,10 +14,18 @@ tags=$1
 shift
 go=$(command -v "${GO:-go}")
 goroot=$("$go" env GOROOT)
-cache=/var/tmp/sandboxd-unit-cache
-mkdir -p "$cache"
-chown 65534:65534 "$cache"
-chmod 700 "$cache"
+# nobody's build cache, in a folder of root's that nobody cannot replace
+# (root never follows a link nobody made: it makes the cache only where
+# none is, and touches nothing inside it).
+base=/var/tmp/sandboxd-unit
+[ ! -L "$base" ] || { echo "$base is a symbolic link: remove it"; exit 1; }
+install -d -m 755 -o root -g root "$base"
+cache=$base/cache
+if [ -L "$cache" ] || [ ! -d "$cache" ]; then
+	rm -rf "$cache"
+	mkdir -m 700 "$cache"
+	chown 65534:65534 "$cache"
+fi
 tree=$(mktemp -d /tmp/sandboxd-unit-XXXXXX)
 trap 'rm -rf "$tree"' EXIT
 chmod 755 "$tree"
