@@ -4,11 +4,6 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// maxAnswerLimit bounds max_answer_bytes: an answer is one line from the
-// agent, and isolation reads lines of at most 64 MiB (base64 and JSON
-// escaping take room beyond the bytes counted).
-const maxAnswerLimit = 32 << 20
-
 // answerBudget is what is left of an execution's whole answer
 // (max_answer_bytes). The agent bounds its answer itself since protocol 4;
 // the daemon bounds it again as it relays it, for older agents and because

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -168,7 +169,7 @@ func TestOOMEvent(t *testing.T) {
 // counted and replaced, never claimed; nothing of them is left.
 func TestPoolDeaths(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize = 2; c.MaxSessions = 50 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 2; c.MaxSessions = 50 })
 	d := e.start()
 	waitPool(t, d, 2)
 	for _, id := range e.h.ids() {
@@ -206,7 +207,7 @@ func TestPoolDeaths(t *testing.T) {
 
 // TestPoolHealthCheck: a pooled sandbox that stops answering is replaced.
 func TestPoolHealthCheck(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
 	sick := e.h.ids()[0]
@@ -258,7 +259,7 @@ func TestReconcile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.RestartLostSessions = tt.restartLost })
+			e := newEnv(t, func(c *config.Config) { c.RestartLostSessions = tt.restartLost })
 			d := e.start()
 			s := mustCreate(t, d, as(1000))
 			mustExec(t, d, as(1000), s.ID, "x = 7")
@@ -327,7 +328,7 @@ func TestReconcile(t *testing.T) {
 // TestQuotas: creates past max_sessions and max_sessions_per_uid answer
 // resource_exhausted, and stopped sessions do not count.
 func TestQuotas(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.MaxSessions = 3; c.MaxSessionsPerUID = 2 })
+	e := newEnv(t, func(c *config.Config) { c.MaxSessions = 3; c.MaxSessionsPerUID = 2 })
 	d := e.start()
 	a := mustCreate(t, d, as(1000))
 	mustCreate(t, d, as(1000))

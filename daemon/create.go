@@ -147,7 +147,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	policy, err := d.checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, d.cfg.defaultCaps())
+	policy, err := d.checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, defaultCaps(&d.cfg))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,14 +155,14 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	limits, err := d.cfg.resolveLimits(t.limits(&d.cfg), requestLimits(req))
+	limits, err := resolveLimits(&d.cfg, t.limits(&d.cfg), requestLimits(req))
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkEnv(req.Env); err != nil {
 		return nil, nil, err
 	}
-	if err := checkLabels(req.Labels); err != nil {
+	if err := api.CheckLabels(req.Labels); err != nil {
 		return nil, nil, err
 	}
 	if err := d.checkMCPServers(req.MCPServers); err != nil {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/identity"
@@ -46,7 +47,7 @@ type Daemon struct {
 	// inCreate counts the creates under way, which refills yield to.
 	inCreate atomic.Int64
 
-	cfg   Config
+	cfg   config.Config
 	paths layout
 	log   *slog.Logger
 	store *store.Store
@@ -136,7 +137,7 @@ type deps struct {
 
 // New opens the state, prepares cgroups and the sandbox runtime, and
 // reconciles what the database says with what exists.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr error) {
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Daemon, retErr error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -202,19 +203,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 		}
 		rng, err := idmap.Lease(idmap.LeaseRequest{
 			Dir: cfg.UserNS.LeaseDir, Instance: inst.id, DataDir: cfg.DataDir,
-			Want: cfg.UserNS.idRange(), Move: !cfg.UserNS.explicit,
+			Want: cfg.UserNS.IDRange(), Move: !cfg.UserNS.IDBaseSet(),
 		})
 		if err != nil {
 			return nil, err
 		}
-		if rng != cfg.UserNS.idRange() {
+		if rng != cfg.UserNS.IDRange() {
 			log.Info("another sandboxd holds the configured user-namespace id range: this one uses the next free one", "id_base", rng.Base, "blocks", rng.Blocks)
 		}
 		if dp.ids, err = idmap.New(rng); err != nil {
 			return nil, err
 		}
 	}
-	runscOpts := cfg.runscOptions()
+	runscOpts := runscOptions(&cfg)
 	rt, err := isolation.NewRuntime(isolation.Options{
 		StateDir: stateDir,
 		UID:      cfg.SandboxUID,
@@ -245,7 +246,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, retErr e
 }
 
 // makeDirs makes the daemon's folders.
-func makeDirs(cfg Config) error {
+func makeDirs(cfg config.Config) error {
 	for _, d := range []string{cfg.DataDir, cfg.RunDir, filepath.Join(cfg.DataDir, "sessions")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return fmt.Errorf("make %s: %w", d, err)
@@ -257,7 +258,7 @@ func makeDirs(cfg Config) error {
 // newDaemon is the daemon's core over its dependencies: New's real ones,
 // or a test's fakes. It loads templates, reconciles, and starts the
 // reaper and the pools.
-func newDaemon(ctx context.Context, cfg Config, log *slog.Logger, m *metrics, dp deps) (*Daemon, error) {
+func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics, dp deps) (*Daemon, error) {
 	if err := makeDirs(cfg); err != nil {
 		return nil, err
 	}

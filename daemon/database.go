@@ -7,16 +7,17 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/store"
 )
 
 // databasePath is the daemon's database in its data dir.
-func databasePath(cfg Config) string { return filepath.Join(cfg.DataDir, "sandboxd.db") }
+func databasePath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "sandboxd.db") }
 
 // openStore opens the daemon's database. A damaged one stops the start
 // with one sentence that says what to do: serving it could lose more, and
 // a daemon that panicked at every start told the operator nothing.
-func openStore(cfg Config) (*store.Store, error) {
+func openStore(cfg config.Config) (*store.Store, error) {
 	path := databasePath(cfg)
 	st, err := store.Open(path, store.Options{HistoryLimit: cfg.HistoryLimit, HistoryTotalLimit: cfg.HistoryTotalLimit})
 	var ce *store.CorruptError
@@ -28,7 +29,7 @@ func openStore(cfg Config) (*store.Store, error) {
 
 // corruptDatabase is the daemon's answer to a damaged database: one line,
 // the command to run, and the copy to restore when there is one.
-func corruptDatabase(cfg Config, ce *store.CorruptError) error {
+func corruptDatabase(cfg config.Config, ce *store.CorruptError) error {
 	msg := fmt.Sprintf("the database %s is corrupted (%s); run `sandboxd --recover --data-dir %s` to salvage what it holds", ce.Path, ce.Reason, cfg.DataDir)
 	if lg := store.LastGoodPath(ce.Path); exists(lg) {
 		msg += fmt.Sprintf(", or restore %s", lg)
@@ -69,6 +70,6 @@ func logStoreReport(log *slog.Logger, r store.OpenReport) {
 
 // RecoverDatabase salvages the daemon's damaged database (store.Recover),
 // for sandboxd --recover; the daemon must not be running.
-func RecoverDatabase(cfg Config) (*store.Salvage, error) {
+func RecoverDatabase(cfg config.Config) (*store.Salvage, error) {
 	return store.Recover(databasePath(cfg), store.Options{})
 }

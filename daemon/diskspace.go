@@ -111,7 +111,7 @@ func (d *Daemon) shareLocked(ctx context.Context, owner diskOwner, size int64) e
 		low.promised = satAdd(low.promised, p.size)
 	}
 	low.outstanding = low.promised
-	if low.fitsShare(d.heldLocked(owner.uid), size, d.cfg.diskShare()) {
+	if low.fitsShare(d.heldLocked(owner.uid), size, d.cfg.DiskShare()) {
 		return nil
 	}
 	b, err := d.budgetLocked()
@@ -139,7 +139,7 @@ func (d *Daemon) checkShareLocked(ctx context.Context, b diskBudget, owner diskO
 	if !owner.hasShare() || size == 0 {
 		return nil
 	}
-	fraction := d.cfg.diskShare()
+	fraction := d.cfg.DiskShare()
 	if held := d.heldLocked(owner.uid); !b.fitsShare(held, size, fraction) {
 		logging.From(ctx).Info("disk refused: past the user's share", "owner", owner.uid, "disk_mb", mib(size), "held_mb", mib(held), "budget", b.String())
 		return b.shareRefusal(owner.uid, held, size, fraction)

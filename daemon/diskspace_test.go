@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
@@ -81,7 +82,7 @@ func TestPromiseDisk(t *testing.T) {
 	disk := newFakeDisk(1000 * mb)
 	disk.real = false
 	d := &Daemon{
-		cfg:   Config{DataDir: dir, DiskQuota: volume.Loop, DataDirMinFreeMB: 100, DiskOvercommit: 1},
+		cfg:   config.Config{DataDir: dir, DiskQuota: volume.Loop, DataDirMinFreeMB: 100, DiskOvercommit: 1},
 		paths: layout{dataDir: dir},
 		probe: disk,
 		disks: newDiskLedger(),
@@ -130,7 +131,7 @@ func TestPromiseDisk(t *testing.T) {
 // its floor is a 429 naming what is free; health says degraded until
 // space is back.
 func TestCreateRefusedForSpace(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.DataDirMinFreeMB = 1024 })
+	e := newEnv(t, func(c *config.Config) { c.DataDirMinFreeMB = 1024 })
 	d := e.start()
 	e.disk.setFree(100 * mb)
 	_, err := d.CreateSession(as(1000), &api.CreateSessionRequest{})
@@ -164,7 +165,7 @@ func TestCreateRefusedForSpace(t *testing.T) {
 // a session goes.
 func TestPoolWaitsForSpace(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
 	e.disk.setFree(100 * mb)
 	d := e.start()
 	time.Sleep(100 * time.Millisecond)
@@ -179,7 +180,7 @@ func TestPoolWaitsForSpace(t *testing.T) {
 // TestPoolDiskReadOnly: a pooled sandbox whose disk went read-only (its
 // ext4 met an error) is not handed out: the create gets a fresh one.
 func TestPoolDiskReadOnly(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
 	sick := e.h.ids()[0]
@@ -225,7 +226,7 @@ func TestDiskSharePerUID(t *testing.T) {
 	disk := newFakeDisk(2000 * mb)
 	disk.real = false
 	d := &Daemon{
-		cfg:   Config{DataDir: dir, DiskQuota: volume.Loop, DiskOvercommit: 1},
+		cfg:   config.Config{DataDir: dir, DiskQuota: volume.Loop, DiskOvercommit: 1},
 		paths: layout{dataDir: dir},
 		probe: disk,
 		disks: newDiskLedger(),

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestExecDisplay: what the code displays streams as it comes, in order
@@ -25,7 +26,7 @@ func TestExecDisplay(t *testing.T) {
 		{"bounded", 22 + 9 + 1, "display:aa,stdout:after aa,stdout:", "aa", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.MaxAnswerBytes = tt.maxAnswer })
+			e := newEnv(t, func(c *config.Config) { c.MaxAnswerBytes = tt.maxAnswer })
 			d := e.start()
 			s := mustCreate(t, d, root)
 			var events []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
@@ -21,7 +22,7 @@ import (
 type testEnv struct {
 	t   *testing.T
 	h   *fakeHost
-	cfg Config
+	cfg config.Config
 	ids *idmap.Allocator
 	// disk is the host's disk as the daemon sees it: plenty free unless a
 	// test says otherwise.
@@ -35,10 +36,10 @@ type testEnv struct {
 	clock *fakeClock
 }
 
-func newEnv(t *testing.T, mod func(*Config)) *testEnv {
+func newEnv(t *testing.T, mod func(*config.Config)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DataDir, cfg.RunDir = filepath.Join(dir, "data"), filepath.Join(dir, "run")
 	// The host's lease folders are not the unit tier's: a closing daemon
 	// gives its range back there.

@@ -13,6 +13,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
@@ -91,7 +92,7 @@ func (d *Daemon) execRecorded(ctx context.Context, x *execSlot, e *api.Execution
 }
 
 // checkExec checks an execution request; defTimeoutS is the session's.
-func (c *Config) checkExec(req *api.ExecRequest, defTimeoutS int) (time.Duration, error) {
+func checkExec(c *config.Config, req *api.ExecRequest, defTimeoutS int) (time.Duration, error) {
 	switch req.Language {
 	case api.LanguagePython, api.LanguageShell:
 	case "":
@@ -154,7 +155,7 @@ type execSlot struct {
 func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequest) (*execSlot, error) {
 	rec := s.Snapshot()
 	defTimeout, sessionEnv := rec.Limits.TimeoutS, rec.Env
-	timeout, err := d.cfg.checkExec(req, defTimeout)
+	timeout, err := checkExec(&d.cfg, req, defTimeout)
 	if err != nil {
 		return nil, err
 	}

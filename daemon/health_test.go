@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestHealth: healthy when every check passes; a cgroup folder that takes
@@ -15,7 +16,7 @@ import (
 // with their reason, and it is healthy again once they recover.
 func TestHealth(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	h, err := d.Health(root)
 	if err != nil || h.Status != api.HealthOK || len(h.Reasons) != 0 || len(h.Checks) != 4 || !h.Checks[api.CheckDatabase].OK {

@@ -6,10 +6,6 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// minHistoryRecord is the smallest history_record_bytes: room for an
-// error's traceback and the heads of the output.
-const minHistoryRecord = 4 << 10
-
 // historyCut is what the history keeps of e: e itself when it is at most
 // keep bytes, else a copy cut to keep and marked summarized (and
 // truncated). The answer went out whole; the history is what a client

@@ -28,8 +28,8 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 			Syscalls:       len(seccomp.Allowed(d.cfg.Seccomp)),
 			LogDenied:      d.monitor != nil,
 		},
-		Defaults:   d.cfg.Defaults.api(),
-		Max:        d.cfg.Max.api(),
+		Defaults:   d.cfg.Defaults.API(),
+		Max:        d.cfg.Max.API(),
 		SandboxUID: d.rt.UID(),
 		MCPServers: d.gateway.Info(),
 	}

@@ -27,6 +27,10 @@ func TestLayering(t *testing.T) {
 		// The router declares what it needs (server.Backend); it knows
 		// nothing of the daemon's packages, as moby's routers.
 		{"server", true, []string{"github.com/sandboxd/sandboxd/daemon"}},
+		// The configuration is a leaf that the daemon, its owners and
+		// cmd/sandboxd read: it takes nothing from them (as moby's
+		// daemon/config).
+		{"config", true, []string{"github.com/sandboxd/sandboxd/daemon"}},
 		// Host checks take probes from their caller: the runtime may
 		// depend on them, never they on it.
 		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}},

@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 )
@@ -31,7 +32,7 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 		if s.Sandbox() != nil {
 			return nil
 		}
-		if err := d.cfg.checkLifetime(s, d.clock.Now()); err != nil {
+		if err := checkLifetime(&d.cfg, s, d.clock.Now()); err != nil {
 			return err
 		}
 		return d.restartSandbox(ctx, s, api.ActionStarted, "")
@@ -41,7 +42,7 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
-		if err := d.cfg.checkLifetime(s, d.clock.Now()); err != nil {
+		if err := checkLifetime(&d.cfg, s, d.clock.Now()); err != nil {
 			return err
 		}
 		return d.restartSandbox(ctx, s, api.ActionRestarted, "")
@@ -50,8 +51,8 @@ func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, e
 
 // checkLifetime refuses to run a session older than max_session_lifetime_s
 // at t: its files stay readable until it is deleted.
-func (c *Config) checkLifetime(s *session, t time.Time) error {
-	if c.expired(s, t) {
+func checkLifetime(c *config.Config, s *session, t time.Time) error {
+	if expired(c, s, t) {
 		return api.Errorf(errdefs.ErrConflict, "session %s has reached the maximum session lifetime of %d s: copy out what you need and delete it", s.snapshot().ID, c.MaxSessionLifetimeS)
 	}
 	return nil
@@ -59,7 +60,7 @@ func (c *Config) checkLifetime(s *session, t time.Time) error {
 
 // expired says whether a session is older than max_session_lifetime_s
 // at t.
-func (c *Config) expired(s *session, t time.Time) bool {
+func expired(c *config.Config, s *session, t time.Time) bool {
 	if c.MaxSessionLifetimeS <= 0 {
 		return false
 	}
@@ -173,11 +174,11 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			var reason string
 			pause := false
 			switch {
-			case running && d.cfg.expired(s, t):
+			case running && expired(&d.cfg, s, t):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", s.Snapshot().Limits.IdleTimeoutS)
-				pause = d.idleAction(s) == IdlePause
+				pause = d.idleAction(s) == config.IdlePause
 			default:
 				continue
 			}

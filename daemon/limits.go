@@ -8,16 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/isolation/volume"
-)
-
-// Smallest limits a sandbox can run with: below them the interpreter does
-// not start, which would look like a daemon bug rather than a bad request.
-const (
-	minMemoryMB = 32
-	minPids     = 16
-	// minDiskMB is the smallest filesystem with room for ext4's journal.
-	minDiskMB = volume.MinBytes >> 20
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // requestLimits are the limits a create request sets.
@@ -53,21 +44,21 @@ func overlay(l api.Limits, o *api.LimitDefaults) api.Limits {
 
 // resolveLimits merges o over base (the template's defaults) and checks
 // every value against the configured maxima.
-func (c *Config) resolveLimits(base api.Limits, o *api.LimitDefaults) (api.Limits, error) {
+func resolveLimits(c *config.Config, base api.Limits, o *api.LimitDefaults) (api.Limits, error) {
 	l := overlay(base, o)
 	m := c.Max
 	bad := func(field string, v any, lo, hi any) error {
 		return api.Errorf(errdefs.ErrInvalidArgument, "%s is %v: it must be between %v and %v", field, v, lo, hi)
 	}
 	switch {
-	case l.MemoryMB < minMemoryMB || l.MemoryMB > m.MemoryMB:
-		return l, bad("memory_mb", l.MemoryMB, minMemoryMB, m.MemoryMB)
+	case l.MemoryMB < config.MinMemoryMB || l.MemoryMB > m.MemoryMB:
+		return l, bad("memory_mb", l.MemoryMB, config.MinMemoryMB, m.MemoryMB)
 	case math.IsNaN(l.CPUs) || l.CPUs < 0.01 || l.CPUs > m.CPUs:
 		return l, bad("cpus", l.CPUs, 0.01, m.CPUs)
-	case l.Pids < minPids || l.Pids > m.Pids:
-		return l, bad("pids", l.Pids, minPids, m.Pids)
-	case l.DiskMB < minDiskMB || l.DiskMB > m.DiskMB:
-		return l, bad("disk_mb", l.DiskMB, minDiskMB, m.DiskMB)
+	case l.Pids < config.MinPids || l.Pids > m.Pids:
+		return l, bad("pids", l.Pids, config.MinPids, m.Pids)
+	case l.DiskMB < config.MinDiskMB || l.DiskMB > m.DiskMB:
+		return l, bad("disk_mb", l.DiskMB, config.MinDiskMB, m.DiskMB)
 	case l.TimeoutS < 1 || l.TimeoutS > m.TimeoutS:
 		return l, bad("timeout_s", l.TimeoutS, 1, m.TimeoutS)
 	case l.IdleTimeoutS < 0 || l.IdleTimeoutS > m.IdleTimeoutS:
@@ -82,19 +73,6 @@ func checkEnv(env map[string]string) error {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 			return api.Errorf(errdefs.ErrInvalidArgument, "bad environment variable %s: names must be non-empty without '=' or NUL, values without NUL", api.Quote(k))
 		}
-	}
-	return nil
-}
-
-// checkLabels refuses labels that could not be filtered on.
-func checkLabels(labels map[string]string) error {
-	for k := range labels {
-		if k == "" || strings.ContainsAny(k, "=\x00") || len(k) > 256 || len(labels[k]) > 4096 {
-			return api.Errorf(errdefs.ErrInvalidArgument, "bad label %s: keys must be 1 to 256 bytes without '=', values at most 4096 bytes", api.Quote(k))
-		}
-	}
-	if len(labels) > 64 {
-		return api.Errorf(errdefs.ErrInvalidArgument, "too many labels (%d): at most 64", len(labels))
 	}
 	return nil
 }

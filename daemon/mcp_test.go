@@ -9,7 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestMCPServersGrant: a session granted MCP servers keeps them in its
@@ -17,9 +17,9 @@ import (
 // sandboxes bind none), and its folder goes with it; an unknown server is
 // refused and makes nothing.
 func TestMCPServersGrant(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *config.Config) {
 		c.PoolSize = 1
-		c.MCP = mcpgateway.Config{Servers: map[string]mcpgateway.Server{
+		c.MCP = config.MCP{Servers: map[string]config.MCPServer{
 			"tools": {Command: []string{"/bin/true"}, Tools: []string{"echo"}},
 		}}
 	})

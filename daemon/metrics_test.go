@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -93,7 +94,7 @@ func waitValue(t *testing.T, g prometheus.Gatherer, want float64, name string, l
 // its class; a delete counts only for a session still running.
 func TestSessionEndReasons(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.MaxSessionLifetimeS = 4; c.ShutdownStopsSessions = true })
+	e := newEnv(t, func(c *config.Config) { c.MaxSessionLifetimeS = 4; c.ShutdownStopsSessions = true })
 	d := e.start()
 	reg := d.metrics.reg
 	for _, r := range endClasses {
@@ -173,7 +174,7 @@ func TestEndClass(t *testing.T) {
 // refill is timed; a template without a pool counts neither.
 func TestPoolHitsAndMisses(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	reg := d.metrics.reg
 	waitPool(t, d, 1)
@@ -284,7 +285,7 @@ func TestScrapedSessionsAndIDBlocks(t *testing.T) {
 // TestNoIDBlocksWithoutUserNS: without user namespaces there is no id
 // block series at all, rather than a misleading 0 of 0.
 func TestNoIDBlocksWithoutUserNS(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.UserNS.Enabled = false })
+	e := newEnv(t, func(c *config.Config) { c.UserNS.Enabled = false })
 	st, err := openStore(e.cfg)
 	if err != nil {
 		t.Fatal(err)

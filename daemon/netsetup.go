@@ -3,67 +3,17 @@ package daemon
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation/netdns"
-	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 	"github.com/sandboxd/sandboxd/isolation/network"
 )
-
-// validate checks the [network] table.
-func (n *NetworkConfig) validate() error {
-	if !n.Enabled {
-		return nil
-	}
-	var errs []error
-	if p, err := netip.ParsePrefix(n.Subnet); err != nil || !p.Addr().Is4() || p.Bits() != 16 {
-		errs = append(errs, fmt.Errorf("network.subnet %q must be an IPv4 /16, such as 10.87.0.0/16", n.Subnet))
-	}
-	if n.Subnet6 != "" {
-		if p, err := netip.ParsePrefix(n.Subnet6); err != nil || !p.Addr().Is6() || p.Addr().Is4In6() || p.Bits() != 96 {
-			errs = append(errs, fmt.Errorf("network.subnet6 %q must be an IPv6 /96, such as fd5b:d0c:5b0d::/96, or \"\" for no IPv6", n.Subnet6))
-		}
-	}
-	for _, s := range n.DNSServers {
-		if _, err := netdns.ParseUpstream(s); err != nil {
-			errs = append(errs, fmt.Errorf("network.dns_servers: %w", err))
-		}
-	}
-	if _, err := indexURL(n.PackageIndexURL); err != nil {
-		errs = append(errs, fmt.Errorf("network.package_index_url: %w", err))
-	}
-	for _, h := range n.PackageHosts {
-		if _, err := netpolicy.ParseEntry(h); err != nil {
-			errs = append(errs, fmt.Errorf("network.package_hosts: %w", err))
-		}
-	}
-	if n.PackageTimeoutS <= 0 {
-		errs = append(errs, fmt.Errorf("network.package_timeout_s must be above 0"))
-	}
-	if n.EgressKbps < 0 || n.MaxConnections < 0 {
-		errs = append(errs, fmt.Errorf("network.egress_kbps and network.max_connections must be 0 (no cap) or more"))
-	}
-	if n.DNSQueriesPerS < 0 || n.DNSBurst < 0 || (n.DNSQueriesPerS > 0 && n.DNSBurst == 0) {
-		errs = append(errs, fmt.Errorf("network.dns_queries_per_s must be 0 (no limit) or more, and network.dns_burst 1 or more when it is not 0"))
-	}
-	if _, err := openHostNetworks(n.OpenHostNetworks); err != nil {
-		errs = append(errs, err)
-	}
-	if n.DNSPort < 0 || n.DNSPort > 65535 {
-		errs = append(errs, fmt.Errorf("network.dns_port must be between 0 (a free port) and 65535"))
-	}
-	if !filepath.IsAbs(n.LeaseDir) {
-		errs = append(errs, fmt.Errorf("network.lease_dir must be an absolute path"))
-	}
-	return errors.Join(errs...)
-}
 
 // hostResolvers are the nameservers of the host's /etc/resolv.conf.
 func hostResolvers(path string) []string {
@@ -99,7 +49,7 @@ type netDeps struct {
 // listeners, the nftables table and the DNS server. A host that cannot
 // have them (a kernel without nftables, say) gets a daemon whose sessions
 // can only have network "none", and a warning saying why.
-func openNetwork(cfg Config, inst instance, m *metrics, log *slog.Logger) netDeps {
+func openNetwork(cfg config.Config, inst instance, m *metrics, log *slog.Logger) netDeps {
 	nd := netDeps{table: newNetTable(), close: func() {}}
 	if !cfg.Network.Enabled {
 		nd.off = "networking is off on this host ([network] enabled = false)"
@@ -112,10 +62,10 @@ func openNetwork(cfg Config, inst instance, m *metrics, log *slog.Logger) netDep
 	return nd
 }
 
-func (nd *netDeps) open(cfg Config, inst instance, m *metrics, log *slog.Logger) (retErr error) {
+func (nd *netDeps) open(cfg config.Config, inst instance, m *metrics, log *slog.Logger) (retErr error) {
 	want := netip.MustParsePrefix(cfg.Network.Subnet)
 	subnet, err := network.SubnetLease{Dir: cfg.Network.LeaseDir, Instance: inst.id, DataDir: cfg.DataDir,
-		Want: want, Move: !cfg.Network.explicit}.Lease()
+		Want: want, Move: !cfg.Network.SubnetSet()}.Lease()
 	if err != nil {
 		return err
 	}
@@ -137,7 +87,7 @@ func (nd *netDeps) open(cfg Config, inst instance, m *metrics, log *slog.Logger)
 		}
 	}()
 	port := uint16(udp.LocalAddr().(*net.UDPAddr).Port)
-	openNets, _ := openHostNetworks(cfg.Network.OpenHostNetworks) // checked with the config
+	openNets, _ := cfg.Network.OpenHostPrefixes() // checked with the config
 	mgr, err := network.New(network.Config{
 		Instance:         inst.id,
 		Subnet:           subnet,
@@ -223,17 +173,4 @@ func listenDNS(port int) (net.PacketConn, net.Listener, error) {
 		}
 	}
 	return nil, nil, lastErr
-}
-
-// openHostNetworks parses [network] open_host_networks.
-func openHostNetworks(cidrs []string) ([]netip.Prefix, error) {
-	var ps []netip.Prefix
-	for _, c := range cidrs {
-		p, err := netip.ParsePrefix(c)
-		if err != nil {
-			return nil, fmt.Errorf("network.open_host_networks: %q is not a CIDR, such as 203.0.113.0/24", c)
-		}
-		ps = append(ps, p.Masked())
-	}
-	return ps, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation/netpolicy"
@@ -161,7 +162,7 @@ func policyOf(r *store.Record) *netpolicy.Policy {
 }
 
 // defaultCaps are the caps of a session that asks for none.
-func (c *Config) defaultCaps() netpolicy.Policy {
+func defaultCaps(c *config.Config) netpolicy.Policy {
 	return netpolicy.Policy{EgressKbps: c.Network.EgressKbps, MaxConnections: c.Network.MaxConnections}
 }
 
@@ -395,7 +396,7 @@ func (d *Daemon) SetNetwork(ctx context.Context, id string, req *api.NetworkRequ
 		sb := s.Sandbox()
 		caps := *policyOf(&rec)
 		if caps.Mode == netpolicy.ModeNone {
-			caps = d.cfg.defaultCaps() // it had none to keep
+			caps = defaultCaps(&d.cfg) // it had none to keep
 		}
 		p, err := d.checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, caps)
 		if err != nil {

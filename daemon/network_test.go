@@ -14,12 +14,13 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 )
 
 func TestNetworkSession(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	allow := []string{"example.com", "*.github.com:443", "10.1.0.0/16:5432"}
 	s, err := d.CreateSession(root, &api.CreateSessionRequest{Network: api.NetworkAllowlist, Allow: allow})
@@ -215,7 +216,7 @@ func TestLeftoverNetworkRemoved(t *testing.T) {
 }
 
 func TestNetworkCaps(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network.MaxConnections = 100 })
+	e := newEnv(t, func(c *config.Config) { c.Network.MaxConnections = 100 })
 	d := e.start()
 	plain := mustCreate(t, d, root)
 	if plain.EgressKbps != 0 || plain.MaxConnections != 0 {
@@ -252,7 +253,7 @@ func TestNetworkCaps(t *testing.T) {
 }
 
 func TestInstallPackages(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
+	e := newEnv(t, func(c *config.Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
 	d := e.start()
 	s := mustCreate(t, d, root)
 	for _, bad := range [][]string{nil, {"-r", "x"}, {"numpy; rm -rf /"}, {"numpy==1.0 pandas"}, {"git+https://x/y"}, {"a'b"}} {
@@ -293,7 +294,7 @@ func TestInstallPackages(t *testing.T) {
 // once claims want a network, and then a claim with one keeps the link;
 // one without loses it. A pool whose claims want none makes none.
 func TestPooledSandboxNetworkAhead(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
 	// No claim has wanted a network yet: the pooled sandbox has no link,

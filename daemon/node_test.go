@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/version"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -49,7 +50,7 @@ func writeFile(t *testing.T, path, content string) {
 // everyone; sessions, allocation, templates and pools are what the caller
 // may see, as in /v1/info.
 func TestNode(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *config.Config) {
 		c.PoolSize = 1
 		c.MaxSessions = 10
 		c.Node.Labels = map[string]string{"zone": "a", "gpu": "none"}
@@ -140,7 +141,7 @@ func TestNode(t *testing.T) {
 // runtime answers empty objects and lists, never null, so that a
 // scheduler's decoder needs no special case.
 func TestNodeEmpty(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Node.Labels = nil })
+	e := newEnv(t, func(c *config.Config) { c.Node.Labels = nil })
 	e.host = fakeNodeHost(t, testMachineID)
 	for i := range e.h.runtimes {
 		e.h.runtimes[i].Usable = false
@@ -178,7 +179,7 @@ func TestNodeRuntimes(t *testing.T) {
 		{"strict runc", true, api.RuntimeRunc, true, []string{api.RuntimeRunc}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, func(cfg *Config) { cfg.DefaultRuntime, cfg.StrictRuntime = c.defaultRT, c.strict })
+			e := newEnv(t, func(cfg *config.Config) { cfg.DefaultRuntime, cfg.StrictRuntime = c.defaultRT, c.strict })
 			e.host = fakeNodeHost(t, testMachineID)
 			e.h.runtimes[1].Usable = c.runscUsable
 			d := e.start()

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 )
@@ -25,16 +25,6 @@ const maxPackages = 100
 // version specifiers. No options, paths, URLs or environment markers: the
 // list goes to pip's command line, and an install reaches only the index.
 var requirement = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\])?(?:(?:===|==|!=|~=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+(?:,(?:===|==|!=|~=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)*)?$`)
-
-// indexURL checks a package index URL: http or https, a host, nothing
-// that would leave the URL on pip's command line.
-func indexURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || strings.ContainsAny(s, "'\" \n") {
-		return nil, fmt.Errorf("%q is not an http or https URL of a package index", s)
-	}
-	return u, nil
-}
 
 // InstallPackages runs pip in the session, into /workspace/.local (so the
 // packages survive stop and start), and makes its interpreter see them.
@@ -92,7 +82,7 @@ func (d *Daemon) packageIndex(index string) (*url.URL, error) {
 	if index == "" {
 		index = d.cfg.Network.PackageIndexURL
 	}
-	u, err := indexURL(index)
+	u, err := config.ParseIndexURL(index)
 	if err != nil {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "index_url: %s", err.Error())
 	}

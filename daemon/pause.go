@@ -8,13 +8,8 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
-)
-
-// What an idle timeout does to a session (idle_action).
-const (
-	IdleStop  = "stop"
-	IdlePause = "pause"
 )
 
 // PauseSession freezes every process of the session (the cgroup
@@ -122,8 +117,8 @@ func (d *Daemon) idleAction(s *session) string {
 // checkIdleAction checks a create's idle_action.
 func checkIdleAction(a string) error {
 	switch a {
-	case "", IdleStop, IdlePause:
+	case "", config.IdleStop, config.IdlePause:
 		return nil
 	}
-	return api.Errorf(errdefs.ErrInvalidArgument, "idle_action %s: use %q or %q", api.Quote(a), IdleStop, IdlePause)
+	return api.Errorf(errdefs.ErrInvalidArgument, "idle_action %s: use %q or %q", api.Quote(a), config.IdleStop, config.IdlePause)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -126,16 +127,16 @@ func TestPauseDuringExecution(t *testing.T) {
 // TestIdleActionPause: with idle_action pause, the idle timeout pauses the
 // session instead of stopping it; a create may ask for either.
 func TestIdleActionPause(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.IdleAction = IdlePause })
+	e := newEnv(t, func(c *config.Config) { c.IdleAction = config.IdlePause })
 	d := e.start()
 	ev := watchEvents(t, d)
 	one := 1
 	paused, err := d.CreateSession(as(1000), &api.CreateSessionRequest{IdleTimeoutS: &one})
-	if err != nil || paused.IdleAction != IdlePause {
+	if err != nil || paused.IdleAction != config.IdlePause {
 		t.Fatalf("create: %+v %v", paused, err)
 	}
-	stopped, err := d.CreateSession(as(1000), &api.CreateSessionRequest{IdleTimeoutS: &one, IdleAction: IdleStop})
-	if err != nil || stopped.IdleAction != IdleStop {
+	stopped, err := d.CreateSession(as(1000), &api.CreateSessionRequest{IdleTimeoutS: &one, IdleAction: config.IdleStop})
+	if err != nil || stopped.IdleAction != config.IdleStop {
 		t.Fatalf("create: %+v %v", stopped, err)
 	}
 	// Both idle out on the same tick, in either order: the test moves the
@@ -156,7 +157,7 @@ func TestIdleActionPause(t *testing.T) {
 // TestLifetimeSkipsPauses: the time a session spent paused does not count
 // towards max_session_lifetime_s.
 func TestLifetimeSkipsPauses(t *testing.T) {
-	c := &Config{MaxSessionLifetimeS: 60}
+	c := &config.Config{MaxSessionLifetimeS: 60}
 	at := time.Now()
 	for _, tc := range []struct {
 		name     string
@@ -176,7 +177,7 @@ func TestLifetimeSkipsPauses(t *testing.T) {
 			rec.PausedAt = at.Add(-tc.pausedAt)
 		}
 		s := loadSession(rec)
-		if got := c.expired(s, at); got != tc.expired {
+		if got := expired(c, s, at); got != tc.expired {
 			t.Errorf("%s: expired %v", tc.name, got)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestPoolSharePerUID: warm pool slots are shared fairly. A user's
@@ -18,7 +19,7 @@ import (
 // pool_max_total alone, which bounds everyone.
 func TestPoolSharePerUID(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.PoolMaxTotal = 12; c.PoolSharePerUID = 3 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1; c.PoolMaxTotal = 12; c.PoolSharePerUID = 3 })
 	d := e.start()
 	alice, bob, carol := as(1000), as(2000), as(3000)
 
@@ -111,7 +112,7 @@ func TestPoolSharePerUID(t *testing.T) {
 // TestPoolShareDefault: with pool_share_per_uid unset, a user's share is
 // half of pool_max_total, rounded up.
 func TestPoolShareDefault(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PoolMaxTotal = 5 })
+	e := newEnv(t, func(c *config.Config) { c.PoolMaxTotal = 5 })
 	d := e.start()
 	if _, err := d.AddTemplate(as(1000), &api.Template{Name: "a1", PoolSize: ptr(3)}); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
@@ -14,7 +15,7 @@ import (
 // daemon's clock past the window and the memory rather than wait.
 func TestPoolDepthFollowsDemand(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize, c.PoolMaxSize, c.MaxSessions = 2, 6, 50 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize, c.PoolMaxSize, c.MaxSessions = 2, 6, 50 })
 	d := e.start()
 	waitPool(t, d, 2)
 	for range 5 {
@@ -52,7 +53,7 @@ func TestPoolDepthFollowsDemand(t *testing.T) {
 // refill is under way takes that sandbox, not a cold start of its own.
 func TestPoolClaimWaitsForRefill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
 	e.h.mu.Lock()
@@ -86,7 +87,7 @@ func TestPoolClaimWaitsForRefill(t *testing.T) {
 // TestPoolClaimSkipsTheGone: a pooled sandbox whose process is gone, its
 // exit not yet seen, is not handed out; the create gets another.
 func TestPoolClaimSkipsTheGone(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PoolSize = 1 })
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
 	waitPool(t, d, 1)
 	gone := e.h.ids()[0]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
@@ -97,7 +98,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, func(c *Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
+			e := newEnv(t, func(c *config.Config) { c.PoolSize = 1; c.DataDirMinFreeMB = 1024 })
 			disk := &countingDisk{fakeDisk: newFakeDisk(4096 * mb)}
 			tc.fail(e, disk)
 			log := &testutil.Buffer{}

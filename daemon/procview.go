@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation/lxcfs"
 )
 
@@ -27,7 +28,7 @@ type procView struct {
 // or one the daemon starts in stateDir/lxcfs when lxcfs is installed and
 // nothing serves there. Without either, sandboxes show the host's files
 // (newDaemon warns).
-func openProcView(cfg Config, stateDir string, log *slog.Logger) procView {
+func openProcView(cfg config.Config, stateDir string, log *slog.Logger) procView {
 	if cfg.LXCFSDir == "" {
 		return procView{problem: "turned off (lxcfs_dir = \"\")"}
 	}

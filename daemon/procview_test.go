@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestProcViewInfo checks what GET /v1/info says of the lxcfs that serves
 // sandboxes: which one, and why none when none does (also when the
 // daemon's own is between a death and its restart).
 func TestProcViewInfo(t *testing.T) {
-	off := openProcView(Config{}, t.TempDir(), nil)
+	off := openProcView(config.Config{}, t.TempDir(), nil)
 	cases := []struct {
 		name    string
 		pv      procView

@@ -44,7 +44,7 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 		files = append(files, file{root, rel, data})
 	}
 	// Check the code before paying for a sandbox.
-	if _, err := d.cfg.checkExec(exec, d.cfg.Defaults.TimeoutS); err != nil {
+	if _, err := checkExec(&d.cfg, exec, d.cfg.Defaults.TimeoutS); err != nil {
 		return nil, err
 	}
 	s, err := d.newSession(ctx, &req.CreateSessionRequest, false)

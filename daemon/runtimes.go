@@ -6,6 +6,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -26,13 +27,18 @@ func (d *Daemon) runtimeInfo(name string) isolation.RuntimeInfo {
 	return isolation.RuntimeInfo{Name: name, Problem: "this daemon does not know it"}
 }
 
+// runscOptions is how the runtime runs runsc.
+func runscOptions(c *config.Config) isolation.RunscOptions {
+	return isolation.RunscOptions{Path: c.Runsc.Path, Platform: c.Runsc.Platform, Flags: c.Runsc.Flags}
+}
+
 // CheckStrictRuntime says, before a daemon starts (sandboxd --validate),
 // what checkStrictRuntime would refuse it for.
-func (c *Config) CheckStrictRuntime() error {
+func CheckStrictRuntime(c *config.Config) error {
 	if !c.StrictRuntime || c.DefaultRuntime != api.RuntimeRunsc {
 		return nil
 	}
-	if err := isolation.CheckRunsc(c.runscOptions()); err != nil {
+	if err := isolation.CheckRunsc(runscOptions(c)); err != nil {
 		return fmt.Errorf("strict_runtime is set and the default runtime %s is not usable: %w", c.DefaultRuntime, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -95,7 +96,7 @@ func TestUnusableRuntime(t *testing.T) {
 // TestStrictRuntime: with strict_runtime the default runtime is the only
 // one, and a daemon whose default is unusable does not start.
 func TestStrictRuntime(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.DefaultRuntime, c.StrictRuntime = api.RuntimeRunsc, true })
+	e := newEnv(t, func(c *config.Config) { c.DefaultRuntime, c.StrictRuntime = api.RuntimeRunsc, true })
 	d := e.start()
 	s := mustCreate(t, d, root)
 	if s.Runtime != api.RuntimeRunsc {

@@ -126,7 +126,7 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 	if len(def.Preload) > maxPreloadBytes || strings.ContainsRune(def.Preload, 0) {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "preload must be at most %d bytes of text", maxPreloadBytes)
 	}
-	if _, err := d.cfg.resolveLimits(d.cfg.Defaults.api(), def.Limits); err != nil {
+	if _, err := resolveLimits(&d.cfg, d.cfg.Defaults.API(), def.Limits); err != nil {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "template limits: %v", err)
 	}
 	if err := d.checkTemplatePackages(def); err != nil {
@@ -153,7 +153,7 @@ func (d *Daemon) checkPoolRoom(c caller, n, total, mine int) error {
 	if n == 0 {
 		return nil
 	}
-	if share := d.cfg.poolShare(); c.hasPoolShare() && n > share-mine {
+	if share := d.cfg.PoolShare(); c.hasPoolShare() && n > share-mine {
 		// The advice fits both bounds: a pool_size it names is accepted.
 		fix := fmt.Sprintf("ask for a pool_size of at most %d", min(share-mine, d.cfg.PoolMaxTotal-total))
 		switch {

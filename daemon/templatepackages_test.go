@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestTemplatePackages: a template's packages are installed in a build
@@ -18,7 +19,7 @@ import (
 // packages folder and the preload; the folder lives as long as the
 // template, across a restart.
 func TestTemplatePackages(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
+	e := newEnv(t, func(c *config.Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
 	d := e.start()
 	for _, tc := range []struct {
 		name string

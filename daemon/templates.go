@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -193,7 +194,9 @@ func (ts *templates) setPoolError(t *template, err error) {
 
 // limits are the limits sessions of the template get unless they ask for
 // others.
-func (t *template) limits(c *Config) api.Limits { return overlay(c.Defaults.api(), t.def.Limits) }
+func (t *template) limits(c *config.Config) api.Limits {
+	return overlay(c.Defaults.API(), t.def.Limits)
+}
 
 // fill is its pool's size and how many of its sandboxes are ready. The
 // caller holds templates.mu.
@@ -228,7 +231,7 @@ func (t *template) poolSize() int {
 }
 
 // builtinTemplate is the python template: the host's Python, read-only.
-func builtinTemplate(c *Config) *template {
+func builtinTemplate(c *config.Config) *template {
 	n := c.PoolSize
 	return &template{def: api.Template{
 		Name:        DefaultTemplate,
@@ -311,7 +314,7 @@ func (d *Daemon) startPools() {
 
 // view is the template as the API shows it: every limit set to what
 // sessions get, and its pool's fill.
-func (t *template) view(c *Config) api.Template {
+func (t *template) view(c *config.Config) api.Template {
 	out := t.def
 	out.Ref = t.ref()
 	l := t.limits(c)
@@ -356,7 +359,7 @@ func (d *Daemon) Template(ctx context.Context, name string) (*api.Template, erro
 
 // runtime is the runtime of the template's sessions that name none (its
 // pool's, and its trial's): its own, else the daemon's default.
-func (t *template) runtime(c *Config) string {
+func (t *template) runtime(c *config.Config) string {
 	if t.def.Runtime != "" {
 		return t.def.Runtime
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // lastPreload is the preload code of the fake host's latest sandbox start.
@@ -175,7 +176,7 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 // their packages in folders of their own; a daemon's packages folder of a
 // user's template under its bare name (global names) is taken over.
 func TestTemplatePackagesPerOwner(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
+	e := newEnv(t, func(c *config.Config) { c.Network.PackageIndexURL = "http://198.19.1.10:8080/simple" })
 	d := e.start()
 	alice := as(1000)
 	for _, ctx := range []context.Context{root, alice} {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes the /etc/sandboxd/config.toml the packages install, from
 # contrib/config.toml (the reference: every key set to its default, which
-# daemon/config_test.go holds to DefaultConfig), with every key commented
+# daemon/config/config_test.go holds to config.Default), with every key commented
 # out. The installed file is a conffile: dpkg and rpm keep an edited one
 # on upgrade, so a key it set would stay pinned to the old release's
 # default forever; commented out, the daemon's built-in default applies,

@@ -15,15 +15,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	// Linking isolation makes this binary its own container init: its
+	// package init runs before main, as libcontainer requires.
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/server"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/manpage"
 	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"
-	// Linking isolation makes this binary its own container init: its
-	// package init runs before main, as libcontainer requires.
 	_ "github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -65,7 +66,7 @@ live data is compacted at start.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := daemon.LoadConfig(f.config)
+			cfg, err := config.Load(f.config)
 			if err != nil {
 				return err
 			}
@@ -86,7 +87,7 @@ live data is compacted at start.`,
 				return err
 			}
 			if f.validate {
-				if err := cfg.CheckStrictRuntime(); err != nil {
+				if err := daemon.CheckStrictRuntime(&cfg); err != nil {
 					return err
 				}
 				fmt.Println("configuration is valid")
@@ -127,7 +128,7 @@ func newLogger(level string) (*slog.Logger, error) {
 
 // listen is the API socket: the one systemd passed (socket activation),
 // else one made at cfg.Socket.
-func listen(cfg daemon.Config, log *slog.Logger) (l net.Listener, activated bool, err error) {
+func listen(cfg config.Config, log *slog.Logger) (l net.Listener, activated bool, err error) {
 	if l, err = systemd.Listener(); err != nil || l != nil {
 		if l != nil && l.Addr().String() != cfg.Socket {
 			log.Warn("the socket systemd passed is not the configured one", "passed", l.Addr().String(), "socket", cfg.Socket)
@@ -152,7 +153,7 @@ func status(ctx context.Context, d *daemon.Daemon) string {
 // reach steps before the first that needs root as an ordinary user.
 var euid = os.Geteuid
 
-func run(cfg daemon.Config) error {
+func run(cfg config.Config) error {
 	if euid() != 0 {
 		return errors.New("sandboxd must run as root: it builds sandboxes from namespaces, cgroups and mounts (start it with sudo, or as the systemd service sandboxd)")
 	}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/sandboxd/sandboxd/daemon"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/store"
 )
 
 // recoverDatabase is sandboxd --recover: it salvages the database of the
 // configured data dir and says, in a few lines, what it saved, what it
 // dropped and where the damaged file went.
-func recoverDatabase(w io.Writer, cfg daemon.Config) error {
+func recoverDatabase(w io.Writer, cfg config.Config) error {
 	s, err := daemon.RecoverDatabase(cfg)
 	if errors.Is(err, store.ErrLocked) {
 		return fmt.Errorf("refusing to recover a database in use: %w", err)

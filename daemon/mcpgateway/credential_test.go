@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // TestServerUser: a command server runs as nobody (65534) unless its
@@ -40,7 +42,7 @@ func TestServerUser(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &upstream{name: "id", session: "s", log: slog.New(slog.DiscardHandler),
-				srv: Server{Command: []string{"/bin/sh", "-c", "id -u; id -g; id -G"}, User: tc.user, Tools: []string{AllTools}}}
+				srv: config.MCPServer{Command: []string{"/bin/sh", "-c", "id -u; id -g; id -G"}, User: tc.user, Tools: []string{config.MCPAllTools}}}
 			tr, cmd, err := u.start()
 			if err != nil {
 				t.Fatal(err)

@@ -1,3 +1,11 @@
+// Package mcpgateway lets code in a sandbox call the host's MCP servers,
+// and nothing else of the host: each session granted servers gets a Unix
+// socket of its own, bound into its sandbox, on which the gateway takes
+// one request a line (api.MCPRequest), checks it against the session's
+// grant and the server's tool list, and makes the call as an MCP client
+// of the server (a process per session and server, or an HTTP endpoint),
+// under the server's timeout and answer size cap. Every call is told to
+// the daemon (its event, log line and metrics).
 package mcpgateway
 
 import (
@@ -17,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 )
 
 // Bounds of what a sandbox can make the gateway hold.
@@ -39,7 +48,7 @@ type Call struct {
 
 // Gateway serves the sessions' sockets.
 type Gateway struct {
-	cfg  Config
+	cfg  config.MCP
 	log  *slog.Logger
 	tell func(Call)
 
@@ -48,12 +57,12 @@ type Gateway struct {
 }
 
 // New is a gateway of the configured servers; tell hears of every call.
-func New(cfg Config, log *slog.Logger, tell func(Call)) *Gateway {
+func New(cfg config.MCP, log *slog.Logger, tell func(Call)) *Gateway {
 	return &Gateway{cfg: cfg, log: log, tell: tell, sessions: map[string]*gate{}}
 }
 
 // Config is the gateway's configuration.
-func (g *Gateway) Config() Config { return g.cfg }
+func (g *Gateway) Config() config.MCP { return g.cfg }
 
 // Info lists the configured servers and the tools they allow.
 func (g *Gateway) Info() []api.MCPServerInfo {
@@ -287,10 +296,10 @@ func (gt *gate) callOnce(req *api.MCPRequest) (api.MCPAnswer, string, string) {
 	if !ok {
 		return fail(api.MCPOutcomeRefused, fmt.Sprintf("MCP server %q is not granted to this session", req.Server))
 	}
-	if !u.srv.allows(req.Tool) {
+	if !u.srv.Allows(req.Tool) {
 		return fail(api.MCPOutcomeRefused, fmt.Sprintf("tool %q of MCP server %q is not allowed (allowed: %v)", req.Tool, req.Server, u.srv.Tools))
 	}
-	timeout := u.srv.timeout()
+	timeout := u.srv.Timeout()
 	if t := time.Duration(req.TimeoutS * float64(time.Second)); t > 0 && t < timeout {
 		timeout = t
 	}
@@ -315,7 +324,7 @@ func (gt *gate) callOnce(req *api.MCPRequest) (api.MCPAnswer, string, string) {
 	if err != nil {
 		return fail(api.MCPOutcomeFailed, "the server's answer: "+err.Error())
 	}
-	if max := u.srv.maxBytes(); int64(len(b)) > max {
+	if max := u.srv.AnswerMax(); int64(len(b)) > max {
 		return fail(api.MCPOutcomeTooLarge, fmt.Sprintf("the answer of tool %q is %d bytes, over MCP server %q's max_bytes (%d)", req.Tool, len(b), req.Server, max))
 	}
 	outcome := api.MCPOutcomeOK
@@ -356,7 +365,7 @@ func (gt *gate) list() api.MCPAnswer {
 }
 
 func (gt *gate) listTools(u *upstream, info *api.MCPServerInfo) error {
-	ctx, cancel := context.WithTimeout(gt.ctx, u.srv.timeout())
+	ctx, cancel := context.WithTimeout(gt.ctx, u.srv.Timeout())
 	defer cancel()
 	cs, err := u.client(ctx)
 	if err != nil {
@@ -369,7 +378,7 @@ func (gt *gate) listTools(u *upstream, info *api.MCPServerInfo) error {
 			}
 			return err
 		}
-		if !u.srv.allows(t.Name) {
+		if !u.srv.Allows(t.Name) {
 			continue
 		}
 		schema, _ := json.Marshal(t.InputSchema)

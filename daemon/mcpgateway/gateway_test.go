@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/mcptest"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
@@ -82,11 +83,11 @@ func testGateway(t *testing.T) (*Gateway, *calls) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcptest.New() }, nil)
 	web := httptest.NewServer(h)
 	t.Cleanup(web.Close)
-	cfg := Config{Servers: map[string]Server{
+	cfg := config.MCP{Servers: map[string]config.MCPServer{
 		"tools": {Command: []string{exe}, Env: map[string]string{serverEnv: "1"}, User: user,
 			Tools: []string{"echo", "add", "hang", "big", "fail", "pid"}, TimeoutS: 5, MaxBytes: 10_000},
 		"web":   {URL: web.URL, Tools: []string{"echo"}},
-		"other": {URL: web.URL, Tools: []string{AllTools}},
+		"other": {URL: web.URL, Tools: []string{config.MCPAllTools}},
 	}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

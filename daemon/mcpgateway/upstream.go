@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/version"
 )
 
@@ -32,7 +33,7 @@ const terminateAfter = time.Second
 // reaches the other through it.
 type upstream struct {
 	name    string
-	srv     Server
+	srv     config.MCPServer
 	session string
 	log     *slog.Logger
 
@@ -89,7 +90,7 @@ func (u *upstream) start() (mcp.Transport, *exec.Cmd, error) {
 	for k, v := range u.srv.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cred, err := u.srv.credential()
+	cred, err := credential(u.srv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +110,7 @@ func (u *upstream) start() (mcp.Transport, *exec.Cmd, error) {
 	}
 	// An answer over the cap is refused whole (too_large); one far over it
 	// breaks the connection instead of filling the daemon's memory.
-	maxLine := int(2*u.srv.maxBytes()) + 1<<20
+	maxLine := int(2*u.srv.AnswerMax()) + 1<<20
 	return &mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: maxLine}, cmd, nil
 }
 

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -9,17 +9,14 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/containerd/errdefs"
-
-	"github.com/sandboxd/sandboxd/api"
 )
 
-func TestLoadConfig(t *testing.T) {
+func TestLoad(t *testing.T) {
 	cases := []struct {
 		name, body, wantErr string
 	}{
 		{"empty", "", ""},
-		{"the shipped example", mustRead(t, "../contrib/config.toml"), ""},
+		{"the shipped example", mustRead(t, "../../contrib/config.toml"), ""},
 		{"unknown key", "# c\nmax_sesions = 3\n", `c.toml:2: unknown key "max_sesions"`},
 		{"unknown key in a table", "socket = \"/x\"\n\n[seccomp]\nbogus = 1\n", `c.toml:4: unknown key "seccomp.bogus"`},
 		{"syntax error with its line", "socket = \"/x\"\nmax_sessions = = 3\n", "c.toml:2:"},
@@ -59,7 +56,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.toml")
 			os.WriteFile(p, []byte(c.body), 0o644)
-			_, err := LoadConfig(p)
+			_, err := Load(p)
 			if c.wantErr == "" && err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +82,7 @@ func TestNodeLabels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.toml")
 			os.WriteFile(p, []byte(c.body), 0o644)
-			cfg, err := LoadConfig(p)
+			cfg, err := Load(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,64 +101,19 @@ func mustRead(t *testing.T, p string) string {
 	return string(b)
 }
 
-func TestResolveLimits(t *testing.T) {
-	c := DefaultConfig()
-	i64 := func(v int64) *int64 { return &v }
-	f64 := func(v float64) *float64 { return &v }
-	in := func(v int) *int { return &v }
-	cases := []struct {
-		name string
-		req  api.CreateSessionRequest
-		ok   bool
-	}{
-		{"defaults", api.CreateSessionRequest{}, true},
-		{"all set", api.CreateSessionRequest{MemoryMB: i64(64), CPUs: f64(0.5), Pids: i64(32), DiskMB: i64(16), TimeoutS: in(5), IdleTimeoutS: in(0)}, true},
-		{"memory too small", api.CreateSessionRequest{MemoryMB: i64(1)}, false},
-		{"memory too big", api.CreateSessionRequest{MemoryMB: i64(1 << 30)}, false},
-		{"cpus zero", api.CreateSessionRequest{CPUs: f64(0)}, false},
-		{"cpus over", api.CreateSessionRequest{CPUs: f64(1000)}, false},
-		{"pids too few", api.CreateSessionRequest{Pids: i64(2)}, false},
-		{"disk zero", api.CreateSessionRequest{DiskMB: i64(0)}, false},
-		{"disk below the minimum", api.CreateSessionRequest{DiskMB: i64(15)}, false},
-		{"timeout zero", api.CreateSessionRequest{TimeoutS: in(0)}, false},
-		{"idle negative", api.CreateSessionRequest{IdleTimeoutS: in(-1)}, false},
-	}
-	for _, tc := range cases {
-		l, err := c.resolveLimits(c.Defaults.api(), requestLimits(&tc.req))
-		if tc.ok != (err == nil) {
-			t.Errorf("%s: %+v %v", tc.name, l, err)
-		}
-		if err != nil && !errdefs.IsInvalidArgument(err) {
-			t.Errorf("%s: wrong class %v", tc.name, err)
-		}
-	}
-	if l, _ := c.resolveLimits(c.Defaults.api(), nil); l != c.Defaults.api() {
-		t.Fatalf("defaults: %+v", l)
-	}
-}
-
-func TestCheckEnvAndLabels(t *testing.T) {
-	if checkEnv(map[string]string{"OK": "v"}) != nil || checkEnv(map[string]string{"A=B": ""}) == nil || checkEnv(map[string]string{"": "x"}) == nil || checkEnv(map[string]string{"A": "\x00"}) == nil {
-		t.Fatal("env checks")
-	}
-	if checkLabels(map[string]string{"a": "b"}) != nil || checkLabels(map[string]string{"": "b"}) == nil || checkLabels(map[string]string{"a=b": ""}) == nil {
-		t.Fatal("label checks")
-	}
-}
-
 // TestShippedConfigIsTheDefaults checks contrib/config.toml sets every key
-// to its default: decoded over an empty Config it gives DefaultConfig (but
+// to its default: decoded over an empty Config it gives Default (but
 // max.cpus, which is the host's CPU count).
 func TestShippedConfigIsTheDefaults(t *testing.T) {
 	var c Config
-	if _, err := toml.Decode(mustRead(t, "../contrib/config.toml"), &c); err != nil {
+	if _, err := toml.Decode(mustRead(t, "../../contrib/config.toml"), &c); err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultConfig()
+	want := Default()
 	want.Max.CPUs = c.Max.CPUs
 	// id_base stands commented out, with its default: set, it pins the
 	// range (see the file).
-	if !strings.Contains(mustRead(t, "../contrib/config.toml"), fmt.Sprintf("# id_base = %d\n", want.UserNS.IDBase)) {
+	if !strings.Contains(mustRead(t, "../../contrib/config.toml"), fmt.Sprintf("# id_base = %d\n", want.UserNS.IDBase)) {
 		t.Fatal("contrib/config.toml does not show id_base's default commented out")
 	}
 	c.UserNS.IDBase = want.UserNS.IDBase
@@ -183,13 +135,13 @@ func TestPoolShare(t *testing.T) {
 		{32, 32, 32},
 	}
 	for _, c := range cases {
-		cfg := DefaultConfig()
+		cfg := Default()
 		cfg.PoolSize, cfg.PoolMaxTotal, cfg.PoolSharePerUID = 0, c.total, c.share
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("pool_max_total %d, pool_share_per_uid %d: %v", c.total, c.share, err)
 			continue
 		}
-		if got := cfg.poolShare(); got != c.want {
+		if got := cfg.PoolShare(); got != c.want {
 			t.Errorf("pool_max_total %d, pool_share_per_uid %d: share %d, want %d", c.total, c.share, got, c.want)
 		}
 	}

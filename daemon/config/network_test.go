@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 // TestDNSRateConfig: the DNS rate limit is on by default, 0 turns it off,
 // and a negative rate or a rate with no burst fails the check.
 func TestDNSRateConfig(t *testing.T) {
-	if n := DefaultConfig().Network; n.DNSQueriesPerS != 100 || n.DNSBurst != 200 {
+	if n := Default().Network; n.DNSQueriesPerS != 100 || n.DNSBurst != 200 {
 		t.Fatalf("defaults: %v queries/s, burst %d", n.DNSQueriesPerS, n.DNSBurst)
 	}
 	for _, tc := range []struct {
@@ -24,7 +24,7 @@ func TestDNSRateConfig(t *testing.T) {
 		{100, -1, false},
 		{100, 0, false},
 	} {
-		n := DefaultConfig().Network
+		n := Default().Network
 		n.DNSQueriesPerS, n.DNSBurst = tc.rate, tc.burst
 		err := n.validate()
 		if (err == nil) != tc.ok {
@@ -48,7 +48,7 @@ func TestOpenHostNetworksConfig(t *testing.T) {
 		{[]string{"203.0.113.7"}, ""},
 		{[]string{"lan"}, ""},
 	} {
-		n := DefaultConfig().Network
+		n := Default().Network
 		n.OpenHostNetworks = tc.cidrs
 		err := n.validate()
 		if tc.want == "" {
@@ -57,7 +57,7 @@ func TestOpenHostNetworksConfig(t *testing.T) {
 			}
 			continue
 		}
-		ps, perr := openHostNetworks(tc.cidrs)
+		ps, perr := n.OpenHostPrefixes()
 		if err != nil || perr != nil || fmt.Sprint(ps) != tc.want {
 			t.Errorf("%v: %v %v %v, want %s", tc.cidrs, ps, err, perr, tc.want)
 		}

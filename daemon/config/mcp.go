@@ -1,51 +1,42 @@
-// Package mcpgateway lets code in a sandbox call the host's MCP servers,
-// and nothing else of the host: each session granted servers gets a Unix
-// socket of its own, bound into its sandbox, on which the gateway takes
-// one request a line (api.MCPRequest), checks it against the session's
-// grant and the server's tool list, and makes the call as an MCP client
-// of the server (a process per session and server, or an HTTP endpoint),
-// under the server's timeout and answer size cap. Every call is told to
-// the daemon (its event, log line and metrics).
-package mcpgateway
+package config
 
 import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"os/user"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
-// Defaults of a server's timeout_s and max_bytes.
+// Defaults of an MCP server's timeout_s and max_bytes.
 const (
-	DefaultTimeout  = 30 * time.Second
-	DefaultMaxBytes = 1 << 20
+	MCPDefaultTimeout  = 30 * time.Second
+	MCPDefaultMaxBytes = 1 << 20
 )
 
-// AllTools in a server's tools allows every tool it has.
-const AllTools = "*"
+// MCPAllTools in an MCP server's tools allows every tool it has.
+const MCPAllTools = "*"
 
-// Config is the daemon's [mcp] section.
-type Config struct {
-	Servers map[string]Server `toml:"servers"`
+// MCP is the [mcp] section: the host's MCP servers that sessions may be
+// granted (package daemon/mcpgateway calls them).
+type MCP struct {
+	Servers map[string]MCPServer `toml:"servers"`
 }
 
-// Server is one [mcp.servers.NAME]: a command to start (spoken to over
+// MCPServer is one [mcp.servers.NAME]: a command to start (spoken to over
 // its stdin and stdout) or the URL of a streamable HTTP endpoint, and the
 // tools a session may call on it.
-type Server struct {
+type MCPServer struct {
 	Command []string `toml:"command"`
 	URL     string   `toml:"url"`
 	// Env is the command's whole environment beside PATH (it gets none of
 	// the daemon's); User runs it as another user (name or uid), else it
-	// runs as DefaultUID (see credential).
+	// runs as the gateway's default user (mcpgateway.DefaultUID).
 	Env  map[string]string `toml:"env"`
 	User string            `toml:"user"`
 	// Tools are the tools a session may call ("*": all).
@@ -57,7 +48,7 @@ type Server struct {
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // Validate says everything wrong with the section, one sentence each.
-func (c Config) Validate() error {
+func (c MCP) Validate() error {
 	var errs []error
 	for _, name := range c.Names() {
 		s := c.Servers[name]
@@ -86,7 +77,7 @@ func (c Config) Validate() error {
 			bad(`list the tools a session may call in tools (["*"] for all)`)
 		}
 		for _, t := range s.Tools {
-			if t == "" || (t == AllTools && len(s.Tools) > 1) {
+			if t == "" || (t == MCPAllTools && len(s.Tools) > 1) {
 				bad(`tools holds names, or "*" alone`)
 				break
 			}
@@ -104,7 +95,7 @@ func (c Config) Validate() error {
 }
 
 // Names are the configured servers' names, sorted.
-func (c Config) Names() []string {
+func (c MCP) Names() []string {
 	names := make([]string, 0, len(c.Servers))
 	for n := range c.Servers {
 		names = append(names, n)
@@ -115,7 +106,7 @@ func (c Config) Names() []string {
 
 // Check says whether a session may be granted names: each must be
 // configured, and named once.
-func (c Config) Check(names []string) error {
+func (c MCP) Check(names []string) error {
 	for i, n := range names {
 		if _, ok := c.Servers[n]; !ok {
 			if len(c.Servers) == 0 {
@@ -130,53 +121,31 @@ func (c Config) Check(names []string) error {
 	return nil
 }
 
-// allows says whether the server lets a session call tool.
-func (s Server) allows(tool string) bool {
-	return slices.Contains(s.Tools, AllTools) || slices.Contains(s.Tools, tool)
+// Allows says whether the server lets a session call tool.
+func (s MCPServer) Allows(tool string) bool {
+	return slices.Contains(s.Tools, MCPAllTools) || slices.Contains(s.Tools, tool)
 }
 
-func (s Server) timeout() time.Duration {
+// Timeout is timeout_s, or its default.
+func (s MCPServer) Timeout() time.Duration {
 	if s.TimeoutS == 0 {
-		return DefaultTimeout
+		return MCPDefaultTimeout
 	}
 	return time.Duration(s.TimeoutS * float64(time.Second))
 }
 
-func (s Server) maxBytes() int64 {
+// AnswerMax is max_bytes, or its default.
+func (s MCPServer) AnswerMax() int64 {
 	if s.MaxBytes == 0 {
-		return DefaultMaxBytes
+		return MCPDefaultMaxBytes
 	}
 	return s.MaxBytes
 }
 
-// DefaultUID and DefaultGID are who a command server runs as when its
-// config names no user and the daemon is root: 65534, nobody and nogroup
-// on Debian and Red Hat (and the kernel's overflow id). A server's tools
-// are called for code in sandboxes, so it must not hold the daemon's root
-// powers unless the host says so (user = "root"). The packages make no
-// user of their own (only the sandboxd group, which may use the daemon's
-// socket: a server in it could steer sessions), hence nobody.
-const (
-	DefaultUID = 65534
-	DefaultGID = 65534
-)
-
-// credential is who the server's command runs as: its user, else
-// DefaultUID when the daemon is root; nil (the daemon's own user, which
-// cannot switch) when the daemon is not root and the config names no
-// user.
-func (s Server) credential() (*syscall.Credential, error) {
-	switch {
-	case s.User != "":
-		uid, gid, err := lookupUser(s.User)
-		if err != nil {
-			return nil, err
-		}
-		return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
-	case os.Geteuid() == 0:
-		return &syscall.Credential{Uid: DefaultUID, Gid: DefaultGID, Groups: []uint32{}}, nil
-	}
-	return nil, nil
+// LookupUser resolves the server's user (a name or uid) to its uid and
+// primary gid: the config's check and the gateway's start read it alike.
+func (s MCPServer) LookupUser() (uid, gid uint32, err error) {
+	return lookupUser(s.User)
 }
 
 // lookupUser resolves a user name or uid to its uid and primary gid.

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"os"
@@ -45,17 +45,17 @@ func TestMetricsAddr(t *testing.T) {
 	if err := os.WriteFile(path, []byte("log_level = \"info\"\nmetrics_addr = \"9464\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(path)
+	_, err := Load(path)
 	if err == nil || !strings.HasPrefix(err.Error(), path+":2: metrics_addr \"9464\"") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a bad metrics_addr in a file: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("metrics_addr = \"127.0.0.1:9464\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := LoadConfig(path); err != nil || c.MetricsAddr != "127.0.0.1:9464" {
+	if c, err := Load(path); err != nil || c.MetricsAddr != "127.0.0.1:9464" {
 		t.Fatalf("metrics_addr from a file: %q %v", c.MetricsAddr, err)
 	}
-	if DefaultConfig().MetricsAddr != "" {
+	if Default().MetricsAddr != "" {
 		t.Fatal("metrics_addr is on by default")
 	}
 }
