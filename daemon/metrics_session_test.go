@@ -62,7 +62,7 @@ func TestMetricsShowNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := server.New(d, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
+	srv := server.New(server.BackendsOf(d), server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
 	go srv.Serve(l)
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	ml, err := server.ListenMetrics("127.0.0.1:0")

@@ -193,7 +193,7 @@ func run(cfg config.Config) error {
 		}
 		return err
 	}
-	srv := server.New(d, server.Options{
+	srv := server.New(server.BackendsOf(d), server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,
 		Metrics:         d.MetricsHandler(),

@@ -24,6 +24,47 @@ type Backend interface {
 	TemplateBackend
 }
 
+// Backends are the areas' backends, each served by whichever owner holds
+// the area (as moby's router for images takes the daemon's image service,
+// not the daemon): the daemon for sessions, its template owner for
+// templates, and so on. Handlers call their area's methods through the
+// embedded fields.
+type Backends struct {
+	SystemBackend
+	SessionBackend
+	ExecBackend
+	ProcessBackend
+	FileBackend
+	TemplateBackend
+}
+
+// BackendsOf serves every area from b (a test's fake that implements all).
+func BackendsOf(b Backend) Backends {
+	return Backends{b, b, b, b, b, b}
+}
+
+// missing names an area no backend serves, or is "".
+func (b Backends) missing() string {
+	switch {
+	case b.SystemBackend == nil:
+		return "system"
+	case b.SessionBackend == nil:
+		return "sessions"
+	case b.ExecBackend == nil:
+		return "exec"
+	case b.ProcessBackend == nil:
+		return "processes"
+	case b.FileBackend == nil:
+		return "files"
+	case b.TemplateBackend == nil:
+		return "templates"
+	}
+	return ""
+}
+
+// Backends serves every area.
+var _ Backend = Backends{}
+
 // SystemBackend answers for the node as a whole: health, info, scheduling and the event stream.
 type SystemBackend interface {
 	Health(ctx context.Context) (*api.Health, error)

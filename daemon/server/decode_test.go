@@ -19,7 +19,7 @@ func FuzzDecode(f *testing.F) {
 		`{"files":[{"path":"a","content_base64":"eA=="}]}`, `{"cpus":1e400}`, `[]`, `{"env":{"A":1}}`, `{} x`, ``, "\x00"} {
 		f.Add(s)
 	}
-	s := New(&fakeBackend{}, Options{MaxRequestBytes: 4096, MaxUploadBytes: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(BackendsOf(&fakeBackend{}), Options{MaxRequestBytes: 4096, MaxUploadBytes: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, c := range []struct {
 			v        any
@@ -37,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 // TestDecodeRefuses: what encoding/json would take silently is refused,
 // and the message quotes at most a short prefix of what it rejects.
 func TestDecodeRefuses(t *testing.T) {
-	s := New(&fakeBackend{}, Options{MaxRequestBytes: 1 << 20, MaxUploadBytes: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(BackendsOf(&fakeBackend{}), Options{MaxRequestBytes: 1 << 20, MaxUploadBytes: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	long := strings.Repeat("k", 100<<10)
 	for _, c := range []struct {
 		name, body, want string

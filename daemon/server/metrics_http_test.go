@@ -418,7 +418,7 @@ func TestSocketMetricsWithRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(&fakeBackend{}, Options{MaxRequestBytes: 1024, Metrics: h, Registerer: reg}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(BackendsOf(&fakeBackend{}), Options{MaxRequestBytes: 1024, Metrics: h, Registerer: reg}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go s.Serve(l)
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	hc := unixHTTP(sock)

@@ -36,7 +36,7 @@ type Options struct {
 
 // Server is the HTTP side of the daemon.
 type Server struct {
-	b    Backend
+	b    Backends
 	o    Options
 	log  *slog.Logger
 	http *http.Server
@@ -49,8 +49,11 @@ type Server struct {
 	endStreams context.CancelFunc
 }
 
-// New makes a server for b.
-func New(b Backend, o Options, log *slog.Logger) *Server {
+// New makes a server for b, which must serve every area.
+func New(b Backends, o Options, log *slog.Logger) *Server {
+	if area := b.missing(); area != "" {
+		panic("server: no backend serves " + area)
+	}
 	s := &Server{b: b, o: o, log: log}
 	s.closing, s.endStreams = context.WithCancel(context.Background())
 	if o.Registerer != nil {

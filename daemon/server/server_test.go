@@ -291,7 +291,7 @@ func serveBackend(t *testing.T, b Backend, o Options) (*Server, *client.Client, 
 	if o.MaxUploadBytes == 0 {
 		o.MaxUploadBytes = 100
 	}
-	s := New(b, o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(BackendsOf(b), o, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go s.Serve(l)
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	return s, client.New(sock), sock
@@ -302,7 +302,7 @@ func newTestServer(b Backend, o Options, buf io.Writer) *Server {
 	if o.MaxRequestBytes == 0 {
 		o.MaxRequestBytes = 1024
 	}
-	return New(b, o, slog.New(slog.NewJSONHandler(buf, nil)))
+	return New(BackendsOf(b), o, slog.New(slog.NewJSONHandler(buf, nil)))
 }
 
 // testCaller is who httptest requests come from.
