@@ -85,7 +85,8 @@ type daemon struct {
 	// older release, for upgrade tests).
 	binDir string
 	// exe, if set, is the sandboxd to run: this tree's, built without the
-	// race detector, for a test that measures the daemon's memory.
+	// race detector, for a test that measures the daemon's memory, or an
+	// older build that takes this tree's config (restore tests).
 	exe string
 	// config is the test's own config lines, written over testConfig's at
 	// every launch (a test may change them between launches).
