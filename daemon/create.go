@@ -151,7 +151,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	runtime, err := d.sessionRuntime(req.Runtime, t, policy.Mode)
+	runtime, err := d.runtimes.forSession(req.Runtime, t.def.Runtime, policy.Mode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,7 +216,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	}
 	// Checked at every start: a stopped session of runc stays stopped on
 	// a daemon since made strict about runsc.
-	if _, err := d.checkRuntime(runtimeOf(rec.Runtime)); err != nil {
+	if _, err := d.runtimes.check(runtimeOf(rec.Runtime)); err != nil {
 		return err
 	}
 	t0 := time.Now()

@@ -53,8 +53,9 @@ type Daemon struct {
 	store *store.Store
 	rt    Runtime
 	inst  instance
-	// runtimes are what rt said of its runtimes at start (runtimes.go).
-	runtimes []isolation.RuntimeInfo
+	// runtimes choose a session's runtime among what rt said of its
+	// runtimes at start (runtimes.go).
+	runtimes runtimeRules
 
 	sessions *table
 	tmpl     *templates
@@ -309,8 +310,8 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		return nil, err
 	}
 	d.nodeID = nodeID
-	d.runtimes = d.rt.Info().Runtimes
-	if err := d.checkStrictRuntime(); err != nil {
+	d.runtimes = newRuntimeRules(&cfg, d.rt.Info().Runtimes)
+	if err := d.runtimes.checkStrict(); err != nil {
 		return nil, err
 	}
 	m.sessions = d.sessions.countByStatus

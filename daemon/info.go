@@ -18,7 +18,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		Version:       version.Version,
 		APIVersion:    api.Version,
 		Runtime:       d.cfg.DefaultRuntime,
-		Runtimes:      apiRuntimes(d.runtimes),
+		Runtimes:      apiRuntimes(d.runtimes.known),
 		CgroupVersion: rt.CgroupVersion,
 		DataDir:       d.cfg.DataDir,
 		RunDir:        d.cfg.RunDir,

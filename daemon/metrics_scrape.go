@@ -51,7 +51,7 @@ func (m *metrics) watch(d *Daemon) {
 // runtime and status present. Each lock is held for a copy or a read.
 func (d *Daemon) countByRuntime() map[runtimeStatus]int {
 	counts := map[runtimeStatus]int{}
-	for _, r := range d.runtimes {
+	for _, r := range d.runtimes.known {
 		for _, st := range sessionStatuses {
 			counts[runtimeStatus{r.Name, st}] = 0
 		}

@@ -204,7 +204,7 @@ func (d *Daemon) restoreNetwork(ctx context.Context, s *session, sb Sandbox) err
 // DNS's view of it.
 func (d *Daemon) applyPolicy(ctx context.Context, s *session, sb Sandbox, p *netpolicy.Policy) error {
 	rec := s.Snapshot()
-	if rt := runtimeOf(rec.Runtime); rec.NetSlot == 0 && d.runtimeInfo(rt).NetworkAtStart {
+	if rt := runtimeOf(rec.Runtime); rec.NetSlot == 0 && d.runtimes.info(rt).NetworkAtStart {
 		// Only a daemon without networks starts one so (linkAtStart).
 		return api.Errorf(errdefs.ErrConflict, "session %s runs on %s, which takes its network when its sandbox starts, and it started without one: stop the session, change its network, and start it again", rec.ID, rt)
 	}
@@ -223,7 +223,7 @@ func (d *Daemon) attach(ctx context.Context, s *session, ns *os.File, p *netpoli
 	if d.net == nil {
 		return api.Errorf(errdefs.ErrUnavailable, "session %s has network %s, which this daemon cannot give: %s", rec.ID, api.Quote(p.Mode), d.netOff)
 	}
-	if rt := runtimeOf(rec.Runtime); !d.runtimeInfo(rt).Networks {
+	if rt := runtimeOf(rec.Runtime); !d.runtimes.info(rt).Networks {
 		return api.Errorf(errdefs.ErrInvalidArgument, "session %s runs on %s, which cannot have a network on this host (see sandboxctl info)", rec.ID, rt)
 	}
 	if rec.NetSlot == 0 {
@@ -249,7 +249,7 @@ func (d *Daemon) attach(ctx context.Context, s *session, ns *os.File, p *netpoli
 // pooled runc sandbox's waits): a PATCH, or a package install, then opens
 // it as it would add a runc sandbox's.
 func (d *Daemon) linkAtStart(rt string) bool {
-	info := d.runtimeInfo(rt)
+	info := d.runtimes.info(rt)
 	return d.net != nil && info.NetworkAtStart && info.Networks
 }
 

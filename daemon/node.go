@@ -39,7 +39,7 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 		Capacity:  api.NodeResources{MemoryMB: memory, CPUs: float64(d.host.cpus), Sessions: d.cfg.MaxSessions},
 		Pools:     map[string]api.NodePool{},
 		Templates: []string{},
-		Runtimes:  d.usableRuntimes(),
+		Runtimes:  d.runtimes.usable(),
 	}
 	if n.Labels == nil {
 		n.Labels = map[string]string{}

@@ -315,7 +315,7 @@ func (p *pool) add(ctx context.Context) (err error) {
 	}
 	// Its link is made now, closed to everything, so that a claim with a
 	// network pays only for its policy.
-	if p.d.net != nil && p.d.runtimeInfo(p.runtime()).Networks && s.Snapshot().NetSlot == 0 && p.linksAhead() {
+	if p.d.net != nil && p.d.runtimes.info(p.runtime()).Networks && s.Snapshot().NetSlot == 0 && p.linksAhead() {
 		if err := p.d.applyPolicy(ctx, s, s.Sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone}); err != nil {
 			p.d.log.Warn("warm pool: plumb a sandbox's network ahead", "template", p.t.def.Name, "err", err)
 		}

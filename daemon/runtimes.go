@@ -16,10 +16,24 @@ import (
 // is unusable does not start: a host that must never run agent code
 // outside gVisor never does, not even for a moment.
 
-// runtimeInfo is what the runtime says of runtime name (Usable false when
-// it knows none of that name).
-func (d *Daemon) runtimeInfo(name string) isolation.RuntimeInfo {
-	for _, r := range d.runtimes {
+// runtimeRules choose a session's runtime: what the runtime said of its
+// runtimes at start, and the configuration's default and strictness. They
+// are the one place that decides whether a runtime may run a session.
+type runtimeRules struct {
+	// known are what the runtime said of its runtimes at start.
+	known    []isolation.RuntimeInfo
+	fallback string // default_runtime
+	strict   bool   // strict_runtime
+}
+
+func newRuntimeRules(c *config.Config, known []isolation.RuntimeInfo) runtimeRules {
+	return runtimeRules{known: known, fallback: c.DefaultRuntime, strict: c.StrictRuntime}
+}
+
+// info is what the runtime says of runtime name (Usable false when it
+// knows none of that name).
+func (rr runtimeRules) info(name string) isolation.RuntimeInfo {
+	for _, r := range rr.known {
 		if r.Name == name {
 			return r
 		}
@@ -44,49 +58,48 @@ func CheckStrictRuntime(c *config.Config) error {
 	return nil
 }
 
-// checkStrictRuntime refuses to start a daemon whose strict runtime is
-// unusable.
-func (d *Daemon) checkStrictRuntime() error {
-	if !d.cfg.StrictRuntime {
+// checkStrict refuses to start a daemon whose strict runtime is unusable.
+func (rr runtimeRules) checkStrict() error {
+	if !rr.strict {
 		return nil
 	}
-	if ri := d.runtimeInfo(d.cfg.DefaultRuntime); !ri.Usable {
-		return fmt.Errorf("strict_runtime is set and the default runtime %s is not usable: %s", d.cfg.DefaultRuntime, ri.Problem)
+	if ri := rr.info(rr.fallback); !ri.Usable {
+		return fmt.Errorf("strict_runtime is set and the default runtime %s is not usable: %s", rr.fallback, ri.Problem)
 	}
 	return nil
 }
 
-// checkRuntime says whether a session or template may run on runtime name
-// ("" is asked for nothing): a runtime of the API's, allowed by strict
-// mode, usable on this host. It returns the name, the default for "".
-func (d *Daemon) checkRuntime(name string) (string, error) {
+// check says whether a session or template may run on runtime name ("" is
+// asked for nothing): a runtime of the API's, allowed by strict mode,
+// usable on this host. It returns the name, the default for "".
+func (rr runtimeRules) check(name string) (string, error) {
 	if name == "" {
-		return d.cfg.DefaultRuntime, nil
+		return rr.fallback, nil
 	}
 	if name != api.RuntimeRunc && name != api.RuntimeRunsc {
 		return "", api.Errorf(errdefs.ErrInvalidArgument, "runtime %s is not known: use %q or %q", api.Quote(name), api.RuntimeRunc, api.RuntimeRunsc)
 	}
-	if d.cfg.StrictRuntime && name != d.cfg.DefaultRuntime {
-		return "", api.Errorf(errdefs.ErrInvalidArgument, "this daemon runs sessions only on %s (strict_runtime): runtime %s is refused", d.cfg.DefaultRuntime, name)
+	if rr.strict && name != rr.fallback {
+		return "", api.Errorf(errdefs.ErrInvalidArgument, "this daemon runs sessions only on %s (strict_runtime): runtime %s is refused", rr.fallback, name)
 	}
-	if ri := d.runtimeInfo(name); !ri.Usable {
+	if ri := rr.info(name); !ri.Usable {
 		return "", api.Errorf(errdefs.ErrInvalidArgument, "runtime %s is not usable on this host: %s", name, ri.Problem)
 	}
 	return name, nil
 }
 
-// sessionRuntime is the runtime of a new session: asked for by the
-// request, else its template's, else the default; a networked session
+// forSession is the runtime of a new session: asked for by the request,
+// else its template's (ofTemplate), else the default; a networked session
 // needs a runtime that can join its network.
-func (d *Daemon) sessionRuntime(asked string, t *template, network string) (string, error) {
+func (rr runtimeRules) forSession(asked, ofTemplate, network string) (string, error) {
 	if asked == "" {
-		asked = t.def.Runtime
+		asked = ofTemplate
 	}
-	name, err := d.checkRuntime(asked)
+	name, err := rr.check(asked)
 	if err != nil {
 		return "", err
 	}
-	if network != api.NetworkNone && !d.runtimeInfo(name).Networks {
+	if network != api.NetworkNone && !rr.info(name).Networks {
 		return "", api.Errorf(errdefs.ErrInvalidArgument, "runtime %s cannot give sessions a network on this host (runsc builds before 2023 refuse any network namespace on Linux 6 and later): use network \"none\", runtime %q, or a newer runsc", name, api.RuntimeRunc)
 	}
 	return name, nil
@@ -110,13 +123,13 @@ func apiRuntimes(rs []isolation.RuntimeInfo) []api.RuntimeInfo {
 	return out
 }
 
-// usableRuntimes are the names of the runtimes a session can ask for here
-// (checkRuntime's rule: usable, and allowed by strict_runtime), for
-// /v1/node: a scheduler places a session only where its runtime runs.
-func (d *Daemon) usableRuntimes() []string {
+// usable are the names of the runtimes a session can ask for here (check's
+// rule: usable, and allowed by strict_runtime), for /v1/node: a scheduler
+// places a session only where its runtime runs.
+func (rr runtimeRules) usable() []string {
 	out := []string{}
-	for _, r := range d.runtimes {
-		if _, err := d.checkRuntime(r.Name); err == nil {
+	for _, r := range rr.known {
+		if _, err := rr.check(r.Name); err == nil {
 			out = append(out, r.Name)
 		}
 	}

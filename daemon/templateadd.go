@@ -105,7 +105,7 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 		OwnerUID: caller.UID, CreatedAt: now(),
 	}
 	if def.Runtime != "" {
-		if _, err := d.checkRuntime(def.Runtime); err != nil {
+		if _, err := d.runtimes.check(def.Runtime); err != nil {
 			return nil, err
 		}
 	}
