@@ -69,7 +69,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 			}
 		}
 	}
-	res := *s.Limits.resources()
+	res := *s.Limits.Resources()
 	if set := r.cpus.pick(s.ID, s.Limits.CPUs); set != "" {
 		var cpu specs.LinuxCPU
 		if res.CPU != nil {
