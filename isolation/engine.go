@@ -40,6 +40,22 @@ type Engine interface {
 	Close() error
 }
 
+// OwnKernel is an engine whose sandboxes run on a kernel of their own
+// (gVisor's Sentry, runsc): their /proc and devices are that kernel's (no
+// lxcfs files), and a gofer of the engine's opens the root view, which it
+// remounts read-only in the sandbox's user namespace (so the view's root
+// has no flags the host's kernel would lock) and which has a mount point
+// for the agent's folder (Launch.AgentDirMount).
+type OwnKernel interface {
+	OwnKernel() bool
+}
+
+// ownKernel says engine e is an OwnKernel one.
+func ownKernel(e Engine) bool {
+	k, ok := e.(OwnKernel)
+	return ok && k.OwnKernel()
+}
+
 // NewEngine makes an engine on Runtime r, once r's shared parts are
 // ready. An error says why the engine cannot run sandboxes here: the
 // Runtime reports it (Info) and refuses the runtime's sandboxes.
@@ -60,11 +76,13 @@ type Launch struct {
 	Log                          *os.File
 
 	p *paths
+	// ownKernel is the engine's OwnKernel.
+	ownKernel bool
 }
 
 // launch is sandbox s in folders p, without a view yet.
-func (r *Runtime) launch(s *Spec, p *paths) *Launch {
-	return &Launch{Spec: s, Dir: p.dir, Sock: p.sock, AgentDir: p.agent, LogPath: p.log, p: p}
+func (r *Runtime) launch(s *Spec, p *paths, e Engine) *Launch {
+	return &Launch{Spec: s, Dir: p.dir, Sock: p.sock, AgentDir: p.agent, LogPath: p.log, p: p, ownKernel: ownKernel(e)}
 }
 
 // UnmountView lets go of the host's mounts of the sandbox's view, once
@@ -112,7 +130,7 @@ func (r *Runtime) Cgroups() *cgroups.Tree { return r.cgroups }
 func (r *Runtime) AdoptCPUs(id, set string) { r.cpus.adopt(id, set) }
 
 // OCISpec is the OCI spec of sandbox l, for either runtime.
-func (r *Runtime) OCISpec(l *Launch) *specs.Spec { return r.ociSpec(l.Spec, l.p, l.View) }
+func (r *Runtime) OCISpec(l *Launch) *specs.Spec { return r.ociSpec(l.Spec, l.p, l.View, l.ownKernel) }
 
 // engine is the engine of runtime name (runc for any but runsc), if it
 // can run sandboxes here.

@@ -22,7 +22,7 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld, err := e.Restore(r.launch(s, r.pathsOf(s.ID)))
+	ld, err := e.Restore(r.launch(s, r.pathsOf(s.ID), e))
 	if err != nil {
 		return nil, err
 	}

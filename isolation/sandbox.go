@@ -218,7 +218,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 			r.cpus.release(s.ID)
 		}
 	}()
-	view, err := r.prepare(s, p)
+	view, err := r.prepare(s, p, ownKernel(e))
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		return nil, err
 	}
 	defer logf.Close()
-	l := r.launch(s, p)
+	l := r.launch(s, p, e)
 	l.View, l.Log, l.Args, l.Env = view, logf, agentArgs(view.python, s.Preload), sandboxEnv(s)
 	ld, err := e.Start(ctx, l)
 	if err != nil {
@@ -272,7 +272,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 // prepare makes what a sandbox starts from, for either runtime: its view
 // (mounted in p), an empty /tmp and a workspace it owns. It returns the
 // image as the sandbox is to see it.
-func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
+func (r *Runtime) prepare(s *Spec, p *paths, ownKernel bool) (*Image, error) {
 	uid, gid := r.HostOwner(s.IDBase)
 	img := s.Image
 	if img == nil {
@@ -282,7 +282,7 @@ func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
 	if s.Gateway != "" {
 		mountPoints = append(mountPoints, GatewayDir)
 	}
-	view, err := r.mountView(p, img, s.Packages, s.Runtime == RuntimeRunsc, mountPoints...)
+	view, err := r.mountView(p, img, s.Packages, ownKernel, mountPoints...)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}

@@ -33,7 +33,10 @@ type engine struct {
 }
 
 // Pin the implementation to the seam.
-var _ isolation.Engine = (*engine)(nil)
+var _ interface {
+	isolation.Engine
+	isolation.OwnKernel
+} = (*engine)(nil)
 
 // New is the runsc engine as o configures it, for isolation.Options's
 // Engines; its error says why runsc cannot run sandboxes on this host.
@@ -50,6 +53,10 @@ func New(o Options) isolation.NewEngine {
 		return &engine{r: r, rs: rs, seccomp: profile}, nil
 	}
 }
+
+// OwnKernel: gVisor's Sentry is the sandbox's kernel, and its gofer opens
+// the root view.
+func (e *engine) OwnKernel() bool { return true }
 
 // Info describes the runsc runtime.
 func (e *engine) Info() isolation.RuntimeInfo {
