@@ -62,7 +62,7 @@ func noMountsUnder(t *testing.T, dir string) {
 // are, show on their lines alone), its kernel command line reads empty,
 // and nothing the start mounted stays mounted on the host.
 func TestSandboxHostView(t *testing.T) {
-	r := isolationtest.NewRuntime(t, map[string]isolation.NewEngine{isolation.RuntimeRunc: runc.New})
+	r := isolationtest.NewRuntime(t, "sandboxd-test", map[string]isolation.NewEngine{isolation.RuntimeRunc: runc.New})
 	if !r.Overlay() {
 		t.Fatal("this host has overlayfs: the probe must find it")
 	}
@@ -100,7 +100,7 @@ func TestSandboxHostView(t *testing.T) {
 // sandbox starts, its root still hides its folder, and its /etc shows the
 // runtime's state folder, as documented.
 func TestSandboxHostViewWithoutOverlay(t *testing.T) {
-	r := isolationtest.NewRuntime(t, map[string]isolation.NewEngine{isolation.RuntimeRunc: runc.New})
+	r := isolationtest.NewRuntime(t, "sandboxd-test", map[string]isolation.NewEngine{isolation.RuntimeRunc: runc.New})
 	r.SetOverlay(false)
 	sb := isolationtest.Start(t, r, "hostview-c3d4")
 	noMountsUnder(t, r.StateDir())

@@ -20,11 +20,12 @@ import (
 )
 
 // NewRuntime is a runtime of the engines given, without user namespaces,
-// in a cgroup of the tests' own; it needs root.
-func NewRuntime(t *testing.T, engines map[string]isolation.NewEngine) *isolation.Runtime {
+// its sandboxes in cgroup folder name (one a test binary: go test runs
+// packages' binaries side by side); it needs root.
+func NewRuntime(t *testing.T, name string, engines map[string]isolation.NewEngine) *isolation.Runtime {
 	t.Helper()
 	testutil.RequiresRoot(t)
-	tree, err := cgroups.Setup(context.Background(), "sandboxd-test", false, slog.Default())
+	tree, err := cgroups.Setup(context.Background(), name, false, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // newTestRuntime is a runtime of runc sandboxes, without user namespaces.
 func newTestRuntime(t *testing.T) *isolation.Runtime {
-	return isolationtest.NewRuntime(t, map[string]isolation.NewEngine{isolation.RuntimeRunc: New})
+	return isolationtest.NewRuntime(t, "sandboxd-test-runc", map[string]isolation.NewEngine{isolation.RuntimeRunc: New})
 }
 
 func startTestSandbox(t *testing.T, r *isolation.Runtime, id string) *isolation.Sandbox {
