@@ -298,6 +298,8 @@ test-vm: deps
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxctl ./cmd/sandboxctl
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/isolation.test ./isolation
+	$(GO) test -c -tags '$(TAGS)' -o dist/vm/runc.test ./isolation/runc
+	$(GO) test -c -tags '$(TAGS)' -o dist/vm/runsc.test ./isolation/runsc
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/integration.test ./integration
 	$(MAKE) --no-print-directory old-release OLD_BIN=dist/vm/old-bin
 	$(VM)/install-host-deps

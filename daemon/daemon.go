@@ -37,6 +37,8 @@ import (
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
+	"github.com/sandboxd/sandboxd/isolation/runc"
+	"github.com/sandboxd/sandboxd/isolation/runsc"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/seccomp"
 	"github.com/sandboxd/sandboxd/store"
@@ -226,7 +228,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Daemon, r
 		Cgroups:  tree,
 		Monitor:  dp.monitor,
 		LXCFSDir: dp.procView.dir,
-		Runsc:    &runscOpts,
+		// The engines of the runtimes a session can name: the daemon
+		// chooses them, so that isolation imports neither.
+		Engines: map[string]isolation.NewEngine{
+			isolation.RuntimeRunc:  runc.New,
+			isolation.RuntimeRunsc: runsc.New(runscOpts),
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -48,25 +48,21 @@ type Runtime interface {
 	Close() error
 }
 
-// Sandbox is one running sandbox.
+// Sandbox is one running sandbox: its roles together, as containerd's
+// Task and Process are separate services of one shim. Each role is what
+// one kind of caller needs, so a subsystem (a pool, the attach handler, the
+// network) can be given the narrow interface and a fake of a few methods.
 type Sandbox interface {
+	Lifecycle
+	Executor
+	ProcessTable
+	NetworkAccess
+}
+
+// Lifecycle is the sandbox as one thing: it runs, answers, is limited,
+// measured, frozen, let go of and stopped.
+type Lifecycle interface {
 	ID() string
-	// Exec runs code; a timeout, exception or kill is a result, an error
-	// means the sandbox is out of step and must be restarted.
-	Exec(ctx context.Context, o *isolation.ExecOptions, out isolation.Output) (*isolation.ExecResult, error)
-	// Interrupt interrupts the execution under way (SIGINT, the kill after
-	// its grace), from beside the Exec that waits for it, without waiting
-	// for the execution: that Exec then answers status interrupted. It
-	// reports whether an execution ran; isolation.ErrInterruptUnsupported
-	// means the sandbox's agent is too old to be interrupted.
-	Interrupt(ctx context.Context) (bool, error)
-	// Spawn starts a process beside the agent, its streams the caller's
-	// (an attached client's).
-	Spawn(o *isolation.ProcessOptions) (*isolation.Process, error)
-	// Processes lists its processes; Signal signals one (by the
-	// sandbox's pid).
-	Processes() ([]isolation.ProcessInfo, error)
-	Signal(pid int, sig unix.Signal) error
 	// Check asks the sandbox whether it answers (a health check); Alive
 	// whether its first process still runs, without asking it.
 	Check(ctx context.Context) error
@@ -85,15 +81,44 @@ type Sandbox interface {
 	// how.
 	Exited() <-chan struct{}
 	Exit() isolation.ExitInfo
-	// NetNS opens the sandbox's network namespace, for its network to be
-	// plumbed in. DialPort connects to a TCP port on its loopback.
-	NetNS() (*os.File, error)
-	DialPort(ctx context.Context, port int) (net.Conn, error)
 	// Tmp is the host folder shown at /tmp; Started when it started;
 	// StartTimings how long the steps of that start took.
 	Tmp() string
 	Started() time.Time
 	StartTimings() isolation.Timings
+}
+
+// Executor runs code in the sandbox's agent, one execution at a time.
+type Executor interface {
+	// Exec runs code; a timeout, exception or kill is a result, an error
+	// means the sandbox is out of step and must be restarted.
+	Exec(ctx context.Context, o *isolation.ExecOptions, out isolation.Output) (*isolation.ExecResult, error)
+	// Interrupt interrupts the execution under way (SIGINT, the kill after
+	// its grace), from beside the Exec that waits for it, without waiting
+	// for the execution: that Exec then answers status interrupted. It
+	// reports whether an execution ran; isolation.ErrInterruptUnsupported
+	// means the sandbox's agent is too old to be interrupted.
+	Interrupt(ctx context.Context) (bool, error)
+}
+
+// ProcessTable is the sandbox's processes beside its agent: started,
+// listed and signalled by the sandbox's own pids (docker exec, top, kill).
+type ProcessTable interface {
+	// Spawn starts a process beside the agent, its streams the caller's
+	// (an attached client's).
+	Spawn(o *isolation.ProcessOptions) (*isolation.Process, error)
+	// Processes lists its processes; Signal signals one (by the
+	// sandbox's pid).
+	Processes() ([]isolation.ProcessInfo, error)
+	Signal(pid int, sig unix.Signal) error
+}
+
+// NetworkAccess is the host's way into the sandbox's network.
+type NetworkAccess interface {
+	// NetNS opens the sandbox's network namespace, for its network to be
+	// plumbed in. DialPort connects to a TCP port on its loopback.
+	NetNS() (*os.File, error)
+	DialPort(ctx context.Context, port int) (net.Conn, error)
 }
 
 // Pin the implementation to the interface.

@@ -8,6 +8,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/runsc"
 )
 
 // Sessions run on runc (libcontainer) or runsc (gVisor): named by the
@@ -42,8 +43,8 @@ func (rr runtimeRules) info(name string) isolation.RuntimeInfo {
 }
 
 // runscOptions is how the runtime runs runsc.
-func runscOptions(c *config.Config) isolation.RunscOptions {
-	return isolation.RunscOptions{Path: c.Runsc.Path, Platform: c.Runsc.Platform, Flags: c.Runsc.Flags}
+func runscOptions(c *config.Config) runsc.Options {
+	return runsc.Options{Path: c.Runsc.Path, Platform: c.Runsc.Platform, Flags: c.Runsc.Flags}
 }
 
 // CheckStrictRuntime says, before a daemon starts (sandboxd --validate),
@@ -52,7 +53,7 @@ func CheckStrictRuntime(c *config.Config) error {
 	if !c.StrictRuntime || c.DefaultRuntime != api.RuntimeRunsc {
 		return nil
 	}
-	if err := isolation.CheckRunsc(runscOptions(c)); err != nil {
+	if err := runsc.Check(runscOptions(c)); err != nil {
 		return fmt.Errorf("strict_runtime is set and the default runtime %s is not usable: %w", c.DefaultRuntime, err)
 	}
 	return nil

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	ocgroups "github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -24,13 +24,14 @@ type Limits struct {
 	Pids        int64
 }
 
-func (l Limits) resources() *specs.LinuxResources {
+// Resources are l as an OCI spec's cgroup resources.
+func (l Limits) Resources() *specs.LinuxResources {
 	return cgroups.Resources(cgroups.Limits{MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids})
 }
 
-// setResources sets in r the memory, CPU quota and pids limits of l that
+// SetResources sets in r the memory, CPU quota and pids limits of l that
 // l sets (a claimed pooled sandbox's new limits, or a runsc sandbox's).
-func setResources(r *ocgroups.Resources, l *specs.LinuxResources) {
+func SetResources(r *ocgroups.Resources, l *specs.LinuxResources) {
 	if m := l.Memory; m != nil {
 		if m.Limit != nil {
 			r.Memory = *m.Limit
@@ -92,15 +93,18 @@ func (e ExitInfo) String() string {
 	}
 }
 
-// newSandbox is the Sandbox of container c made from spec s.
-func (r *Runtime) newSandbox(s *Spec, c container) *Sandbox {
+// newSandbox is the Sandbox of container ld made from spec s.
+func (r *Runtime) newSandbox(s *Spec, ld *Launched) *Sandbox {
 	id := s.ID
 	p := r.pathsOf(id)
-	if _, ok := c.(*gvisorContainer); ok {
-		p.sock = filepath.Join(p.agent, "agent.sock")
+	if ld.AgentSocket != "" {
+		p.sock = ld.AgentSocket
 	}
 	sb := &Sandbox{
-		id: id, paths: p, tmp: s.Tmp, c: c, exited: make(chan struct{}),
+		id: id, paths: p, tmp: s.Tmp, c: ld.Container, exited: make(chan struct{}),
+		started:       ld.Started,
+		inside:        ld.Inside,
+		hostResources: ld.HostResources,
 		onUndelivered: s.OnUndelivered,
 		cpus:          r.cpus,
 		env:           sandboxEnv(s),
@@ -144,7 +148,7 @@ func (s *Sandbox) Exit() ExitInfo {
 
 // Stats reads the sandbox's cgroup.
 func (s *Sandbox) Stats() (Stats, error) {
-	st, err := s.c.stats()
+	st, err := s.c.Stats()
 	if err != nil {
 		return Stats{}, err
 	}
@@ -159,10 +163,10 @@ func (s *Sandbox) Stats() (Stats, error) {
 
 // Freeze stops every process of the sandbox where it is (the cgroup
 // freezer): memory and state stay, CPU use is nil until Thaw.
-func (s *Sandbox) Freeze() error { return s.c.pause() }
+func (s *Sandbox) Freeze() error { return s.c.Pause() }
 
 // Thaw lets a frozen sandbox run on.
-func (s *Sandbox) Thaw() error { return s.c.resume() }
+func (s *Sandbox) Thaw() error { return s.c.Resume() }
 
 // Check asks the sandbox's agent whether it answers, within ctx: the
 // health check of a sandbox that waits in a warm pool.
@@ -191,7 +195,7 @@ func (s *Sandbox) Alive() bool {
 		return false
 	default:
 	}
-	pid, _, err := s.c.initProcess()
+	pid, _, err := s.c.InitProcess()
 	if err != nil || pid <= 0 {
 		return false
 	}
@@ -265,4 +269,25 @@ func (s *Sandbox) AgentVersion() int {
 		return 0
 	}
 	return s.conn.Version()
+}
+
+// reclaim has the agent kill the sandbox's process with the most resident
+// memory (package runsc's watchMemory, at a runsc sandbox's memory mark).
+// An agent too old for it (a sandbox an older daemon started), or one that
+// does not take the line, leaves the hard limit to act.
+func (s *Sandbox) reclaim() {
+	s.connMu.Lock()
+	conn, closed := s.conn, s.closed
+	if s.running != nil {
+		conn = s.running.conn
+	}
+	s.connMu.Unlock()
+	if conn == nil || closed {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if conn.Reclaim(ctx) == nil {
+		s.reclaims.Add(1)
+	}
 }

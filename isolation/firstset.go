@@ -15,9 +15,10 @@ var (
 	firstLimits   sync.Mutex
 )
 
-// limitsGate is held around anything that sets cgroup limits; done says
-// whether limits were set, which opens the gate for good.
-func limitsGate() (release func(done bool)) {
+// LimitsGate is held around anything that sets cgroup limits (a start by
+// either engine, a limits change); done says whether limits were set,
+// which opens the gate for good.
+func LimitsGate() (release func(done bool)) {
 	if limitsSetOnce.Load() {
 		return func(bool) {}
 	}

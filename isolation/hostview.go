@@ -45,9 +45,9 @@ const viewSource = "sandbox"
 // mountView mounts what sandbox p starts from (see above) and returns img
 // as the sandbox is to see it: its root in p.rootfs, its /etc and folders
 // from the mounts, and the template's packages folder if it has one.
-// A runsc sandbox's root also has the mountpoint of its agent's folder.
-// unmountView undoes it.
-func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool, mountPoints ...string) (*Image, error) {
+// The root of a sandbox on a kernel of its own (ownKernel: runsc's) also
+// has the mountpoint of its agent's folder. unmountView undoes it.
+func (r *Runtime) mountView(p *paths, img *Image, packages string, ownKernel bool, mountPoints ...string) (*Image, error) {
 	if err := os.MkdirAll(p.rootfs, 0o755); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool, m
 	// the sandbox's user namespace, remounts it read-only with no other
 	// flag, which the kernel refuses for a mount with flags it locked.
 	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-	if runsc {
+	if ownKernel {
 		flags = 0
 	}
 	if err := unix.Mount(viewSource, p.rootfs, "tmpfs", flags, "mode=0755,size=256k,nr_inodes=4096"); err != nil {
@@ -65,7 +65,7 @@ func (r *Runtime) mountView(p *paths, img *Image, packages string, runsc bool, m
 	if packages != "" {
 		extra = append(extra, PackagesDir)
 	}
-	if runsc {
+	if ownKernel {
 		extra = append(extra, agentDir)
 	}
 	if err := makeSkeleton(p.rootfs, img, extra...); err != nil {

@@ -1,8 +1,16 @@
-// Package isolation builds and runs sandboxes with runc's libcontainer: one
-// container per session, with its own mount, pid, ipc, uts, cgroup and
-// network namespaces, a read-only view of the host's system folders, a
-// private writable /workspace and /tmp, no capabilities, no_new_privs and the
-// seccomp profile of package seccomp.
+// Package isolation builds and runs sandboxes: one container per session,
+// with its own mount, pid, ipc, uts, cgroup and network namespaces, a
+// read-only view of the host's system folders, a private writable
+// /workspace and /tmp, no capabilities, no_new_privs and the seccomp profile
+// of package seccomp.
+//
+// It holds what is the same for every runtime: the Spec and the contract's
+// types, the root view, the OCI spec, and the Sandbox around a container —
+// the agent's connection, executions, interrupts, limits, meters,
+// leftovers. A runtime's engine starts the container (Engine, Container):
+// runc's libcontainer in package isolation/runc, gVisor's runsc in package
+// isolation/runsc. The caller hands the engines in (Options.Engines), so
+// this package imports neither.
 package isolation
 
 import (

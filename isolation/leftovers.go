@@ -4,10 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"time"
-
-	"github.com/opencontainers/runc/libcontainer"
-	"golang.org/x/sys/unix"
 )
 
 // What a daemon that did not stop its sandboxes left on the host: found
@@ -15,32 +11,20 @@ import (
 // removed (Cleanup) then, or when a sandbox cannot be restored.
 
 // Cleanup removes whatever is left of sandbox id after a daemon that did
-// not stop it: its processes, cgroup, libcontainer state and folder — also
-// the half of a start cut short, which libcontainer cannot load.
+// not stop it: its processes, cgroup, runtime state (each engine's) and
+// folder — also the half of a start cut short.
 func (r *Runtime) Cleanup(id string) error {
 	r.cpus.release(id)
 	var errs []error
-	if c, err := libcontainer.Load(r.lcRoot, id); err == nil {
-		if err := c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
-			errs = append(errs, err)
+	for _, name := range runtimes {
+		if e, ok := r.engines[name]; ok {
+			errs = append(errs, e.Cleanup(id))
 		}
-		for i := 0; i < 100; i++ {
-			if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		errs = append(errs, retryBusy(c.Destroy))
 	}
 	// A daemon that died while the sandbox started may have left its view
 	// mounted: unmounted first, so that RemoveAll stays in the folder.
 	p := r.pathsOf(id)
-	if r.runsc != nil {
-		if cg, err := r.runscCgroup(id, nil); err == nil {
-			errs = append(errs, r.runsc.remove(id, cg))
-		}
-	}
-	errs = append(errs, r.cgroups.RemoveSandbox(id), os.RemoveAll(filepath.Join(r.lcRoot, id)), unmountView(p), os.RemoveAll(p.dir))
+	errs = append(errs, r.cgroups.RemoveSandbox(id), unmountView(p), os.RemoveAll(p.dir))
 	return errors.Join(errs...)
 }
 
@@ -59,14 +43,23 @@ func (r *Runtime) Leftovers() ([]string, error) {
 	for _, id := range cgs {
 		seen[id] = true
 	}
-	for _, dir := range []string{filepath.Join(r.stateDir, "sandboxes"), r.lcRoot} {
-		ents, err := os.ReadDir(dir)
-		if err != nil && !os.IsNotExist(err) {
-			return nil, err
+	ents, err := os.ReadDir(filepath.Join(r.stateDir, "sandboxes"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			seen[e.Name()] = true
 		}
-		for _, e := range ents {
-			if e.IsDir() {
-				seen[e.Name()] = true
+	}
+	for _, name := range runtimes {
+		if e, ok := r.engines[name]; ok {
+			ids, err := e.Leftovers()
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				seen[id] = true
 			}
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // NetNS opens the sandbox's network namespace (its init's), for the
 // daemon to plumb a network into. The caller closes it.
 func (s *Sandbox) NetNS() (*os.File, error) {
-	pid, started, err := s.c.initProcess()
+	pid, started, err := s.c.InitProcess()
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (s *Sandbox) NetNS() (*os.File, error) {
 	}
 	// The file is the init's if the pid still is: it is, if the process of
 	// that pid started when the init did.
-	if start, err := startTime(pid); err != nil || start != started {
+	if start, err := StartTime(pid); err != nil || start != started {
 		f.Close()
 		return nil, fmt.Errorf("sandbox %s: its init exited", s.id)
 	}
@@ -64,9 +64,9 @@ func NetNSPath(f *os.File) string {
 	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
 }
 
-// startTime is field 22 of /proc/PID/stat: when the process started, in
+// StartTime is field 22 of /proc/PID/stat: when the process started, in
 // clock ticks after boot.
-func startTime(pid int) (uint64, error) {
+func StartTime(pid int) (uint64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -88,8 +88,8 @@ func startTime(pid int) (uint64, error) {
 // ::1), with a socket made in its network namespace: whatever its network
 // policy, a server inside is reachable to the daemon and to nothing else.
 func (s *Sandbox) DialPort(ctx context.Context, port int) (net.Conn, error) {
-	if g, ok := s.c.(*gvisorContainer); ok {
-		return g.dialPort(ctx, port) // gVisor's loopback is its own
+	if d, ok := s.c.(PortDialer); ok {
+		return d.DialPort(ctx, port) // gVisor's loopback is its own
 	}
 	ns, err := s.NetNS()
 	if err != nil {

@@ -4,67 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
-
-	"github.com/opencontainers/runc/libcontainer"
-	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
 // Restore takes back a sandbox a previous daemon started and left running
-// (or died leaving running): its container, its init (watched through a
-// pidfd, since this daemon is not its parent) and its agent. s needs ID and
-// Tmp; OnUndelivered hears of an execution that ended while no daemon
-// listened. An agent still busy with such an execution is connected to
-// later, by the next Exec. A frozen (paused) sandbox is thawed, so that
-// its agent answers: the caller freezes it again.
+// (or died leaving running): its container (its engine's Restore: its
+// init is watched through a pidfd, since this daemon is not its parent)
+// and its agent. s needs ID and Tmp; OnUndelivered hears of an execution
+// that ended while no daemon listened. An agent still busy with such an
+// execution is connected to later, by the next Exec. A frozen (paused)
+// sandbox is thawed, so that its agent answers: the caller freezes it
+// again.
 func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
-	if s.Runtime == RuntimeRunsc {
-		sb, err := r.restoreRunsc(s)
-		if err != nil {
-			return nil, err
-		}
-		return sb.reconnect(ctx)
-	}
-	c, err := libcontainer.Load(r.lcRoot, s.ID)
+	e, err := r.engine(s.Runtime)
 	if err != nil {
 		return nil, err
 	}
-	if st, err := c.Status(); err == nil && st == libcontainer.Paused {
-		if err := c.Resume(); err != nil {
-			return nil, fmt.Errorf("thaw sandbox: %w", err)
-		}
-	}
-	if st, err := c.Status(); err != nil || st != libcontainer.Running {
-		return nil, fmt.Errorf("sandbox is %v (%v)", st, err)
-	}
-	state, err := c.State()
+	ld, err := e.Restore(r.launch(s, r.pathsOf(s.ID), e))
 	if err != nil {
 		return nil, err
 	}
-	pidfd, err := unix.PidfdOpen(state.InitProcessPid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return nil, fmt.Errorf("watch sandbox init %d: %w", state.InitProcessPid, err)
+	sb := r.newSandbox(s, ld)
+	if err := sb.begin(ld); err != nil {
+		return nil, err
 	}
-	// Status checked the pid's start time; check again now that the pidfd
-	// pins the process, so it is surely the sandbox's init.
-	if st, err := c.Status(); err != nil || st != libcontainer.Running {
-		unix.Close(pidfd)
-		return nil, fmt.Errorf("sandbox stopped while being restored (%v)", err)
-	}
-	sb := r.newSandbox(s, newRuncContainer(c))
-	sb.started = state.Created
-	if cg := c.Config().Cgroups; cg != nil && cg.Resources != nil {
-		r.cpus.adopt(s.ID, cg.Resources.CpusetCpus)
-	}
-	go func() {
-		watchExit(pidfd)
-		// Not our child: how it ended is unknown, but for memory.
-		sb.setExit(nil)
-		close(sb.exited)
-	}()
 	return sb.reconnect(ctx)
 }
 
@@ -80,17 +45,16 @@ func (sb *Sandbox) reconnect(ctx context.Context) (*Sandbox, error) {
 	return sb, nil
 }
 
-// watchExit returns when the process of pidfd exits. The pidfd joins
-// Go's poller: a waiting sandbox costs no thread.
-func watchExit(pidfd int) {
-	f := os.NewFile(uintptr(pidfd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
+// begin starts watching the sandbox's container (Launched.Begin): Exited
+// closes once its first process has exited.
+func (sb *Sandbox) begin(ld *Launched) error {
+	wait, err := ld.Begin(sb.exited, sb.reclaim)
 	if err != nil {
-		return
+		return err
 	}
-	_ = rc.Read(func(fd uintptr) bool {
-		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
-		return n > 0 || (err != nil && err != unix.EINTR)
-	})
+	go func() {
+		sb.setExit(wait())
+		close(sb.exited)
+	}()
+	return nil
 }

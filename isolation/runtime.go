@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
@@ -34,20 +33,21 @@ type Options struct {
 	// LXCFSDir is where lxcfs serves per-reader /proc files, bound over
 	// each sandbox's own (procview.go); "" turns that off.
 	LXCFSDir string
-	// Runsc configures the runsc runtime; nil leaves it out.
-	Runsc *RunscOptions
+	// Engines make the engines of the runtimes sandboxes can name
+	// (RuntimeRunc, RuntimeRunsc): isolation/runc's and isolation/runsc's.
+	// A runtime without one is not configured.
+	Engines map[string]NewEngine
 }
 
 // Runtime starts sandboxes.
 type Runtime struct {
 	stateDir string
-	lcRoot   string
 	etcDir   string
 	uid, gid int
 	userns   bool
 	seccomp  *specs.LinuxSeccomp
-	// gvisorSeccomp is seccomp in the form runsc takes.
-	gvisorSeccomp *specs.LinuxSeccomp
+	// seccompConfig is Options.Seccomp, for an engine's own form of it.
+	seccompConfig seccomp.Config
 	monitor       *seccomp.Monitor
 	watched       []string
 	cgroups       *cgroups.Tree
@@ -61,11 +61,14 @@ type Runtime struct {
 	lxcfsDir string
 	// cpus gives sandboxes their cpuset (cpuset.go).
 	cpus *cpuPicker
-	// runsc runs sandboxes of RuntimeRunsc; nil when it cannot, for
-	// the reason runscProblem says.
-	runsc        *runsc
-	runscProblem string
+	// engines run the sandboxes of each runtime that can run them here;
+	// problems say why the others cannot.
+	engines  map[string]Engine
+	problems map[string]string
 }
+
+// runtimes are the runtimes a Spec can name, in the order Info lists them.
+var runtimes = []string{RuntimeRunc, RuntimeRunsc}
 
 // NewRuntime checks the host has what sandboxes need and prepares the
 // shared parts (the synthetic /etc).
@@ -77,27 +80,24 @@ func NewRuntime(o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	gvisorProfile, err := seccomp.GvisorProfile(o.Seccomp)
-	if err != nil {
-		return nil, err
-	}
 	r := &Runtime{
 		stateDir:      o.StateDir,
-		lcRoot:        filepath.Join(o.StateDir, "runc"),
 		etcDir:        filepath.Join(o.StateDir, "etc"),
 		uid:           o.UID,
 		gid:           o.GID,
 		userns:        o.UserNS,
 		seccomp:       profile,
-		gvisorSeccomp: gvisorProfile,
+		seccompConfig: o.Seccomp,
 		monitor:       o.Monitor,
 		watched:       seccomp.Watched(o.Seccomp),
 		cgroups:       o.Cgroups,
 		empty:         filepath.Join(o.StateDir, "empty"),
 		lxcfsDir:      o.LXCFSDir,
 		cpus:          newCPUPicker(o.Cgroups != nil && o.Cgroups.CPUSet()),
+		engines:       map[string]Engine{},
+		problems:      map[string]string{},
 	}
-	for _, d := range []string{r.stateDir, r.lcRoot, filepath.Join(r.stateDir, "sandboxes")} {
+	for _, d := range []string{r.stateDir, filepath.Join(r.stateDir, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return nil, err
 		}
@@ -106,10 +106,23 @@ func NewRuntime(o Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.overlay = overlaySupported(r.stateDir, r.empty) == nil
-	if o.Runsc == nil {
-		r.runscProblem = "runsc is not configured"
-	} else if r.runsc, err = newRunsc(*o.Runsc, r.stateDir); err != nil {
-		r.runscProblem = err.Error()
+	for _, name := range runtimes {
+		newEngine := o.Engines[name]
+		if newEngine == nil {
+			r.problems[name] = name + " is not configured"
+			continue
+		}
+		e, err := newEngine(r)
+		if err != nil && name == RuntimeRunc {
+			// runc needs nothing a host may lack: its folder not made is
+			// the runtime's failure, as the runtime's own folders are.
+			return nil, err
+		}
+		if err != nil {
+			r.problems[name] = err.Error()
+			continue
+		}
+		r.engines[name] = e
 	}
 	if r.host, err = r.hostImage(); err != nil {
 		return nil, err
@@ -201,29 +214,26 @@ type RuntimeInfo struct {
 
 // Info describes r.
 func (r *Runtime) Info() Info {
-	runc := RuntimeInfo{Name: RuntimeRunc, Usable: true, Version: "libcontainer " + runcVersion(), Networks: true}
-	return Info{Name: "libcontainer", Runtimes: []RuntimeInfo{runc, r.runscInfo()}, CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay, ProcViewProblem: r.ProcViewProblem()}
+	var rs []RuntimeInfo
+	for _, name := range runtimes {
+		if e, ok := r.engines[name]; ok {
+			rs = append(rs, e.Info())
+		} else {
+			rs = append(rs, RuntimeInfo{Name: name, Problem: r.problems[name]})
+		}
+	}
+	return Info{Name: "libcontainer", Runtimes: rs, CgroupVersion: int(r.cgroups.Version), InScope: r.cgroups.Scope != "", ShowsHostPaths: !r.overlay, ProcViewProblem: r.ProcViewProblem()}
 }
 
 // Close lets go of the cgroup folder sandboxes go in, removing it once no
 // sandbox is left there. Sandboxes still running stay, for the next
 // daemon.
 func (r *Runtime) Close() error {
-	var err error
-	if r.runsc != nil {
-		err = r.runsc.close()
-	}
-	return errors.Join(err, r.cgroups.Remove())
-}
-
-// runcVersion is the version of runc's libcontainer built in.
-func runcVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == "github.com/opencontainers/runc" {
-				return m.Version
-			}
+	var errs []error
+	for _, name := range runtimes {
+		if e, ok := r.engines[name]; ok {
+			errs = append(errs, e.Close())
 		}
 	}
-	return "unknown"
+	return errors.Join(append(errs, r.cgroups.Remove())...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/opencontainers/runc/libcontainer"
-	"github.com/opencontainers/runc/libcontainer/specconv"
-	"golang.org/x/sys/unix"
+	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/isolation/agent"
@@ -65,8 +62,8 @@ type Spec struct {
 // and image are where its view is mounted while it starts (hostview.go).
 type paths struct {
 	dir, rootfs, etc, image, packages, sock, log string
-	// agent is a runsc sandbox's folder for its agent's socket, bound at
-	// agentDir.
+	// agent is the folder for the socket of an agent that makes its own
+	// (runsc's), bound at AgentDir.
 	agent string
 }
 
@@ -89,7 +86,7 @@ type Sandbox struct {
 	id      string
 	paths   *paths
 	tmp     string
-	c       container
+	c       Container
 	started time.Time
 	exited  chan struct{}
 	// exit is how init ended, set before exited is closed.
@@ -98,12 +95,14 @@ type Sandbox struct {
 	// cgroup.
 	oomKills func() (uint64, error)
 	// reclaims counts the kills a runsc sandbox's memory watcher had its
-	// agent make (watchMemory): its out-of-memory kills.
+	// agent make (package runsc's watchMemory): its out-of-memory kills.
 	reclaims atomic.Uint64
 	// inside are the memory and pids limits a runsc sandbox keeps inside
 	// (its memory watcher's mark, its RLIMIT_NPROC), fixed at its start;
-	// nil for runc, whose cgroup keeps them.
-	inside *Limits
+	// nil for runc, whose cgroup keeps them. hostResources are its
+	// cgroup's resources for given limits (Launched.HostResources).
+	inside        *Limits
+	hostResources func(Limits) *specs.LinuxResources
 	// Timings are how long the steps of Start took.
 	Timings Timings
 
@@ -201,8 +200,9 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if r.userns && s.IDBase == 0 {
 		return nil, errors.New("a sandbox with a user namespace needs a block of host ids")
 	}
-	if s.Runtime == RuntimeRunsc && r.runsc == nil {
-		return nil, fmt.Errorf("runsc is not usable on this host: %s", r.runscProblem)
+	e, err := r.engine(s.Runtime)
+	if err != nil {
+		return nil, err
 	}
 	p := r.pathsOf(s.ID)
 	t0 := time.Now()
@@ -218,7 +218,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 			r.cpus.release(s.ID)
 		}
 	}()
-	view, err := r.prepare(s, p)
+	view, err := r.prepare(s, p, ownKernel(e))
 	if err != nil {
 		return nil, err
 	}
@@ -227,14 +227,21 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 		return nil, err
 	}
 	defer logf.Close()
-	launch := r.launchRunc
-	if s.Runtime == RuntimeRunsc {
-		launch = r.launchRunsc
-	}
-	sb, err := launch(ctx, s, p, view, logf, t0)
+	l := r.launch(s, p, e)
+	l.View, l.Log, l.Args, l.Env = view, logf, agentArgs(view.python, s.Preload), sandboxEnv(s)
+	ld, err := e.Start(ctx, l)
 	if err != nil {
 		return nil, err
 	}
+	sb := r.newSandbox(s, ld)
+	if err := sb.begin(ld); err != nil {
+		// Started but not watched: the container goes, as after a start
+		// that failed in the engine.
+		_ = ld.Container.Destroy()
+		_ = r.cgroups.RemoveSandbox(s.ID)
+		return nil, err
+	}
+	sb.Timings.Prepare = ld.Prepared.Sub(t0)
 	sb.Timings.Container = sb.started.Sub(t0) - sb.Timings.Prepare
 	defer func() {
 		if retErr != nil {
@@ -265,7 +272,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 // prepare makes what a sandbox starts from, for either runtime: its view
 // (mounted in p), an empty /tmp and a workspace it owns. It returns the
 // image as the sandbox is to see it.
-func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
+func (r *Runtime) prepare(s *Spec, p *paths, ownKernel bool) (*Image, error) {
 	uid, gid := r.HostOwner(s.IDBase)
 	img := s.Image
 	if img == nil {
@@ -275,7 +282,7 @@ func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
 	if s.Gateway != "" {
 		mountPoints = append(mountPoints, GatewayDir)
 	}
-	view, err := r.mountView(p, img, s.Packages, s.Runtime == RuntimeRunsc, mountPoints...)
+	view, err := r.mountView(p, img, s.Packages, ownKernel, mountPoints...)
 	if err != nil {
 		return nil, fmt.Errorf("make root: %w", err)
 	}
@@ -293,77 +300,6 @@ func (r *Runtime) prepare(s *Spec, p *paths) (*Image, error) {
 		return nil, err
 	}
 	return view, nil
-}
-
-// launchRunc starts sandbox s in a libcontainer container. The agent gets
-// its listening socket from the daemon, made on the host.
-func (r *Runtime) launchRunc(_ context.Context, s *Spec, p *paths, view *Image, logf *os.File, t0 time.Time) (*Sandbox, error) {
-	// The daemon makes the agent's listening socket itself, on the host:
-	// the sandbox inherits the listener and never sees the file.
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: p.sock, Net: "unix"})
-	if err != nil {
-		return nil, fmt.Errorf("agent socket: %w", err)
-	}
-	l.SetUnlinkOnClose(false)
-	lf, err := l.File()
-	l.Close()
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-
-	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: r.ociSpec(s, p, view)})
-	if err != nil {
-		return nil, fmt.Errorf("sandbox config: %w", err)
-	}
-	c, err := libcontainer.Create(r.lcRoot, s.ID, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("create sandbox: %w", err)
-	}
-	sb := r.newSandbox(s, newRuncContainer(c))
-	sb.Timings.Prepare = time.Since(t0)
-	proc := &libcontainer.Process{
-		Args:       agentArgs(view.python, s.Preload),
-		Env:        sandboxEnv(s),
-		UID:        r.UID(),
-		GID:        r.GID(),
-		Cwd:        "/workspace",
-		Stdout:     logf,
-		Stderr:     logf,
-		ExtraFiles: []*os.File{lf},
-		Init:       true,
-	}
-	release := limitsGate()
-	err = c.Run(proc)
-	release(err == nil)
-	// The sandbox has its mounts now: the host lets go of its copies (if
-	// that fails, destroy tries again).
-	_ = unmountView(p)
-	if err != nil {
-		_ = c.Destroy()
-		return nil, fmt.Errorf("start sandbox: %w", err)
-	}
-	sb.started = time.Now()
-	// Init's exit is awaited through a pidfd in Go's poller, and only then
-	// reaped: a goroutine blocked in waitid holds an OS thread, and a
-	// thousand idle sessions held a thousand threads. The pid stays ours
-	// until the reap.
-	pidfd := -1
-	if pid, err := proc.Pid(); err == nil {
-		if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
-			pidfd = fd
-		}
-	}
-	go func() {
-		if pidfd >= 0 {
-			watchExit(pidfd)
-		}
-		// libcontainer's parent must reap init, even after Destroy.
-		ps, _ := proc.Wait()
-		sb.setExit(ps)
-		close(sb.exited)
-	}()
-	return sb, nil
 }
 
 // PreloadError is a template's preload code failing in a new sandbox.
@@ -493,7 +429,7 @@ func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind
 // execution; nil when its paths cannot be had.
 func (s *Sandbox) meter() *cgroups.Meter {
 	s.meterOnce.Do(func() {
-		if paths, err := s.c.cgroupPaths(); err == nil {
+		if paths, err := s.c.CgroupPaths(); err == nil {
 			s.execMeter = cgroups.NewMeter(paths)
 		}
 	})
@@ -537,8 +473,8 @@ func (s *Sandbox) Stop() error {
 func (s *Sandbox) destroy() error {
 	// A frozen (paused) sandbox's processes would keep the SIGKILL pending
 	// until thawed. SIGKILL to init of a pid namespace kills all of it.
-	_ = s.c.resume()
-	if err := s.c.kill(); err != nil {
+	_ = s.c.Resume()
+	if err := s.c.Kill(); err != nil {
 		return fmt.Errorf("kill sandbox %s: %w", s.id, err)
 	}
 	select {
@@ -546,7 +482,7 @@ func (s *Sandbox) destroy() error {
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("sandbox %s did not exit after SIGKILL", s.id)
 	}
-	if err := s.c.destroy(); err != nil {
+	if err := s.c.Destroy(); err != nil {
 		return err
 	}
 	s.cpus.release(s.id)
@@ -559,15 +495,17 @@ func (s *Sandbox) destroy() error {
 // SetLimits changes the sandbox's cgroup limits while it runs: a sandbox
 // from the warm pool takes the limits of the session that claims it.
 func (s *Sandbox) SetLimits(l Limits) error {
-	r := s.c.resources()
-	res := l.resources()
+	r := s.c.Resources()
+	res := l.Resources()
 	if in := s.inside; in != nil {
 		if l.MemoryBytes != in.MemoryBytes || l.Pids != in.Pids {
 			return errors.New("a runsc sandbox's memory and pids limits are fixed at its start")
 		}
-		res = l.gvisorResources()
 	}
-	setResources(&r, res)
+	if s.hostResources != nil {
+		res = s.hostResources(l)
+	}
+	SetResources(&r, res)
 	// The claiming session's cpus, rounded up, are the CPUs it may run on
 	// (cpuset.go): a sandbox that had fewer gets every CPU back.
 	if set := s.cpus.pick(s.id, l.CPUs); set != "" {
@@ -575,8 +513,25 @@ func (s *Sandbox) SetLimits(l Limits) error {
 	} else if r.CpusetCpus != "" {
 		r.CpusetCpus = s.cpus.all()
 	}
-	release := limitsGate()
-	err := s.c.set(&r)
+	release := LimitsGate()
+	err := s.c.Set(&r)
 	release(err == nil)
 	return err
+}
+
+// sealAgentDir makes a runsc sandbox's agent folder root's once its agent
+// listens there. The agent made its socket in it as the sandbox's user,
+// which code runs as too: code could not connect to it (gVisor refuses a
+// connection from inside to a socket of the host's), but could rename it
+// and listen in its place, for the daemon to find after a restart. A
+// folder of root's, 0700, is closed to the sandbox's user on the host,
+// whatever gVisor remembers of it. runc sandboxes have no such folder.
+func sealAgentDir(p *paths) error {
+	if filepath.Dir(p.sock) != p.agent {
+		return nil
+	}
+	if err := os.Chown(p.agent, 0, 0); err != nil {
+		return fmt.Errorf("agent folder: %w", err)
+	}
+	return nil
 }

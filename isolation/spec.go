@@ -18,8 +18,9 @@ var (
 // ociSpec is the OCI spec of one sandbox. It starts from runc's own example
 // (its /proc, /dev, /sys mounts and masked and read-only paths), then takes
 // away every capability and adds the sandbox's folders, limits and filter.
-// img is the image as mountView made it for the sandbox.
-func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
+// img is the image as mountView made it for the sandbox; ownKernel says
+// the sandbox runs on a kernel of its own (OwnKernel), whose /proc is its.
+func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image, ownKernel bool) *specs.Spec {
 	spec := specconv.Example()
 	spec.Root = &specs.Root{Path: p.rootfs, Readonly: true}
 	spec.Hostname = "sandbox"
@@ -46,7 +47,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 	if s.Gateway != "" {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: GatewayDir, Type: "bind", Source: s.Gateway, Options: slices.Concat(bindRO, []string{"noexec"})})
 	}
-	if s.Runtime != RuntimeRunsc {
+	if !ownKernel {
 		spec.Mounts = append(spec.Mounts, r.procView()...)
 	}
 	// Besides runc's: the kernel's command line (boot parameters; on a VM,
@@ -69,7 +70,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image) *specs.Spec {
 			}
 		}
 	}
-	res := *s.Limits.resources()
+	res := *s.Limits.Resources()
 	if set := r.cpus.pick(s.ID, s.Limits.CPUs); set != "" {
 		var cpu specs.LinuxCPU
 		if res.CPU != nil {

@@ -26,7 +26,8 @@ watchdog() {
 	systemctl kill -s QUIT "$1"
 }
 
-for t in cgroups isolation integration; do
+# isolation's sandbox tests are its engines' (isolation/runc, isolation/runsc).
+for t in cgroups isolation runc runsc integration; do
 	echo "=== $t (cgroup v2, systemd unit with Delegate=yes) at $(( $(date +%s) - t0 )) s"
 	# The patch check reads the source tree (go.mod, third_party), which
 	# the VM does not have; it runs on the host.
@@ -36,11 +37,12 @@ for t in cgroups isolation integration; do
 	# cgroup v2 or systemd (the host runs the rest).
 	run='.'
 	[ "$t" = integration ] && run="^($(sed 's/#.*//' tests.txt | awk 'NF {print $1}' | paste -sd'|'))\$"
-	# A test binary that stalls (one stalled in isolation's first test,
-	# TestFreezeThaw, once in CI: no output, not even its own timeout's
-	# panic, as a frozen process would) is shown, thawed and made to dump
-	# its goroutines after 30 minutes (the longest, integration, takes ~22
-	# here): a watchdog for stalls, not a budget.
+	# A test binary that stalls (one stalled in TestFreezeThaw, then
+	# isolation's first test and now runc's, once in CI: no output, not
+	# even its own timeout's panic, as a frozen process would) is shown,
+	# thawed and made to dump its goroutines after 30 minutes (the
+	# longest, integration, takes ~22 here): a watchdog for stalls, not a
+	# budget.
 	watchdog "sbd-test-$t" 1800 &
 	wd=$!
 	systemd-run --quiet --wait --collect --unit "sbd-test-$t" -p Delegate=yes \

@@ -1,4 +1,4 @@
-package isolation
+package runsc
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/internal/testutil"
+	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/isolationtest"
 	"github.com/sandboxd/sandboxd/seccomp"
 )
 
@@ -28,7 +30,7 @@ func searchableTempDir(t *testing.T) string {
 
 // newRunscRuntime is a runtime with user namespaces and runsc (ptrace),
 // which the test host has: the Makefile installs Debian's runsc.
-func newRunscRuntime(t *testing.T) *Runtime {
+func newRunscRuntime(t *testing.T) *isolation.Runtime {
 	t.Helper()
 	testutil.RequiresRoot(t)
 	if testing.Short() {
@@ -40,7 +42,8 @@ func newRunscRuntime(t *testing.T) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRuntime(Options{StateDir: searchableTempDir(t), UID: 2000000, GID: 2000000, UserNS: true, Seccomp: seccomp.Config{}, Cgroups: tree, Runsc: &RunscOptions{}})
+	r, err := isolation.NewRuntime(isolation.Options{StateDir: searchableTempDir(t), UID: 2000000, GID: 2000000, UserNS: true, Seccomp: seccomp.Config{}, Cgroups: tree,
+		Engines: map[string]isolation.NewEngine{isolation.RuntimeRunsc: New(Options{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +52,8 @@ func newRunscRuntime(t *testing.T) *Runtime {
 			t.Error(err)
 		}
 	})
-	if r.runsc == nil {
-		t.Fatalf("runsc: %s", r.runscProblem)
+	if ri := r.Info().Runtimes[1]; ri.Name != isolation.RuntimeRunsc || !ri.Usable {
+		t.Fatalf("runsc: %+v", ri)
 	}
 	return r
 }
@@ -66,17 +69,17 @@ func TestRunscSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	const base = 1 << 30
-	sb, err := r.Start(context.Background(), &Spec{ID: "runsc1", Runtime: RuntimeRunsc, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), IDBase: base,
-		Limits: Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 512}})
+	sb, err := r.Start(context.Background(), &isolation.Spec{ID: "runsc1", Runtime: isolation.RuntimeRunsc, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), IDBase: base,
+		Limits: isolation.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 512}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("start: %+v", sb.Timings)
-	run(t, sb, "python", "x = 41")
-	if m, _ := run(t, sb, "python", "x + 1"); m.Result == nil || *m.Result != "42" {
+	isolationtest.Run(t, sb, "python", "x = 41")
+	if m, _ := isolationtest.Run(t, sb, "python", "x + 1"); m.Result == nil || *m.Result != "42" {
 		t.Fatalf("result: %+v", m)
 	}
-	m, out := run(t, sb, "python", "import os; print(os.getuid(), os.uname().release); open('/workspace/f', 'w').write('hi')")
+	m, out := isolationtest.Run(t, sb, "python", "import os; print(os.getuid(), os.uname().release); open('/workspace/f', 'w').write('hi')")
 	if out != "1000 4.4.0\n" {
 		t.Fatalf("uid and kernel: %q %+v", out, m)
 	}
@@ -93,16 +96,16 @@ func TestRunscSandbox(t *testing.T) {
 	}
 	// Memory and pids are kept inside (the memory watch's mark, RLIMIT_NPROC)
 	// from the start; CPUs change, and the cgroup keeps its room for gVisor.
-	if err := sb.SetLimits(Limits{MemoryBytes: 300 << 20, CPUs: 1, Pids: 512}); err == nil {
+	if err := sb.SetLimits(isolation.Limits{MemoryBytes: 300 << 20, CPUs: 1, Pids: 512}); err == nil {
 		t.Fatal("SetLimits changed a runsc sandbox's memory limit")
 	}
-	if err := sb.SetLimits(Limits{MemoryBytes: 256 << 20, CPUs: 0.5, Pids: 512}); err != nil {
+	if err := sb.SetLimits(isolation.Limits{MemoryBytes: 256 << 20, CPUs: 0.5, Pids: 512}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := sb.Stats(); st.MemoryLimit != 256<<20 {
 		t.Fatalf("limit after SetLimits: %d", st.MemoryLimit)
 	}
-	if r := sb.c.resources(); r.Memory != 256<<20+gvisorMemoryRoom(256<<20) || r.CpuQuota != 50000 {
+	if r := sb.Container().Resources(); r.Memory != 256<<20+gvisorMemoryRoom(256<<20) || r.CpuQuota != 50000 {
 		t.Fatalf("the cgroup after SetLimits: memory %d, quota %d", r.Memory, r.CpuQuota)
 	}
 	if err := sb.Freeze(); err != nil {
@@ -111,18 +114,18 @@ func TestRunscSandbox(t *testing.T) {
 	if err := sb.Thaw(); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := run(t, sb, "python", "x"); m.Result == nil || *m.Result != "41" {
+	if m, _ := isolationtest.Run(t, sb, "python", "x"); m.Result == nil || *m.Result != "41" {
 		t.Fatalf("after thaw: %+v", m)
 	}
-	checkInterrupt(t, sb)
+	isolationtest.CheckInterrupt(t, sb)
 	if err := sb.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	<-sb.Exited()
-	if left, _ := r.cgroups.Sandboxes(); len(left) != 0 {
+	if left, _ := r.Cgroups().Sandboxes(); len(left) != 0 {
 		t.Fatalf("cgroups left: %v", left)
 	}
-	if _, err := os.Stat(sb.paths.dir); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(r.StateDir(), "sandboxes", "runsc1")); !os.IsNotExist(err) {
 		t.Fatalf("sandbox folder left: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package isolation
+package runsc
 
 import (
 	"errors"
@@ -12,21 +12,23 @@ import (
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxd/sandboxd/isolation"
 )
 
-// A runsc sandbox as the rest of the runtime sees it: the container
-// interface over runsc's sandbox process and its cgroup (runsc.go drives
-// the runsc binary that makes it).
+// A runsc sandbox as the rest of the runtime sees it: isolation.Container
+// over runsc's sandbox process and its cgroup (runsc.go drives the runsc
+// binary that makes it).
 
-// runscCgroup is the cgroup of runsc sandbox id, with limits res.
-func (r *Runtime) runscCgroup(id string, res *specs.LinuxResources) (ocgroups.Manager, error) {
-	return manager.New(&ocgroups.Cgroup{Path: r.cgroups.PathFor(id), Resources: cgroupResources(res)})
+// cgroup is the cgroup of runsc sandbox id, with limits res.
+func (e *engine) cgroup(id string, res *specs.LinuxResources) (ocgroups.Manager, error) {
+	return manager.New(&ocgroups.Cgroup{Path: e.r.Cgroups().PathFor(id), Resources: cgroupResources(res)})
 }
 
-// runscContainer is the runsc sandbox id of spec in cgroup cg, whose
+// container is the runsc sandbox id of spec in cgroup cg, whose
 // sandbox process's pid is in pidFile (or, when pidFile is "", runsc's
 // state says).
-func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
+func (e *engine) container(id, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
 	network := spec.Annotations[runscNetworkKey]
 	if network == "" {
 		network = runscNetNone // a sandbox of a daemon before networks
@@ -41,7 +43,7 @@ func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager, spec *
 			return nil, fmt.Errorf("runsc pid file: %w", err)
 		}
 	} else {
-		st, err := r.runsc.state(id, network)
+		st, err := e.rs.state(id, network)
 		if err != nil {
 			return nil, err
 		}
@@ -54,12 +56,12 @@ func (r *Runtime) runscContainer(id, pidFile string, cg ocgroups.Manager, spec *
 	if err != nil {
 		return nil, fmt.Errorf("watch runsc sandbox %d: %w", pid, err)
 	}
-	start, err := startTime(pid)
+	start, err := isolation.StartTime(pid)
 	if err != nil {
 		unix.Close(pidfd)
 		return nil, err
 	}
-	return &gvisorContainer{rs: r.runsc, id: id, network: network, python: spec.Process.Args[0], user: spec.Process.User,
+	return &gvisorContainer{rs: e.rs, id: id, network: network, python: spec.Process.Args[0], user: spec.Process.User,
 		pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
 }
 
@@ -72,7 +74,7 @@ func cgroupResources(l *specs.LinuxResources) *ocgroups.Resources {
 	if l == nil {
 		return r
 	}
-	setResources(r, l)
+	isolation.SetResources(r, l)
 	if c := l.CPU; c != nil {
 		r.CpusetCpus = c.Cpus
 	}
@@ -101,7 +103,13 @@ type gvisorContainer struct {
 	closed bool
 }
 
-func (c *gvisorContainer) kill() error {
+// Pin the implementation to the seam.
+var _ interface {
+	isolation.Container
+	isolation.PortDialer
+} = (*gvisorContainer)(nil)
+
+func (c *gvisorContainer) Kill() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -113,9 +121,9 @@ func (c *gvisorContainer) kill() error {
 	return nil
 }
 
-// destroy deletes runsc's state of the exited sandbox, and its cgroup
+// Destroy deletes runsc's state of the exited sandbox, and its cgroup
 // (with whatever of the gofer is left in it).
-func (c *gvisorContainer) destroy() error {
+func (c *gvisorContainer) Destroy() error {
 	c.close()
 	return c.rs.remove(c.id, c.cg)
 }
@@ -130,18 +138,18 @@ func (c *gvisorContainer) close() {
 	}
 }
 
-func (c *gvisorContainer) stats() (*ocgroups.Stats, error)         { return c.cg.GetStats() }
-func (c *gvisorContainer) cgroupPaths() (map[string]string, error) { return c.cg.GetPaths(), nil }
-func (c *gvisorContainer) pause() error                            { return c.cg.Freeze(ocgroups.Frozen) }
-func (c *gvisorContainer) resume() error                           { return c.cg.Freeze(ocgroups.Thawed) }
+func (c *gvisorContainer) Stats() (*ocgroups.Stats, error)         { return c.cg.GetStats() }
+func (c *gvisorContainer) CgroupPaths() (map[string]string, error) { return c.cg.GetPaths(), nil }
+func (c *gvisorContainer) Pause() error                            { return c.cg.Freeze(ocgroups.Frozen) }
+func (c *gvisorContainer) Resume() error                           { return c.cg.Freeze(ocgroups.Thawed) }
 
-func (c *gvisorContainer) resources() ocgroups.Resources {
+func (c *gvisorContainer) Resources() ocgroups.Resources {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.res
 }
 
-func (c *gvisorContainer) set(r *ocgroups.Resources) error {
+func (c *gvisorContainer) Set(r *ocgroups.Resources) error {
 	if err := c.cg.Set(r); err != nil {
 		return err
 	}
@@ -151,7 +159,7 @@ func (c *gvisorContainer) set(r *ocgroups.Resources) error {
 	return nil
 }
 
-func (c *gvisorContainer) initProcess() (int, uint64, error) { return c.pid, c.start, nil }
+func (c *gvisorContainer) InitProcess() (int, uint64, error) { return c.pid, c.start, nil }
 
 // dupPidfd is a descriptor of the sandbox process for a watcher of its
 // own.
@@ -162,24 +170,6 @@ func (c *gvisorContainer) dupPidfd() (int, error) {
 		return -1, errors.New("sandbox let go")
 	}
 	return unix.FcntlInt(uintptr(c.pidfd), unix.F_DUPFD_CLOEXEC, 0)
-}
-
-// watch closes s.exited when runsc's sandbox process exits: how it ended
-// is not the daemon's to learn (not its child), but for memory.
-func (s *Sandbox) watch(c *gvisorContainer, l Limits) error {
-	if err := watchMemory(c.cg, l.MemoryBytes, s.exited, s.reclaim); err != nil {
-		return err
-	}
-	s.inside = &Limits{MemoryBytes: l.MemoryBytes, Pids: l.Pids}
-	fd, err := c.dupPidfd()
-	go func() {
-		if err == nil {
-			watchExit(fd)
-		}
-		s.setExit(nil)
-		close(s.exited)
-	}()
-	return nil
 }
 
 // resourcesOf is the limits cgroup manager m was made with.

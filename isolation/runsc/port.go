@@ -1,4 +1,4 @@
-package isolation
+package runsc
 
 import (
 	"context"
@@ -54,11 +54,11 @@ pump(conn, host)
 t.join()
 `
 
-// dialPort connects to TCP port on the sandbox's loopback through a
+// DialPort connects to TCP port on the sandbox's loopback through a
 // portBridge run inside as the agent's user: the connection is a socket
 // pair whose far end the bridge holds. runsc exec waits for the bridge
 // and ends with it, when either side closes.
-func (c *gvisorContainer) dialPort(ctx context.Context, port int) (net.Conn, error) {
+func (c *gvisorContainer) DialPort(ctx context.Context, port int) (net.Conn, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package isolation
+package runc
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/agent"
+	"github.com/sandboxd/sandboxd/isolation/isolationtest"
 )
 
 // TestFreezeThaw: a frozen sandbox is paused (every process stopped by the
@@ -20,17 +22,17 @@ import (
 func TestFreezeThaw(t *testing.T) {
 	r := newTestRuntime(t)
 	sb := startTestSandbox(t, r, "freeze1")
-	run(t, sb, "python", "x = 5")
+	isolationtest.Run(t, sb, "python", "x = 5")
 	if err := sb.Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := sb.c.(runcContainer).c.Status(); err != nil || st != libcontainer.Paused {
+	if st, err := sb.Container().(runcContainer).c.Status(); err != nil || st != libcontainer.Paused {
 		t.Fatalf("frozen sandbox is %v (%v)", st, err)
 	}
 	if err := sb.Thaw(); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := run(t, sb, "python", "x + 1"); m.Result == nil || *m.Result != "6" {
+	if m, _ := isolationtest.Run(t, sb, "python", "x + 1"); m.Result == nil || *m.Result != "6" {
 		t.Fatalf("after thaw: %+v", m)
 	}
 	if v := sb.AgentVersion(); v != agent.ProtocolVersion {
@@ -76,13 +78,13 @@ func TestJoinNetworkNamespace(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := r.Start(context.Background(), &Spec{ID: "netns1", Workspace: ws, Tmp: filepath.Join(dir, "tmp"),
-		Limits: Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128}, NetNS: filepath.Join("/var/run/netns", name)})
+	sb, err := r.Start(context.Background(), &isolation.Spec{ID: "netns1", Workspace: ws, Tmp: filepath.Join(dir, "tmp"),
+		Limits: isolation.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128}, NetNS: filepath.Join("/var/run/netns", name)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sb.Stop() })
-	_, out := run(t, sb, "shell", "cat /proc/sys/net/ipv4/ip_default_ttl")
+	_, out := isolationtest.Run(t, sb, "shell", "cat /proc/sys/net/ipv4/ip_default_ttl")
 	if strings.TrimSpace(out) != "42" {
 		t.Fatalf("the sandbox is not in the namespace given: ip_default_ttl is %q, set to 42 there", out)
 	}

@@ -1,7 +1,6 @@
-package isolation
+package runsc
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -176,25 +175,4 @@ func thresholdFile(dir string, threshold int64) (*os.File, *os.File, error) {
 		return nil, nil, err
 	}
 	return ev, usage, nil
-}
-
-// reclaim has the agent kill the sandbox's process with the most resident
-// memory (watchMemory). An agent too old for it (a sandbox an older
-// daemon started), or one that does not take the line, leaves the hard
-// limit to act.
-func (s *Sandbox) reclaim() {
-	s.connMu.Lock()
-	conn, closed := s.conn, s.closed
-	if s.running != nil {
-		conn = s.running.conn
-	}
-	s.connMu.Unlock()
-	if conn == nil || closed {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if conn.Reclaim(ctx) == nil {
-		s.reclaims.Add(1)
-	}
 }

@@ -1,6 +1,10 @@
-package isolation
+package runsc
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sandboxd/sandboxd/isolation"
+)
 
 // TestGvisorResources checks the host's room for a runsc sandbox's Sentry.
 func TestGvisorResources(t *testing.T) {
@@ -14,7 +18,7 @@ func TestGvisorResources(t *testing.T) {
 		{256, gvisorPidsCap},
 		{4096, gvisorPidsCap},
 	} {
-		res := Limits{MemoryBytes: 1 << 28, Pids: c.pids}.gvisorResources()
+		res := gvisorResources(isolation.Limits{MemoryBytes: 1 << 28, Pids: c.pids})
 		var got int64
 		if res.Pids != nil && res.Pids.Limit != nil {
 			got = *res.Pids.Limit
