@@ -70,18 +70,7 @@ func (d *Daemon) countByRuntime() map[runtimeStatus]int {
 func (d *Daemon) poolDepths() prometheus.Collector {
 	desc := prometheus.NewDesc("sandboxd_pool_sandboxes", "Warm pools' sandboxes by template and state: idle (ready to claim), target (how many the pool keeps now, raised by recent demand), min (its pool_size).", []string{"template", "state"}, nil)
 	return collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
-		d.tmpl.mu.Lock()
-		fills := map[string]api.PoolFill{}
-		for _, t := range d.tmpl.byName {
-			if t.pool != nil {
-				// Users' templates share one label: their pools add up.
-				f, g := fills[t.metricLabel()], t.fill()
-				f.Idle, f.Target, f.Size = f.Idle+g.Idle, f.Target+g.Target, f.Size+g.Size
-				fills[t.metricLabel()] = f
-			}
-		}
-		d.tmpl.mu.Unlock()
-		for name, f := range fills {
+		for name, f := range d.tmpl.Depths() {
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Idle), name, "idle")
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Target), name, "target")
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Size), name, "min")

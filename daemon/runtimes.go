@@ -7,6 +7,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -78,9 +79,9 @@ func (d *Daemon) checkRuntime(name string) (string, error) {
 // sessionRuntime is the runtime of a new session: asked for by the
 // request, else its template's, else the default; a networked session
 // needs a runtime that can join its network.
-func (d *Daemon) sessionRuntime(asked string, t *template, network string) (string, error) {
+func (d *Daemon) sessionRuntime(asked string, t *pool.Template, network string) (string, error) {
 	if asked == "" {
-		asked = t.def.Runtime
+		asked = t.Def().Runtime
 	}
 	name, err := d.checkRuntime(asked)
 	if err != nil {
