@@ -319,7 +319,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
-	if d.tmpl, err = pool.New(d.poolOptions()); err != nil {
+	if d.tmpl, err = pool.New(poolOptions(d)); err != nil {
 		d.recorder.close()
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func (m *metrics) sessionsByRuntime() prometheus.Collector {
 func (m *metrics) watch(d *Daemon) {
 	m.byRuntime = d.countByRuntime
 	m.dnsBySession.watch(func(id string) bool { _, ok := d.sessions.get(id); return ok })
-	m.reg.MustRegister(d.poolDepths())
+	m.reg.MustRegister(poolDepths(func() map[string]api.PoolFill { return d.tmpl.Depths() }))
 	if d.ids == nil {
 		return
 	}
@@ -66,11 +66,12 @@ func (d *Daemon) countByRuntime() map[runtimeStatus]int {
 
 // poolDepths is sandboxd_pool_sandboxes: each warm pool's sandboxes by
 // state (idle: ready to claim; target: how many it keeps now, raised by
-// demand; min: its pool_size), at scrape time.
-func (d *Daemon) poolDepths() prometheus.Collector {
+// demand; min: its pool_size), at scrape time, by template label
+// (pool.Templates.Depths).
+func poolDepths(depths func() map[string]api.PoolFill) prometheus.Collector {
 	desc := prometheus.NewDesc("sandboxd_pool_sandboxes", "Warm pools' sandboxes by template and state: idle (ready to claim), target (how many the pool keeps now, raised by recent demand), min (its pool_size).", []string{"template", "state"}, nil)
 	return collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
-		for name, f := range d.tmpl.Depths() {
+		for name, f := range depths() {
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Idle), name, "idle")
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Target), name, "target")
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Size), name, "min")

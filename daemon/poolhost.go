@@ -33,7 +33,7 @@ var (
 func (d *Daemon) Templates() *pool.Templates { return d.tmpl }
 
 // poolOptions are what the daemon gives its templates' owner.
-func (d *Daemon) poolOptions() pool.Options {
+func poolOptions(d *Daemon) pool.Options {
 	h := poolHost{d}
 	return pool.Options{
 		Config: &d.cfg, Store: d.store, Log: d.log, Clock: d.clock, Context: d.daemonCtx(),
