@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/internal/testutil"
@@ -151,7 +153,7 @@ func (s *fakeSandbox) SetLimits(l store.Limits) error {
 }
 
 // fakeHost gives every template the same limits, and no images.
-type fakeHost struct{}
+type fakeHost struct{ users *int }
 
 func (fakeHost) Limits(o *api.LimitDefaults) api.Limits {
 	l := api.Limits{MemoryMB: 512, CPUs: 1, Pids: 256, DiskMB: 1024, TimeoutS: 60}
@@ -163,7 +165,12 @@ func (fakeHost) Limits(o *api.LimitDefaults) api.Limits {
 func (fakeHost) CheckDef(def *api.Template) error                          { return nil }
 func (fakeHost) OpenImage(folder, rootfs string) (*isolation.Image, error) { return nil, nil }
 func (fakeHost) RemoveImage(folder string) error                           { return nil }
-func (fakeHost) Users(ref string) int                                      { return 0 }
+func (h fakeHost) Users(ref string) int {
+	if h.users == nil {
+		return 0
+	}
+	return *h.users
+}
 func (fakeHost) Packages(ctx context.Context, sb Sandbox, t *Template, build string) (string, string, error) {
 	return "", "", errors.New("no packages here")
 }
@@ -225,6 +232,8 @@ type env struct {
 	sbs     *fakeSandboxes
 	metrics *fakeMetrics
 	clock   *fakeClock
+	// users is what Host.Users answers for every template.
+	users int
 }
 
 func newTestEnv(t *testing.T, mod func(*config.Config)) *env {
@@ -237,11 +246,13 @@ func newTestEnv(t *testing.T, mod func(*config.Config)) *env {
 		mod(&cfg)
 	}
 	e := &env{sbs: newFakeSandboxes(), metrics: &fakeMetrics{}, clock: &fakeClock{}}
+	host := fakeHost{users: &e.users}
 	ts, err := New(Options{
 		Config: &cfg, Store: fakeStore{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: e.clock,
-		Context: context.Background(), Sandboxes: e.sbs, Host: fakeHost{}, Metrics: e.metrics,
+		Context: context.Background(), Sandboxes: e.sbs, Host: host, Metrics: e.metrics,
 		Imports: filepath.Join(cfg.DataDir, "templates"), Packages: filepath.Join(cfg.DataDir, "packages"),
 		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		Caller: callerOf,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -277,4 +288,39 @@ func (e *env) claim(t *testing.T) Sandbox {
 func (e *env) waitReady(t *testing.T, n int) {
 	t.Helper()
 	testutil.WaitFor(t, 10*time.Second, func() bool { return e.pool().ready() == n }, "the pool never held %d sandboxes", n)
+}
+
+// fakeCaller is a caller with the daemon's rules (daemon/authz.go) in
+// short: root sees and manages all; a user, what it owns and root's
+// templates; a user's pools count against its share.
+type fakeCaller struct {
+	uid  uint32
+	root bool
+}
+
+type callerKey struct{}
+
+// as is a context of the user uid (0: root).
+func as(uid uint32) context.Context {
+	return context.WithValue(context.Background(), callerKey{}, fakeCaller{uid: uid, root: uid == 0})
+}
+
+func callerOf(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(fakeCaller)
+	return c
+}
+
+func (c fakeCaller) Known() bool                      { return true }
+func (c fakeCaller) IsRoot() bool                     { return c.root }
+func (c fakeCaller) UID() uint32                      { return c.uid }
+func (c fakeCaller) MayUse(owner uint32) bool         { return c.root || c.uid == owner }
+func (c fakeCaller) MayUseTemplate(owner uint32) bool { return owner == 0 || c.MayUse(owner) }
+func (c fakeCaller) HasPoolShare() bool               { return !c.root }
+func (c fakeCaller) InPoolShare(owner uint32) bool    { return !c.root && c.uid == owner }
+func (c fakeCaller) RequireKnown() error              { return nil }
+func (c fakeCaller) RequireRoot(what string) error {
+	if c.root {
+		return nil
+	}
+	return errdefs.ErrPermissionDenied.WithMessage("only root may " + what)
 }
