@@ -174,7 +174,7 @@ func (h poolHost) Users(ref string) int {
 // opened to the index alone for it, and stops sb.
 func (h poolHost) Packages(ctx context.Context, sb pool.Sandbox, t *pool.Template, build string) (workspace, index string, err error) {
 	d, s, def := h.d, sessionOf(sb), t.Def()
-	// Checked with the template (checkTemplatePackages).
+	// Checked with the template (CheckDef).
 	u, err := d.packageIndex(def.IndexURL)
 	if err != nil {
 		return "", "", err

@@ -66,7 +66,7 @@ type Pool struct {
 	floorUntil time.Time
 
 	// retry is whether refills fail, and how long the pool waits before
-	// the next (poolretry.go).
+	// the next (retry.go).
 	retry *refillRetry
 
 	kick chan struct{}

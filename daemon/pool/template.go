@@ -129,7 +129,7 @@ func (t *Template) folder() string { return templateFolder(t.Ref()) }
 func (t *Template) Limits() api.Limits { return t.limits }
 
 // fill is its pool's size and how many of its sandboxes are ready. The
-// caller holds templates.mu.
+// caller holds Templates.mu.
 func (t *Template) fill() api.PoolFill {
 	f := api.PoolFill{Size: t.poolSize()}
 	if t.pool != nil {
