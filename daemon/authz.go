@@ -19,7 +19,7 @@ import (
 //   - templates: root's (and the built-in one) are everyone's; another
 //     user's are theirs alone, and not found to anyone else but root.
 //     Names are per owner: a bare name is the caller's own template, else
-//     root's, never another user's (templates.lookup); another's is named
+//     root's, never another user's (pool.Templates.lookup); another's is named
 //     only as "uid/name", by root or its owner (mayUseTemplate).
 //   - root only: templates of a folder, root filesystem imports.
 //   - warm pools: the pools of a user's templates together stay within

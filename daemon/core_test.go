@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -184,7 +185,7 @@ func TestPoolDeaths(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	waitPool(t, d, 2)
-	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(DefaultTemplate)); n < 2 {
+	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(pool.DefaultTemplate)); n < 2 {
 		t.Fatalf("pool deaths counted: %v, want 2", n)
 	}
 	// 20 sessions and 2 pooled sandboxes: no more sandboxes, id blocks or
@@ -205,27 +206,6 @@ func TestPoolDeaths(t *testing.T) {
 	}
 }
 
-// TestPoolHealthCheck: a pooled sandbox that stops answering is replaced.
-func TestPoolHealthCheck(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
-	d := e.start()
-	waitPool(t, d, 1)
-	sick := e.h.ids()[0]
-	e.h.box(sick).mu.Lock()
-	e.h.box(sick).unhealthy = true
-	e.h.box(sick).mu.Unlock()
-	p := d.tmpl.poolOf(d.tmpl.byName[DefaultTemplate])
-	p.checkIdle(context.Background())
-	waitPool(t, d, 1)
-	if e.h.box(sick) != nil {
-		t.Fatal("the sandbox that failed its health check still runs")
-	}
-	s := mustCreate(t, d, root)
-	if s.ID == sick {
-		t.Fatal("claimed the sick sandbox")
-	}
-}
-
 // waitPool waits until the default template's pool holds n sandboxes.
 func waitPool(t *testing.T, d *Daemon, n int) {
 	t.Helper()
@@ -234,7 +214,7 @@ func waitPool(t *testing.T, d *Daemon, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return info.Pool.Templates[DefaultTemplate].Idle == n
+		return info.Pool.Templates[pool.DefaultTemplate].Idle == n
 	}, "the pool never held %d sandboxes", n)
 }
 
@@ -378,14 +358,14 @@ func TestAuthorization(t *testing.T) {
 	if l, _ := d.ListSessions(root, nil); len(l) != 2 {
 		t.Fatalf("root lists %d", len(l))
 	}
-	if _, err := d.ImportRootfs(as(1000), "x", strings.NewReader("")); !errdefs.IsPermissionDenied(err) {
+	if _, err := d.Templates().ImportRootfs(as(1000), "x", strings.NewReader("")); !errdefs.IsPermissionDenied(err) {
 		t.Fatalf("alice imports: %v", err)
 	}
 	// Templates are owned: alice's is hers alone.
-	if _, err := d.AddTemplate(as(1000), &api.Template{Name: "alices"}); err != nil {
+	if _, err := d.Templates().AddTemplate(as(1000), &api.Template{Name: "alices"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Template(as(2000), "alices"); !errdefs.IsNotFound(err) {
+	if _, err := d.Templates().Template(as(2000), "alices"); !errdefs.IsNotFound(err) {
 		t.Fatalf("bob sees alice's template: %v", err)
 	}
 	if _, err := d.CreateSession(as(2000), &api.CreateSessionRequest{Template: "alices"}); !errdefs.IsNotFound(err) {

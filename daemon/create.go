@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/volume"
@@ -45,7 +46,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	d.inCreate.Add(1)
 	defer func() {
 		if d.inCreate.Add(-1) == 0 {
-			d.wakePools()
+			d.tmpl.Wake()
 		}
 	}()
 	if err := callerFrom(ctx).requireKnown(); err != nil {
@@ -86,9 +87,11 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	clock.lap("admit")
 	started := time.Now()
 	var s *session
-	if p := d.tmpl.poolOf(t); p != nil {
-		s = p.claim(ctx, rec, clock)
-		d.metrics.countClaim(p.t.metricLabel(), s != nil)
+	if p := d.tmpl.PoolOf(t); p != nil {
+		if sb := p.Claim(ctx, rec, clock.lap); sb != nil {
+			s = sessionOf(sb)
+		}
+		d.metrics.countClaim(t.MetricLabel(), s != nil)
 	}
 	source := "pool"
 	if s != nil {
@@ -138,12 +141,12 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 }
 
 // checkCreate turns a request into a new record, or says what is wrong.
-func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest) (*store.Record, *template, error) {
+func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest) (*store.Record, *pool.Template, error) {
 	name := req.Template
 	if name == "" {
-		name = DefaultTemplate
+		name = pool.DefaultTemplate
 	}
-	t, err := d.tmpl.forUse(callerFrom(ctx), name, false)
+	t, err := d.tmpl.ForUse(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,11 +154,11 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	runtime, err := d.runtimes.forSession(req.Runtime, t.def.Runtime, policy.Mode)
+	runtime, err := d.runtimes.forSession(req.Runtime, t.Def().Runtime, policy.Mode)
 	if err != nil {
 		return nil, nil, err
 	}
-	limits, err := resolveLimits(&d.cfg, t.limits(&d.cfg), requestLimits(req))
+	limits, err := resolveLimits(&d.cfg, t.Limits(), requestLimits(req))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,7 +178,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		return nil, nil, err
 	}
 	// The template's environment, then the session's over it.
-	env := maps.Clone(t.def.Env)
+	env := maps.Clone(t.Def().Env)
 	if env == nil {
 		env = map[string]string{}
 	}
@@ -185,7 +188,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		ID:         newID(),
 		Name:       req.Name,
 		OwnerUID:   callerFrom(ctx).UID,
-		Template:   t.ref(),
+		Template:   t.Ref(),
 		CreatedAt:  at,
 		LastUsedAt: at,
 		Limits:     storeLimits(limits),
@@ -210,7 +213,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	rec := s.Snapshot()
-	t, err := d.tmpl.forStart(rec.Template)
+	t, err := d.tmpl.ForStart(rec.Template)
 	if err != nil {
 		return err
 	}
@@ -225,7 +228,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		owner = poolDisk
 	}
 	err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, owner)
-	if errdefs.IsResourceExhausted(err) && !isShareRefusal(err) && !warm && d.poolsYieldDisk(ctx) {
+	if errdefs.IsResourceExhausted(err) && !isShareRefusal(err) && !warm && d.tmpl.YieldDisk(ctx) {
 		// Pooled sandboxes kept for a burst gave their disk back.
 		err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, owner)
 	}
@@ -237,10 +240,8 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	}
 	disk := time.Since(t0)
 	spec := d.sandboxSpec(s, &rec)
-	spec.Image, spec.Warm = t.image, warm
-	if !t.building {
-		spec.Preload, spec.Packages = t.def.Preload, t.packages
-	}
+	spec.Image, spec.Warm = t.Image(), warm
+	spec.Preload, spec.Packages = t.Boot()
 	if err := d.openGateway(&rec); err != nil {
 		return fmt.Errorf("session %s MCP gateway: %w", rec.ID, err)
 	}

@@ -6,7 +6,7 @@
 //
 //	server (HTTP) ─► Daemon ─► table of sessions (table.go), each with its
 //	                 │          state (package daemon/session: the one owner of status)
-//	                 ├─► templates (templates.go), each with its warm pool
+//	                 ├─► templates (package daemon/pool), each with its warm pool
 //	                 ├─► authorization (authz.go), events (events.go)
 //	                 └─► Runtime / Sandbox (runtime.go) ─► isolation
 //
@@ -32,6 +32,7 @@ import (
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
@@ -60,7 +61,7 @@ type Daemon struct {
 	runtimes runtimeRules
 
 	sessions *table
-	tmpl     *templates
+	tmpl     *pool.Templates
 	events   *events
 	// execSlots bounds executions running at once, host-wide.
 	execSlots chan struct{}
@@ -281,7 +282,6 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		monitor:   dp.monitor,
 		denied:    dp.denied,
 		sessions:  newTable(),
-		tmpl:      newTemplates(),
 		events:    newEvents(),
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
 		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
@@ -327,7 +327,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
-	if err := d.loadTemplates(); err != nil {
+	if d.tmpl, err = pool.New(poolOptions(d)); err != nil {
 		d.recorder.close()
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	d.stopReaper = cancel
 	d.reaperDone = make(chan struct{})
 	go d.reapIdle(rctx)
-	d.startPools()
+	d.tmpl.StartPools()
 	info := d.rt.Info()
 	if info.ShowsHostPaths {
 		log.Warn("overlayfs cannot be mounted here: sandboxes see the host paths of their /etc and image folders in their mount table")
@@ -364,7 +364,7 @@ func (d *Daemon) close(ctx context.Context) error {
 	all, _ := d.sessions.close()
 	d.stopReaper()
 	<-d.reaperDone
-	d.closePools()
+	d.tmpl.Close()
 	d.background.Wait()
 	// Executions started with wait false may end within the grace; those
 	// that do not lose their sandbox's connection below (detached: the

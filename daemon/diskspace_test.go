@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
@@ -173,7 +174,7 @@ func TestPoolWaitsForSpace(t *testing.T) {
 		t.Fatalf("%d sandboxes started without space", n)
 	}
 	e.disk.setFree(2048 * mb)
-	d.wakePools()
+	d.tmpl.Wake()
 	waitPool(t, d, 1)
 }
 
@@ -195,7 +196,7 @@ func TestPoolDiskReadOnly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.cfg.DataDir, "sessions", sick)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("its folder is left: %v", err)
 	}
-	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(DefaultTemplate)); n != 1 {
+	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(pool.DefaultTemplate)); n != 1 {
 		t.Fatalf("pool deaths counted: %v, want 1", n)
 	}
 }

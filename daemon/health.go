@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -45,7 +43,7 @@ func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
 	}
 	check(api.CheckDatabase, d.databaseWritable(), false)
 	check(api.CheckCgroups, d.rt.CgroupsWritable(), false)
-	poolErr, poolShort := d.poolsHealth()
+	poolErr, poolShort := d.tmpl.Health()
 	check(api.CheckPools, poolErr, poolShort)
 
 	free, short, err := d.dataDirSpace()
@@ -61,34 +59,6 @@ func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
 		check(api.CheckDataDir, nil, false)
 	}
 	return h, nil
-}
-
-// poolsHealth is why warm pools fail to refill (the first by template,
-// and how many more), nil if none does; short says each of them fails
-// for want of disk space alone.
-func (d *Daemon) poolsHealth() (err error, short bool) {
-	var errs []string
-	short = true
-	now := time.Now()
-	d.tmpl.mu.Lock()
-	for _, t := range d.tmpl.byName {
-		if t.pool == nil {
-			continue
-		}
-		if perr, noSpace := t.pool.retry.problem(now); perr != nil {
-			errs = append(errs, fmt.Sprintf("template %s: the warm pool cannot start a sandbox: %v", t.def.Name, perr))
-			short = short && noSpace
-		}
-	}
-	d.tmpl.mu.Unlock()
-	if len(errs) == 0 {
-		return nil, false
-	}
-	slices.Sort(errs)
-	if len(errs) > 1 {
-		return fmt.Errorf("%s (and %d more)", errs[0], len(errs)-1), short
-	}
-	return errors.New(errs[0]), short
 }
 
 // databaseWritable is the database check, made at most once per healthTTL.

@@ -43,19 +43,12 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		r := d.ids.Range()
 		info.UserNS = api.UserNSInfo{Enabled: true, IDBase: r.Base, BlockSize: idmap.BlockSize, Blocks: r.Blocks, InUse: d.ids.InUse()}
 	}
-	d.tmpl.mu.Lock()
-	info.Pool.Templates = map[string]api.PoolFill{}
-	for name, t := range d.tmpl.byName {
-		if t.adding || !caller.mayUseTemplate(t.def.OwnerUID) {
-			continue
-		}
-		f := t.fill()
+	info.Pool.Templates = d.tmpl.Fills(ctx, false)
+	for _, f := range info.Pool.Templates {
 		info.Pool.Size += f.Size
 		info.Pool.Target += f.Target
 		info.Pool.Idle += f.Idle
-		info.Pool.Templates[name] = f
 	}
-	d.tmpl.mu.Unlock()
 	for _, s := range d.sessions.all() {
 		st, owner := s.Status()
 		if !caller.mayUse(owner) {

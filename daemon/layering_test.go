@@ -34,6 +34,11 @@ func TestLayering(t *testing.T) {
 		// cmd/sandboxd read: it takes nothing from them (as moby's
 		// daemon/config).
 		{"config", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
+		// The templates' owner declares what it needs of the daemon
+		// (pool.Sandboxes, Host): it never imports it (the compiler
+		// refuses that cycle), nor the router it serves by shape, nor
+		// what the runtime hides.
+		{"pool", true, []string{"github.com/sandboxd/sandboxd/daemon/server", "github.com/opencontainers/runc/libcontainer", "github.com/sandboxd/sandboxd/isolation/agent"}, false},
 		// Host checks take probes from their caller: the runtime may
 		// depend on them, never they on it.
 		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}, false},

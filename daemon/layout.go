@@ -17,12 +17,8 @@ func (l layout) session(id string) string { return filepath.Join(l.dataDir, "ses
 func (l layout) workspace(id string) string { return volume.Workspace(l.session(id)) }
 
 // imports holds root filesystems unpacked from tarballs, one folder per
-// template name: <data-dir>/templates/<name>/rootfs.
+// template name: <data-dir>/templates/<name>/rootfs (package pool).
 func (l layout) imports() string { return filepath.Join(l.dataDir, "templates") }
-
-func (l layout) importDir(name string) string { return filepath.Join(l.imports(), name) }
-
-func (l layout) importRootfs(name string) string { return filepath.Join(l.importDir(name), "rootfs") }
 
 // packages holds templates' packages (see isolation.WritePackages), one
 // folder per template: <data-dir>/packages/<folder> (see templateFolder:

@@ -33,7 +33,7 @@ func (m *metrics) sessionsByRuntime() prometheus.Collector {
 func (m *metrics) watch(d *Daemon) {
 	m.byRuntime = d.countByRuntime
 	m.dnsBySession.watch(func(id string) bool { _, ok := d.sessions.get(id); return ok })
-	m.reg.MustRegister(d.poolDepths())
+	m.reg.MustRegister(poolDepths(func() map[string]api.PoolFill { return d.tmpl.Depths() }))
 	if d.ids == nil {
 		return
 	}
@@ -66,22 +66,12 @@ func (d *Daemon) countByRuntime() map[runtimeStatus]int {
 
 // poolDepths is sandboxd_pool_sandboxes: each warm pool's sandboxes by
 // state (idle: ready to claim; target: how many it keeps now, raised by
-// demand; min: its pool_size), at scrape time.
-func (d *Daemon) poolDepths() prometheus.Collector {
+// demand; min: its pool_size), at scrape time, by template label
+// (pool.Templates.Depths).
+func poolDepths(depths func() map[string]api.PoolFill) prometheus.Collector {
 	desc := prometheus.NewDesc("sandboxd_pool_sandboxes", "Warm pools' sandboxes by template and state: idle (ready to claim), target (how many the pool keeps now, raised by recent demand), min (its pool_size).", []string{"template", "state"}, nil)
 	return collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
-		d.tmpl.mu.Lock()
-		fills := map[string]api.PoolFill{}
-		for _, t := range d.tmpl.byName {
-			if t.pool != nil {
-				// Users' templates share one label: their pools add up.
-				f, g := fills[t.metricLabel()], t.fill()
-				f.Idle, f.Target, f.Size = f.Idle+g.Idle, f.Target+g.Target, f.Size+g.Size
-				fills[t.metricLabel()] = f
-			}
-		}
-		d.tmpl.mu.Unlock()
-		for name, f := range fills {
+		for name, f := range depths() {
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Idle), name, "idle")
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Target), name, "target")
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(f.Size), name, "min")

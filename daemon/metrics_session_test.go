@@ -48,7 +48,7 @@ func TestMetricsShowNoSession(t *testing.T) {
 	// A member's pooled template: its name is the member's to see, and
 	// its pool's series go under "users".
 	size := 1
-	if _, err := d.AddTemplate(member, &api.Template{Name: "alices-secret", PoolSize: &size}); err != nil {
+	if _, err := d.Templates().AddTemplate(member, &api.Template{Name: "alices-secret", PoolSize: &size}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.CreateSession(member, &api.CreateSessionRequest{Template: "alices-secret"}); err != nil {
@@ -62,7 +62,11 @@ func TestMetricsShowNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := server.New(server.BackendsOf(d), server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
+	backends := server.Backends{
+		SystemBackend: d, SessionBackend: d, ExecBackend: d, ProcessBackend: d, FileBackend: d,
+		TemplateBackend: d.Templates(),
+	}
+	srv := server.New(backends, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
 	go srv.Serve(l)
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	ml, err := server.ListenMetrics("127.0.0.1:0")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
@@ -178,11 +179,11 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	d := e.start()
 	reg := d.metrics.reg
 	waitPool(t, d, 1)
-	if n := value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", DefaultTemplate); n < 1 {
+	if n := value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", pool.DefaultTemplate); n < 1 {
 		t.Fatalf("%v refills timed", n)
 	}
 	for _, state := range []string{"idle", "target", "min"} {
-		if v := value(t, reg, "sandboxd_pool_sandboxes", "template", DefaultTemplate, "state", state); v != 1 {
+		if v := value(t, reg, "sandboxd_pool_sandboxes", "template", pool.DefaultTemplate, "state", state); v != 1 {
 			t.Errorf("pool sandboxes %s: %v, want 1", state, v)
 		}
 	}
@@ -202,13 +203,13 @@ func TestPoolHitsAndMisses(t *testing.T) {
 			t.Errorf("start step %s timed %v times, want 2 or more", phase, n)
 		}
 	}
-	if h, m := value(t, reg, "sandboxd_pool_hits_total", "template", DefaultTemplate), value(t, reg, "sandboxd_pool_misses_total", "template", DefaultTemplate); h != 1 || m != 1 {
+	if h, m := value(t, reg, "sandboxd_pool_hits_total", "template", pool.DefaultTemplate), value(t, reg, "sandboxd_pool_misses_total", "template", pool.DefaultTemplate); h != 1 || m != 1 {
 		t.Fatalf("hits %v, misses %v; want 1 and 1", h, m)
 	}
 	if c := counterValue(t, d.metrics.poolClaims); c != 1 {
 		t.Fatalf("sandboxd_pool_claims_total %v", c)
 	}
-	if _, err := d.AddTemplate(root, &api.Template{Name: "nopool"}); err != nil {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "nopool"}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := d.CreateSession(root, &api.CreateSessionRequest{Template: "nopool"})
@@ -219,14 +220,14 @@ func TestPoolHitsAndMisses(t *testing.T) {
 		t.Fatal("a template without a pool counted a miss")
 	}
 	// A deleted template's series go with it.
-	if _, err := d.AddTemplate(root, &api.Template{Name: "pooled", PoolSize: ptr(1)}); err != nil {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "pooled", PoolSize: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	waitValue(t, reg, 1, "sandboxd_pool_refill_duration_seconds", "template", "pooled")
 	if err := d.DeleteSession(root, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.DeleteTemplate(root, "pooled"); err != nil {
+	if err := d.Templates().DeleteTemplate(root, "pooled"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := scrape(t, reg, "sandboxd_pool_refill_duration_seconds", "template", "pooled"); ok {

@@ -44,16 +44,10 @@ func (d *Daemon) Node(ctx context.Context) (*api.Node, error) {
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
-	d.tmpl.mu.Lock()
-	for name, t := range d.tmpl.byName {
-		if t.adding || t.broken != "" || !caller.mayUseTemplate(t.def.OwnerUID) {
-			continue
-		}
-		f := t.fill()
+	for name, f := range d.tmpl.Fills(ctx, true) {
 		n.Pools[name] = api.NodePool{Ready: f.Idle, Target: f.Size}
 		n.Templates = append(n.Templates, name)
 	}
-	d.tmpl.mu.Unlock()
 	slices.Sort(n.Templates)
 	for _, s := range d.sessions.all() {
 		rec := s.Snapshot()

@@ -12,8 +12,10 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/version"
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/store"
 )
 
 // testMachineID is a made-up /etc/machine-id; testNodeID is what it and
@@ -56,6 +58,16 @@ func TestNode(t *testing.T) {
 		c.Node.Labels = map[string]string{"zone": "a", "gpu": "none"}
 	})
 	e.host = fakeNodeHost(t, testMachineID)
+	// A template whose packages went while the daemon was down cannot
+	// start a session: not offered.
+	st, err := openStore(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutTemplate(&store.Template{Name: "gone", Rootfs: api.RootfsHost, Packages: []string{"numpy"}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	d := e.start()
 	alice, bob := as(1000), as(2000)
 	create := func(ctx context.Context, mem int64, cpus float64) string {
@@ -82,29 +94,24 @@ func TestNode(t *testing.T) {
 	for _, tm := range []struct {
 		ctx  context.Context
 		name string
-	}{{root, "data"}, {root, "gone"}, {alice, "mine"}, {bob, "theirs"}} {
-		if _, err := d.AddTemplate(tm.ctx, &api.Template{Name: tm.name}); err != nil {
+	}{{root, "data"}, {alice, "mine"}, {bob, "theirs"}} {
+		if _, err := d.Templates().AddTemplate(tm.ctx, &api.Template{Name: tm.name}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// A template whose root filesystem went while the daemon was down
-	// cannot start a session: not offered.
-	d.tmpl.mu.Lock()
-	d.tmpl.byName["gone"].broken = "its root filesystem is gone"
-	d.tmpl.mu.Unlock()
 	waitPool(t, d, 1)
 
 	host := api.NodeResources{MemoryMB: 2048, CPUs: 6, Sessions: 10}
 	common := api.Node{NodeID: testNodeID, Hostname: "node-a", Version: version.Version, State: api.NodeReady,
 		Labels: map[string]string{"zone": "a", "gpu": "none"}, Capacity: host, Runtimes: []string{api.RuntimeRunc, api.RuntimeRunsc}}
-	pool := func(ready, target int) api.NodePool { return api.NodePool{Ready: ready, Target: target} }
+	fill := func(ready, target int) api.NodePool { return api.NodePool{Ready: ready, Target: target} }
 	with := func(n api.Node, alloc api.NodeResources, by api.NodeSessions, templates ...string) api.Node {
 		n.Allocated, n.SessionsByStatus, n.Templates = alloc, by, templates
 		n.Pools = map[string]api.NodePool{}
 		for _, name := range templates {
-			n.Pools[name] = pool(0, 0)
+			n.Pools[name] = fill(0, 0)
 		}
-		n.Pools[DefaultTemplate] = pool(1, 1)
+		n.Pools[pool.DefaultTemplate] = fill(1, 1)
 		return n
 	}
 	for _, c := range []struct {
@@ -113,10 +120,10 @@ func TestNode(t *testing.T) {
 		want api.Node
 	}{
 		{"root", root, with(common, api.NodeResources{MemoryMB: 256 + 64 + 128, CPUs: 0.55, Sessions: 3},
-			api.NodeSessions{Running: 3, Stopped: 1, Failed: 1}, "1000/mine", "2000/theirs", "data", DefaultTemplate)},
+			api.NodeSessions{Running: 3, Stopped: 1, Failed: 1}, "1000/mine", "2000/theirs", "data", pool.DefaultTemplate)},
 		{"alice", alice, with(common, api.NodeResources{MemoryMB: 128, CPUs: 0.25, Sessions: 1},
-			api.NodeSessions{Running: 1, Stopped: 1, Failed: 1}, "1000/mine", "data", DefaultTemplate)},
-		{"bob", bob, with(common, api.NodeResources{}, api.NodeSessions{}, "2000/theirs", "data", DefaultTemplate)},
+			api.NodeSessions{Running: 1, Stopped: 1, Failed: 1}, "1000/mine", "data", pool.DefaultTemplate)},
+		{"bob", bob, with(common, api.NodeResources{}, api.NodeSessions{}, "2000/theirs", "data", pool.DefaultTemplate)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n, err := d.Node(c.ctx)
@@ -146,10 +153,17 @@ func TestNodeEmpty(t *testing.T) {
 	for i := range e.h.runtimes {
 		e.h.runtimes[i].Usable = false
 	}
+	// No template it can start: the built-in one's name taken by a record
+	// whose packages are gone.
+	st, err := openStore(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutTemplate(&store.Template{Name: pool.DefaultTemplate, Rootfs: api.RootfsHost, Packages: []string{"numpy"}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	d := e.start()
-	d.tmpl.mu.Lock()
-	d.tmpl.byName = map[string]*template{}
-	d.tmpl.mu.Unlock()
 	n, err := d.Node(root)
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestPoolSharePerUID(t *testing.T) {
 
 	add := func(ctx context.Context, name string, pool *int) error {
 		t.Helper()
-		_, err := d.AddTemplate(ctx, &api.Template{Name: name, PoolSize: pool})
+		_, err := d.Templates().AddTemplate(ctx, &api.Template{Name: name, PoolSize: pool})
 		return err
 	}
 	mustAdd := func(ctx context.Context, name string, pool *int) {
@@ -86,7 +86,7 @@ func TestPoolSharePerUID(t *testing.T) {
 
 	// Removing a template gives its slots back to its owner's share (the
 	// way to change a pool_size: remove, add again).
-	if err := d.DeleteTemplate(alice, "a1"); err != nil {
+	if err := d.Templates().DeleteTemplate(alice, "a1"); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(alice, "a1", ptr(2))
@@ -103,7 +103,7 @@ func TestPoolSharePerUID(t *testing.T) {
 	}
 	d = e.start()
 	refused("alice after a restart", add(alice, "a5", ptr(1)), "uid 1000's templates keep 3 warm sandboxes")
-	if err := d.DeleteTemplate(bob, "b2"); err != nil {
+	if err := d.Templates().DeleteTemplate(bob, "b2"); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(bob, "b3", ptr(1))
@@ -114,14 +114,14 @@ func TestPoolSharePerUID(t *testing.T) {
 func TestPoolShareDefault(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.PoolMaxTotal = 5 })
 	d := e.start()
-	if _, err := d.AddTemplate(as(1000), &api.Template{Name: "a1", PoolSize: ptr(3)}); err != nil {
+	if _, err := d.Templates().AddTemplate(as(1000), &api.Template{Name: "a1", PoolSize: ptr(3)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := d.AddTemplate(as(1000), &api.Template{Name: "a2", PoolSize: ptr(1)})
+	_, err := d.Templates().AddTemplate(as(1000), &api.Template{Name: "a2", PoolSize: ptr(1)})
 	if !errdefs.IsResourceExhausted(err) || !strings.Contains(err.Error(), "pool_share_per_uid (3") {
 		t.Fatalf("past the default share: %v", err)
 	}
-	if _, err := d.AddTemplate(as(2000), &api.Template{Name: "b1", PoolSize: ptr(2)}); err != nil {
+	if _, err := d.Templates().AddTemplate(as(2000), &api.Template{Name: "b1", PoolSize: ptr(2)}); err != nil {
 		t.Fatalf("another user: %v", err)
 	}
 }

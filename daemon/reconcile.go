@@ -35,8 +35,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 	if err := d.reconcileDisks(ctx); err != nil {
 		return err
 	}
-	d.reconcileImports()
-	d.reconcilePackages()
+	d.tmpl.Reconcile()
 	d.reconcileGateways()
 	if err := d.reconcileNetworks(ctx); err != nil {
 		return err

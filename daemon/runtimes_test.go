@@ -28,7 +28,7 @@ func (h *fakeHost) lastSpec() isolation.Spec {
 func TestSessionRuntime(t *testing.T) {
 	e := newEnv(t, nil)
 	d := e.start()
-	if _, err := d.AddTemplate(root, &api.Template{Name: "gv", Runtime: api.RuntimeRunsc}); err != nil {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "gv", Runtime: api.RuntimeRunsc}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ asked, template, want string }{
@@ -72,7 +72,7 @@ func TestSessionRuntime(t *testing.T) {
 			t.Errorf("%+v: %v, want 400 %q", c.req, err, c.want)
 		}
 	}
-	if _, err := d.AddTemplate(root, &api.Template{Name: "bad", Runtime: "kata"}); !errdefs.IsInvalidArgument(err) {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "bad", Runtime: "kata"}); !errdefs.IsInvalidArgument(err) {
 		t.Errorf("a template of an unknown runtime: %v", err)
 	}
 }
@@ -87,7 +87,7 @@ func TestUnusableRuntime(t *testing.T) {
 	if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "install the runsc package") {
 		t.Fatalf("create on a missing runtime: %v", err)
 	}
-	if _, err := d.AddTemplate(root, &api.Template{Name: "gv", Runtime: api.RuntimeRunsc}); !errdefs.IsInvalidArgument(err) {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "gv", Runtime: api.RuntimeRunsc}); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("a template of a missing runtime: %v", err)
 	}
 	mustCreate(t, d, root) // runc goes on
@@ -105,7 +105,7 @@ func TestStrictRuntime(t *testing.T) {
 	if _, err := d.CreateSession(root, &api.CreateSessionRequest{Runtime: api.RuntimeRunc}); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "strict_runtime") {
 		t.Fatalf("runc on a strict runsc daemon: %v", err)
 	}
-	if _, err := d.AddTemplate(root, &api.Template{Name: "r", Runtime: api.RuntimeRunc}); !errdefs.IsInvalidArgument(err) {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "r", Runtime: api.RuntimeRunc}); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("a runc template on a strict runsc daemon: %v", err)
 	}
 	if err := d.Close(context.Background()); err != nil {

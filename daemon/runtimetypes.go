@@ -1,11 +1,8 @@
 package daemon
 
 import (
-	"errors"
-
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation"
-	"github.com/sandboxd/sandboxd/isolation/unpack"
 )
 
 // The one place where the runtime's types (package isolation and those
@@ -37,15 +34,4 @@ func apiOutputs(outs []isolation.RichOutput) []api.Output {
 		as[i] = apiOutput(o)
 	}
 	return as
-}
-
-// importError is an error of unpacking a root filesystem as the API
-// answers it: an archive over a bound is the API's payload too large, with
-// unpack's message; unpack's other classes are errdefs', which the API
-// maps itself.
-func importError(err error) error {
-	if errors.Is(err, unpack.ErrTooLarge) {
-		return api.ErrPayloadTooLarge.WithMessage(err.Error())
-	}
-	return err
 }

@@ -65,7 +65,7 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err := d.destroySession(s); err != nil {
 		return err
 	}
-	d.wakePools() // its disk space is free again
+	d.tmpl.Wake() // its disk space is free again
 	if err := d.store.DeleteSession(id); err != nil {
 		return recordErr(id, err)
 	}

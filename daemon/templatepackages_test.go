@@ -30,7 +30,7 @@ func TestTemplatePackages(t *testing.T) {
 		{"an ftp index", api.Template{Name: "c", Packages: []string{"numpy"}, IndexURL: "ftp://mirror/simple"}},
 		{"an index alone", api.Template{Name: "d", IndexURL: "http://198.19.1.10/simple"}},
 	} {
-		if _, err := d.AddTemplate(root, &tc.tmpl); !errdefs.IsInvalidArgument(err) {
+		if _, err := d.Templates().AddTemplate(root, &tc.tmpl); !errdefs.IsInvalidArgument(err) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
@@ -38,7 +38,7 @@ func TestTemplatePackages(t *testing.T) {
 		t.Fatalf("refused templates started %d sandboxes", n)
 	}
 
-	tmpl, err := d.AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"sbxdemo==1.0"}, Preload: "import sbxdemo"})
+	tmpl, err := d.Templates().AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"sbxdemo==1.0"}, Preload: "import sbxdemo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestTemplatePackages(t *testing.T) {
 	if last := e.h.startSpecs()[2]; last.ID != s.ID || last.Packages != folder {
 		t.Errorf("the session's start: %+v", last)
 	}
-	if err := d.DeleteTemplate(root, "sci"); !errdefs.IsConflict(err) {
+	if err := d.Templates().DeleteTemplate(root, "sci"); !errdefs.IsConflict(err) {
 		t.Fatalf("delete of a template in use: %v", err)
 	}
 	if err := d.DeleteSession(root, s.ID); err != nil {
@@ -105,7 +105,7 @@ func TestTemplatePackages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := d.DeleteTemplate(root, "sci"); err != nil {
+	if err := d.Templates().DeleteTemplate(root, "sci"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(folder); !os.IsNotExist(err) {
@@ -122,7 +122,7 @@ func TestTemplatePackagesFailed(t *testing.T) {
 	e.h.mu.Lock()
 	e.h.failStart = errdefs.ErrUnavailable.WithMessage("no sandbox today")
 	e.h.mu.Unlock()
-	if _, err := d.AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"x"}}); err == nil {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"x"}}); err == nil {
 		t.Fatal("added")
 	}
 	e.h.mu.Lock()
@@ -147,7 +147,7 @@ func TestTemplatePackagesFailed(t *testing.T) {
 	}
 
 	d2 := startNetless(t)
-	if _, err := d2.AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"x"}}); !errdefs.IsUnavailable(err) {
+	if _, err := d2.Templates().AddTemplate(root, &api.Template{Name: "sci", Packages: []string{"x"}}); !errdefs.IsUnavailable(err) {
 		t.Fatalf("networkless daemon: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 )
 
 // lastPreload is the preload code of the fake host's latest sandbox start.
@@ -33,7 +34,7 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 	d := e.start()
 	alice, bob := as(1000), as(2000)
 
-	mine, err := d.AddTemplate(alice, &api.Template{Name: "data-science", Preload: "ALICE"})
+	mine, err := d.Templates().AddTemplate(alice, &api.Template{Name: "data-science", Preload: "ALICE"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,25 +46,25 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 	if _, err := d.CreateSession(root, &api.CreateSessionRequest{Template: "data-science"}); !errdefs.IsNotFound(err) {
 		t.Fatalf("root creates from alice's template by its bare name: %v, want not found", err)
 	}
-	if _, err := d.Template(root, "data-science"); !errdefs.IsNotFound(err) {
+	if _, err := d.Templates().Template(root, "data-science"); !errdefs.IsNotFound(err) {
 		t.Fatalf("root shows alice's template by its bare name: %v", err)
 	}
-	if err := d.DeleteTemplate(root, "data-science"); !errdefs.IsNotFound(err) {
+	if err := d.Templates().DeleteTemplate(root, "data-science"); !errdefs.IsNotFound(err) {
 		t.Fatalf("root removes alice's template by its bare name: %v", err)
 	}
 
 	// Root may add its own of the name: no 409 for alice's. So may bob.
-	if _, err := d.AddTemplate(root, &api.Template{Name: "data-science", Preload: "ROOT"}); err != nil {
+	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "data-science", Preload: "ROOT"}); err != nil {
 		t.Fatalf("root adds data-science beside alice's: %v", err)
 	}
-	if _, err := d.AddTemplate(bob, &api.Template{Name: "data-science", Preload: "BOB"}); err != nil {
+	if _, err := d.Templates().AddTemplate(bob, &api.Template{Name: "data-science", Preload: "BOB"}); err != nil {
 		t.Fatalf("bob adds data-science beside alice's and root's: %v", err)
 	}
 	// 409 within one owner only.
-	if _, err := d.AddTemplate(alice, &api.Template{Name: "data-science"}); !errdefs.IsConflict(err) {
+	if _, err := d.Templates().AddTemplate(alice, &api.Template{Name: "data-science"}); !errdefs.IsConflict(err) {
 		t.Fatalf("alice adds her data-science again: %v, want a conflict", err)
 	}
-	if _, err := d.AddTemplate(as(3000), &api.Template{Name: DefaultTemplate}); !errdefs.IsConflict(err) {
+	if _, err := d.Templates().AddTemplate(as(3000), &api.Template{Name: pool.DefaultTemplate}); !errdefs.IsConflict(err) {
 		t.Fatalf("a member names a template after the built-in one: %v, want a conflict", err)
 	}
 
@@ -89,7 +90,7 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 		if got := lastPreload(t, e); got != tc.preload || s.Template != tc.ref {
 			t.Errorf("%s creates --template %s: preload %q, template %q; want %q, %q", tc.who, tc.name, got, s.Template, tc.preload, tc.ref)
 		}
-		if got, err := d.Template(tc.ctx, tc.name); err != nil || got.Ref != tc.ref {
+		if got, err := d.Templates().Template(tc.ctx, tc.name); err != nil || got.Ref != tc.ref {
 			t.Errorf("%s shows %s: %+v, %v; want %s", tc.who, tc.name, got, err, tc.ref)
 		}
 		if err := d.DeleteSession(tc.ctx, s.ID); err != nil {
@@ -103,17 +104,17 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 		if _, err := d.CreateSession(bob, &api.CreateSessionRequest{Template: name}); !errdefs.IsNotFound(err) {
 			t.Errorf("bob creates from %s: %v, want not found", name, err)
 		}
-		if _, err := d.Template(bob, name); !errdefs.IsNotFound(err) {
+		if _, err := d.Templates().Template(bob, name); !errdefs.IsNotFound(err) {
 			t.Errorf("bob shows %s: %v, want not found", name, err)
 		}
-		if err := d.DeleteTemplate(bob, name); !errdefs.IsNotFound(err) {
+		if err := d.Templates().DeleteTemplate(bob, name); !errdefs.IsNotFound(err) {
 			t.Errorf("bob removes %s: %v, want not found", name, err)
 		}
 	}
 
 	// Listing: every one with its owner, each caller those it may use.
 	refs := func(ctx context.Context) map[string]uint32 {
-		list, err := d.Templates(ctx)
+		list, err := d.Templates().Templates(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,10 +135,10 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 	}
 
 	// Removing: root's bare name removes root's, alice's stays hers.
-	if err := d.DeleteTemplate(root, "data-science"); err != nil {
+	if err := d.Templates().DeleteTemplate(root, "data-science"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := d.Template(alice, "data-science"); err != nil || got.Ref != "1000/data-science" {
+	if got, err := d.Templates().Template(alice, "data-science"); err != nil || got.Ref != "1000/data-science" {
 		t.Fatalf("alice's template after root removed its own: %+v, %v", got, err)
 	}
 	if _, err := d.CreateSession(as(3000), &api.CreateSessionRequest{Template: "data-science"}); !errdefs.IsNotFound(err) {
@@ -149,10 +150,10 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.DeleteTemplate(root, "1000/data-science"); !errdefs.IsConflict(err) {
+	if err := d.Templates().DeleteTemplate(root, "1000/data-science"); !errdefs.IsConflict(err) {
 		t.Fatalf("root removes alice's template in use: %v, want a conflict", err)
 	}
-	if err := d.DeleteTemplate(bob, "data-science"); err != nil {
+	if err := d.Templates().DeleteTemplate(bob, "data-science"); err != nil {
 		t.Fatalf("bob removes his own while alice's is in use: %v", err)
 	}
 
@@ -180,7 +181,7 @@ func TestTemplatePackagesPerOwner(t *testing.T) {
 	d := e.start()
 	alice := as(1000)
 	for _, ctx := range []context.Context{root, alice} {
-		if _, err := d.AddTemplate(ctx, &api.Template{Name: "sci", Packages: []string{"sbxdemo==1.0"}}); err != nil {
+		if _, err := d.Templates().AddTemplate(ctx, &api.Template{Name: "sci", Packages: []string{"sbxdemo==1.0"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +192,7 @@ func TestTemplatePackagesPerOwner(t *testing.T) {
 		}
 	}
 	// Removing root's leaves alice's.
-	if err := d.DeleteTemplate(root, "sci"); err != nil {
+	if err := d.Templates().DeleteTemplate(root, "sci"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(alicesDir); err != nil {
@@ -205,7 +206,7 @@ func TestTemplatePackagesPerOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = e.start()
-	got, err := d.Template(alice, "sci")
+	got, err := d.Templates().Template(alice, "sci")
 	if err != nil || got.Error != "" {
 		t.Fatalf("alice's template after the restart: %+v, %v", got, err)
 	}

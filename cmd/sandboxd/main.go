@@ -20,6 +20,7 @@ import (
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/daemon/server"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/manpage"
@@ -28,7 +29,16 @@ import (
 	_ "github.com/sandboxd/sandboxd/isolation"
 )
 
-var _ server.Backend = (*daemon.Daemon)(nil)
+// The daemon serves every area but templates, which its template owner
+// serves (daemon/pool).
+var (
+	_ server.SystemBackend   = (*daemon.Daemon)(nil)
+	_ server.SessionBackend  = (*daemon.Daemon)(nil)
+	_ server.ExecBackend     = (*daemon.Daemon)(nil)
+	_ server.ProcessBackend  = (*daemon.Daemon)(nil)
+	_ server.FileBackend     = (*daemon.Daemon)(nil)
+	_ server.TemplateBackend = (*pool.Templates)(nil)
+)
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == cgroups.KeeperArg {
@@ -193,7 +203,12 @@ func run(cfg config.Config) error {
 		}
 		return err
 	}
-	srv := server.New(server.BackendsOf(d), server.Options{
+	// Templates are their owner's to serve (the daemon's pool package).
+	backends := server.Backends{
+		SystemBackend: d, SessionBackend: d, ExecBackend: d, ProcessBackend: d, FileBackend: d,
+		TemplateBackend: d.Templates(),
+	}
+	srv := server.New(backends, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,
 		Metrics:         d.MetricsHandler(),

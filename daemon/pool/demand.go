@@ -1,4 +1,4 @@
-package daemon
+package pool
 
 import (
 	"runtime"
@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// poolDemandWindow is how close together claims count as one burst;
-// poolDemandMemory how long a pool keeps the depth a burst asked for.
-var (
-	poolDemandWindow = 10 * time.Second
-	poolDemandMemory = 10 * time.Minute // a test's shorter
+// DemandWindow is how close together claims count as one burst;
+// DemandMemory how long a pool keeps the depth a burst asked for.
+const (
+	DemandWindow = 10 * time.Second
+	DemandMemory = 10 * time.Minute
 )
 
 // demand is a pool's recent demand: the most claims seen within
-// poolDemandWindow over the last poolDemandMemory, so that a burst seen
+// DemandWindow over the last DemandMemory, so that a burst seen
 // once finds the pool that deep the next time.
 type demand struct {
 	mu sync.Mutex
@@ -52,7 +52,7 @@ func (d *demand) peakNow(t time.Time) int {
 
 func (d *demand) dropOld(t time.Time) {
 	i := 0
-	for i < len(d.recent) && t.Sub(d.recent[i]) > poolDemandWindow {
+	for i < len(d.recent) && t.Sub(d.recent[i]) > DemandWindow {
 		i++
 	}
 	d.recent = d.recent[i:]
@@ -61,7 +61,7 @@ func (d *demand) dropOld(t time.Time) {
 // raise takes the window's count as the peak if it is higher, or if the
 // peak is older than the memory.
 func (d *demand) raise(t time.Time) {
-	if n := len(d.recent); n >= d.peak || t.Sub(d.peakAt) > poolDemandMemory {
+	if n := len(d.recent); n >= d.peak || t.Sub(d.peakAt) > DemandMemory {
 		d.peak, d.peakAt = n, t
 	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package pool
 
 import (
 	"context"
@@ -8,93 +8,93 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation"
-	"github.com/sandboxd/sandboxd/store"
 )
 
 // AddTemplate checks a template, starts one sandbox of it to prove it
 // starts (its preload code included), records it and fills its pool.
-func (d *Daemon) AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
-	d.tmpl.ops.Lock()
-	defer d.tmpl.ops.Unlock()
-	caller := callerFrom(ctx)
-	if err := caller.requireKnown(); err != nil {
+func (ts *Templates) AddTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
+	ts.ops.Lock()
+	defer ts.ops.Unlock()
+	caller := ts.o.Caller(ctx)
+	if err := caller.RequireKnown(); err != nil {
 		return nil, err
 	}
-	def, err := d.checkTemplate(ctx, req)
+	def, err := ts.checkTemplate(caller, req)
 	if err != nil {
 		return nil, err
 	}
-	t := &template{def: *def, adding: true}
+	t := ts.newTemplate(*def)
+	t.adding = true
 	if def.Rootfs != api.RootfsHost {
-		if t.image, err = d.rt.OpenImage(t.folder(), def.Rootfs); err != nil {
+		if t.image, err = ts.o.Host.OpenImage(t.folder(), def.Rootfs); err != nil {
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "template %s: %v", def.Name, err)
 		}
 	}
-	if d.sessions.isClosed() {
+	if ts.o.Sandboxes.Closed() {
 		return nil, errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down")
 	}
-	d.tmpl.mu.Lock()
-	d.tmpl.byName[t.ref()] = t
-	d.tmpl.mu.Unlock()
+	ts.mu.Lock()
+	ts.byName[t.Ref()] = t
+	ts.mu.Unlock()
 	forget := func() {
-		d.tmpl.mu.Lock()
-		delete(d.tmpl.byName, t.ref())
-		d.tmpl.mu.Unlock()
-		_ = d.rt.RemoveImage(t.folder())
-		_ = d.removePackages(t)
+		ts.mu.Lock()
+		delete(ts.byName, t.Ref())
+		ts.mu.Unlock()
+		_ = ts.o.Host.RemoveImage(t.folder())
+		_ = ts.removePackages(t)
 	}
 	if len(def.Packages) > 0 {
-		if err := d.buildPackages(ctx, t); err != nil {
+		if err := ts.buildPackages(ctx, t); err != nil {
 			forget()
 			return nil, err
 		}
 	}
-	if err := d.tryTemplate(ctx, t); err != nil {
+	if err := ts.tryTemplate(ctx, t); err != nil {
 		forget()
 		return nil, err
 	}
-	if err := d.store.PutTemplate(templateRecord(def)); err != nil {
+	if err := ts.o.Store.PutTemplate(templateRecord(def)); err != nil {
 		forget()
 		return nil, err
 	}
-	d.tmpl.mu.Lock()
+	ts.mu.Lock()
 	t.adding = false
-	if t.poolSize() > 0 && !d.sessions.isClosed() {
-		t.pool = newPool(d, t)
+	if t.poolSize() > 0 && !ts.o.Sandboxes.Closed() {
+		t.pool = newPool(ts, t)
 	}
-	out := t.view(&d.cfg)
-	d.tmpl.mu.Unlock()
-	d.log.Info("template added", "template", t.ref(), "rootfs", def.Rootfs, "owner", caller.UID)
+	out := t.view()
+	ts.mu.Unlock()
+	ts.o.Log.Info("template added", "template", t.Ref(), "rootfs", def.Rootfs, "owner", caller.UID())
 	return &out, nil
 }
 
 // checkTemplate turns a request into a template definition, or says what
 // is wrong with it.
-func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Template, error) {
-	caller := callerFrom(ctx)
+func (ts *Templates) checkTemplate(caller Caller, req *api.Template) (*api.Template, error) {
 	if err := checkTemplateName(req.Name); err != nil {
 		return nil, err
 	}
 	if req.Name == DefaultTemplate {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: it is built in, choose another name", DefaultTemplate)
 	}
-	d.tmpl.mu.Lock()
+	ts.mu.Lock()
 	// Names are unique per owner: only the caller's own template of the
 	// name is in the way (another's must not show here).
-	_, exists := d.tmpl.byName[api.TemplateRef(caller.UID, req.Name)]
+	_, exists := ts.byName[api.TemplateRef(caller.UID(), req.Name)]
 	total, mine := 0, 0
-	for _, t := range d.tmpl.byName {
+	for _, t := range ts.byName {
 		total += t.poolSize()
-		if caller.inPoolShare(t.def.OwnerUID) {
+		if caller.InPoolShare(t.def.OwnerUID) {
 			mine += t.poolSize()
 		}
 	}
-	d.tmpl.mu.Unlock()
+	ts.mu.Unlock()
 	if exists {
 		return nil, api.Errorf(errdefs.ErrConflict, "template %s exists: remove it first to replace it", req.Name)
 	}
@@ -102,41 +102,32 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 		Name: req.Name, Description: req.Description, Rootfs: req.Rootfs,
 		Env: req.Env, Preload: req.Preload, Limits: req.Limits, PoolSize: req.PoolSize,
 		Packages: req.Packages, IndexURL: req.IndexURL, Runtime: req.Runtime,
-		OwnerUID: caller.UID, CreatedAt: now(),
-	}
-	if def.Runtime != "" {
-		if _, err := d.runtimes.check(def.Runtime); err != nil {
-			return nil, err
-		}
+		OwnerUID: caller.UID(), CreatedAt: time.Now().UTC(),
 	}
 	if def.Rootfs == "" {
 		def.Rootfs = api.RootfsHost
 	}
 	if def.Rootfs != api.RootfsHost {
-		if err := caller.requireRoot(fmt.Sprintf("make a template of a folder: use rootfs %q, or ask the operator to import the root filesystem", api.RootfsHost)); err != nil {
+		if err := caller.RequireRoot(fmt.Sprintf("make a template of a folder: use rootfs %q, or ask the operator to import the root filesystem", api.RootfsHost)); err != nil {
 			return nil, err
 		}
-		if err := d.checkRootfs(def.Rootfs); err != nil {
+		if err := ts.checkRootfs(def.Rootfs); err != nil {
 			return nil, err
 		}
-	}
-	if err := checkEnv(def.Env); err != nil {
-		return nil, err
 	}
 	if len(def.Preload) > maxPreloadBytes || strings.ContainsRune(def.Preload, 0) {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "preload must be at most %d bytes of text", maxPreloadBytes)
 	}
-	if _, err := resolveLimits(&d.cfg, d.cfg.Defaults.API(), def.Limits); err != nil {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "template limits: %v", err)
-	}
-	if err := d.checkTemplatePackages(def); err != nil {
+	// The daemon's rules: its runtimes, environment, limits and
+	// packages.
+	if err := ts.o.Host.CheckDef(def); err != nil {
 		return nil, err
 	}
 	if n := def.PoolSize; n != nil {
 		if *n < 0 {
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "pool_size is %d: it must be 0 or more", *n)
 		}
-		if err := d.checkPoolRoom(caller, *n, total, mine); err != nil {
+		if err := ts.checkPoolRoom(caller, *n, total, mine); err != nil {
 			return nil, err
 		}
 	}
@@ -147,40 +138,41 @@ func (d *Daemon) checkTemplate(ctx context.Context, req *api.Template) (*api.Tem
 // caller's templates' pools past the caller's share (pool_share_per_uid),
 // or all pools past pool_max_total: total is what every pool keeps now,
 // mine what the pools of the caller's own templates keep (see
-// caller.inPoolShare). A pool of 0 takes no slot. n is compared with the
+// Caller.InPoolShare). A pool of 0 takes no slot. n is compared with the
 // room left, never added, so no pool_size, however large, overflows.
-func (d *Daemon) checkPoolRoom(c caller, n, total, mine int) error {
+func (ts *Templates) checkPoolRoom(c Caller, n, total, mine int) error {
+	cfg := ts.o.Config
 	if n == 0 {
 		return nil
 	}
-	if share := d.cfg.PoolShare(); c.hasPoolShare() && n > share-mine {
+	if share := cfg.PoolShare(); c.HasPoolShare() && n > share-mine {
 		// The advice fits both bounds: a pool_size it names is accepted.
-		fix := fmt.Sprintf("ask for a pool_size of at most %d", min(share-mine, d.cfg.PoolMaxTotal-total))
+		fix := fmt.Sprintf("ask for a pool_size of at most %d", min(share-mine, cfg.PoolMaxTotal-total))
 		switch {
 		case share-mine <= 0:
 			fix = "the share is used up: add it without a pool_size, or remove a pooled template of yours first"
-		case d.cfg.PoolMaxTotal-total <= 0:
+		case cfg.PoolMaxTotal-total <= 0:
 			fix = "the host's pool_max_total is used up too: add it without a pool_size"
 		}
-		return api.Errorf(errdefs.ErrResourceExhausted, "uid %d's templates keep %d warm sandboxes; a pool_size of %d would take them over pool_share_per_uid (%d, each user's share of pool_max_total %d): %s, or ask the operator to raise pool_share_per_uid", c.UID, mine, n, share, d.cfg.PoolMaxTotal, fix)
+		return api.Errorf(errdefs.ErrResourceExhausted, "uid %d's templates keep %d warm sandboxes; a pool_size of %d would take them over pool_share_per_uid (%d, each user's share of pool_max_total %d): %s, or ask the operator to raise pool_share_per_uid", c.UID(), mine, n, share, cfg.PoolMaxTotal, fix)
 	}
-	if n > d.cfg.PoolMaxTotal-total {
-		return api.Errorf(errdefs.ErrResourceExhausted, "the warm pools keep %d sandboxes; a pool_size of %d would take them over pool_max_total (%d): ask for a smaller pool_size", total, n, d.cfg.PoolMaxTotal)
+	if n > cfg.PoolMaxTotal-total {
+		return api.Errorf(errdefs.ErrResourceExhausted, "the warm pools keep %d sandboxes; a pool_size of %d would take them over pool_max_total (%d): ask for a smaller pool_size", total, n, cfg.PoolMaxTotal)
 	}
 	return nil
 }
 
 // checkRootfs refuses a root filesystem folder that someone but root could
 // change, or that would show sandboxes the daemon's own state.
-func (d *Daemon) checkRootfs(dir string) error {
+func (ts *Templates) checkRootfs(dir string) error {
 	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
 		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %s must be %q or a clean absolute path", api.Quote(dir), api.RootfsHost)
 	}
 	if dir == "/" {
 		return api.Errorf(errdefs.ErrInvalidArgument, "rootfs / would show sandboxes the whole host: use %q for the host's system folders", api.RootfsHost)
 	}
-	imports := d.paths.imports()
-	for _, own := range []string{d.cfg.DataDir, d.cfg.RunDir} {
+	imports := ts.o.Imports
+	for _, own := range []string{ts.o.Config.DataDir, ts.o.Config.RunDir} {
 		if within(own, dir) && !within(imports, dir) || within(dir, own) {
 			return api.Errorf(errdefs.ErrInvalidArgument, "rootfs %s overlaps sandboxd's state folder %s", dir, own)
 		}
@@ -219,11 +211,12 @@ func within(dir, path string) bool {
 
 // tryTemplate starts one sandbox of a template being added, and removes it:
 // a template that cannot start is refused with the reason.
-func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
-	s := d.trialSession(t)
-	err := d.startSandbox(ctx, s, false)
-	if derr := d.destroySession(s); err == nil && derr != nil {
-		d.log.Warn("remove a template's trial sandbox", "template", t.def.Name, "err", derr)
+func (ts *Templates) tryTemplate(ctx context.Context, t *Template) error {
+	s, err := ts.o.Sandboxes.Start(ctx, t, false)
+	if err == nil {
+		if derr := ts.o.Sandboxes.Destroy(s); derr != nil {
+			ts.o.Log.Warn("remove a template's trial sandbox", "template", t.def.Name, "err", derr)
+		}
 	}
 	if err != nil {
 		var pe *isolation.PreloadError
@@ -233,14 +226,4 @@ func (d *Daemon) tryTemplate(ctx context.Context, t *template) error {
 		return api.Errorf(errdefs.ErrInvalidArgument, "template %s cannot start: %v", t.def.Name, err)
 	}
 	return nil
-}
-
-// trialSession is a session of template t that is never recorded: the
-// daemon starts its sandbox to try or build the template, then destroys it.
-func (d *Daemon) trialSession(t *template) *session {
-	return newSession(&store.Record{
-		ID: newID(), Template: t.ref(),
-		CreatedAt: now(), Limits: storeLimits(t.limits(&d.cfg)), Network: api.NetworkNone,
-		Env: envList(t.def.Env), Runtime: t.runtime(&d.cfg),
-	})
 }

@@ -1,4 +1,4 @@
-package daemon
+package pool
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 	"github.com/containerd/errdefs"
 )
 
-// A pool whose refills fail waits poolRetryMin before the next, doubling
-// at each failure up to poolRetryMax. Without it a pool that found no
-// disk space tried again at once, woken by its own refill's end: 71,426
-// log lines and 11 s of CPU in 10 s (issue 30). A test shortens them
-// before it starts its daemon.
-var (
-	poolRetryMin = 100 * time.Millisecond
-	poolRetryMax = 30 * time.Second
+// A pool whose refills fail waits RetryMin before the next, doubling at
+// each failure up to RetryMax (Options.RetryMin and RetryMax, when set,
+// instead: a test's are shorter). Without it a pool that found no disk
+// space tried again at once, woken by its own refill's end: 71,426 log
+// lines and 11 s of CPU in 10 s (issue 30).
+const (
+	RetryMin = 100 * time.Millisecond
+	RetryMax = 30 * time.Second
 )
 
 // refillRetry is the state of a pool's refills: working, or failing
@@ -23,8 +23,7 @@ var (
 // next try. The pool's loop changes it; GET /v1/health reads it.
 type refillRetry struct {
 	mu sync.Mutex
-	// min and max bound the wait (poolRetryMin, poolRetryMax when the
-	// pool started).
+	// min and max bound the wait (Options.RetryMin, RetryMax).
 	min, max time.Duration
 	// failing since the first failure of a run; failures counts them.
 	failing  bool
@@ -39,8 +38,8 @@ type refillRetry struct {
 	next time.Time
 }
 
-func newRefillRetry() *refillRetry {
-	return &refillRetry{min: poolRetryMin, max: max(poolRetryMin, poolRetryMax)}
+func newRefillRetry(lo, hi time.Duration) *refillRetry {
+	return &refillRetry{min: lo, max: max(lo, hi)}
 }
 
 // failed notes a refill that failed at now with err. It returns how long
