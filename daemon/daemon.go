@@ -31,6 +31,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/identity"
@@ -78,12 +79,9 @@ type Daemon struct {
 	netOff   string
 	netTable *netTable
 	closeNet func()
-	// pristine makes session disks as copies of a pristine image.
-	pristine *volume.Pristine
-	// probe reads the host's disk; disks holds the disk promised to each
-	// session, so that no create is promised space the host lacks.
-	probe diskProbe
-	disks *diskLedger
+	// disk holds the disk promised to each session, so that no create is
+	// promised space the host lacks (package disk).
+	disk *disk.Admission
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
 	// detached are the executions started with wait false.
@@ -125,7 +123,7 @@ type deps struct {
 	denied  *deniedLog
 	inst    instance
 	// probe reads the host's disk (nil: package volume's answers).
-	probe diskProbe
+	probe disk.Probe
 	net   netDeps
 	// host is what GET /v1/node reads (nil: this host).
 	host *nodeHost
@@ -276,9 +274,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		tmpl:      newTemplates(),
 		events:    newEvents(),
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
-		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
-		probe:     dp.probe,
-		disks:     newDiskLedger(),
+		disk:      disk.New(cfg, dp.probe, log),
 		metrics:   m,
 		net:       dp.net.net,
 		netOff:    dp.net.off,
@@ -295,9 +291,6 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	}
 	if d.closeNet == nil {
 		d.closeNet = func() {}
-	}
-	if d.probe == nil {
-		d.probe = volumeProbe{kind: cfg.DiskQuota}
 	}
 	d.gateway = mcpgateway.New(cfg.MCP, log, d.tellMCPCall)
 	d.loadDrain()
@@ -387,7 +380,7 @@ func (d *Daemon) close(ctx context.Context) error {
 		}
 		// The disk of a session that does not run is mounted only while a
 		// daemon serves its files; the next one mounts it again
-		// (reconcileDisks).
+		// (disk.Reconcile).
 		if err := volume.Unmount(d.paths.session(s.ID())); err != nil {
 			errs = append(errs, err)
 		}

@@ -48,7 +48,7 @@ func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
 	poolErr, poolShort := d.poolsHealth()
 	check(api.CheckPools, poolErr, poolShort)
 
-	free, short, err := d.dataDirSpace()
+	free, short, err := d.disk.Space()
 	h.DataDir = &api.DataDirHealth{MinFreeMB: d.cfg.DataDirMinFreeMB}
 	switch {
 	case err != nil:
@@ -100,3 +100,7 @@ func (d *Daemon) databaseWritable() error {
 	}
 	return d.healthDB
 }
+
+// mib is n bytes in whole MiB, rounded down (never overstating what is
+// free), and 0 below 0.
+func mib(n int64) int64 { return max(n, 0) >> 20 }

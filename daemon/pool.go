@@ -155,11 +155,11 @@ func (p *pool) fill(ctx context.Context) {
 			}
 			paused, retry = true, time.After(wait)
 			pausedForSpace = errdefs.IsResourceExhausted(err)
-			freedAt = p.d.disks.freedCount()
+			freedAt = p.d.disk.Freed()
 		case <-retry:
 			paused, pausedForSpace, retry = false, false, nil
 		case <-p.kick:
-			if pausedForSpace && p.d.disks.freedCount() != freedAt {
+			if pausedForSpace && p.d.disk.Freed() != freedAt {
 				paused, pausedForSpace, retry = false, false, nil
 			}
 		case <-check.C:
@@ -430,7 +430,7 @@ func (p *pool) checkIdle(ctx context.Context) {
 		err := sb.Check(cctx)
 		cancel()
 		if err == nil {
-			err = p.d.probe.writable(p.d.paths.session(s.ID()))
+			err = p.d.disk.Writable(s.ID())
 		}
 		if err != nil && ctx.Err() == nil && p.take(s) {
 			p.discard(s, "failed its health check: "+err.Error())
@@ -516,7 +516,7 @@ func (p *pool) claim(ctx context.Context, rec *store.Record, clock *stepClock) *
 		// Its disk must take writes: an ext4 image that met an error (the
 		// host's disk full under it) is remounted read-only, and its
 		// session would get a /workspace where every write fails.
-		if err := p.d.probe.writable(p.d.paths.session(s.ID())); err != nil {
+		if err := p.d.disk.Writable(s.ID()); err != nil {
 			p.discard(s, "its disk failed its check at claim: "+err.Error())
 			continue
 		}

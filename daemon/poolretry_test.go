@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
@@ -22,11 +23,11 @@ type countingDisk struct {
 	reads int
 }
 
-func (c *countingDisk) free(dir string) (int64, error) {
+func (c *countingDisk) Free(dir string) (int64, error) {
 	c.mu.Lock()
 	c.reads++
 	c.mu.Unlock()
-	return c.fakeDisk.free(dir)
+	return c.fakeDisk.Free(dir)
 }
 
 func (c *countingDisk) count() int {
@@ -37,7 +38,7 @@ func (c *countingDisk) count() int {
 
 // startLogged starts the env's daemon as start does, with its log in log
 // and its disk probe probe.
-func (e *testEnv) startLogged(log *testutil.Buffer, probe diskProbe) *Daemon {
+func (e *testEnv) startLogged(log *testutil.Buffer, probe disk.Probe) *Daemon {
 	e.t.Helper()
 	st, err := openStore(e.cfg)
 	if err != nil {
