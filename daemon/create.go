@@ -52,7 +52,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if err := callerFrom(ctx).requireKnown(); err != nil {
 		return nil, err
 	}
-	if err := d.checkDraining(); err != nil {
+	if err := d.node.CheckDraining(); err != nil {
 		return nil, err
 	}
 	rec, t, err := d.checkCreate(ctx, req)

@@ -33,6 +33,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
+	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
@@ -88,18 +89,11 @@ type Daemon struct {
 	detached detachedRuns
 	// creating are the creates under way with an Idempotency-Key.
 	creating creating
-	// healthDB is the database check's last answer, made at healthAt.
-	healthMu sync.Mutex
-	healthDB error
-	healthAt time.Time
-	// host is where GET /v1/node reads the host; nodeID is this daemon's
-	// id for schedulers (nodeid.go).
-	host   *nodeHost
-	nodeID string
+	// node is the daemon as schedulers see it: its id, health and drain
+	// state (package daemon/node).
+	node *node.Node
 	// gateway serves the MCP gateways of sessions granted MCP servers.
 	gateway *mcpgateway.Gateway
-	// draining refuses new sessions (drain.go).
-	draining atomic.Bool
 	// procView is the lxcfs sandboxes see their /proc files from
 	// (procview.go).
 	procView procView
@@ -126,7 +120,7 @@ type deps struct {
 	probe disk.Probe
 	net   netDeps
 	// host is what GET /v1/node reads (nil: this host).
-	host *nodeHost
+	host *node.Host
 	// procView is the lxcfs sandboxes get (procview.go).
 	procView procView
 	// clock is what the reaper and the pools time by (nil: realClock).
@@ -293,15 +287,11 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		d.closeNet = func() {}
 	}
 	d.gateway = mcpgateway.New(cfg.MCP, log, d.tellMCPCall)
-	d.loadDrain()
-	if d.host = dp.host; d.host == nil {
-		d.host = realNodeHost()
-	}
-	nodeID, err := loadNodeID(cfg.DataDir, dp.inst.id, d.host.machineID)
+	n, err := node.New(cfg, dp.inst.id, dp.host, nodeSource{d}, log)
 	if err != nil {
 		return nil, err
 	}
-	d.nodeID = nodeID
+	d.node = n
 	d.runtimes = d.rt.Info().Runtimes
 	if err := d.checkStrictRuntime(); err != nil {
 		return nil, err
@@ -332,7 +322,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if info.ProcViewProblem != "" && d.cfg.LXCFSDir != "" {
 		log.Warn("lxcfs is not serving: sandboxes show the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits (install lxcfs, or set lxcfs_dir = \"\" to silence this)", "lxcfs_dir", d.cfg.LXCFSDir, "problem", info.ProcViewProblem)
 	}
-	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.nodeID, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
+	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.node.ID(), "runtime", info.Name, "cgroup_version", info.CgroupVersion,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "lxcfs", d.procView.info(info.ProcViewProblem == "").ServedBy, "sessions", len(d.sessions.all()))
 	return d, nil
 }

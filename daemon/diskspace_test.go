@@ -39,14 +39,14 @@ func TestCreateRefusedForSpace(t *testing.T) {
 	}
 	// Degraded, not unhealthy: the daemon still serves its sessions
 	// (issue 30: it said unhealthy, and the server 503).
-	h, _ := d.Health(root)
+	h, _ := d.node.Health(root)
 	if h.Status != api.HealthDegraded || h.DataDir == nil || h.DataDir.OK || h.DataDir.FreeMB != 100 || h.DataDir.MinFreeMB != 1024 ||
 		len(h.Reasons) != 1 || !strings.HasPrefix(h.Reasons[0], "data_dir: 100 MiB free") || h.Checks[api.CheckDatabase].OK != true {
 		t.Fatalf("health under the floor: %+v %+v", h, h.DataDir)
 	}
 	e.disk.setFree(2048 * mb)
 	mustCreate(t, d, as(1000))
-	if h, _ := d.Health(root); h.Status != api.HealthOK || !h.DataDir.OK {
+	if h, _ := d.node.Health(root); h.Status != api.HealthOK || !h.DataDir.OK {
 		t.Fatalf("health above the floor: %+v", h)
 	}
 }

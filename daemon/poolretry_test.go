@@ -125,7 +125,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			if n := log.Lines("disk refused"); n != 0 {
 				t.Fatalf("each refused refill logged:\n%s", log.String())
 			}
-			h, _ := d.Health(root)
+			h, _ := d.node.Health(root)
 			pools := h.Checks[api.CheckPools]
 			if h.Status != tc.status || pools.OK || !strings.Contains(pools.Detail, "failing since") || !strings.Contains(pools.Detail, tc.detail) {
 				t.Fatalf("health while the pool fails: %+v", h)
@@ -135,7 +135,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			waitPool(t, d, 1) // within the 200 ms cap, woken by nothing
 			// The pool's loop notes the refill a moment after it is idle.
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-				if h, _ = d.Health(root); h.Status == api.HealthOK && h.Checks[api.CheckPools].OK {
+				if h, _ = d.node.Health(root); h.Status == api.HealthOK && h.Checks[api.CheckPools].OK {
 					break
 				}
 				if time.Now().After(deadline) {

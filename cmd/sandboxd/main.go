@@ -28,8 +28,6 @@ import (
 	_ "github.com/sandboxd/sandboxd/isolation"
 )
 
-var _ server.Backend = (*daemon.Daemon)(nil)
-
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == cgroups.KeeperArg {
 		cgroups.Keep() // holds the sandboxes' systemd scope
@@ -193,7 +191,15 @@ func run(cfg config.Config) error {
 		}
 		return err
 	}
-	srv := server.New(server.BackendsOf(d), server.Options{
+	// The node serves its calls of the system area; the daemon the rest.
+	srv := server.New(server.Backends{
+		SystemBackend:   system{d.Node(), d},
+		SessionBackend:  d,
+		ExecBackend:     d,
+		ProcessBackend:  d,
+		FileBackend:     d,
+		TemplateBackend: d,
+	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,
 		Metrics:         d.MetricsHandler(),
