@@ -2,7 +2,13 @@ package disk
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,5 +211,47 @@ func TestDiskSharePerUID(t *testing.T) {
 	a.cfg.DiskQuota, a.cfg.DiskSharePerUID = volume.Plain, 0.01
 	if err := a.CheckShare(ctx, 1000, 1<<20); err != nil {
 		t.Fatalf("plain folders: %v", err)
+	}
+}
+
+// TestReconcile: at start, folders no record owns go; a recorded disk
+// that exists is counted without a check, one that must be made again is
+// made only if the data dir can hold it, else told to failed.
+func TestReconcile(t *testing.T) {
+	dir := t.TempDir()
+	sessions := filepath.Join(dir, "sessions")
+	for _, id := range []string{"orphan", "a"} {
+		if err := os.MkdirAll(filepath.Join(sessions, id), 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := newFakeProbe(10 * mb)
+	probe.images["a"] = true
+	a := New(config.Config{DataDir: dir, DiskQuota: volume.Plain, DataDirMinFreeMB: 64}, probe, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var failed []string
+	err := a.Reconcile(context.Background(), []Disk{{ID: "a", MB: 100, Owner: 1000}, {ID: "b", MB: 100, Owner: 1000}}, func(id string, err error) error {
+		if !errdefs.IsResourceExhausted(err) {
+			t.Errorf("%s failed with %v", id, err)
+		}
+		failed = append(failed, id)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(failed, []string{"b"}) {
+		t.Fatalf("failed %v, want [b]", failed)
+	}
+	if _, err := os.Stat(filepath.Join(sessions, "orphan")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the orphan folder is left: %v", err)
+	}
+	if _, err := os.Stat(volume.Root(filepath.Join(sessions, "a"))); err != nil {
+		t.Fatalf("a's filesystem: %v", err)
+	}
+	a.mu.Lock()
+	_, ok := a.promised["a"]
+	a.mu.Unlock()
+	if !ok {
+		t.Fatal("a's disk is not counted")
 	}
 }
