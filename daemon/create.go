@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
@@ -52,7 +53,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if err := callerFrom(ctx).requireKnown(); err != nil {
 		return nil, err
 	}
-	if err := d.checkDraining(); err != nil {
+	if err := d.node.CheckDraining(); err != nil {
 		return nil, err
 	}
 	rec, t, err := d.checkCreate(ctx, req)
@@ -80,7 +81,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	}()
 	// The user's disks stay within their share (disk_share_per_uid),
 	// claimed from a pool or made cold.
-	if err := d.checkDiskShare(ctx, owner, rec.Limits.DiskMB); err != nil {
+	if err := d.disk.CheckShare(ctx, owner, rec.Limits.DiskMB); err != nil {
 		return nil, err
 	}
 
@@ -97,7 +98,7 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if s != nil {
 		// The pooled sandbox's disk is the user's from now on; a create
 		// of theirs that raced this one may have taken the share.
-		if err := d.adoptDisk(ctx, rec.ID, owner); err != nil {
+		if err := d.disk.Adopt(ctx, rec.ID, owner); err != nil {
 			_ = d.destroySession(s)
 			return nil, err
 		}
@@ -223,22 +224,19 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return err
 	}
 	t0 := time.Now()
-	owner := sessionDisk(rec.OwnerUID)
+	// A cold start may have the pools give back what they keep past
+	// their pool_size; a pool's own refill may not.
+	owner, yield := disk.Session(rec.OwnerUID), d.tmpl.YieldDisk
 	if warm {
-		owner = poolDisk
+		owner, yield = disk.Pool, nil
 	}
-	err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, owner)
-	if errdefs.IsResourceExhausted(err) && !isShareRefusal(err) && !warm && d.tmpl.YieldDisk(ctx) {
-		// Pooled sandboxes kept for a burst gave their disk back.
-		err = d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, owner)
-	}
-	if err != nil {
+	if err := d.disk.Ensure(ctx, rec.ID, rec.Limits.DiskMB, owner, yield); err != nil {
 		if errdefs.IsResourceExhausted(err) {
 			return err // the data dir cannot hold it: the sentence is the caller's
 		}
 		return fmt.Errorf("session %s disk: %w", rec.ID, err)
 	}
-	disk := time.Since(t0)
+	diskTook := time.Since(t0)
 	spec := d.sandboxSpec(s, &rec)
 	spec.Image, spec.Warm = t.Image(), warm
 	spec.Preload, spec.Packages = t.Boot()
@@ -270,9 +268,9 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		network += time.Since(tn)
 	}
 	st := sb.StartTimings()
-	d.metrics.phases.started(runtimeOf(rec.Runtime), disk, network, st)
+	d.metrics.phases.started(runtimeOf(rec.Runtime), diskTook, network, st)
 	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "took", time.Since(t0),
-		"disk", disk, "prepare", st.Prepare, "container", st.Container, "agent", st.Agent, "network", network)
+		"disk", diskTook, "prepare", st.Prepare, "container", st.Container, "agent", st.Agent, "network", network)
 	if err := s.SetRunning(sb); err != nil {
 		_ = sb.Stop()
 		return err

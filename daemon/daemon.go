@@ -31,7 +31,9 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
+	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/identity"
@@ -82,30 +84,20 @@ type Daemon struct {
 	netOff   string
 	netTable *netTable
 	closeNet func()
-	// pristine makes session disks as copies of a pristine image.
-	pristine *volume.Pristine
-	// probe reads the host's disk; disks holds the disk promised to each
-	// session, so that no create is promised space the host lacks.
-	probe diskProbe
-	disks *diskLedger
+	// disk holds the disk promised to each session, so that no create is
+	// promised space the host lacks (package disk).
+	disk *disk.Admission
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
 	// detached are the executions started with wait false.
 	detached detachedRuns
 	// creating are the creates under way with an Idempotency-Key.
 	creating creating
-	// healthDB is the database check's last answer, made at healthAt.
-	healthMu sync.Mutex
-	healthDB error
-	healthAt time.Time
-	// host is where GET /v1/node reads the host; nodeID is this daemon's
-	// id for schedulers (nodeid.go).
-	host   *nodeHost
-	nodeID string
+	// node is the daemon as schedulers see it: its id, health and drain
+	// state (package daemon/node).
+	node *node.Node
 	// gateway serves the MCP gateways of sessions granted MCP servers.
 	gateway *mcpgateway.Gateway
-	// draining refuses new sessions (drain.go).
-	draining atomic.Bool
 	// procView is the lxcfs sandboxes see their /proc files from
 	// (procview.go).
 	procView procView
@@ -129,10 +121,10 @@ type deps struct {
 	denied  *deniedLog
 	inst    instance
 	// probe reads the host's disk (nil: package volume's answers).
-	probe diskProbe
+	probe disk.Probe
 	net   netDeps
 	// host is what GET /v1/node reads (nil: this host).
-	host *nodeHost
+	host *node.Host
 	// procView is the lxcfs sandboxes get (procview.go).
 	procView procView
 	// clock is what the reaper and the pools time by (nil: realClock).
@@ -284,9 +276,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		sessions:  newTable(),
 		events:    newEvents(),
 		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
-		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
-		probe:     dp.probe,
-		disks:     newDiskLedger(),
+		disk:      disk.New(cfg, dp.probe, log),
 		metrics:   m,
 		net:       dp.net.net,
 		netOff:    dp.net.off,
@@ -304,19 +294,12 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if d.closeNet == nil {
 		d.closeNet = func() {}
 	}
-	if d.probe == nil {
-		d.probe = volumeProbe{kind: cfg.DiskQuota}
-	}
 	d.gateway = mcpgateway.New(cfg.MCP, log, d.tellMCPCall)
-	d.loadDrain()
-	if d.host = dp.host; d.host == nil {
-		d.host = realNodeHost()
-	}
-	nodeID, err := loadNodeID(cfg.DataDir, dp.inst.id, d.host.machineID)
+	n, err := node.New(cfg, dp.inst.id, dp.host, nodeSource{d}, log)
 	if err != nil {
 		return nil, err
 	}
-	d.nodeID = nodeID
+	d.node = n
 	d.runtimes = newRuntimeRules(&cfg, d.rt.Info().Runtimes)
 	if err := d.runtimes.checkStrict(); err != nil {
 		return nil, err
@@ -347,7 +330,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if info.ProcViewProblem != "" && d.cfg.LXCFSDir != "" {
 		log.Warn("lxcfs is not serving: sandboxes show the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits (install lxcfs, or set lxcfs_dir = \"\" to silence this)", "lxcfs_dir", d.cfg.LXCFSDir, "problem", info.ProcViewProblem)
 	}
-	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.nodeID, "runtime", info.Name, "cgroup_version", info.CgroupVersion,
+	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.node.ID(), "runtime", info.Name, "cgroup_version", info.CgroupVersion,
 		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "lxcfs", d.procView.info(info.ProcViewProblem == "").ServedBy, "sessions", len(d.sessions.all()))
 	return d, nil
 }
@@ -395,7 +378,7 @@ func (d *Daemon) close(ctx context.Context) error {
 		}
 		// The disk of a session that does not run is mounted only while a
 		// daemon serves its files; the next one mounts it again
-		// (reconcileDisks).
+		// (disk.Reconcile).
 		if err := volume.Unmount(d.paths.session(s.ID())); err != nil {
 			errs = append(errs, err)
 		}

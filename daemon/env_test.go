@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation/idmap"
@@ -30,7 +31,7 @@ type testEnv struct {
 	// net is the host's sandbox networks.
 	net *fakeNetwork
 	// host is what GET /v1/node reads (nil: this host).
-	host *nodeHost
+	host *node.Host
 	// clock is what the reaper and the pools time by: a test moves it on
 	// (clock.advance) rather than wait for an idle timeout or a window.
 	clock *fakeClock

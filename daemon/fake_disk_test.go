@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
@@ -30,19 +31,19 @@ func (f *fakeDisk) setFree(n int64) { f.mu.Lock(); f.freeB = n; f.mu.Unlock() }
 
 func (f *fakeDisk) setReadOnly(id string) { f.mu.Lock(); f.readOnly[id] = true; f.mu.Unlock() }
 
-func (f *fakeDisk) free(string) (int64, error) {
+func (f *fakeDisk) Free(string) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.freeB, nil
 }
 
-func (f *fakeDisk) allocated(dir string) int64 {
+func (f *fakeDisk) Allocated(dir string) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.alloc[filepath.Base(dir)]
 }
 
-func (f *fakeDisk) exists(dir string) bool {
+func (f *fakeDisk) Exists(dir string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.real {
@@ -52,7 +53,7 @@ func (f *fakeDisk) exists(dir string) bool {
 	return f.images[filepath.Base(dir)]
 }
 
-func (f *fakeDisk) writable(dir string) error {
+func (f *fakeDisk) Writable(dir string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.readOnly[filepath.Base(dir)] {
@@ -61,4 +62,4 @@ func (f *fakeDisk) writable(dir string) error {
 	return nil
 }
 
-var _ diskProbe = (*fakeDisk)(nil)
+var _ disk.Probe = (*fakeDisk)(nil)

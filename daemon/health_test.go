@@ -18,7 +18,7 @@ func TestHealth(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
-	h, err := d.Health(root)
+	h, err := d.node.Health(root)
 	if err != nil || h.Status != api.HealthOK || len(h.Reasons) != 0 || len(h.Checks) != 4 || !h.Checks[api.CheckDatabase].OK {
 		t.Fatalf("healthy: %+v %v", h, err)
 	}
@@ -31,7 +31,7 @@ func TestHealth(t *testing.T) {
 	mustCreate(t, d, as(1000)) // from the pool, whose refill fails
 	want := regexp.MustCompile(`^cgroups: read-only file system\|pools: template python: the warm pool cannot start a sandbox: .*no more pids$`)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		h, _ = d.Health(root)
+		h, _ = d.node.Health(root)
 		if want.MatchString(strings.Join(h.Reasons, "|")) {
 			break
 		}
@@ -47,7 +47,7 @@ func TestHealth(t *testing.T) {
 	e.h.cgroupErr, e.h.failStart = nil, nil
 	e.h.mu.Unlock()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if h, _ = d.Health(root); h.Status == api.HealthOK {
+		if h, _ = d.node.Health(root); h.Status == api.HealthOK {
 			break
 		}
 		if time.Now().After(deadline) {

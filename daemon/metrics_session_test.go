@@ -62,11 +62,14 @@ func TestMetricsShowNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	backends := server.Backends{
-		SystemBackend: d, SessionBackend: d, ExecBackend: d, ProcessBackend: d, FileBackend: d,
+	srv := server.New(server.Backends{
+		SystemBackend:   testSystem{d.node, d},
+		SessionBackend:  d,
+		ExecBackend:     d,
+		ProcessBackend:  d,
+		FileBackend:     d,
 		TemplateBackend: d.Templates(),
-	}
-	srv := server.New(backends, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
+	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
 	go srv.Serve(l)
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	ml, err := server.ListenMetrics("127.0.0.1:0")
@@ -190,3 +193,23 @@ func TestDeniedSumNeverFalls(t *testing.T) {
 		}
 	}
 }
+
+// testSystem serves the API's system area as cmd/sandboxd's does: the
+// node its health, node and drain calls, the daemon its info and events.
+type testSystem struct {
+	nodeCalls
+	daemonFacts
+}
+
+type nodeCalls interface {
+	Health(ctx context.Context) (*api.Health, error)
+	Node(ctx context.Context) (*api.Node, error)
+	Drain(ctx context.Context, on bool) (*api.Node, error)
+}
+
+type daemonFacts interface {
+	Info(ctx context.Context) (*api.Info, error)
+	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
+}
+
+var _ server.SystemBackend = testSystem{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/version"
 	"github.com/sandboxd/sandboxd/isolation"
@@ -28,14 +29,14 @@ const (
 
 // fakeNodeHost is a host of 2 GiB and 6 CPUs named node-a, its files in
 // dir.
-func fakeNodeHost(t *testing.T, machineID string) *nodeHost {
+func fakeNodeHost(t *testing.T, machineID string) *node.Host {
 	t.Helper()
 	dir := t.TempDir()
-	h := &nodeHost{machineID: filepath.Join(dir, "machine-id"), meminfo: filepath.Join(dir, "meminfo"), cpus: 6,
-		hostname: func() (string, error) { return "node-a", nil }}
-	writeFile(t, h.meminfo, "MemTotal:        2097152 kB\nMemFree:          1048576 kB\n")
+	h := &node.Host{MachineID: filepath.Join(dir, "machine-id"), Meminfo: filepath.Join(dir, "meminfo"), CPUs: 6,
+		Hostname: func() (string, error) { return "node-a", nil }}
+	writeFile(t, h.Meminfo, "MemTotal:        2097152 kB\nMemFree:          1048576 kB\n")
 	if machineID != "" {
-		writeFile(t, h.machineID, machineID+"\n")
+		writeFile(t, h.MachineID, machineID+"\n")
 	}
 	return h
 }
@@ -126,7 +127,7 @@ func TestNode(t *testing.T) {
 		{"bob", bob, with(common, api.NodeResources{}, api.NodeSessions{}, "2000/theirs", "data", pool.DefaultTemplate)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n, err := d.Node(c.ctx)
+			n, err := d.node.Node(c.ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,9 +138,9 @@ func TestNode(t *testing.T) {
 	}
 
 	// The answer is a copy: changing it changes nothing of the daemon's.
-	n, _ := d.Node(root)
+	n, _ := d.node.Node(root)
 	n.Labels["zone"] = "b"
-	if n, _ := d.Node(root); n.Labels["zone"] != "a" {
+	if n, _ := d.node.Node(root); n.Labels["zone"] != "a" {
 		t.Errorf("the config's labels changed through an answer: %v", n.Labels)
 	}
 }
@@ -164,7 +165,7 @@ func TestNodeEmpty(t *testing.T) {
 	}
 	st.Close()
 	d := e.start()
-	n, err := d.Node(root)
+	n, err := d.node.Node(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestNodeRuntimes(t *testing.T) {
 			e.host = fakeNodeHost(t, testMachineID)
 			e.h.runtimes[1].Usable = c.runscUsable
 			d := e.start()
-			n, err := d.Node(root)
+			n, err := d.node.Node(root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +220,7 @@ func TestNodeIDStable(t *testing.T) {
 			e := newEnv(t, nil)
 			e.host = fakeNodeHost(t, c.machineID)
 			d := e.start()
-			first, err := d.Node(root)
+			first, err := d.node.Node(root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +230,7 @@ func TestNodeIDStable(t *testing.T) {
 			if err := d.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			again, err := e.start().Node(root)
+			again, err := e.start().node.Node(root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,10 +247,10 @@ func TestNodeHostUnreadable(t *testing.T) {
 	e := newEnv(t, nil)
 	e.host = fakeNodeHost(t, testMachineID)
 	d := e.start()
-	if err := os.Remove(e.host.meminfo); err != nil {
+	if err := os.Remove(e.host.Meminfo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Node(root); err == nil {
+	if _, err := d.node.Node(root); err == nil {
 		t.Fatal("no error without /proc/meminfo")
 	}
 }

@@ -36,7 +36,7 @@ func TestPause(t *testing.T) {
 	if info, _ := d.Info(root); info.Sessions.Paused != 1 || info.Sessions.Running != 0 {
 		t.Errorf("info: %+v", info.Sessions)
 	}
-	if n, _ := d.Node(root); n.SessionsByStatus.Paused != 1 || n.Allocated.Sessions != 1 {
+	if n, _ := d.node.Node(root); n.SessionsByStatus.Paused != 1 || n.Allocated.Sessions != 1 {
 		t.Errorf("node: %+v %+v", n.SessionsByStatus, n.Allocated)
 	}
 	if _, err := d.PauseSession(as(2000), s.ID); !errdefs.IsNotFound(err) {

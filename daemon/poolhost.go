@@ -116,7 +116,7 @@ func (h poolHost) Hand(ctx context.Context, sb pool.Sandbox, rec *store.Record) 
 }
 
 func (h poolHost) Creating() bool    { return h.d.inCreate.Load() > 0 }
-func (h poolHost) DiskFreed() uint64 { return h.d.disks.freedCount() }
+func (h poolHost) DiskFreed() uint64 { return h.d.disk.Freed() }
 func (h poolHost) Closed() bool      { return h.d.sessions.isClosed() }
 
 func (h poolHost) Limits(o *api.LimitDefaults) api.Limits { return overlay(h.d.cfg.Defaults.API(), o) }
@@ -232,7 +232,7 @@ func (p *pooledSandbox) Check(ctx context.Context) error {
 
 // Writable checks that its disk takes writes: an ext4 image that met an
 // error (the host's disk full under it) is remounted read-only.
-func (p *pooledSandbox) Writable() error { return p.d.probe.writable(p.d.paths.session(p.s.ID())) }
+func (p *pooledSandbox) Writable() error { return p.d.disk.Writable(p.s.ID()) }
 
 func (p *pooledSandbox) SetLimits(l store.Limits) error { return p.sb.SetLimits(limitsOf(l)) }
 

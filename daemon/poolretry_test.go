@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
@@ -22,11 +23,11 @@ type countingDisk struct {
 	reads int
 }
 
-func (c *countingDisk) free(dir string) (int64, error) {
+func (c *countingDisk) Free(dir string) (int64, error) {
 	c.mu.Lock()
 	c.reads++
 	c.mu.Unlock()
-	return c.fakeDisk.free(dir)
+	return c.fakeDisk.Free(dir)
 }
 
 func (c *countingDisk) count() int {
@@ -37,7 +38,7 @@ func (c *countingDisk) count() int {
 
 // startLogged starts the env's daemon as start does, with its log in log
 // and its disk probe probe.
-func (e *testEnv) startLogged(log *testutil.Buffer, probe diskProbe) *Daemon {
+func (e *testEnv) startLogged(log *testutil.Buffer, probe disk.Probe) *Daemon {
 	e.t.Helper()
 	st, err := openStore(e.cfg)
 	if err != nil {
@@ -124,7 +125,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			if n := log.Lines("disk refused"); n != 0 {
 				t.Fatalf("each refused refill logged:\n%s", log.String())
 			}
-			h, _ := d.Health(root)
+			h, _ := d.node.Health(root)
 			pools := h.Checks[api.CheckPools]
 			if h.Status != tc.status || pools.OK || !strings.Contains(pools.Detail, "failing since") || !strings.Contains(pools.Detail, tc.detail) {
 				t.Fatalf("health while the pool fails: %+v", h)
@@ -134,7 +135,7 @@ func TestPoolRefillBacksOff(t *testing.T) {
 			waitPool(t, d, 1) // within the 200 ms cap, woken by nothing
 			// The pool's loop notes the refill a moment after it is idle.
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-				if h, _ = d.Health(root); h.Status == api.HealthOK && h.Checks[api.CheckPools].OK {
+				if h, _ = d.node.Health(root); h.Status == api.HealthOK && h.Checks[api.CheckPools].OK {
 					break
 				}
 				if time.Now().After(deadline) {

@@ -2,12 +2,10 @@ package daemon
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
-	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // reconcile makes the database and the host agree at start: session
@@ -32,7 +30,21 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		}
 		d.sessions.add(loadSession(r))
 	}
-	if err := d.reconcileDisks(ctx); err != nil {
+	// Each session's filesystem is mounted again, within the data dir's
+	// budget; folders no record owns go (package disk).
+	all := d.sessions.all()
+	disks := make([]disk.Disk, 0, len(all))
+	for _, s := range all {
+		rec := s.Snapshot()
+		disks = append(disks, disk.Disk{ID: rec.ID, MB: rec.Limits.DiskMB, Owner: rec.OwnerUID})
+	}
+	if err := d.disk.Reconcile(ctx, disks, func(id string, err error) error {
+		s, _ := d.sessions.get(id)
+		if sb := s.SetFailed("its disk could not be mounted: " + err.Error()); sb != nil {
+			_ = sb.Stop()
+		}
+		return d.commit(ctx, s, api.ActionFailed, "its disk could not be mounted: "+err.Error())
+	}); err != nil {
 		return err
 	}
 	d.tmpl.Reconcile()
@@ -57,42 +69,6 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 	}
 	if d.cfg.RestartLostSessions {
 		d.restartLost(ctx, lost)
-	}
-	return nil
-}
-
-// reconcileDisks mounts each session's filesystem again (after a reboot,
-// files are served even while a session is stopped) and removes session
-// folders no record owns: what a daemon killed during a create or a delete
-// left behind.
-func (d *Daemon) reconcileDisks(ctx context.Context) error {
-	ents, err := os.ReadDir(filepath.Join(d.cfg.DataDir, "sessions"))
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if _, ok := d.sessions.get(e.Name()); ok {
-			continue
-		}
-		if err := volume.Remove(d.paths.session(e.Name())); err != nil {
-			d.log.Warn("remove orphan session folder", "session", e.Name(), "err", err)
-		} else {
-			d.log.Info("removed orphan session folder", "session", e.Name())
-		}
-	}
-	for _, s := range d.sessions.all() {
-		rec := s.Snapshot()
-		// A disk whose image is gone is made again only if the data dir
-		// can hold it (ensureDisk); one that exists is counted as promised.
-		if err := d.ensureDisk(ctx, rec.ID, rec.Limits.DiskMB, sessionDisk(rec.OwnerUID)); err != nil {
-			d.log.Warn("session disk", "session", rec.ID, "err", err)
-			if sb := s.SetFailed("its disk could not be mounted: " + err.Error()); sb != nil {
-				_ = sb.Stop()
-			}
-			if err := d.commit(ctx, s, api.ActionFailed, "its disk could not be mounted: "+err.Error()); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func (d *Daemon) destroySession(s *session) error {
 	if err := volume.Remove(d.paths.session(id)); err != nil {
 		return err
 	}
-	d.forgetDisk(id)
+	d.disk.Forget(id)
 	// Only now: nothing owned by the block is left for its next session.
 	d.releaseIDs(s)
 	return nil

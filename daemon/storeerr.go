@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/disk"
 )
 
 // recordErr is the client's error for a state write that failed: the
@@ -18,7 +19,7 @@ import (
 func recordErr(id string, err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return api.WithRetryAfter(api.Errorf(errdefs.ErrResourceExhausted,
-			"session %s could not be recorded: the data dir is full; delete sessions or free space on the host", id), diskRetryAfter)
+			"session %s could not be recorded: the data dir is full; delete sessions or free space on the host", id), disk.RetryAfter)
 	}
 	return fmt.Errorf("record session %s: %w", id, err)
 }

@@ -29,10 +29,10 @@ import (
 	_ "github.com/sandboxd/sandboxd/isolation"
 )
 
-// The daemon serves every area but templates, which its template owner
-// serves (daemon/pool).
+// The daemon serves the sessions, executions, processes and files; the
+// system area is the node's and the daemon's (system.go); templates are
+// their owner's (daemon/pool).
 var (
-	_ server.SystemBackend   = (*daemon.Daemon)(nil)
 	_ server.SessionBackend  = (*daemon.Daemon)(nil)
 	_ server.ExecBackend     = (*daemon.Daemon)(nil)
 	_ server.ProcessBackend  = (*daemon.Daemon)(nil)
@@ -203,12 +203,16 @@ func run(cfg config.Config) error {
 		}
 		return err
 	}
-	// Templates are their owner's to serve (the daemon's pool package).
-	backends := server.Backends{
-		SystemBackend: d, SessionBackend: d, ExecBackend: d, ProcessBackend: d, FileBackend: d,
+	// The node serves its calls of the system area, the template owner the
+	// templates (daemon/pool); the daemon the rest.
+	srv := server.New(server.Backends{
+		SystemBackend:   system{d.Node(), d},
+		SessionBackend:  d,
+		ExecBackend:     d,
+		ProcessBackend:  d,
+		FileBackend:     d,
 		TemplateBackend: d.Templates(),
-	}
-	srv := server.New(backends, server.Options{
+	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,
 		Metrics:         d.MetricsHandler(),

@@ -1,4 +1,11 @@
-package daemon
+// Package disk admits session disks on the data dir: a ledger of the disk
+// promised to every session and pooled sandbox, the arithmetic of what the
+// host can still promise (budget.go), and each user's share of it. It is
+// the one owner of those promises: the daemon asks it before it makes a
+// session's filesystem and tells it when one is removed; what it needs of
+// the host's disk comes in as a Probe, what it needs of the daemon (the
+// pools giving back disk, the sessions to reconcile) as arguments.
+package disk
 
 import (
 	"errors"
@@ -11,17 +18,17 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// diskRetryAfter is the Retry-After of a create refused for disk space:
+// RetryAfter is the Retry-After of a create refused for disk space:
 // space comes back when sessions are deleted, which is a person's or a
 // client's decision, not a matter of milliseconds.
-const diskRetryAfter = 30 * time.Second
+const RetryAfter = 30 * time.Second
 
-// diskBudget is the arithmetic of disk admission, apart from where its
+// budget is the arithmetic of disk admission, apart from where its
 // numbers come from so that it can be tested as a table. Session images
 // are sparse: each promises its disk_mb but takes from the host only what
 // is written in it. Promising more than the host has is how a full host
 // disk used to abort the journals of every session image on it (issue 14).
-type diskBudget struct {
+type budget struct {
 	// free is what the data dir's filesystem has left (statfs f_bavail).
 	free int64
 	// outstanding is what live disks may still take: for each, its size
@@ -42,13 +49,13 @@ type diskBudget struct {
 // already and what may still be. Writes into a disk do not move it (the
 // free space they take was promised), so a user's share of it stays put
 // while sessions fill their disks.
-func (b diskBudget) capacity() int64 {
+func (b budget) capacity() int64 {
 	return satAdd(b.promisable(), b.promised)
 }
 
 // share is what one user's disks may hold together: fraction
 // (disk_share_per_uid) of the capacity.
-func (b diskBudget) share(fraction float64) int64 {
+func (b budget) share(fraction float64) int64 {
 	s := float64(b.capacity()) * fraction
 	if s >= math.MaxInt64 {
 		return math.MaxInt64
@@ -58,16 +65,16 @@ func (b diskBudget) share(fraction float64) int64 {
 
 // fitsShare reports whether a new disk of want bytes keeps a user who
 // holds held within their share.
-func (b diskBudget) fitsShare(held, want int64, fraction float64) bool {
+func (b budget) fitsShare(held, want int64, fraction float64) bool {
 	return satAdd(held, want) <= b.share(fraction)
 }
 
 // shareRefusal is the 429 of a disk past its user's share, in one
 // sentence saying the share, what the user holds and how to free it.
-func (b diskBudget) shareRefusal(uid uint32, held, want int64, fraction float64) error {
+func (b budget) shareRefusal(uid uint32, held, want int64, fraction float64) error {
 	return api.WithRetryAfter(shareError{api.Errorf(errdefs.ErrResourceExhausted,
 		"uid %d's sessions hold %d MiB of disk, and a %d MiB disk does not fit in its share of %d MiB (disk_share_per_uid %g of the %d MiB the data dir can promise): delete sessions of yours or ask for less disk_mb",
-		uid, mib(held), mib(want), mib(b.share(fraction)), fraction, mib(b.capacity()))}, diskRetryAfter)
+		uid, mib(held), mib(want), mib(b.share(fraction)), fraction, mib(b.capacity()))}, RetryAfter)
 }
 
 // shareError marks a refusal for the user's share, not for the data dir's
@@ -76,8 +83,8 @@ type shareError struct{ error }
 
 func (e shareError) Unwrap() error { return e.error }
 
-// isShareRefusal reports whether err is a refusal for the user's share.
-func isShareRefusal(err error) bool {
+// IsShareRefusal reports whether err is a refusal for the user's share.
+func IsShareRefusal(err error) bool {
 	var s shareError
 	return errors.As(err, &s)
 }
@@ -93,7 +100,7 @@ func satAdd(a, b int64) int64 {
 // promisable is how much more disk may be promised: the free space above
 // the floor, times the overcommit, less what is promised already. It is
 // never below 0.
-func (b diskBudget) promisable() int64 {
+func (b budget) promisable() int64 {
 	room := float64(b.free-b.floor)*b.overcommit - float64(b.outstanding)
 	if room <= 0 {
 		return 0
@@ -107,7 +114,7 @@ func (b diskBudget) promisable() int64 {
 // fits reports whether a new disk of want bytes may be promised. A disk
 // that takes no promise (want 0: a plain folder, not sparse, not sized)
 // still needs the data dir above its floor.
-func (b diskBudget) fits(want int64) bool {
+func (b budget) fits(want int64) bool {
 	if b.free < b.floor {
 		return false
 	}
@@ -116,7 +123,7 @@ func (b diskBudget) fits(want int64) bool {
 
 // refusal is the 429 of a disk that does not fit, in one sentence saying
 // what is free and what to do.
-func (b diskBudget) refusal(want int64) error {
+func (b budget) refusal(want int64) error {
 	var err error
 	if want == 0 {
 		err = api.Errorf(errdefs.ErrResourceExhausted,
@@ -127,7 +134,7 @@ func (b diskBudget) refusal(want int64) error {
 			"the data dir has %d MiB free of which %d MiB can be promised: a %d MiB disk does not fit above the %d MiB floor (data_dir_min_free_mb); delete sessions or ask for less disk_mb",
 			mib(b.free), mib(b.promisable()), mib(want), mib(b.floor))
 	}
-	return api.WithRetryAfter(err, diskRetryAfter)
+	return api.WithRetryAfter(err, RetryAfter)
 }
 
 // mib is n bytes in whole MiB, rounded down (never overstating what is
@@ -135,6 +142,6 @@ func (b diskBudget) refusal(want int64) error {
 func mib(n int64) int64 { return max(n, 0) >> 20 }
 
 // String is the budget for logs.
-func (b diskBudget) String() string {
+func (b budget) String() string {
 	return fmt.Sprintf("free %d MiB, outstanding %d MiB of %d MiB promised, floor %d MiB, overcommit %g", mib(b.free), mib(b.outstanding), mib(b.promised), mib(b.floor), b.overcommit)
 }

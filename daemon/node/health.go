@@ -1,4 +1,4 @@
-package daemon
+package node
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const healthTTL = 2 * time.Second
 // liveness probe must not restart it. Any other failure makes it
 // unhealthy (the server answers 503). It answers as long as the daemon
 // serves.
-func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
+func (n *Node) Health(ctx context.Context) (*api.Health, error) {
 	h := &api.Health{Status: api.HealthOK, Checks: map[string]api.HealthCheck{}}
 	// check records a check; short says its failure is the host's want
 	// of disk space, which degrades the daemon without making it
@@ -41,19 +41,19 @@ func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
 		}
 		h.Checks[name] = c
 	}
-	check(api.CheckDatabase, d.databaseWritable(), false)
-	check(api.CheckCgroups, d.rt.CgroupsWritable(), false)
-	poolErr, poolShort := d.tmpl.Health()
+	check(api.CheckDatabase, n.databaseWritable(), false)
+	check(api.CheckCgroups, n.src.CgroupsWritable(), false)
+	poolErr, poolShort := n.src.PoolsHealth()
 	check(api.CheckPools, poolErr, poolShort)
 
-	free, short, err := d.dataDirSpace()
-	h.DataDir = &api.DataDirHealth{MinFreeMB: d.cfg.DataDirMinFreeMB}
+	free, short, err := n.src.DataDirSpace()
+	h.DataDir = &api.DataDirHealth{MinFreeMB: n.cfg.DataDirMinFreeMB}
 	switch {
 	case err != nil:
 		check(api.CheckDataDir, fmt.Errorf("cannot read its free space: %w", err), false)
 	case short:
 		h.DataDir.FreeMB = mib(free)
-		check(api.CheckDataDir, fmt.Errorf("%d MiB free, below the floor of %d MiB (data_dir_min_free_mb): no new session disk is made", mib(free), d.cfg.DataDirMinFreeMB), true)
+		check(api.CheckDataDir, fmt.Errorf("%d MiB free, below the floor of %d MiB (data_dir_min_free_mb): no new session disk is made", mib(free), n.cfg.DataDirMinFreeMB), true)
 	default:
 		h.DataDir.FreeMB, h.DataDir.OK = mib(free), true
 		check(api.CheckDataDir, nil, false)
@@ -62,11 +62,15 @@ func (d *Daemon) Health(ctx context.Context) (*api.Health, error) {
 }
 
 // databaseWritable is the database check, made at most once per healthTTL.
-func (d *Daemon) databaseWritable() error {
-	d.healthMu.Lock()
-	defer d.healthMu.Unlock()
-	if d.healthAt.IsZero() || time.Since(d.healthAt) >= healthTTL {
-		d.healthDB, d.healthAt = d.store.Writable(), time.Now()
+func (n *Node) databaseWritable() error {
+	n.healthMu.Lock()
+	defer n.healthMu.Unlock()
+	if n.healthAt.IsZero() || time.Since(n.healthAt) >= healthTTL {
+		n.healthDB, n.healthAt = n.src.DatabaseWritable(), time.Now()
 	}
-	return d.healthDB
+	return n.healthDB
 }
+
+// mib is n bytes in whole MiB, rounded down (never overstating what is
+// free), and 0 below 0.
+func mib(n int64) int64 { return max(n, 0) >> 20 }

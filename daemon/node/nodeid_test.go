@@ -1,4 +1,4 @@
-package daemon
+package node
 
 import (
 	"os"
@@ -91,8 +91,8 @@ func TestMemoryMB(t *testing.T) {
 		{"bad number", "MemTotal: lots kB\n", 0, "bad MemTotal line"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := &nodeHost{meminfo: filepath.Join(t.TempDir(), "meminfo")}
-			writeFile(t, h.meminfo, c.meminfo)
+			h := &Host{Meminfo: filepath.Join(t.TempDir(), "meminfo")}
+			writeFile(t, h.Meminfo, c.meminfo)
 			got, err := h.memoryMB()
 			if got != c.want || (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 				t.Fatalf("got %d %v, want %d %q", got, err, c.want, c.wantErr)
