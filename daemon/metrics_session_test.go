@@ -63,11 +63,12 @@ func TestMetricsShowNoSession(t *testing.T) {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := server.New(server.Backends{
-		SystemBackend:   testSystem{d.node, d},
+		SystemBackend:   d,
+		NodeBackend:     d.node,
 		SessionBackend:  d,
 		ExecBackend:     d,
 		ProcessBackend:  d,
-		FileBackend:     d,
+		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
 	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
 	go srv.Serve(l)
@@ -193,23 +194,3 @@ func TestDeniedSumNeverFalls(t *testing.T) {
 		}
 	}
 }
-
-// testSystem serves the API's system area as cmd/sandboxd's does: the
-// node its health, node and drain calls, the daemon its info and events.
-type testSystem struct {
-	nodeCalls
-	daemonFacts
-}
-
-type nodeCalls interface {
-	Health(ctx context.Context) (*api.Health, error)
-	Node(ctx context.Context) (*api.Node, error)
-	Drain(ctx context.Context, on bool) (*api.Node, error)
-}
-
-type daemonFacts interface {
-	Info(ctx context.Context) (*api.Info, error)
-	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
-}
-
-var _ server.SystemBackend = testSystem{}

@@ -20,24 +20,12 @@ import (
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon"
 	"github.com/sandboxd/sandboxd/daemon/config"
-	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/daemon/server"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/manpage"
 	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"
 	_ "github.com/sandboxd/sandboxd/isolation"
-)
-
-// The daemon serves the sessions, executions, processes and files; the
-// system area is the node's and the daemon's (system.go); templates are
-// their owner's (daemon/pool).
-var (
-	_ server.SessionBackend  = (*daemon.Daemon)(nil)
-	_ server.ExecBackend     = (*daemon.Daemon)(nil)
-	_ server.ProcessBackend  = (*daemon.Daemon)(nil)
-	_ server.FileBackend     = (*daemon.Daemon)(nil)
-	_ server.TemplateBackend = (*pool.Templates)(nil)
 )
 
 func main() {
@@ -203,14 +191,15 @@ func run(cfg config.Config) error {
 		}
 		return err
 	}
-	// The node serves its calls of the system area, the template owner the
-	// templates (daemon/pool); the daemon the rest.
+	// Each area is served by its owner: the node (daemon/node), the files
+	// (daemon/sandboxfs), the templates (daemon/pool); the daemon the rest.
 	srv := server.New(server.Backends{
-		SystemBackend:   system{d.Node(), d},
+		SystemBackend:   d,
+		NodeBackend:     d.Node(),
 		SessionBackend:  d,
 		ExecBackend:     d,
 		ProcessBackend:  d,
-		FileBackend:     d,
+		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
 	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,

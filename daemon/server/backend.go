@@ -17,6 +17,7 @@ import (
 // names the area it depends on and a fake implements only that.
 type Backend interface {
 	SystemBackend
+	NodeBackend
 	SessionBackend
 	ExecBackend
 	ProcessBackend
@@ -31,6 +32,7 @@ type Backend interface {
 // embedded fields.
 type Backends struct {
 	SystemBackend
+	NodeBackend
 	SessionBackend
 	ExecBackend
 	ProcessBackend
@@ -40,7 +42,7 @@ type Backends struct {
 
 // BackendsOf serves every area from b (a test's fake that implements all).
 func BackendsOf(b Backend) Backends {
-	return Backends{b, b, b, b, b, b}
+	return Backends{b, b, b, b, b, b, b}
 }
 
 // missing names an area no backend serves, or is "".
@@ -48,6 +50,8 @@ func (b Backends) missing() string {
 	switch {
 	case b.SystemBackend == nil:
 		return "system"
+	case b.NodeBackend == nil:
+		return "node"
 	case b.SessionBackend == nil:
 		return "sessions"
 	case b.ExecBackend == nil:
@@ -65,17 +69,23 @@ func (b Backends) missing() string {
 // Backends serves every area.
 var _ Backend = Backends{}
 
-// SystemBackend answers for the node as a whole: health, info, scheduling and the event stream.
+// SystemBackend answers for the daemon as a whole: its info and the
+// event stream.
 type SystemBackend interface {
-	Health(ctx context.Context) (*api.Health, error)
 	Info(ctx context.Context) (*api.Info, error)
+	// Events streams session events matching f to send until ctx ends,
+	// f.Until passes or send fails.
+	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
+}
+
+// NodeBackend answers for the node: its health, what schedulers read and
+// draining.
+type NodeBackend interface {
+	Health(ctx context.Context) (*api.Health, error)
 	// Node describes the daemon for schedulers (GET /v1/node).
 	Node(ctx context.Context) (*api.Node, error)
 	// Drain turns draining on or off (root only) and answers the node.
 	Drain(ctx context.Context, on bool) (*api.Node, error)
-	// Events streams session events matching f to send until ctx ends,
-	// f.Until passes or send fails.
-	Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error
 }
 
 // SessionBackend owns sessions' lifecycle and settings.

@@ -1,0 +1,99 @@
+package sandboxfs
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Files serves the API's file calls (server.FileBackend, by shape) over
+// the sessions' folders: it owns how a path becomes a file of a session
+// and what an upload may weigh; which session a caller may reach, and
+// waking a paused one first, stay the daemon's (Of).
+type Files struct {
+	// Of is the file view of session id, as the caller in ctx may use it
+	// (a paused session resumed first).
+	Of func(ctx context.Context, id string) (*FS, error)
+	// MaxUpload bounds a file or tar upload (max_upload_bytes).
+	MaxUpload int64
+}
+
+// at is the session's folders and where path is in them.
+func (fl *Files) at(ctx context.Context, id, path string) (*FS, Root, string, error) {
+	root, rel, err := Split(path)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	fs, err := fl.Of(ctx, id)
+	return fs, root, rel, err
+}
+
+// PutFile writes a file into the session, creating parent folders.
+func (fl *Files) PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
+	fs, root, rel, err := fl.at(ctx, id, path)
+	if err != nil {
+		return nil, err
+	}
+	n, err := fs.Write(root, rel, body, fl.MaxUpload)
+	if err != nil {
+		return nil, err
+	}
+	return &api.FileWritten{Path: root.String() + "/" + rel, Size: n}, nil
+}
+
+// PutTar unpacks a tar stream into the folder path (cp -r).
+func (fl *Files) PutTar(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
+	fs, root, rel, err := fl.at(ctx, id, path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := fs.WriteTar(root, rel, body, fl.MaxUpload)
+	if err != nil {
+		return nil, err
+	}
+	return &api.FileWritten{Path: root.String() + "/" + rel, Size: w.Bytes, Files: w.Files}, nil
+}
+
+// GetTar writes path (a folder and what it holds, or a file) to w as a
+// tar stream (cp -r).
+func (fl *Files) GetTar(ctx context.Context, id, path string, w io.Writer) error {
+	fs, root, rel, err := fl.at(ctx, id, path)
+	if err != nil {
+		return err
+	}
+	return fs.ReadTar(root, rel, w)
+}
+
+// OpenFile opens a file for reading, or lists a folder.
+func (fl *Files) OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error) {
+	fs, root, rel, err := fl.at(ctx, id, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := fs.Open(root, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return f, nil, nil
+	}
+	defer f.Close()
+	list, err := List(f)
+	return nil, list, err
+}
+
+// DeleteFile removes a file or a folder.
+func (fl *Files) DeleteFile(ctx context.Context, id, path string) error {
+	fs, root, rel, err := fl.at(ctx, id, path)
+	if err != nil {
+		return err
+	}
+	return fs.Remove(root, rel)
+}
