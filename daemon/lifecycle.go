@@ -178,7 +178,7 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", s.Snapshot().Limits.IdleTimeoutS)
-				pause = d.idleAction(s) == config.IdlePause
+				pause = idleAction(&d.cfg, s) == config.IdlePause
 			default:
 				continue
 			}

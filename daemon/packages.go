@@ -34,7 +34,7 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 	if len(req.Packages) == 0 {
 		return nil, errdefs.ErrInvalidArgument.WithMessage("packages is empty: name at least one, such as \"numpy==1.26.4\"")
 	}
-	u, err := d.checkPackages(req.Packages, req.IndexURL)
+	u, err := checkPackages(&d.cfg, req.Packages, req.IndexURL)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 		return nil, err
 	}
 	defer closeIndex()
-	e, err := d.Exec(ctx, id, d.pipRequest(u, req.Packages, ""), onEvent)
+	e, err := d.Exec(ctx, id, pipRequest(&d.cfg, u, req.Packages, ""), onEvent)
 	if err != nil || e.Status != api.StatusOK {
 		return e, err
 	}
@@ -65,7 +65,7 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 
 // checkPackages checks an install's requirements and index (the
 // daemon's if index is ""), and says where it installs from.
-func (d *Daemon) checkPackages(pkgs []string, index string) (*url.URL, error) {
+func checkPackages(c *config.Config, pkgs []string, index string) (*url.URL, error) {
 	if len(pkgs) > maxPackages {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "%d packages, more than %d in one install", len(pkgs), maxPackages)
 	}
@@ -74,13 +74,13 @@ func (d *Daemon) checkPackages(pkgs []string, index string) (*url.URL, error) {
 			return nil, api.Errorf(errdefs.ErrInvalidArgument, "package %s is not a requirement pip takes here: a name, optional [extras] and version specifiers such as ==1.26.4 or >=2,<3", api.Quote(p))
 		}
 	}
-	return d.packageIndex(index)
+	return packageIndex(c, index)
 }
 
 // packageIndex is where an install goes: index, or the daemon's if "".
-func (d *Daemon) packageIndex(index string) (*url.URL, error) {
+func packageIndex(c *config.Config, index string) (*url.URL, error) {
 	if index == "" {
-		index = d.cfg.Network.PackageIndexURL
+		index = c.Network.PackageIndexURL
 	}
 	u, err := config.ParseIndexURL(index)
 	if err != nil {
@@ -91,8 +91,8 @@ func (d *Daemon) packageIndex(index string) (*url.URL, error) {
 
 // pipRequest is the execution of an install, bounded by package_timeout_s:
 // into the user's site folder, or into target (a folder of the sandbox).
-func (d *Daemon) pipRequest(index *url.URL, pkgs []string, target string) *api.ExecRequest {
-	timeout := float64(min(d.cfg.Network.PackageTimeoutS, d.cfg.Max.TimeoutS))
+func pipRequest(c *config.Config, index *url.URL, pkgs []string, target string) *api.ExecRequest {
+	timeout := float64(min(c.Network.PackageTimeoutS, c.Max.TimeoutS))
 	return &api.ExecRequest{Language: api.LanguageShell, Code: pipCommand(index, pkgs, target), TimeoutS: &timeout}
 }
 

@@ -106,10 +106,10 @@ func (d *Daemon) claimAwake(ctx context.Context, s *session) (Sandbox, bool, err
 }
 
 // idleAction is what the session's idle timeout does.
-func (d *Daemon) idleAction(s *session) string {
+func idleAction(c *config.Config, s *session) string {
 	a := s.Snapshot().IdleAction
 	if a == "" {
-		a = d.cfg.IdleAction
+		a = c.IdleAction
 	}
 	return a
 }

@@ -144,7 +144,7 @@ func (h poolHost) CheckDef(def *api.Template) error {
 		}
 		return nil
 	}
-	if _, err := d.checkPackages(def.Packages, def.IndexURL); err != nil {
+	if _, err := checkPackages(&d.cfg, def.Packages, def.IndexURL); err != nil {
 		return err
 	}
 	if d.net == nil {
@@ -175,7 +175,7 @@ func (h poolHost) Users(ref string) int {
 func (h poolHost) Packages(ctx context.Context, sb pool.Sandbox, t *pool.Template, build string) (workspace, index string, err error) {
 	d, s, def := h.d, sessionOf(sb), t.Def()
 	// Checked with the template (CheckDef).
-	u, err := d.packageIndex(def.IndexURL)
+	u, err := packageIndex(&d.cfg, def.IndexURL)
 	if err != nil {
 		return "", "", err
 	}
@@ -183,7 +183,7 @@ func (h poolHost) Packages(ctx context.Context, sb pool.Sandbox, t *pool.Templat
 	if err != nil {
 		return "", "", err
 	}
-	e, err := d.exec(ctx, s, d.pipRequest(u, def.Packages, path.Join("/workspace", build)), nil)
+	e, err := d.exec(ctx, s, pipRequest(&d.cfg, u, def.Packages, path.Join("/workspace", build)), nil)
 	closeIndex()
 	if err != nil {
 		return "", "", err
