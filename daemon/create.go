@@ -169,7 +169,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err := api.CheckLabels(req.Labels); err != nil {
 		return nil, nil, err
 	}
-	if err := d.checkMCPServers(req.MCPServers); err != nil {
+	if err := d.gateway.CheckGrant(req.MCPServers); err != nil {
 		return nil, nil, err
 	}
 	if err := checkIdleAction(req.IdleAction); err != nil {
@@ -240,7 +240,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	spec := d.sandboxSpec(s, &rec)
 	spec.Image, spec.Warm = t.Image(), warm
 	spec.Preload, spec.Packages = t.Boot()
-	if err := d.openGateway(&rec); err != nil {
+	if err := openGateway(d.gateway, d.rt, &rec); err != nil {
 		return fmt.Errorf("session %s MCP gateway: %w", rec.ID, err)
 	}
 	tn := time.Now()
@@ -289,7 +289,7 @@ func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
 		Env:           rec.Env,
 		IDBase:        rec.IDBase,
 		Runtime:       runtimeOf(rec.Runtime),
-		Gateway:       d.gatewayOf(rec),
+		Gateway:       d.gateway.Dir(rec.ID, rec.MCPServers),
 		OnUndelivered: func(r *isolation.ExecResult) { d.recordUndelivered(s, r) },
 	}
 }

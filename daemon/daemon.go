@@ -294,7 +294,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if d.closeNet == nil {
 		d.closeNet = func() {}
 	}
-	d.gateway = mcpgateway.New(cfg.MCP, log, d.tellMCPCall)
+	d.gateway = mcpgateway.New(cfg.MCP, filepath.Join(dp.inst.stateDir(cfg.RunDir), "mcp"), log, d.tellMCPCall)
 	n, err := node.New(cfg, dp.inst.id, dp.host, nodeSource{d}, log)
 	if err != nil {
 		return nil, err

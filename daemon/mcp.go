@@ -1,75 +1,20 @@
 package daemon
 
 import (
-	"os"
-	"path/filepath"
-
-	"github.com/containerd/errdefs"
-
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/store"
 )
 
-// The MCP gateway of sessions granted MCP servers (package mcpgateway):
-// its socket is served from the session's first start (or its restore by
-// a new daemon) until its sandbox stops, and its folder kept until the
-// session is deleted.
-
-// checkMCPServers checks the servers a create asks for.
-func (d *Daemon) checkMCPServers(names []string) error {
-	if err := d.cfg.MCP.Check(names); err != nil {
-		return api.Errorf(errdefs.ErrInvalidArgument, "%s", err.Error())
-	}
-	return nil
-}
-
-// gatewaysDir holds the sessions' gateway folders: under the run dir,
-// which only root may enter.
-func (d *Daemon) gatewaysDir() string { return filepath.Join(d.inst.stateDir(d.cfg.RunDir), "mcp") }
-
-// gatewayDir is the host folder of a session's gateway.
-func (d *Daemon) gatewayDir(id string) string { return filepath.Join(d.gatewaysDir(), id) }
-
-// gatewayOf is the gateway folder a session's sandbox binds, "" for none.
-func (d *Daemon) gatewayOf(rec *store.Record) string {
-	if len(rec.MCPServers) == 0 {
-		return ""
-	}
-	return d.gatewayDir(rec.ID)
-}
+// The MCP gateway of sessions granted MCP servers is package
+// mcpgateway's, their folders too (mcpgateway/folders.go); the daemon
+// opens one at a start or restore and hears of every call.
 
 // openGateway serves the session's gateway, if it has one, before its
-// sandbox starts or is restored: its folder is the sandbox's to bind.
-func (d *Daemon) openGateway(rec *store.Record) error {
-	dir := d.gatewayOf(rec)
-	if dir == "" {
-		return nil
-	}
-	uid, gid := d.rt.HostOwner(rec.IDBase)
-	return d.gateway.Open(rec.ID, rec.MCPServers, dir, mcpgateway.Owner{UID: uid, GID: gid})
-}
-
-// removeGateway ends a deleted session's gateway and removes its folder.
-func (d *Daemon) removeGateway(id string) error {
-	return d.gateway.Remove(id, d.gatewayDir(id))
-}
-
-// reconcileGateways removes gateway folders no session owns: what a
-// daemon killed during a create or a delete left.
-func (d *Daemon) reconcileGateways() {
-	ents, err := os.ReadDir(d.gatewaysDir())
-	if err != nil {
-		return // none yet
-	}
-	for _, e := range ents {
-		if _, ok := d.sessions.get(e.Name()); ok {
-			continue
-		}
-		if err := os.RemoveAll(d.gatewayDir(e.Name())); err != nil {
-			d.log.Warn("remove orphan MCP gateway folder", "session", e.Name(), "err", err)
-		}
-	}
+// sandbox starts or is restored, owned by the sandbox's user.
+func openGateway(g *mcpgateway.Gateway, rt Runtime, rec *store.Record) error {
+	uid, gid := rt.HostOwner(rec.IDBase)
+	return g.OpenSession(rec.ID, rec.MCPServers, mcpgateway.Owner{UID: uid, GID: gid})
 }
 
 // tellMCPCall reports a call through the gateway: its log line, metric

@@ -39,7 +39,7 @@ func TestMCPServersGrant(t *testing.T) {
 		t.Fatalf("session %+v (pooled sandbox %s)", s, pooled)
 	}
 	spec := e.h.lastSpec()
-	dir := d.gatewayDir(s.ID)
+	dir := d.gateway.Dir(s.ID, s.MCPServers)
 	if spec.Gateway != dir {
 		t.Errorf("the sandbox binds %q, want %q", spec.Gateway, dir)
 	}

@@ -48,7 +48,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		return err
 	}
 	d.tmpl.Reconcile()
-	d.reconcileGateways()
+	d.gateway.Reconcile(func(id string) bool { _, ok := d.sessions.get(id); return ok })
 	if err := d.reconcileNetworks(ctx); err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if st != sess.Running && st != sess.Paused {
 			continue
 		}
-		if err := d.openGateway(&rec); err != nil {
+		if err := openGateway(d.gateway, d.rt, &rec); err != nil {
 			d.log.Warn("restored session's MCP gateway", "session", rec.ID, "err", err)
 		}
 		sb, err := d.rt.Restore(ctx, d.sandboxSpec(s, &rec))

@@ -87,7 +87,7 @@ func (d *Daemon) destroySession(s *session) error {
 	if d.denied != nil {
 		d.denied.forget(id)
 	}
-	if err := d.removeGateway(id); err != nil {
+	if err := d.gateway.RemoveSession(id); err != nil {
 		return err
 	}
 	if err := d.releaseNetwork(s, false); err != nil {

@@ -48,7 +48,9 @@ type Call struct {
 
 // Gateway serves the sessions' sockets.
 type Gateway struct {
-	cfg  config.MCP
+	cfg config.MCP
+	// root holds the sessions' folders (folders.go).
+	root string
 	log  *slog.Logger
 	tell func(Call)
 
@@ -56,9 +58,10 @@ type Gateway struct {
 	sessions map[string]*gate
 }
 
-// New is a gateway of the configured servers; tell hears of every call.
-func New(cfg config.MCP, log *slog.Logger, tell func(Call)) *Gateway {
-	return &Gateway{cfg: cfg, log: log, tell: tell, sessions: map[string]*gate{}}
+// New is a gateway of the configured servers, its sessions' folders under
+// root; tell hears of every call.
+func New(cfg config.MCP, root string, log *slog.Logger, tell func(Call)) *Gateway {
+	return &Gateway{cfg: cfg, root: root, log: log, tell: tell, sessions: map[string]*gate{}}
 }
 
 // Config is the gateway's configuration.

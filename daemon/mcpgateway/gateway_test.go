@@ -93,7 +93,7 @@ func testGateway(t *testing.T) (*Gateway, *calls) {
 		t.Fatal(err)
 	}
 	c := &calls{}
-	g := New(cfg, slog.New(slog.DiscardHandler), c.tell)
+	g := New(cfg, t.TempDir(), slog.New(slog.DiscardHandler), c.tell)
 	t.Cleanup(g.Shutdown)
 	return g, c
 }
