@@ -31,6 +31,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
 	"github.com/sandboxd/sandboxd/internal/identity"
@@ -62,10 +63,9 @@ type Daemon struct {
 	// execSlots bounds executions running at once, host-wide.
 	execSlots chan struct{}
 
-	metrics  *metrics
-	recorder *recorder
-	// memory returns the memory of big answers to the system.
-	memory memoryReturn
+	metrics *metrics
+	// execs keeps the account of executions: live, history, answers.
+	execs *execution.Book
 	// monitor hears of refused system calls; nil when they are not logged.
 	monitor *seccomp.Monitor
 	denied  *deniedLog
@@ -86,8 +86,6 @@ type Daemon struct {
 	disks *diskLedger
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
-	// detached are the executions started with wait false.
-	detached detachedRuns
 	// creating are the creates under way with an Idempotency-Key.
 	creating creating
 	// healthDB is the database check's last answer, made at healthAt.
@@ -318,13 +316,20 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	m.watch(d)
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
-	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
+	d.execs = execution.NewBook(d.store, execution.Options{
+		MaxOutput: d.cfg.MaxOutputBytes, MaxAnswer: d.cfg.MaxAnswerBytes, RecordBytes: d.cfg.HistoryRecordBytes,
+		NewID: newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
+		Kept: func(s execution.Session) bool {
+			ss, ok := s.(*session)
+			return ok && d.sessions.has(ss)
+		},
+	})
 	if err := d.loadTemplates(); err != nil {
-		d.recorder.close()
+		d.execs.Close()
 		return nil, err
 	}
 	if err := d.reconcile(ctx); err != nil {
-		d.recorder.close()
+		d.execs.Close()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
@@ -362,7 +367,7 @@ func (d *Daemon) close(ctx context.Context) error {
 	// that do not lose their sandbox's connection below (detached: the
 	// next daemon records how they ended, as "lost"; stopped: as killed)
 	// and end at once.
-	d.detached.close(ctx)
+	d.execs.Runs.Close(ctx)
 	var errs []error
 	left := 0
 	stopAll := d.cfg.ShutdownStopsSessions
@@ -395,11 +400,11 @@ func (d *Daemon) close(ctx context.Context) error {
 	if left > 0 {
 		d.log.Info("sessions left running for the next daemon", "sessions", left)
 	}
-	d.detached.wait()
+	d.execs.Runs.Wait()
 	// The servers' processes go; a running session's folder stays, for
 	// the next daemon to serve.
 	d.gateway.Shutdown()
-	d.recorder.close()
+	d.execs.Close()
 	d.closeNet()
 	// Sandboxes left running bind the daemon's own lxcfs's files: it runs
 	// on for them, and the next daemon adopts it.

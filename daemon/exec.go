@@ -2,22 +2,18 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/isolation"
-	"github.com/sandboxd/sandboxd/store"
 )
 
 // maxCodeBytes bounds the code of one execution.
@@ -36,8 +32,8 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 		return nil, err
 	}
 	defer x.release()
-	e, out := d.newExecution(ctx, x, req, onEvent)
-	return d.execRecorded(ctx, x, e, out, req), nil
+	e, out := d.execs.Start(x.sb.ID(), callerFrom(ctx).UID, req, onEvent)
+	return d.execs.Run(s, e, out, func() *api.Execution { return d.runExec(ctx, x, e, out, req) }), nil
 }
 
 // StartExec starts code in a session and answers its execution's id at
@@ -52,43 +48,21 @@ func (d *Daemon) StartExec(ctx context.Context, id string, req *api.ExecRequest)
 	if err != nil {
 		return "", err
 	}
-	e, out := d.newExecution(ctx, x, req, nil)
+	e, out := d.execs.Start(x.sb.ID(), callerFrom(ctx).UID, req, nil)
 	// Live before its id is answered: a GET of it right after must find
 	// it (the JS SDK's suite, on a loaded host, asked before the
 	// goroutine below had run and got 404).
-	s.addLive(e, out)
+	s.live.Add(e, out)
 	ctx = context.WithoutCancel(ctx)
-	if !d.detached.Go(func() {
+	if !d.execs.Runs.Go(func() {
 		defer x.release()
-		d.execRecorded(ctx, x, e, out, req)
+		d.execs.Run(s, e, out, func() *api.Execution { return d.runExec(ctx, x, e, out, req) })
 	}) {
-		s.dropLive(e.ID)
+		s.live.Drop(e.ID)
 		x.release()
 		return "", errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down: try again once it is back")
 	}
 	return e.ID, nil
-}
-
-// execRecorded runs a claimed execution that the session's history keeps:
-// GET …/executions/{eid} finds it while it runs (live), then in the
-// history.
-func (d *Daemon) execRecorded(ctx context.Context, x *execSlot, e *api.Execution, out *capture, req *api.ExecRequest) *api.Execution {
-	s := x.s
-	s.addLive(e, out) // StartExec's is live already
-	e = d.runExec(ctx, x, e, out, req)
-	var item *store.Executed
-	s.Update(func(r *store.Record) {
-		r.ExecCount++
-		r.LastUsedAt = now()
-		item = &store.Executed{SessionID: r.ID, ExecCount: r.ExecCount, LastUsedAt: r.LastUsedAt, Execution: executionRecord(e, d.cfg.HistoryRecordBytes)}
-	})
-	if d.sessions.has(s) {
-		d.recorder.add(item)
-	}
-	// Queued before it leaves the live ones: a reader that misses it
-	// there flushes the recorder and finds it in the store.
-	s.dropLive(e.ID)
-	return e
 }
 
 // checkExec checks an execution request; defTimeoutS is the session's.
@@ -136,7 +110,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 		return nil, err
 	}
 	defer x.release()
-	e, out := d.newExecution(ctx, x, req, onEvent)
+	e, out := d.execs.Start(x.sb.ID(), callerFrom(ctx).UID, req, onEvent)
 	return d.runExec(ctx, x, e, out, req), nil
 }
 
@@ -173,21 +147,11 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 		release: func() { s.ReleaseExec(); <-d.execSlots }}, nil
 }
 
-// newExecution is a new execution of req in x, and the capture of its
-// output (forwarded to onEvent if not nil).
-func (d *Daemon) newExecution(ctx context.Context, x *execSlot, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, *capture) {
-	uid := callerFrom(ctx).UID
-	sum := sha256.Sum256([]byte(req.Code))
-	e := &api.Execution{ID: newID(), SessionID: x.sb.ID(), Language: req.Language, StartedAt: now(),
-		CodeSHA256: hex.EncodeToString(sum[:]), CallerUID: &uid}
-	return e, &capture{limit: d.cfg.MaxOutputBytes, budget: &answerBudget{left: d.cfg.MaxAnswerBytes}, onEvent: onEvent}
-}
-
 // runExec runs execution e of x in its sandbox. It fails no more: what
 // goes wrong from here is the execution's status.
-func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out *capture, req *api.ExecRequest) *api.Execution {
+func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out *execution.Capture, req *api.ExecRequest) *api.Execution {
 	s, sb := x.s, x.sb
-	if out.onEvent != nil {
+	if out.Streams() {
 		// A streaming client that hangs up interrupts its execution, as
 		// Ctrl-C would: its output has nowhere to go. (One waiting for the
 		// whole answer may have left it to finish.) Undone before the
@@ -210,9 +174,9 @@ func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out
 		Cwd:       req.Cwd,
 		MaxOutput: d.cfg.MaxOutputBytes,
 		MaxAnswer: d.cfg.MaxAnswerBytes,
-		OnDisplay: func(o isolation.RichOutput) { out.display(apiOutput(o)) },
-	}, out.add)
-	e.Stdout, e.Stderr = out.text()
+		OnDisplay: func(o isolation.RichOutput) { out.Display(apiOutput(o)) },
+	}, out.Add)
+	e.Stdout, e.Stderr = out.Text()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	if err != nil {
 		d.recoverExec(ctx, s, sb, e, err)
@@ -224,11 +188,7 @@ func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out
 	e.Result = r.Result
 	e.Error = apiExecError(r.Error)
 	e.Outputs = apiOutputs(r.Outputs)
-	e.Truncated = r.Truncated || out.truncated
-	out.budget.bound(e)
-	// The displayed outputs came first and drew on the budget as they
-	// came, in order with the output.
-	e.Outputs = append(out.displayed, e.Outputs...)
+	out.Finish(e, r.Truncated)
 	e.StateReset = r.StateReset || x.reset
 	if r.Duration > 0 {
 		e.DurationMS = float64(r.Duration.Microseconds()) / 1000
@@ -239,7 +199,7 @@ func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out
 	}
 	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
-	d.memory.relayed(executionSize(e))
+	d.execs.Relayed(e)
 	return e
 }
 
@@ -261,16 +221,7 @@ func (d *Daemon) noticeOOM(s *session, sb Sandbox) {
 // client that hangs up does not leave the session broken.
 func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api.Execution, cause error) {
 	log := logging.From(ctx)
-	e.StateReset = true
-	e.ExitCode = 137
-	switch {
-	case errors.Is(cause, isolation.ErrUnresponsive):
-		e.Status = api.StatusTimeout
-		e.Error = &api.ExecError{Name: "Timeout", Value: "the sandbox stopped answering; it was restarted"}
-	default:
-		e.Status = api.StatusKilled
-		e.Error = &api.ExecError{Name: "Killed", Value: "the sandbox was killed (out of memory or another limit); it was restarted"}
-	}
+	execution.Lost(e, cause)
 	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	// The watcher may have seen the sandbox die first and failed the
 	// session; else the sandbox is still the session's and goes now.
@@ -311,60 +262,4 @@ func mergeEnv(session []string, req map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// capture keeps an execution's output up to the cap and forwards it. mu
-// guards the output against a reader of a running execution (text).
-type capture struct {
-	mu             sync.Mutex
-	limit          int64
-	budget         *answerBudget
-	onEvent        func(api.Event)
-	stdout, stderr strings.Builder
-	truncated      bool
-	// displayed are the outputs the code displayed as it ran, those
-	// that fitted the budget.
-	displayed []api.Output
-}
-
-// display keeps and forwards an output the code displayed, if it fits
-// whole in what is left of the answer; one that does not is dropped, as
-// outputs are.
-func (c *capture) display(o api.Output) {
-	c.mu.Lock()
-	ok := c.budget.output(o)
-	if ok {
-		c.displayed = append(c.displayed, o)
-	}
-	c.mu.Unlock()
-	// One goroutine calls display and add, in the output's order: the
-	// events keep it outside the lock, which a slow client would hold.
-	if ok && c.onEvent != nil {
-		c.onEvent(api.Event{Type: api.EventDisplay, Output: &o})
-	}
-}
-
-func (c *capture) add(kind, data string) {
-	c.mu.Lock()
-	b := &c.stdout
-	if kind == api.EventStderr {
-		b = &c.stderr
-	}
-	if room := c.limit - int64(b.Len()); int64(len(data)) > room {
-		data = data[:max(room, 0)]
-		c.truncated = true
-	}
-	data = c.budget.text(data)
-	b.WriteString(data)
-	c.mu.Unlock()
-	if data != "" && c.onEvent != nil {
-		c.onEvent(api.Event{Type: kind, Data: data})
-	}
-}
-
-// text is the output kept so far.
-func (c *capture) text() (stdout, stderr string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stdout.String(), c.stderr.String()
 }

@@ -31,6 +31,11 @@ func TestLayering(t *testing.T) {
 		// cmd/sandboxd read: it takes nothing from them (as moby's
 		// daemon/config).
 		{"config", true, []string{"github.com/sandboxd/sandboxd/daemon"}},
+		// The account of executions knows a session only through
+		// execution.Session, and the store through execution.History: it
+		// takes nothing under daemon/ (the router's rule above keeps
+		// daemon/server from it).
+		{"execution", true, []string{"github.com/sandboxd/sandboxd/daemon"}},
 		// Host checks take probes from their caller: the runtime may
 		// depend on them, never they on it.
 		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}},
