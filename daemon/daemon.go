@@ -60,8 +60,6 @@ type Daemon struct {
 	sessions *table
 	tmpl     *templates
 	events   *events
-	// execSlots bounds executions running at once, host-wide.
-	execSlots chan struct{}
 
 	metrics *metrics
 	// execs keeps the account of executions: live, history, answers.
@@ -261,29 +259,28 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		return nil, err
 	}
 	d := &Daemon{
-		cfg:       cfg,
-		paths:     layout{dataDir: cfg.DataDir},
-		log:       log,
-		store:     dp.store,
-		rt:        dp.rt,
-		inst:      dp.inst,
-		ids:       dp.ids,
-		monitor:   dp.monitor,
-		denied:    dp.denied,
-		sessions:  newTable(),
-		tmpl:      newTemplates(),
-		events:    newEvents(),
-		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
-		pristine:  &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
-		probe:     dp.probe,
-		disks:     newDiskLedger(),
-		metrics:   m,
-		net:       dp.net.net,
-		netOff:    dp.net.off,
-		netTable:  dp.net.table,
-		closeNet:  dp.net.close,
-		procView:  dp.procView,
-		clock:     dp.clock,
+		cfg:      cfg,
+		paths:    layout{dataDir: cfg.DataDir},
+		log:      log,
+		store:    dp.store,
+		rt:       dp.rt,
+		inst:     dp.inst,
+		ids:      dp.ids,
+		monitor:  dp.monitor,
+		denied:   dp.denied,
+		sessions: newTable(),
+		tmpl:     newTemplates(),
+		events:   newEvents(),
+		pristine: &volume.Pristine{Dir: filepath.Join(cfg.DataDir, "disk-images")},
+		probe:    dp.probe,
+		disks:    newDiskLedger(),
+		metrics:  m,
+		net:      dp.net.net,
+		netOff:   dp.net.off,
+		netTable: dp.net.table,
+		closeNet: dp.net.close,
+		procView: dp.procView,
+		clock:    dp.clock,
 	}
 	if d.clock == nil {
 		d.clock = realClock{}
@@ -318,7 +315,8 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.execs = execution.NewBook(d.store, execution.Options{
 		MaxOutput: d.cfg.MaxOutputBytes, MaxAnswer: d.cfg.MaxAnswerBytes, RecordBytes: d.cfg.HistoryRecordBytes,
-		NewID: newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
+		MaxConcurrent: d.cfg.MaxConcurrentExecs,
+		NewID:         newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
 		Kept: func(s execution.Session) bool {
 			ss, ok := s.(*session)
 			return ok && d.sessions.has(ss)

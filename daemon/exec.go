@@ -133,18 +133,16 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case d.execSlots <- struct{}{}:
-	default:
-		return nil, api.Errorf(errdefs.ErrResourceExhausted, "this host runs its maximum of %d executions at once: try again shortly", cap(d.execSlots))
+	if err := d.execs.Slots.Take(); err != nil {
+		return nil, err
 	}
 	sb, reset, err := d.claimAwake(ctx, s)
 	if err != nil {
-		<-d.execSlots
+		d.execs.Slots.Release()
 		return nil, err
 	}
 	return &execSlot{s: s, sb: sb, reset: reset, timeout: timeout, env: mergeEnv(sessionEnv, req.Env),
-		release: func() { s.ReleaseExec(); <-d.execSlots }}, nil
+		release: func() { s.ReleaseExec(); d.execs.Slots.Release() }}, nil
 }
 
 // runExec runs execution e of x in its sandbox. It fails no more: what

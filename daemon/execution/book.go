@@ -26,6 +26,8 @@ type Book struct {
 	memory MemoryReturn
 	// Runs are the executions started with wait false.
 	Runs Detached
+	// Slots bound the executions running at once, host-wide.
+	Slots Slots
 }
 
 // Options are a Book's limits and what it takes from the daemon.
@@ -34,6 +36,9 @@ type Options struct {
 	// (max_output_bytes), MaxAnswer its whole answer (max_answer_bytes),
 	// RecordBytes what the history keeps of one (history_record_bytes).
 	MaxOutput, MaxAnswer, RecordBytes int64
+	// MaxConcurrent bounds the executions running at once, host-wide
+	// (max_concurrent_execs).
+	MaxConcurrent int
 	// NewID names an execution; Now is the daemon's clock.
 	NewID func() string
 	Now   func() time.Time
@@ -63,7 +68,7 @@ type Session interface {
 
 // NewBook starts the recorder of h; Close stops it.
 func NewBook(h History, o Options) *Book {
-	return &Book{opts: o, hist: h, rec: NewRecorder(h, o.Log, o.OnWriteError)}
+	return &Book{opts: o, hist: h, rec: NewRecorder(h, o.Log, o.OnWriteError), Slots: NewSlots(o.MaxConcurrent)}
 }
 
 // Close writes what is queued for the history and stops the recorder.
