@@ -315,8 +315,14 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.execs = execution.NewBook(d.store, execution.Options{
 		MaxOutput: d.cfg.MaxOutputBytes, MaxAnswer: d.cfg.MaxAnswerBytes, RecordBytes: d.cfg.HistoryRecordBytes,
-		MaxConcurrent: d.cfg.MaxConcurrentExecs,
-		NewID:         newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
+		MaxConcurrent: d.cfg.MaxConcurrentExecs, Grace: time.Duration(d.cfg.InterruptGraceS * float64(time.Second)),
+		Counted: func(e *api.Execution, took time.Duration) {
+			m.execs.WithLabelValues(e.Language, e.Status).Inc()
+			if took > 0 {
+				m.execTime.WithLabelValues(e.Language).Observe(took.Seconds())
+			}
+		},
+		NewID: newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
 		Kept: func(s execution.Session) bool {
 			ss, ok := s.(*session)
 			return ok && d.sessions.has(ss)

@@ -13,7 +13,6 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	"github.com/sandboxd/sandboxd/internal/logging"
-	"github.com/sandboxd/sandboxd/isolation"
 )
 
 // maxCodeBytes bounds the code of one execution.
@@ -33,7 +32,7 @@ func (d *Daemon) Exec(ctx context.Context, id string, req *api.ExecRequest, onEv
 	}
 	defer x.release()
 	e, out := d.execs.Start(x.sb.ID(), callerFrom(ctx).UID, req, onEvent)
-	return d.execs.Run(s, e, out, func() *api.Execution { return d.runExec(ctx, x, e, out, req) }), nil
+	return d.execs.Run(s, e, out, func() *api.Execution { return d.execs.Exec(ctx, x.run, e, out, req) }), nil
 }
 
 // StartExec starts code in a session and answers its execution's id at
@@ -56,7 +55,7 @@ func (d *Daemon) StartExec(ctx context.Context, id string, req *api.ExecRequest)
 	ctx = context.WithoutCancel(ctx)
 	if !d.execs.Runs.Go(func() {
 		defer x.release()
-		d.execs.Run(s, e, out, func() *api.Execution { return d.runExec(ctx, x, e, out, req) })
+		d.execs.Run(s, e, out, func() *api.Execution { return d.execs.Exec(ctx, x.run, e, out, req) })
 	}) {
 		s.live.Drop(e.ID)
 		x.release()
@@ -111,7 +110,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 	}
 	defer x.release()
 	e, out := d.execs.Start(x.sb.ID(), callerFrom(ctx).UID, req, onEvent)
-	return d.runExec(ctx, x, e, out, req), nil
+	return d.execs.Exec(ctx, x.run, e, out, req), nil
 }
 
 // execSlot is a session claimed for one execution: one of the host's
@@ -119,9 +118,7 @@ func (d *Daemon) exec(ctx context.Context, s *session, req *api.ExecRequest, onE
 type execSlot struct {
 	s       *session
 	sb      Sandbox
-	reset   bool
-	timeout time.Duration
-	env     map[string]string
+	run     *execution.Run
 	release func()
 }
 
@@ -141,64 +138,10 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 		d.execs.Slots.Release()
 		return nil, err
 	}
-	return &execSlot{s: s, sb: sb, reset: reset, timeout: timeout, env: mergeEnv(sessionEnv, req.Env),
-		release: func() { s.ReleaseExec(); d.execs.Slots.Release() }}, nil
-}
-
-// runExec runs execution e of x in its sandbox. It fails no more: what
-// goes wrong from here is the execution's status.
-func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out *execution.Capture, req *api.ExecRequest) *api.Execution {
-	s, sb := x.s, x.sb
-	if out.Streams() {
-		// A streaming client that hangs up interrupts its execution, as
-		// Ctrl-C would: its output has nowhere to go. (One waiting for the
-		// whole answer may have left it to finish.) Undone before the
-		// session takes its next execution.
-		defer context.AfterFunc(ctx, func() {
-			if ok, _ := sb.Interrupt(context.WithoutCancel(ctx)); ok {
-				logging.From(ctx).Info("execution interrupted: its client hung up", "session", sb.ID())
-			}
-		})()
-	}
-
-	started := time.Now()
-	r, err := sb.Exec(ctx, &isolation.ExecOptions{
-		ID:        e.ID,
-		Language:  req.Language,
-		Code:      req.Code,
-		Timeout:   x.timeout,
-		Grace:     time.Duration(d.cfg.InterruptGraceS * float64(time.Second)),
-		Env:       x.env,
-		Cwd:       req.Cwd,
-		MaxOutput: d.cfg.MaxOutputBytes,
-		MaxAnswer: d.cfg.MaxAnswerBytes,
-		OnDisplay: func(o isolation.RichOutput) { out.Display(apiOutput(o)) },
-	}, out.Add)
-	e.Stdout, e.Stderr = out.Text()
-	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
-	if err != nil {
-		d.recoverExec(ctx, s, sb, e, err)
-		e.Metrics = &api.ExecMetrics{WallMS: e.DurationMS}
-		return e
-	}
-	e.Status = r.Status
-	e.ExitCode = r.ExitCode
-	e.Result = r.Result
-	e.Error = apiExecError(r.Error)
-	e.Outputs = apiOutputs(r.Outputs)
-	out.Finish(e, r.Truncated)
-	e.StateReset = r.StateReset || x.reset
-	if r.Duration > 0 {
-		e.DurationMS = float64(r.Duration.Microseconds()) / 1000
-	}
-	e.Metrics = &api.ExecMetrics{WallMS: e.DurationMS, CPUMS: float64(r.Usage.CPU.Microseconds()) / 1000, MemoryPeakBytes: r.Usage.MemoryPeak}
-	if e.Status == api.StatusKilled {
-		d.noticeOOM(s, sb)
-	}
-	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
-	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
-	d.execs.Relayed(e)
-	return e
+	run := &execution.Run{Sandbox: sb, Timeout: timeout, Env: mergeEnv(sessionEnv, req.Env), Reset: reset,
+		Lost:   func(ctx context.Context, e *api.Execution, cause error) { d.recoverExec(ctx, s, sb, e, cause) },
+		Killed: func() { d.noticeOOM(s, sb) }}
+	return &execSlot{s: s, sb: sb, run: run, release: func() { s.ReleaseExec(); d.execs.Slots.Release() }}, nil
 }
 
 // noticeOOM publishes an oom event when the sandbox's count of
@@ -214,13 +157,11 @@ func (d *Daemon) noticeOOM(s *session, sb Sandbox) {
 }
 
 // recoverExec handles an execution whose sandbox stopped answering or died
-// under it: the sandbox is replaced (state_reset), and the execution says
-// what happened. The replacement does not depend on the request: a
+// under it: the sandbox is replaced (state_reset; execution.Lost says so
+// in e). The replacement does not depend on the request: a
 // client that hangs up does not leave the session broken.
 func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api.Execution, cause error) {
 	log := logging.From(ctx)
-	execution.Lost(e, cause)
-	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
 	// The watcher may have seen the sandbox die first and failed the
 	// session; else the sandbox is still the session's and goes now.
 	if !s.Lost(sb) || !d.sessions.has(s) {

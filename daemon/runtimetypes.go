@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/unpack"
 )
 
@@ -14,30 +13,8 @@ import (
 // statuses, languages, streams) are the same strings on both sides and
 // pass through unchanged; isolation_test.go holds them equal.
 
-// apiExecError is the exception an execution raised, as the API shows it.
-func apiExecError(e *isolation.ExecError) *api.ExecError {
-	if e == nil {
-		return nil
-	}
-	return &api.ExecError{Name: e.Name, Value: e.Value, Traceback: e.Traceback}
-}
-
-// apiOutput is one rich output, as the API shows it.
-func apiOutput(o isolation.RichOutput) api.Output {
-	return api.Output{MIME: o.MIME, Data: o.Data, Bundle: o.Bundle}
-}
-
-// apiOutputs are rich outputs, as the API shows them.
-func apiOutputs(outs []isolation.RichOutput) []api.Output {
-	if outs == nil {
-		return nil
-	}
-	as := make([]api.Output, len(outs))
-	for i, o := range outs {
-		as[i] = apiOutput(o)
-	}
-	return as
-}
+// An execution's exception and rich outputs are converted where the
+// execution is run (execution.APIExecError, execution.APIOutputs).
 
 // importError is an error of unpacking a root filesystem as the API
 // answers it: an archive over a bound is the API's payload too large, with

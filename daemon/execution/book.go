@@ -36,6 +36,9 @@ type Options struct {
 	// (max_output_bytes), MaxAnswer its whole answer (max_answer_bytes),
 	// RecordBytes what the history keeps of one (history_record_bytes).
 	MaxOutput, MaxAnswer, RecordBytes int64
+	// Grace is how long an interrupted execution has before its kill
+	// (interrupt_grace_s).
+	Grace time.Duration
 	// MaxConcurrent bounds the executions running at once, host-wide
 	// (max_concurrent_execs).
 	MaxConcurrent int
@@ -45,8 +48,11 @@ type Options struct {
 	// Kept says whether the daemon still keeps s: the execution of a
 	// session deleted while it ran goes to no history.
 	Kept func(s Session) bool
-	// OnWriteError counts failed history writes (a metric).
+	// OnWriteError counts failed history writes (a metric); Counted
+	// counts an ended execution, with how long it took (0: not timed,
+	// its sandbox was lost).
 	OnWriteError func()
+	Counted      func(e *api.Execution, took time.Duration)
 	Log          *slog.Logger
 }
 
