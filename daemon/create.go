@@ -290,7 +290,7 @@ func (d *Daemon) sandboxSpec(s *session, rec *store.Record) *isolation.Spec {
 		IDBase:        rec.IDBase,
 		Runtime:       runtimeOf(rec.Runtime),
 		Gateway:       d.gateway.Dir(rec.ID, rec.MCPServers),
-		OnUndelivered: func(r *isolation.ExecResult) { d.recordUndelivered(s, r) },
+		OnUndelivered: func(r *isolation.ExecResult) { d.execs.Undelivered(s, r) },
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/sandboxd/sandboxd/cgroups"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/disk"
+	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
 	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/daemon/pool"
@@ -65,13 +66,10 @@ type Daemon struct {
 	sessions *table
 	tmpl     *pool.Templates
 	events   *events
-	// execSlots bounds executions running at once, host-wide.
-	execSlots chan struct{}
 
-	metrics  *metrics
-	recorder *recorder
-	// memory returns the memory of big answers to the system.
-	memory memoryReturn
+	metrics *metrics
+	// execs keeps the account of executions: live, history, answers.
+	execs *execution.Book
 	// monitor hears of refused system calls; nil when they are not logged.
 	monitor *seccomp.Monitor
 	denied  *deniedLog
@@ -89,8 +87,6 @@ type Daemon struct {
 	disk *disk.Admission
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
-	// detached are the executions started with wait false.
-	detached detachedRuns
 	// creating are the creates under way with an Idempotency-Key.
 	creating creating
 	// node is the daemon as schedulers see it: its id, health and drain
@@ -264,26 +260,25 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		return nil, err
 	}
 	d := &Daemon{
-		cfg:       cfg,
-		paths:     layout{dataDir: cfg.DataDir},
-		log:       log,
-		store:     dp.store,
-		rt:        dp.rt,
-		inst:      dp.inst,
-		ids:       dp.ids,
-		monitor:   dp.monitor,
-		denied:    dp.denied,
-		sessions:  newTable(),
-		events:    newEvents(),
-		execSlots: make(chan struct{}, cfg.MaxConcurrentExecs),
-		disk:      disk.New(cfg, dp.probe, log),
-		metrics:   m,
-		net:       dp.net.net,
-		netOff:    dp.net.off,
-		netTable:  dp.net.table,
-		closeNet:  dp.net.close,
-		procView:  dp.procView,
-		clock:     dp.clock,
+		cfg:      cfg,
+		paths:    layout{dataDir: cfg.DataDir},
+		log:      log,
+		store:    dp.store,
+		rt:       dp.rt,
+		inst:     dp.inst,
+		ids:      dp.ids,
+		monitor:  dp.monitor,
+		denied:   dp.denied,
+		sessions: newTable(),
+		events:   newEvents(),
+		disk:     disk.New(cfg, dp.probe, log),
+		metrics:  m,
+		net:      dp.net.net,
+		netOff:   dp.net.off,
+		netTable: dp.net.table,
+		closeNet: dp.net.close,
+		procView: dp.procView,
+		clock:    dp.clock,
 	}
 	if d.clock == nil {
 		d.clock = realClock{}
@@ -309,13 +304,27 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	m.watch(d)
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
-	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
+	d.execs = execution.NewBook(d.store, execution.Options{
+		MaxOutput: d.cfg.MaxOutputBytes, MaxAnswer: d.cfg.MaxAnswerBytes, RecordBytes: d.cfg.HistoryRecordBytes,
+		MaxConcurrent: d.cfg.MaxConcurrentExecs, Grace: time.Duration(d.cfg.InterruptGraceS * float64(time.Second)),
+		Counted: func(e *api.Execution, took time.Duration) {
+			m.execs.WithLabelValues(e.Language, e.Status).Inc()
+			if took > 0 {
+				m.execTime.WithLabelValues(e.Language).Observe(took.Seconds())
+			}
+		},
+		NewID: newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
+		Kept: func(s execution.Session) bool {
+			ss, ok := s.(*session)
+			return ok && d.sessions.has(ss)
+		},
+	})
 	if d.tmpl, err = pool.New(poolOptions(d)); err != nil {
-		d.recorder.close()
+		d.execs.Close()
 		return nil, err
 	}
 	if err := d.reconcile(ctx); err != nil {
-		d.recorder.close()
+		d.execs.Close()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
@@ -353,7 +362,7 @@ func (d *Daemon) close(ctx context.Context) error {
 	// that do not lose their sandbox's connection below (detached: the
 	// next daemon records how they ended, as "lost"; stopped: as killed)
 	// and end at once.
-	d.detached.close(ctx)
+	d.execs.Runs.Close(ctx)
 	var errs []error
 	left := 0
 	stopAll := d.cfg.ShutdownStopsSessions
@@ -386,11 +395,11 @@ func (d *Daemon) close(ctx context.Context) error {
 	if left > 0 {
 		d.log.Info("sessions left running for the next daemon", "sessions", left)
 	}
-	d.detached.wait()
+	d.execs.Runs.Wait()
 	// The servers' processes go; a running session's folder stays, for
 	// the next daemon to serve.
 	d.gateway.Shutdown()
-	d.recorder.close()
+	d.execs.Close()
 	d.closeNet()
 	// Sandboxes left running bind the daemon's own lxcfs's files: it runs
 	// on for them, and the next daemon adopts it.

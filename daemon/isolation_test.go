@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/isolation"
 )
 
 // TestIsolationNames holds the names the runtime's contract shares with
 // the API equal: the daemon hands them through unchanged
-// (runtimetypes.go), so a value changed on one side only would reach
+// (daemon/execution), so a value changed on one side only would reach
 // clients, or the runtime, as a name the other does not know.
 func TestIsolationNames(t *testing.T) {
 	for _, c := range []struct{ isolation, api string }{
@@ -37,15 +38,15 @@ func TestIsolationNames(t *testing.T) {
 // TestRuntimeTypes checks the conversions keep every field: a field added
 // to one side only fails here.
 func TestRuntimeTypes(t *testing.T) {
-	e := apiExecError(&isolation.ExecError{Name: "N", Value: "V", Traceback: "T"})
-	if *e != (api.ExecError{Name: "N", Value: "V", Traceback: "T"}) || apiExecError(nil) != nil {
-		t.Errorf("apiExecError: %+v", e)
+	e := execution.APIExecError(&isolation.ExecError{Name: "N", Value: "V", Traceback: "T"})
+	if *e != (api.ExecError{Name: "N", Value: "V", Traceback: "T"}) || execution.APIExecError(nil) != nil {
+		t.Errorf("APIExecError: %+v", e)
 	}
 	// Conversions compile only while the two structs have the same fields.
 	_ = api.ExecError(isolation.ExecError{})
 	_ = api.Output(isolation.RichOutput{})
-	o := apiOutputs([]isolation.RichOutput{{MIME: "text/html", Data: "d", Bundle: map[string]string{"text/html": "b"}}})
-	if len(o) != 1 || o[0].MIME != "text/html" || o[0].Data != "d" || o[0].Bundle["text/html"] != "b" || apiOutputs(nil) != nil {
-		t.Errorf("apiOutputs: %+v", o)
+	o := execution.APIOutputs([]isolation.RichOutput{{MIME: "text/html", Data: "d", Bundle: map[string]string{"text/html": "b"}}})
+	if len(o) != 1 || o[0].MIME != "text/html" || o[0].Data != "d" || o[0].Bundle["text/html"] != "b" || execution.APIOutputs(nil) != nil {
+		t.Errorf("APIOutputs: %+v", o)
 	}
 }

@@ -30,7 +30,7 @@ func TestLayering(t *testing.T) {
 		outsideTests bool
 	}{
 		// The runtime's contract has its own types: the daemon converts
-		// them to the API's wire types (runtimetypes.go).
+		// them to the API's wire types (daemon/execution).
 		{"../isolation", true, []string{"github.com/sandboxd/sandboxd/daemon", "net/http", "github.com/sandboxd/sandboxd/api"}, false},
 		{"sandboxfs", true, []string{"net/http"}, false},
 		// The router declares what it needs (server.Backend); it knows
@@ -50,6 +50,11 @@ func TestLayering(t *testing.T) {
 		// the router knows them only by the shape of its backends.
 		{"disk", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
 		{"node", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
+		// The account of executions knows a session only through
+		// execution.Session, and the store through execution.History: it
+		// takes nothing under daemon/ (the router's rule above keeps
+		// daemon/server from it).
+		{"execution", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
 		// Host checks take probes from their caller: the runtime may
 		// depend on them, never they on it.
 		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}, false},

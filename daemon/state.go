@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/execution"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/store"
@@ -27,12 +28,12 @@ const (
 )
 
 // session is one session in memory: its state, and what the daemon keeps
-// of it besides. mu guards live and detached only.
+// of it besides. mu guards detached only.
 type session struct {
 	*sess.Session[Sandbox]
 	mu sync.Mutex
-	// live are the executions under way, by id.
-	live map[string]*liveExec
+	// live are the executions under way.
+	live execution.Lives
 	// detached are the background processes this daemon started, by pid.
 	detached map[int]*detachedProc
 }

@@ -1,4 +1,4 @@
-package daemon
+package execution
 
 import (
 	"log/slog"
@@ -20,8 +20,8 @@ import (
 // A write that fails is not only logged: the next read of the session's
 // history answers the error, once (failures), so a client never takes a
 // history with holes for a whole one.
-type recorder struct {
-	st   historyWriter
+type Recorder struct {
+	st   HistoryWriter
 	log  *slog.Logger
 	jobs chan recordJob
 	done chan struct{}
@@ -33,8 +33,8 @@ type recorder struct {
 	failures map[string]*writeFailure
 }
 
-// historyWriter is where the recorder writes: the store.
-type historyWriter interface {
+// HistoryWriter is where the recorder writes: the store.
+type HistoryWriter interface {
 	AddExecutions(items []store.Executed) error
 }
 
@@ -59,15 +59,15 @@ const (
 	coalesce = 10 * time.Millisecond
 )
 
-func newRecorder(st historyWriter, log *slog.Logger, onError func()) *recorder {
-	r := &recorder{st: st, log: log, jobs: make(chan recordJob, 1024), done: make(chan struct{}),
+func NewRecorder(st HistoryWriter, log *slog.Logger, onError func()) *Recorder {
+	r := &Recorder{st: st, log: log, jobs: make(chan recordJob, 1024), done: make(chan struct{}),
 		onError: onError, failures: map[string]*writeFailure{}}
 	go r.run()
 	return r
 }
 
 // failed records that items could not be written.
-func (r *recorder) failed(items []store.Executed, err error) {
+func (r *Recorder) failed(items []store.Executed, err error) {
 	r.onError()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -87,7 +87,7 @@ func (r *recorder) failed(items []store.Executed, err error) {
 
 // takeFailure returns, once, why executions of session id were not
 // recorded since the last time it was asked.
-func (r *recorder) takeFailure(id string) error {
+func (r *Recorder) TakeFailure(id string) error {
 	r.mu.Lock()
 	f := r.failures[id]
 	delete(r.failures, id)
@@ -100,22 +100,22 @@ func (r *recorder) takeFailure(id string) error {
 
 // add queues an execution; it blocks only when the queue is full, which
 // slows executions to the disk's pace rather than holding unbounded memory.
-func (r *recorder) add(it *store.Executed) { r.jobs <- recordJob{item: it} }
+func (r *Recorder) Add(it *store.Executed) { r.jobs <- recordJob{item: it} }
 
 // flush waits until every execution queued before it is written.
-func (r *recorder) flush() {
+func (r *Recorder) Flush() {
 	f := make(chan struct{})
 	r.jobs <- recordJob{flush: f}
 	<-f
 }
 
 // close writes what is queued and stops.
-func (r *recorder) close() {
+func (r *Recorder) Close() {
 	close(r.jobs)
 	<-r.done
 }
 
-func (r *recorder) run() {
+func (r *Recorder) run() {
 	defer close(r.done)
 	timer := time.NewTimer(coalesce)
 	timer.Stop()

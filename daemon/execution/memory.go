@@ -1,4 +1,4 @@
-package daemon
+package execution
 
 import (
 	"runtime/debug"
@@ -24,8 +24,8 @@ const (
 	returnEvery = 10 * time.Second
 )
 
-// memoryReturn schedules the return of memory after big answers.
-type memoryReturn struct {
+// MemoryReturn schedules the return of memory after big answers.
+type MemoryReturn struct {
 	mu      sync.Mutex
 	pending bool
 	// again is set by a big answer relayed while a return was pending:
@@ -40,7 +40,7 @@ type memoryReturn struct {
 }
 
 // relayed notes an answer of n bytes went out.
-func (m *memoryReturn) relayed(n int64) {
+func (m *MemoryReturn) Relayed(n int64) {
 	if n < bigAnswer {
 		return
 	}
@@ -55,7 +55,7 @@ func (m *memoryReturn) relayed(n int64) {
 
 // schedule has memory returned after the delay, no sooner than every
 // after the last return. The caller holds mu.
-func (m *memoryReturn) schedule() {
+func (m *MemoryReturn) schedule() {
 	m.pending = true
 	delay, every, free := returnDelay, returnEvery, debug.FreeOSMemory
 	if m.free != nil {

@@ -1,4 +1,4 @@
-package daemon
+package execution
 
 import (
 	"reflect"
@@ -35,14 +35,14 @@ func TestHistoryCut(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := tt.in
 			before.Outputs = append([]api.Output(nil), tt.in.Outputs...)
-			got := historyCut(&tt.in, tt.keep)
+			got := HistoryCut(&tt.in, tt.keep)
 			if len(got.Stdout) != tt.stdout || len(got.Stderr) != tt.stderr || len(got.Outputs) != tt.outputs ||
 				(got.Result != nil) != (tt.result > 0) || (got.Result != nil && len(*got.Result) != tt.result) ||
 				got.Summarized != tt.summarized || (tt.summarized && !got.Truncated) {
 				t.Fatalf("got stdout %d stderr %d outputs %d result %v summarized %v truncated %v",
 					len(got.Stdout), len(got.Stderr), len(got.Outputs), got.Result != nil, got.Summarized, got.Truncated)
 			}
-			if n := executionSize(got); n > tt.keep {
+			if n := Size(got); n > tt.keep {
 				t.Errorf("kept %d bytes, more than %d", n, tt.keep)
 			}
 			// The answer itself is not touched.

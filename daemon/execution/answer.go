@@ -1,22 +1,22 @@
-package daemon
+package execution
 
 import (
 	"github.com/sandboxd/sandboxd/api"
 )
 
-// answerBudget is what is left of an execution's whole answer
+// Budget is what is left of an execution's whole answer
 // (max_answer_bytes). The agent bounds its answer itself since protocol 4;
 // the daemon bounds it again as it relays it, for older agents and because
 // the agent shares its sandbox with the code it runs. Output draws on it as
 // it streams, then the error, the result and the outputs, in that order:
 // what does not fit is dropped, and cut says so.
-type answerBudget struct {
+type Budget struct {
 	left int64
 	cut  bool
 }
 
 // take says how many of n bytes fit, and counts them.
-func (b *answerBudget) take(n int) int {
+func (b *Budget) Take(n int) int {
 	k := min(int64(n), max(b.left, 0))
 	b.left -= k
 	if k < int64(n) {
@@ -26,23 +26,23 @@ func (b *answerBudget) take(n int) int {
 }
 
 // text is s cut to what fits, at a rune boundary.
-func (b *answerBudget) text(s string) string {
-	return api.Cut(s, b.take(len(s)))
+func (b *Budget) Text(s string) string {
+	return api.Cut(s, b.Take(len(s)))
 }
 
 // bound cuts what the agent answered after the output: the error's text,
 // the result, the outputs that do not fit whole.
-func (b *answerBudget) bound(e *api.Execution) {
+func (b *Budget) Bound(e *api.Execution) {
 	if e.Error != nil {
-		e.Error = &api.ExecError{Name: b.text(e.Error.Name), Value: b.text(e.Error.Value), Traceback: b.text(e.Error.Traceback)}
+		e.Error = &api.ExecError{Name: b.Text(e.Error.Name), Value: b.Text(e.Error.Value), Traceback: b.Text(e.Error.Traceback)}
 	}
 	if e.Result != nil {
-		r := b.text(*e.Result)
+		r := b.Text(*e.Result)
 		e.Result = &r
 	}
 	kept := e.Outputs[:0]
 	for _, o := range e.Outputs {
-		if b.output(o) {
+		if b.Output(o) {
 			kept = append(kept, o)
 		}
 	}
@@ -52,8 +52,8 @@ func (b *answerBudget) bound(e *api.Execution) {
 
 // output says whether o fits whole, and counts it if it does: an output
 // is never cut, only dropped.
-func (b *answerBudget) output(o api.Output) bool {
-	n := outputSize(o)
+func (b *Budget) Output(o api.Output) bool {
+	n := OutputSize(o)
 	if n > b.left {
 		b.cut = true
 		return false
@@ -62,9 +62,9 @@ func (b *answerBudget) output(o api.Output) bool {
 	return true
 }
 
-// outputSize is the bytes o takes in an answer: its mime, its data and
+// OutputSize is the bytes o takes in an answer: its mime, its data and
 // its bundle's, as the agent counts them.
-func outputSize(o api.Output) int64 {
+func OutputSize(o api.Output) int64 {
 	n := len(o.MIME) + len(o.Data)
 	for k, v := range o.Bundle {
 		n += len(k) + len(v)

@@ -1,4 +1,4 @@
-package daemon
+package execution
 
 import (
 	"sync/atomic"
@@ -15,14 +15,14 @@ import (
 func TestMemoryReturn(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
-	m := &memoryReturn{free: func() { n.Add(1) }, delay: 20 * time.Millisecond, every: 200 * time.Millisecond}
-	m.relayed(bigAnswer - 1)
+	m := &MemoryReturn{free: func() { n.Add(1) }, delay: 20 * time.Millisecond, every: 200 * time.Millisecond}
+	m.Relayed(bigAnswer - 1)
 	time.Sleep(50 * time.Millisecond)
 	if n.Load() != 0 {
 		t.Fatal("a small answer returned memory")
 	}
-	m.relayed(bigAnswer)
-	m.relayed(4 * bigAnswer)
+	m.Relayed(bigAnswer)
+	m.Relayed(4 * bigAnswer)
 	if n.Load() != 0 {
 		t.Fatal("memory was returned at once, while the answer is still sent")
 	}
@@ -36,7 +36,7 @@ func TestMemoryReturn(t *testing.T) {
 	if n.Load() != 2 {
 		t.Errorf("%d returns for a burst of two", n.Load())
 	}
-	m.relayed(bigAnswer)
+	m.Relayed(bigAnswer)
 	waitUntil(t, func() bool { return n.Load() == 3 })
 	time.Sleep(250 * time.Millisecond)
 	if n.Load() != 3 {

@@ -1,4 +1,4 @@
-package daemon
+package execution
 
 import (
 	"errors"
@@ -23,19 +23,19 @@ func (failingWriter) AddExecutions([]store.Executed) error {
 // the next reader of the session's history, once.
 func TestRecorderFailureReachesClient(t *testing.T) {
 	counted := 0
-	r := newRecorder(failingWriter{}, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { counted++ })
-	defer r.close()
-	r.add(&store.Executed{SessionID: "a", Execution: &store.Execution{ID: "e1"}})
-	r.add(&store.Executed{SessionID: "a", Execution: &store.Execution{ID: "e2"}})
-	r.flush()
-	err := r.takeFailure("a")
+	r := NewRecorder(failingWriter{}, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { counted++ })
+	defer r.Close()
+	r.Add(&store.Executed{SessionID: "a", Execution: &store.Execution{ID: "e1"}})
+	r.Add(&store.Executed{SessionID: "a", Execution: &store.Execution{ID: "e2"}})
+	r.Flush()
+	err := r.TakeFailure("a")
 	if !errdefs.IsInternal(err) || !strings.Contains(err.Error(), "2 execution(s)") || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("first read: %v", err)
 	}
-	if err := r.takeFailure("a"); err != nil {
+	if err := r.TakeFailure("a"); err != nil {
 		t.Fatalf("told twice: %v", err)
 	}
-	if err := r.takeFailure("b"); err != nil {
+	if err := r.TakeFailure("b"); err != nil {
 		t.Fatalf("another session: %v", err)
 	}
 	if counted == 0 {
