@@ -33,6 +33,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
@@ -68,7 +69,7 @@ type Daemon struct {
 	// execSlots bounds executions running at once, host-wide.
 	execSlots chan struct{}
 
-	metrics  *metrics
+	metrics  *metrics.Metrics
 	recorder *recorder
 	// memory returns the memory of big answers to the system.
 	memory memoryReturn
@@ -181,12 +182,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Daemon, r
 	// An lxcfs that served before this start (left for running sessions)
 	// stays; one this start made goes with it.
 	cleanups = append(cleanups, func() { _ = dp.procView.close(dp.procView.own != nil && dp.procView.own.Adopted()) })
-	m := newMetrics()
+	m := metrics.New()
 	if cfg.Seccomp.LogDenied {
 		if !seccomp.NotifySupported() {
 			log.Warn("seccomp user notification needs Linux 5.7 and libseccomp 2.5: refused system calls will not be logged")
 		} else {
-			dp.denied = newDeniedLog(log, func(sc string) { m.denied.WithLabelValues(sc).Inc() })
+			dp.denied = newDeniedLog(log, func(sc string) { m.SeccompDenied(sc) })
 			if dp.monitor, err = seccomp.Listen(filepath.Join(stateDir, "seccomp.sock"), dp.denied.report); err != nil {
 				return nil, err
 			}
@@ -259,7 +260,7 @@ func makeDirs(cfg config.Config) error {
 // newDaemon is the daemon's core over its dependencies: New's real ones,
 // or a test's fakes. It loads templates, reconciles, and starts the
 // reaper and the pools.
-func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics, dp deps) (*Daemon, error) {
+func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics.Metrics, dp deps) (*Daemon, error) {
 	if err := makeDirs(cfg); err != nil {
 		return nil, err
 	}
@@ -304,12 +305,10 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if err := d.runtimes.checkStrict(); err != nil {
 		return nil, err
 	}
-	m.sessions = d.sessions.countByStatus
-	m.netDenied = d.deniedCounts
-	m.watch(d)
+	m.Watch(metricSource{d})
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
-	d.recorder = newRecorder(d.store, log, m.historyErrors.Inc)
+	d.recorder = newRecorder(d.store, log, m.HistoryWriteFailed)
 	if d.tmpl, err = pool.New(poolOptions(d)); err != nil {
 		d.recorder.close()
 		return nil, err

@@ -237,8 +237,7 @@ func (d *Daemon) runExec(ctx context.Context, x *execSlot, e *api.Execution, out
 	if e.Status == api.StatusKilled {
 		d.noticeOOM(s, sb)
 	}
-	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
-	d.metrics.execTime.WithLabelValues(e.Language).Observe(time.Since(started).Seconds())
+	d.metrics.ExecEnded(e.Language, e.Status, time.Since(started))
 	d.memory.relayed(executionSize(e))
 	return e
 }
@@ -271,7 +270,7 @@ func (d *Daemon) recoverExec(ctx context.Context, s *session, sb Sandbox, e *api
 		e.Status = api.StatusKilled
 		e.Error = &api.ExecError{Name: "Killed", Value: "the sandbox was killed (out of memory or another limit); it was restarted"}
 	}
-	d.metrics.execs.WithLabelValues(e.Language, e.Status).Inc()
+	d.metrics.ExecLost(e.Language, e.Status)
 	// The watcher may have seen the sandbox die first and failed the
 	// session; else the sandbox is still the session's and goes now.
 	if !s.Lost(sb) || !d.sessions.has(s) {
