@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
@@ -185,7 +184,7 @@ func TestPoolDeaths(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	waitPool(t, d, 2)
-	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(pool.DefaultTemplate)); n < 2 {
+	if n, _ := scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n < 2 {
 		t.Fatalf("pool deaths counted: %v, want 2", n)
 	}
 	// 20 sessions and 2 pooled sandboxes: no more sandboxes, id blocks or
@@ -465,16 +464,6 @@ func TestStoreFailureReachesClient(t *testing.T) {
 	if _, err := d.CreateSession(root, &api.CreateSessionRequest{}); err == nil {
 		t.Fatal("a create whose record could not be written answered no error")
 	}
-}
-
-// counterValue reads a Prometheus counter.
-func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
 }
 
 // TestOperationsWait: an operation or execution asked for while another

@@ -41,7 +41,7 @@ func (d *Daemon) createSession(ctx context.Context, req *api.CreateSessionReques
 // one (POST /v1/run) is neither recorded nor listed: it keeps its
 // reservation, which the caller releases when it destroys the sandbox.
 func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, persist bool, mark ...func(*store.Record)) (_ *session, retErr error) {
-	clock := d.metrics.phases.clock(time.Now())
+	clock := d.metrics.CreateClock(time.Now())
 	// Refills wait while creates are under way (pool.short): the last to
 	// end starts them.
 	d.inCreate.Add(1)
@@ -85,14 +85,14 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		return nil, err
 	}
 
-	clock.lap("admit")
+	clock.Lap("admit")
 	started := time.Now()
 	var s *session
 	if p := d.tmpl.PoolOf(t); p != nil {
-		if sb := p.Claim(ctx, rec, clock.lap); sb != nil {
+		if sb := p.Claim(ctx, rec, clock.Lap); sb != nil {
 			s = sessionOf(sb)
 		}
-		d.metrics.countClaim(t.MetricLabel(), s != nil)
+		d.metrics.PoolClaim(t.MetricLabel(), s != nil)
 	}
 	source := "pool"
 	if s != nil {
@@ -102,24 +102,20 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 			_ = d.destroySession(s)
 			return nil, err
 		}
-		clock.lap("claim")
+		clock.Lap("claim")
 	} else {
 		source = "cold"
 		s = newSession(rec)
 		if err := d.startSandbox(ctx, s, false); err != nil {
-			d.metrics.creates.WithLabelValues("error").Inc()
+			d.metrics.CreateFailed()
 			_ = d.destroySession(s)
 			return nil, err
 		}
-		clock.lap("start")
+		clock.Lap("start")
 	}
-	d.metrics.creates.WithLabelValues("ok").Inc()
-	if source == "pool" {
-		d.metrics.poolClaims.Inc()
-	}
-	d.metrics.createDur.Observe(time.Since(started).Seconds())
+	d.metrics.Created(source == "pool", time.Since(started))
 	if !persist {
-		clock.observe(source)
+		clock.Observe(source)
 		go d.watch(s, s.Sandbox())
 		return s, nil
 	}
@@ -132,8 +128,8 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 		_ = d.destroySession(s)
 		return nil, recordErr(rec.ID, err)
 	}
-	clock.lap("record")
-	clock.observe(source)
+	clock.Lap("record")
+	clock.Observe(source)
 	d.sessions.add(s)
 	go d.watch(s, s.Sandbox())
 	d.publish(s, api.ActionCreated, "")
@@ -268,7 +264,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		network += time.Since(tn)
 	}
 	st := sb.StartTimings()
-	d.metrics.phases.started(runtimeOf(rec.Runtime), diskTook, network, st)
+	d.metrics.SandboxStarted(runtimeOf(rec.Runtime), diskTook, st.Prepare, st.Container, st.Agent, network)
 	logging.From(ctx).Debug("sandbox started", "session", rec.ID, "template", rec.Template, "took", time.Since(t0),
 		"disk", diskTook, "prepare", st.Prepare, "container", st.Container, "agent", st.Agent, "network", network)
 	if err := s.SetRunning(sb); err != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/daemon/mcpgateway"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/internal/hostcheck"
@@ -67,7 +68,7 @@ type Daemon struct {
 	tmpl     *pool.Templates
 	events   *events
 
-	metrics *metrics
+	metrics *metrics.Metrics
 	// execs keeps the account of executions: live, history, answers.
 	execs *execution.Book
 	// monitor hears of refused system calls; nil when they are not logged.
@@ -177,12 +178,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Daemon, r
 	// An lxcfs that served before this start (left for running sessions)
 	// stays; one this start made goes with it.
 	cleanups = append(cleanups, func() { _ = dp.procView.close(dp.procView.own != nil && dp.procView.own.Adopted()) })
-	m := newMetrics()
+	m := metrics.New()
 	if cfg.Seccomp.LogDenied {
 		if !seccomp.NotifySupported() {
 			log.Warn("seccomp user notification needs Linux 5.7 and libseccomp 2.5: refused system calls will not be logged")
 		} else {
-			dp.denied = newDeniedLog(log, func(sc string) { m.denied.WithLabelValues(sc).Inc() })
+			dp.denied = newDeniedLog(log, func(sc string) { m.SeccompDenied(sc) })
 			if dp.monitor, err = seccomp.Listen(filepath.Join(stateDir, "seccomp.sock"), dp.denied.report); err != nil {
 				return nil, err
 			}
@@ -255,7 +256,7 @@ func makeDirs(cfg config.Config) error {
 // newDaemon is the daemon's core over its dependencies: New's real ones,
 // or a test's fakes. It loads templates, reconciles, and starts the
 // reaper and the pools.
-func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics, dp deps) (*Daemon, error) {
+func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics.Metrics, dp deps) (*Daemon, error) {
 	if err := makeDirs(cfg); err != nil {
 		return nil, err
 	}
@@ -299,21 +300,20 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if err := d.runtimes.checkStrict(); err != nil {
 		return nil, err
 	}
-	m.sessions = d.sessions.countByStatus
-	m.netDenied = d.deniedCounts
-	m.watch(d)
+	m.Watch(metricSource{d})
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.execs = execution.NewBook(d.store, execution.Options{
 		MaxOutput: d.cfg.MaxOutputBytes, MaxAnswer: d.cfg.MaxAnswerBytes, RecordBytes: d.cfg.HistoryRecordBytes,
 		MaxConcurrent: d.cfg.MaxConcurrentExecs, Grace: time.Duration(d.cfg.InterruptGraceS * float64(time.Second)),
 		Counted: func(e *api.Execution, took time.Duration) {
-			m.execs.WithLabelValues(e.Language, e.Status).Inc()
 			if took > 0 {
-				m.execTime.WithLabelValues(e.Language).Observe(took.Seconds())
+				m.ExecEnded(e.Language, e.Status, took)
+			} else {
+				m.ExecLost(e.Language, e.Status)
 			}
 		},
-		NewID: newID, Now: now, OnWriteError: m.historyErrors.Inc, Log: log,
+		NewID: newID, Now: now, OnWriteError: m.HistoryWriteFailed, Log: log,
 		Kept: func(s execution.Session) bool {
 			ss, ok := s.(*session)
 			return ok && d.sessions.has(ss)

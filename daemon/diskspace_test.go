@@ -86,7 +86,7 @@ func TestPoolDiskReadOnly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.cfg.DataDir, "sessions", sick)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("its folder is left: %v", err)
 	}
-	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(pool.DefaultTemplate)); n != 1 {
+	if n, _ := scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n != 1 {
 		t.Fatalf("pool deaths counted: %v, want 1", n)
 	}
 }

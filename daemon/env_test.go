@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/daemon/node"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
@@ -70,7 +71,7 @@ func (e *testEnv) start() *Daemon {
 	ids, _ := idmap.New(e.ids.Range())
 	e.ids = ids
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := newDaemon(context.Background(), e.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk,
+	d, err := newDaemon(context.Background(), e.cfg, log, metrics.New(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk,
 		net: netDeps{net: e.net, table: newNetTable()}, host: e.host, clock: e.clock})
 	if err != nil {
 		st.Close()

@@ -33,7 +33,7 @@ func (d *Daemon) tellMCPCall(c mcpgateway.Call) {
 	if _, ok := d.cfg.MCP.Servers[server]; !ok {
 		server = "" // a name the sandbox made up: no label of its own
 	}
-	d.metrics.mcpCalls.WithLabelValues(server, c.Outcome).Inc()
+	d.metrics.MCPCall(server, c.Outcome)
 	s, ok := d.sessions.get(c.Session)
 	if !ok {
 		return

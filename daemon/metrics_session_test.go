@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/daemon/server"
 	"github.com/sandboxd/sandboxd/isolation/netdns"
 )
@@ -40,8 +41,8 @@ func TestMetricsShowNoSession(t *testing.T) {
 			}
 			ids = append(ids, s.ID)
 			// What the daemon's DNS tells of a refused query (netsetup.go).
-			d.metrics.countDNSRefused(s.ID, netdns.RefusedName)
-			d.metrics.countDNSRefused(s.ID, netdns.RefusedRate)
+			d.metrics.DNSRefused(s.ID, netdns.RefusedName)
+			d.metrics.DNSRefused(s.ID, netdns.RefusedRate)
 		}
 	}
 
@@ -70,14 +71,14 @@ func TestMetricsShowNoSession(t *testing.T) {
 		ProcessBackend:  d,
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
-	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.MetricsHandler(), OnPanic: d.CountPanic, Registerer: d.MetricsRegistry()}, log)
+	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.Metrics().Handler(), OnPanic: d.Metrics().CountPanic, Registerer: d.Metrics().Registry()}, log)
 	go srv.Serve(l)
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	ml, err := server.ListenMetrics("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := server.NewMetricsServer(d.MetricsHandler(), log)
+	ms := server.NewMetricsServer(d.Metrics().Handler(), log)
 	go ms.Serve(ml)
 	t.Cleanup(func() { _ = ms.Shutdown(context.Background()) })
 	unix := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -136,7 +137,7 @@ func TestMetricsShowNoSession(t *testing.T) {
 		}
 	}
 	// No metric family has a label for a session, whatever its name.
-	families, err := d.metrics.reg.Gather()
+	families, err := d.Metrics().Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,32 +166,8 @@ func TestMetricsShowNoSession(t *testing.T) {
 	if err := d.DeleteSession(member, ids[2]); err != nil {
 		t.Fatal(err)
 	}
-	d.metrics.countDNSRefused(ids[2], netdns.RefusedName)
-	if n := d.metrics.dnsBySession.get(ids[2]); n != (dnsTally{}) {
+	d.metrics.DNSRefused(ids[2], netdns.RefusedName)
+	if n := d.metrics.DNSTally(ids[2]); n != (metrics.DNSTally{}) {
 		t.Errorf("a deleted session's tally: %+v", n)
-	}
-}
-
-// TestDeniedSumNeverFalls: the sum of the sessions' refused-packet
-// counters is a counter: it does not fall when a session goes or its
-// counter starts again.
-func TestDeniedSumNeverFalls(t *testing.T) {
-	var s deniedSum
-	for i, tc := range []struct {
-		now  map[string]uint64
-		want uint64
-	}{
-		{map[string]uint64{}, 0},
-		{map[string]uint64{"a": 5, "b": 3}, 8},
-		{map[string]uint64{"a": 7, "b": 3}, 10},
-		{map[string]uint64{"a": 7}, 10},         // b gone: its 3 stay
-		{map[string]uint64{"a": 2}, 12},         // a's chain written anew
-		{map[string]uint64{"a": 2, "c": 1}, 13}, // a new session
-		{map[string]uint64{}, 13},               // all gone
-		{map[string]uint64{"b": 4}, 17},         // b back (started again)
-	} {
-		if got := s.total(tc.now); got != tc.want {
-			t.Errorf("scrape %d: %d, want %d", i, got, tc.want)
-		}
 	}
 }

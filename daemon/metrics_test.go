@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -97,8 +98,8 @@ func TestSessionEndReasons(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.MaxSessionLifetimeS = 4; c.ShutdownStopsSessions = true })
 	d := e.start()
-	reg := d.metrics.reg
-	for _, r := range endClasses {
+	reg := d.Metrics().Registry()
+	for _, r := range []string{"stopped", "idle", "lifetime", "shutdown", "deleted", "oom", "lost", "failed"} {
 		if v := value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
 			t.Fatalf("%s starts at %v", r, v)
 		}
@@ -125,17 +126,17 @@ func TestSessionEndReasons(t *testing.T) {
 	// The watchers act on their own time; the reaper on the daemon's
 	// clock, which the test moves on: past the idle timeout (1 s), then
 	// past the lifetime (4 s).
-	for _, r := range []string{endOOM, endFailed} {
+	for _, r := range []string{"oom", "failed"} {
 		waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", r)
 	}
 	e.clock.advance(2 * time.Second)
-	waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", endIdle)
+	waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", "idle")
 	e.clock.advance(3 * time.Second)
-	waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", endLifetime)
-	if _, why := status(t, d, idle.ID); !strings.HasPrefix(why, reasonIdlePrefix) {
+	waitValue(t, reg, 1, "sandboxd_session_end_reasons_total", "reason", "lifetime")
+	if _, why := status(t, d, idle.ID); !strings.HasPrefix(why, metrics.ReasonIdlePrefix) {
 		t.Fatalf("idle stop's reason %q", why)
 	}
-	if _, why := status(t, d, old.ID); !strings.HasPrefix(why, reasonLifetimePrefix) {
+	if _, why := status(t, d, old.ID); !strings.HasPrefix(why, metrics.ReasonLifetimePrefix) {
 		t.Fatalf("lifetime stop's reason %q", why)
 	}
 	mustCreate(t, d, root) // stopped by the shutdown
@@ -143,29 +144,10 @@ func TestSessionEndReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	for r, want := range map[string]float64{
-		endStopped: 1, endDeleted: 1, endOOM: 1, endFailed: 1, endIdle: 1, endLifetime: 1, endShutdown: 1, endLost: 0,
+		"stopped": 1, "deleted": 1, "oom": 1, "failed": 1, "idle": 1, "lifetime": 1, "shutdown": 1, "lost": 0,
 	} {
 		if got := value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); got != want {
 			t.Errorf("%s: %v, want %v", r, got, want)
-		}
-	}
-}
-
-// TestEndClass: the class of every reason the daemon gives, and of ones
-// it does not know.
-func TestEndClass(t *testing.T) {
-	for _, tc := range []struct{ action, reason, want string }{
-		{api.ActionStopped, "stopped by request", endStopped},
-		{api.ActionStopped, "something new", endStopped},
-		{api.ActionStopped, reasonShutdown, endShutdown},
-		{api.ActionFailed, "out of memory", endOOM},
-		{api.ActionFailed, "sandbox exited: signal 9", endFailed},
-		{api.ActionFailed, "could not stop the sandbox: busy", endFailed},
-		{api.ActionLost, "sandbox exited", endLost},
-		{api.ActionOOM, "", endOOM},
-	} {
-		if got := endClass(tc.action, tc.reason); got != tc.want {
-			t.Errorf("%s %q: %s, want %s", tc.action, tc.reason, got, tc.want)
 		}
 	}
 }
@@ -177,7 +159,7 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
 	d := e.start()
-	reg := d.metrics.reg
+	reg := d.Metrics().Registry()
 	waitPool(t, d, 1)
 	if n := value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", pool.DefaultTemplate); n < 1 {
 		t.Fatalf("%v refills timed", n)
@@ -206,7 +188,7 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	if h, m := value(t, reg, "sandboxd_pool_hits_total", "template", pool.DefaultTemplate), value(t, reg, "sandboxd_pool_misses_total", "template", pool.DefaultTemplate); h != 1 || m != 1 {
 		t.Fatalf("hits %v, misses %v; want 1 and 1", h, m)
 	}
-	if c := counterValue(t, d.metrics.poolClaims); c != 1 {
+	if c := value(t, reg, "sandboxd_pool_claims_total"); c != 1 {
 		t.Fatalf("sandboxd_pool_claims_total %v", c)
 	}
 	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "nopool"}); err != nil {
@@ -241,7 +223,7 @@ func TestPoolHitsAndMisses(t *testing.T) {
 func TestScrapedSessionsAndIDBlocks(t *testing.T) {
 	e := newEnv(t, nil)
 	d := e.start()
-	reg := d.metrics.reg
+	reg := d.Metrics().Registry()
 	a := mustCreate(t, d, root)
 	mustCreate(t, d, root)
 	if _, err := d.CreateSession(root, &api.CreateSessionRequest{Runtime: api.RuntimeRunsc}); err != nil {
@@ -275,7 +257,7 @@ func TestScrapedSessionsAndIDBlocks(t *testing.T) {
 		t.Errorf("sandboxd_sessions running: %v", got)
 	}
 	w := httptest.NewRecorder()
-	d.MetricsHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	d.Metrics().Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{"sandboxd_sessions_by_runtime{", "sandboxd_userns_id_blocks_in_use ", "sandboxd_session_end_reasons_total{reason=\"idle\"} 0"} {
 		if w.Code != 200 || !strings.Contains(w.Body.String(), want) {
 			t.Fatalf("scrape: %d, lacks %q", w.Code, want)
@@ -291,14 +273,14 @@ func TestNoIDBlocksWithoutUserNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, inst: instance{id: "test"}, probe: e.disk,
+	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), metrics.New(), deps{store: st, rt: fakeRuntime{e.h}, inst: instance{id: "test"}, probe: e.disk,
 		net: netDeps{net: e.net, table: newNetTable()}})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	if _, ok := scrape(t, d.metrics.reg, "sandboxd_userns_id_blocks_in_use"); ok {
+	if _, ok := scrape(t, d.Metrics().Registry(), "sandboxd_userns_id_blocks_in_use"); ok {
 		t.Fatal("id blocks counted without an allocator")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/isolation/netdns"
 	"github.com/sandboxd/sandboxd/isolation/network"
 )
@@ -49,7 +50,7 @@ type netDeps struct {
 // listeners, the nftables table and the DNS server. A host that cannot
 // have them (a kernel without nftables, say) gets a daemon whose sessions
 // can only have network "none", and a warning saying why.
-func openNetwork(cfg config.Config, inst instance, m *metrics, log *slog.Logger) netDeps {
+func openNetwork(cfg config.Config, inst instance, m *metrics.Metrics, log *slog.Logger) netDeps {
 	nd := netDeps{table: newNetTable(), close: func() {}}
 	if !cfg.Network.Enabled {
 		nd.off = "networking is off on this host ([network] enabled = false)"
@@ -62,7 +63,7 @@ func openNetwork(cfg config.Config, inst instance, m *metrics, log *slog.Logger)
 	return nd
 }
 
-func (nd *netDeps) open(cfg config.Config, inst instance, m *metrics, log *slog.Logger) (retErr error) {
+func (nd *netDeps) open(cfg config.Config, inst instance, m *metrics.Metrics, log *slog.Logger) (retErr error) {
 	want := netip.MustParsePrefix(cfg.Network.Subnet)
 	subnet, err := network.SubnetLease{Dir: cfg.Network.LeaseDir, Instance: inst.id, DataDir: cfg.DataDir,
 		Want: want, Move: !cfg.Network.SubnetSet()}.Lease()
@@ -119,7 +120,7 @@ func (nd *netDeps) open(cfg config.Config, inst instance, m *metrics, log *slog.
 			return nil
 		},
 		Refused: func(session, name string, why netdns.Refusal, detail string) {
-			m.countDNSRefused(session, why)
+			m.DNSRefused(session, why)
 			if why != netdns.RefusedRate { // a flood: netdns logs it once a minute
 				log.Debug("DNS query refused", "session", session, "name", name, "reason", why, "detail", detail)
 			}

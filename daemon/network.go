@@ -289,7 +289,7 @@ func (d *Daemon) releaseNetwork(s *session, keepSlot bool) error {
 		return fmt.Errorf("session %s network: %w", id, err)
 	}
 	if !keepSlot {
-		d.metrics.dnsBySession.forget(id)
+		d.metrics.ForgetDNS(id)
 		d.netTable.free(slot - 1)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation/netpolicy"
 )
@@ -129,7 +130,7 @@ func startNetless(t *testing.T) *Daemon {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := newDaemon(context.Background(), off.cfg, log, newMetrics(), deps{store: st, rt: fakeRuntime{off.h}, inst: instance{id: "off"}, probe: off.disk,
+	d, err := newDaemon(context.Background(), off.cfg, log, metrics.New(), deps{store: st, rt: fakeRuntime{off.h}, inst: instance{id: "off"}, probe: off.disk,
 		net: netDeps{off: "no nftables here"}})
 	if err != nil {
 		st.Close()

@@ -22,7 +22,7 @@ func TestPoolClaimSkipsTheGone(t *testing.T) {
 	if s.ID == gone {
 		t.Fatal("claimed a sandbox whose process is gone")
 	}
-	if n := counterValue(t, d.metrics.poolDeaths.WithLabelValues(pool.DefaultTemplate)); n != 1 {
+	if n, _ := scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n != 1 {
 		t.Fatalf("pool deaths %v, want 1", n)
 	}
 }

@@ -209,9 +209,9 @@ func outputTail(out string, n int) string {
 	return out
 }
 
-func (h poolHost) Refilled(label string, started time.Time) { h.d.metrics.refilled(label, started) }
-func (h poolHost) Died(label string)                        { h.d.metrics.poolDeaths.WithLabelValues(label).Inc() }
-func (h poolHost) Forget(ref string)                        { h.d.metrics.forgetTemplate(ref) }
+func (h poolHost) Refilled(label string, started time.Time) { h.d.metrics.Refilled(label, started) }
+func (h poolHost) Died(label string)                        { h.d.metrics.PoolDied(label) }
+func (h poolHost) Forget(ref string)                        { h.d.metrics.ForgetTemplate(ref) }
 
 func (p *pooledSandbox) ID() string              { return p.s.ID() }
 func (p *pooledSandbox) Exited() <-chan struct{} { return p.sb.Exited() }

@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/disk"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
@@ -44,7 +45,7 @@ func (e *testEnv) startLogged(log *testutil.Buffer, probe disk.Probe) *Daemon {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(log, nil)), newMetrics(),
+	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(log, nil)), metrics.New(),
 		deps{store: st, rt: fakeRuntime{e.h}, ids: e.ids, inst: instance{id: "test"}, probe: probe,
 			net: netDeps{net: e.net, table: newNetTable()}, host: e.host})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -118,7 +119,7 @@ func TestStrictRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	_, err = newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics(), deps{store: st, rt: fakeRuntime{e.h}, ids: e.ids, inst: instance{id: "test"}, probe: e.disk})
+	_, err = newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), metrics.New(), deps{store: st, rt: fakeRuntime{e.h}, ids: e.ids, inst: instance{id: "test"}, probe: e.disk})
 	if err == nil || !strings.Contains(err.Error(), "strict_runtime is set and the default runtime runsc is not usable: runsc is not installed") {
 		t.Fatalf("a strict daemon without its runtime started: %v", err)
 	}

@@ -69,9 +69,9 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err := d.store.DeleteSession(id); err != nil {
 		return recordErr(id, err)
 	}
-	_, owner := s.Status()
+	was, owner := s.Status()
 	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
-	d.metrics.countDeleted(s)
+	d.metrics.SessionDeleted(was)
 	logging.From(ctx).Info("session deleted", "session", id)
 	return nil
 }

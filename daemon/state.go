@@ -61,8 +61,7 @@ func (d *Daemon) commit(ctx context.Context, s *session, action, reason string) 
 	d.publish(s, action, reason)
 	switch action {
 	case api.ActionStopped, api.ActionFailed, api.ActionLost, api.ActionOOM:
-		d.metrics.ended.WithLabelValues(action).Inc()
-		d.metrics.countEnd(action, reason)
+		d.metrics.SessionEnded(action, reason)
 	}
 	log := logging.From(ctx)
 	if action == api.ActionFailed || action == api.ActionLost {

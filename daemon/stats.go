@@ -20,8 +20,8 @@ func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
 	sid, slot := rec.ID, rec.NetSlot
 	// The session's network figures are here, for its owner, and never
 	// per session in /metrics, which every user may read.
-	dns := d.metrics.dnsBySession.get(sid)
-	out.DNSRefused, out.DNSRateLimited = dns.refused, dns.rateLimited
+	dns := d.metrics.DNSTally(sid)
+	out.DNSRefused, out.DNSRateLimited = dns.Refused, dns.RateLimited
 	if slot != 0 && d.net != nil {
 		if n, err := d.net.Denied(sid); err == nil {
 			out.NetworkDeniedPackets = n

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// phaseFamilies are the daemon's step timers (daemon/metrics_phases.go).
+// phaseFamilies are the daemon's step timers (daemon/metrics/phases.go).
 var phaseFamilies = []string{"sandboxd_session_create_phase_seconds", "sandboxd_sandbox_start_phase_seconds"}
 
 // phase is the mean time of one step over a daemon's life.

@@ -204,9 +204,9 @@ func run(cfg config.Config) error {
 	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,
-		Metrics:         d.MetricsHandler(),
-		OnPanic:         d.CountPanic,
-		Registerer:      d.MetricsRegistry(),
+		Metrics:         d.Metrics().Handler(),
+		OnPanic:         d.Metrics().CountPanic,
+		Registerer:      d.Metrics().Registry(),
 	}, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

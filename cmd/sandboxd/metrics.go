@@ -20,7 +20,7 @@ func serveMetrics(l net.Listener, d *daemon.Daemon, log *slog.Logger) *metricsSe
 	if l == nil {
 		return nil
 	}
-	m := &metricsServer{server.NewMetricsServer(d.MetricsHandler(), log)}
+	m := &metricsServer{server.NewMetricsServer(d.Metrics().Handler(), log)}
 	go func() {
 		if err := m.Serve(l); err != nil {
 			log.Error("metrics_addr stopped serving", "addr", l.Addr().String(), "err", err)

@@ -1,11 +1,9 @@
-package daemon
+package metrics
 
 import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/sandboxd/sandboxd/isolation"
 )
 
 // phaseBuckets span half a millisecond to eight seconds: a claim's steps
@@ -16,8 +14,8 @@ var phaseBuckets = prometheus.ExponentialBuckets(0.0005, 2, 15)
 // a create goes (docs/performance.md reads them; make bench prints them).
 type phases struct {
 	// start: a sandbox's start by runtime and step: disk (its image
-	// and mount), prepare, container, agent (isolation.Timings), network
-	// (its link and policy).
+	// and mount), prepare, container, agent (the runtime's
+	// isolation.Timings), network (its link and policy).
 	start *prometheus.HistogramVec
 	// create: a create's steps by source (pool, cold): admit (checks,
 	// quota), wait (for a refill under way, the pool empty), claim (a
@@ -41,18 +39,20 @@ func newPhases(reg *prometheus.Registry) phases {
 	return p
 }
 
-// started observes a sandbox's start steps.
-func (p phases) started(runtime string, disk, network time.Duration, t isolation.Timings) {
+// SandboxStarted observes a sandbox's start steps: its disk, the
+// runtime's three (prepare, container, agent: isolation.Timings) and its
+// network.
+func (m *Metrics) SandboxStarted(runtime string, disk, prepare, container, agent, network time.Duration) {
 	for _, x := range []struct {
 		phase string
 		d     time.Duration
-	}{{"disk", disk}, {"prepare", t.Prepare}, {"container", t.Container}, {"agent", t.Agent}, {"network", network}} {
-		p.start.WithLabelValues(runtime, x.phase).Observe(x.d.Seconds())
+	}{{"disk", disk}, {"prepare", prepare}, {"container", container}, {"agent", agent}, {"network", network}} {
+		m.phases.start.WithLabelValues(runtime, x.phase).Observe(x.d.Seconds())
 	}
 }
 
-// stepClock times the steps of one create, one after the other.
-type stepClock struct {
+// StepClock times the steps of one create, one after the other.
+type StepClock struct {
 	p    phases
 	last time.Time
 	done []step
@@ -63,17 +63,20 @@ type step struct {
 	d     time.Duration
 }
 
-func (p phases) clock(from time.Time) *stepClock { return &stepClock{p: p, last: from} }
+// CreateClock times a create's steps, the first begun at from.
+func (m *Metrics) CreateClock(from time.Time) *StepClock {
+	return &StepClock{p: m.phases, last: from}
+}
 
-// lap ends the step phase now.
-func (c *stepClock) lap(phase string) {
+// Lap ends the step phase now.
+func (c *StepClock) Lap(phase string) {
 	t := time.Now()
 	c.done = append(c.done, step{phase, t.Sub(c.last)})
 	c.last = t
 }
 
-// observe records the steps under source, once it is known.
-func (c *stepClock) observe(source string) {
+// Observe records the steps under source (pool, cold), once it is known.
+func (c *StepClock) Observe(source string) {
 	for _, s := range c.done {
 		c.p.create.WithLabelValues(source, s.phase).Observe(s.d.Seconds())
 	}

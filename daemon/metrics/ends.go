@@ -1,4 +1,4 @@
-package daemon
+package metrics
 
 import (
 	"strings"
@@ -23,16 +23,17 @@ const (
 
 var endClasses = []string{endStopped, endIdle, endLifetime, endShutdown, endDeleted, endOOM, endLost, endFailed}
 
-// The reasons the daemon's own stops give (lifecycle.go, daemon.go): how
-// a stop's reason is told apart. TestSessionEndReasons drives each.
+// The reasons the daemon's own stops give (daemon/lifecycle.go,
+// daemon/daemon.go): how a stop's reason is told apart. The daemon's
+// TestSessionEndReasons drives each.
 const (
-	reasonIdlePrefix     = "idle timeout"
-	reasonLifetimePrefix = "reached the maximum session lifetime"
-	reasonShutdown       = "the daemon shut down"
+	ReasonIdlePrefix     = "idle timeout"
+	ReasonLifetimePrefix = "reached the maximum session lifetime"
+	ReasonShutdown       = "the daemon shut down"
 )
 
 // oomReason is the reason of a session whose sandbox the kernel killed for
-// memory (watch: the sandbox's exit, said).
+// memory (the daemon's watch: the sandbox's exit, said).
 var oomReason = isolation.ExitInfo{OOM: true}.String()
 
 // endClass is the class of a session's end, from the action committed
@@ -52,26 +53,34 @@ func endClass(action, reason string) string {
 		return endFailed
 	}
 	switch {
-	case strings.HasPrefix(reason, reasonIdlePrefix):
+	case strings.HasPrefix(reason, ReasonIdlePrefix):
 		return endIdle
-	case strings.HasPrefix(reason, reasonLifetimePrefix):
+	case strings.HasPrefix(reason, ReasonLifetimePrefix):
 		return endLifetime
-	case reason == reasonShutdown:
+	case reason == ReasonShutdown:
 		return endShutdown
 	default:
 		return endStopped
 	}
 }
 
-// countEnd counts a session's end (commit: a stop, a failure, a loss).
-func (m *metrics) countEnd(action, reason string) {
+// SessionEnded counts a session's end (the daemon's commit: a stop, a
+// failure, a loss), by its event's action and by the class of its reason.
+func (m *Metrics) SessionEnded(action, reason string) {
+	m.ended.WithLabelValues(action).Inc()
+	m.countEnd(action, reason)
+}
+
+// countEnd counts a session's end in its class.
+func (m *Metrics) countEnd(action, reason string) {
 	m.endReasons.WithLabelValues(endClass(action, reason)).Inc()
 }
 
-// countDeleted counts the end of a session deleted while it ran or was
-// paused; one deleted after it stopped had its end counted then.
-func (m *metrics) countDeleted(s *session) {
-	if st, _ := s.Status(); st == sess.Running || st == sess.Paused {
+// SessionDeleted counts the end of a session deleted while it ran or was
+// paused (was, its status then); one deleted after it stopped had its end
+// counted then.
+func (m *Metrics) SessionDeleted(was sess.Status) {
+	if was == sess.Running || was == sess.Paused {
 		m.countEnd(api.ActionDeleted, "")
 	}
 }

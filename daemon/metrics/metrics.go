@@ -1,19 +1,25 @@
-package daemon
+// Package metrics holds the daemon's Prometheus metrics: the counters the
+// daemon bumps as it works (executions, creates, ends, pools, DNS) and the
+// series it computes at scrape time from what it reads through a Source.
+// It never imports package daemon: the daemon implements Source
+// (daemon/metricsource.go) and calls the methods here.
+package metrics
 
 import (
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/isolation/netdns"
 )
 
-// metrics are the daemon's Prometheus metrics, in a registry of its own so
+// Metrics are the daemon's Prometheus metrics, in a registry of its own so
 // that several daemons (in tests) never share counters.
-type metrics struct {
+type Metrics struct {
 	reg       *prometheus.Registry
 	execs     *prometheus.CounterVec
 	execTime  *prometheus.HistogramVec
@@ -30,8 +36,9 @@ type metrics struct {
 	historyErrors prometheus.Counter
 	// ended counts sessions that stopped or failed, by reason class.
 	ended *prometheus.CounterVec
-	// sessions counts the sessions by status, at scrape time.
-	sessions func() map[string]int
+	// src is what the scrape-time series read (Watch); nil until the
+	// daemon is built, when they show nothing.
+	src atomic.Pointer[Source]
 	// No series is per session: /metrics is open to every user of the
 	// socket (and to metrics_addr), and session ids would pile up series;
 	// a session's own figures are in its stats (GET …/stats), for its
@@ -39,11 +46,11 @@ type metrics struct {
 	//
 	// dnsRefused counts the DNS queries the daemon refused, by why
 	// (netdns.Refusal); dnsBySession keeps each session's count for its
-	// stats. netDenied reads, at scrape time, each networked session's
-	// packets its policy refused, which deniedSum adds up into one counter.
+	// stats. The scrape reads each networked session's packets its
+	// policy refused (Source.DeniedPackets), which deniedSum adds up into
+	// one counter.
 	dnsRefused   *prometheus.CounterVec
 	dnsBySession dnsTallies
-	netDenied    func() map[string]uint64
 	deniedSum    deniedSum
 	// mcpCalls counts calls through the MCP gateway.
 	mcpCalls *prometheus.CounterVec
@@ -54,17 +61,16 @@ type metrics struct {
 	poolMisses *prometheus.CounterVec
 	poolRefill *prometheus.HistogramVec
 	// endReasons counts session ends by a fixed class of reason
-	// (metrics_ends.go), where ended has the event's action alone.
+	// (ends.go), where ended has the event's action alone.
 	endReasons *prometheus.CounterVec
-	// byRuntime counts the sessions by runtime and status, at scrape time
-	// (metrics_scrape.go).
-	byRuntime func() map[runtimeStatus]int
-	// phases time the steps of creates and starts (metrics_phases.go).
+	// phases time the steps of creates and starts (phases.go).
 	phases phases
 }
 
-func newMetrics() *metrics {
-	m := &metrics{
+// New makes the daemon's metrics, in a registry of their own. The
+// series read at scrape time show nothing until Watch.
+func New() *Metrics {
+	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		execs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxd_executions_total", Help: "Executions by language and status.",
@@ -131,32 +137,24 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.execs, m.execTime, m.creates, m.createDur, m.denied, m.poolClaims, m.poolDeaths, m.panics, m.historyErrors, m.ended, m.dnsRefused, m.mcpCalls,
 		m.poolHits, m.poolMisses, m.poolRefill, m.endReasons, m.sessionsByRuntime(),
 		collectorFunc{desc: netDenied, collect: func(ch chan<- prometheus.Metric) {
-			if m.netDenied == nil {
+			src := m.source()
+			if src == nil {
 				return
 			}
-			n := m.deniedSum.total(m.netDenied())
+			n := m.deniedSum.total(src.DeniedPackets())
 			ch <- prometheus.MustNewConstMetric(netDenied, prometheus.CounterValue, float64(n))
 		}},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectorFunc{desc: sessions, collect: func(ch chan<- prometheus.Metric) {
-			if m.sessions == nil {
+			src := m.source()
+			if src == nil {
 				return
 			}
-			for st, n := range m.sessions() {
+			for st, n := range src.SessionsByStatus() {
 				ch <- prometheus.MustNewConstMetric(sessions, prometheus.GaugeValue, float64(n), st)
 			}
 		}})
 	return m
-}
-
-// countByStatus counts the sessions by status, every status present.
-func (t *table) countByStatus() map[string]int {
-	counts := map[string]int{api.StatusRunning: 0, api.StatusStopped: 0, api.StatusFailed: 0}
-	for _, s := range t.all() {
-		st, _ := s.Status()
-		counts[apiStatus(st)]++
-	}
-	return counts
 }
 
 // collectorFunc computes a metric at scrape time.
@@ -168,15 +166,56 @@ type collectorFunc struct {
 func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 
-// MetricsHandler serves the daemon's metrics in the Prometheus text format.
-func (d *Daemon) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// MetricsRegistry is where the server registers its own metrics (the
-// API's requests), so that GET /metrics shows them with the daemon's.
-func (d *Daemon) MetricsRegistry() prometheus.Registerer { return d.metrics.reg }
+// Registry is where the server registers its own metrics (the API's
+// requests), so that GET /metrics shows them with the daemon's; tests
+// read it.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // CountPanic counts a request whose handler panicked (the server's
 // OnPanic hook).
-func (d *Daemon) CountPanic() { d.metrics.panics.Inc() }
+func (m *Metrics) CountPanic() { m.panics.Inc() }
+
+// ExecEnded counts an execution that ran, by language and status, and
+// times it from request to answer.
+func (m *Metrics) ExecEnded(language, status string, took time.Duration) {
+	m.execs.WithLabelValues(language, status).Inc()
+	m.execTime.WithLabelValues(language).Observe(took.Seconds())
+}
+
+// ExecLost counts an execution whose sandbox stopped answering or was
+// killed: it has a status but no time of its own.
+func (m *Metrics) ExecLost(language, status string) {
+	m.execs.WithLabelValues(language, status).Inc()
+}
+
+// CreateFailed counts a session's create that failed to start its
+// sandbox.
+func (m *Metrics) CreateFailed() { m.creates.WithLabelValues("error").Inc() }
+
+// Created counts a session's create that has its sandbox, from the warm
+// pool (pooled) or started cold, and times it.
+func (m *Metrics) Created(pooled bool, took time.Duration) {
+	m.creates.WithLabelValues("ok").Inc()
+	if pooled {
+		m.poolClaims.Inc()
+	}
+	m.createDur.Observe(took.Seconds())
+}
+
+// MCPCall counts a call through the MCP gateway, by server ("" for a name
+// the configuration does not have) and outcome.
+func (m *Metrics) MCPCall(server, outcome string) {
+	m.mcpCalls.WithLabelValues(server, outcome).Inc()
+}
+
+// SeccompDenied counts a system call the seccomp filter refused.
+func (m *Metrics) SeccompDenied(syscall string) { m.denied.WithLabelValues(syscall).Inc() }
+
+// HistoryWriteFailed counts a batch of executions whose history could not
+// be written.
+func (m *Metrics) HistoryWriteFailed() { m.historyErrors.Inc() }

@@ -1,4 +1,4 @@
-package daemon
+package metrics
 
 import (
 	"sync"
@@ -12,25 +12,31 @@ import (
 // session's network (forget).
 type dnsTallies struct {
 	mu sync.Mutex
-	n  map[string]*dnsTally
+	n  map[string]*DNSTally
 	// known says a session exists (set by watch, while the DNS may
 	// already answer sandboxes a previous daemon left): a query answered
 	// after its session's delete adds no tally that nothing would forget.
 	known func(id string) bool
 }
 
-// dnsTally is one session's refused DNS queries: all of them, and of
+// DNSTally is one session's refused DNS queries: all of them, and of
 // those the ones over its rate.
-type dnsTally struct{ refused, rateLimited uint64 }
+type DNSTally struct{ Refused, RateLimited uint64 }
 
-func (t *dnsTallies) init() { t.n = map[string]*dnsTally{} }
+func (t *dnsTallies) init() { t.n = map[string]*DNSTally{} }
 
-// countDNSRefused counts a refused query (or dropped answer's address) of
+// DNSRefused counts a refused query (or dropped answer's address) of
 // session: in the daemon's metric by why, and in the session's tally.
-func (m *metrics) countDNSRefused(session string, why netdns.Refusal) {
+func (m *Metrics) DNSRefused(session string, why netdns.Refusal) {
 	m.dnsRefused.WithLabelValues(string(why)).Inc()
 	m.dnsBySession.add(session, why)
 }
+
+// DNSTally is session's tally, for its stats (zero if it has none).
+func (m *Metrics) DNSTally(session string) DNSTally { return m.dnsBySession.get(session) }
+
+// ForgetDNS drops session's tally, with its network.
+func (m *Metrics) ForgetDNS(session string) { m.dnsBySession.forget(session) }
 
 // watch sets known.
 func (t *dnsTallies) watch(known func(id string) bool) {
@@ -50,23 +56,23 @@ func (t *dnsTallies) add(session string, why netdns.Refusal) {
 	defer t.mu.Unlock()
 	c := t.n[session]
 	if c == nil {
-		c = &dnsTally{}
+		c = &DNSTally{}
 		t.n[session] = c
 	}
-	c.refused++
+	c.Refused++
 	if why == netdns.RefusedRate {
-		c.rateLimited++
+		c.RateLimited++
 	}
 }
 
 // get is session's tally (zero if it has none).
-func (t *dnsTallies) get(session string) dnsTally {
+func (t *dnsTallies) get(session string) DNSTally {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c := t.n[session]; c != nil {
 		return *c
 	}
-	return dnsTally{}
+	return DNSTally{}
 }
 
 // forget drops session's tally, with its network.
