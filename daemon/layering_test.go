@@ -20,7 +20,7 @@ func TestLayering(t *testing.T) {
 	// configuration and a session's state, nothing else of the daemon's:
 	// the exceptions to its rule below, by folder.
 	ownerLeaves := []string{"github.com/sandboxd/sandboxd/daemon/config", "github.com/sandboxd/sandboxd/daemon/session"}
-	allowed := map[string][]string{"disk": ownerLeaves, "node": ownerLeaves, "metrics": ownerLeaves}
+	allowed := map[string][]string{"disk": ownerLeaves, "node": ownerLeaves, "metrics": ownerLeaves, "process": {"github.com/sandboxd/sandboxd/daemon/sandboxfs"}}
 	rules := []struct {
 		dir       string
 		recursive bool
@@ -59,6 +59,9 @@ func TestLayering(t *testing.T) {
 		// time and are told the rest; the router takes only their
 		// handler and registry, from cmd/sandboxd.
 		{"metrics", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
+		// The processes' owner finds a session through process.Options
+		// and reaches its files through sandboxfs alone.
+		{"process", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
 		// Host checks take probes from their caller: the runtime may
 		// depend on them, never they on it.
 		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}, false},

@@ -68,7 +68,7 @@ func TestMetricsShowNoSession(t *testing.T) {
 		NodeBackend:     d.node,
 		SessionBackend:  d,
 		ExecBackend:     d,
-		ProcessBackend:  d,
+		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
 	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.Metrics().Handler(), OnPanic: d.Metrics().CountPanic, Registerer: d.Metrics().Registry()}, log)

@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/process"
 )
 
 // TestBackgroundProcess: a detached process is listed, its output read
@@ -18,17 +19,17 @@ func TestBackgroundProcess(t *testing.T) {
 	e := newEnv(t, nil)
 	d := e.start()
 	s := mustCreate(t, d, as(1000))
-	p, err := d.StartProcess(as(1000), s.ID, &api.ProcessRequest{Argv: []string{"server", "--port", "8000"}})
+	p, err := d.Processes().StartProcess(as(1000), s.ID, &api.ProcessRequest{Argv: []string{"server", "--port", "8000"}})
 	if err != nil || p.PID != 100 || !p.Detached {
 		t.Fatalf("StartProcess = %+v, %v", p, err)
 	}
-	ps, err := d.Processes(as(1000), s.ID)
+	ps, err := d.Processes().Processes(as(1000), s.ID)
 	if err != nil || len(ps) != 2 || ps[0].PID != 1 || ps[0].Detached || ps[1].PID != 100 || !ps[1].Detached {
 		t.Fatalf("Processes = %+v, %v", ps, err)
 	}
 	read := func(offset int64) (string, bool, *int) {
 		t.Helper()
-		r, running, exit, err := d.ProcessLogs(as(1000), s.ID, 100, offset)
+		r, running, exit, err := d.Processes().ProcessLogs(as(1000), s.ID, 100, offset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,14 +48,14 @@ func TestBackgroundProcess(t *testing.T) {
 		signal string
 		want   func(error) bool
 	}{{1, "", errdefs.IsInvalidArgument}, {555, "", errdefs.IsNotFound}, {100, "NOPE", errdefs.IsInvalidArgument}} {
-		if err := d.SignalProcess(as(1000), s.ID, tt.pid, tt.signal); !tt.want(err) {
+		if err := d.Processes().SignalProcess(as(1000), s.ID, tt.pid, tt.signal); !tt.want(err) {
 			t.Errorf("signal %d %q: %v", tt.pid, tt.signal, err)
 		}
 	}
-	if err := d.SignalProcess(as(2000), s.ID, 100, ""); !errdefs.IsNotFound(err) {
+	if err := d.Processes().SignalProcess(as(2000), s.ID, 100, ""); !errdefs.IsNotFound(err) {
 		t.Errorf("another user's: %v", err)
 	}
-	if err := d.SignalProcess(as(1000), s.ID, 100, "kill"); err != nil {
+	if err := d.Processes().SignalProcess(as(1000), s.ID, 100, "kill"); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -66,16 +67,16 @@ func TestBackgroundProcess(t *testing.T) {
 			t.Fatalf("after kill: running %v exit %v", running, exit)
 		}
 	}
-	if _, _, _, err := d.ProcessLogs(as(1000), s.ID, 42, 0); !errdefs.IsNotFound(err) {
+	if _, _, _, err := d.Processes().ProcessLogs(as(1000), s.ID, 42, 0); !errdefs.IsNotFound(err) {
 		t.Errorf("logs of a process not started in the background: %v", err)
 	}
 	for _, argv := range [][]string{nil, {""}, {"a\x00"}} {
-		if _, err := d.StartProcess(as(1000), s.ID, &api.ProcessRequest{Argv: argv}); !errdefs.IsInvalidArgument(err) {
+		if _, err := d.Processes().StartProcess(as(1000), s.ID, &api.ProcessRequest{Argv: argv}); !errdefs.IsInvalidArgument(err) {
 			t.Errorf("argv %q: %v", argv, err)
 		}
 	}
 	for _, sig := range []string{"", "TERM", "sigint", "9", "HUP"} {
-		if _, err := parseSignal(sig); err != nil {
+		if _, err := process.ParseSignal(sig); err != nil {
 			t.Errorf("signal %q: %v", sig, err)
 		}
 	}

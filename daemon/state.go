@@ -2,10 +2,10 @@ package daemon
 
 import (
 	"context"
-	"sync"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/execution"
+	"github.com/sandboxd/sandboxd/daemon/process"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/store"
@@ -28,14 +28,13 @@ const (
 )
 
 // session is one session in memory: its state, and what the daemon keeps
-// of it besides. mu guards detached only.
+// of it besides.
 type session struct {
 	*sess.Session[Sandbox]
-	mu sync.Mutex
 	// live are the executions under way.
 	live execution.Lives
-	// detached are the background processes this daemon started, by pid.
-	detached map[int]*detachedProc
+	// procs are the background processes this daemon started.
+	procs process.Book
 }
 
 // newSession is a session just made (created, pooled or a template's

@@ -198,7 +198,7 @@ func run(cfg config.Config) error {
 		NodeBackend:     d.Node(),
 		SessionBackend:  d,
 		ExecBackend:     d,
-		ProcessBackend:  d,
+		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
 	}, server.Options{

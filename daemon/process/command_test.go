@@ -1,4 +1,4 @@
-package daemon
+package process
 
 import (
 	"strings"
@@ -34,9 +34,9 @@ func TestCheckExecSize(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkExecSize(tc.argv, tc.env)
+			err := CheckExecSize(tc.argv, tc.env)
 			if tc.ok != (err == nil) || err != nil && (!errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "E2BIG")) {
-				t.Fatalf("checkExecSize = %v, want ok %v", err, tc.ok)
+				t.Fatalf("CheckExecSize = %v, want ok %v", err, tc.ok)
 			}
 		})
 	}

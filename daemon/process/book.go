@@ -1,0 +1,50 @@
+// Package process owns a session's processes as the API serves them: the
+// background processes it starts (exec --detach), their output files, the
+// list of a sandbox's processes and their signals. Which session a caller
+// reaches, and the rules for a command's environment, stay the daemon's
+// (Options).
+package process
+
+import "sync"
+
+// Book is what a session's daemon knows of the background processes it
+// started: their pids and, once ended, their exit codes. A process that
+// outlives the daemon is the next one's to see in the sandbox's list. The
+// zero Book is empty and ready.
+type Book struct {
+	mu    sync.Mutex
+	procs map[int]*entry
+}
+
+// entry is one background process; exit is set once it ended.
+type entry struct {
+	exit *int
+}
+
+func (b *Book) add(pid int) *entry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.procs == nil {
+		b.procs = map[int]*entry{}
+	}
+	e := &entry{}
+	b.procs[pid] = e
+	return e
+}
+
+func (b *Book) ended(e *entry, code int) {
+	b.mu.Lock()
+	e.exit = &code
+	b.mu.Unlock()
+}
+
+// lookup says whether this daemon started pid and, if it ended, how.
+func (b *Book) lookup(pid int) (started bool, exit *int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.procs[pid]
+	if e == nil {
+		return false, nil
+	}
+	return true, e.exit
+}
