@@ -52,7 +52,7 @@ func TestExecDisplay(t *testing.T) {
 				t.Errorf("outputs %q truncated %v, want %q %v", outs, x.Truncated, tt.outputs, tt.truncated)
 			}
 			// The history keeps the bundles.
-			kept, err := d.Execution(root, s.ID, x.ID)
+			kept, err := d.History().Execution(root, s.ID, x.ID)
 			if err != nil || len(kept.Outputs) == 0 || kept.Outputs[0].Bundle["text/html"] != "aa" {
 				t.Errorf("history: %+v %v", kept, err)
 			}

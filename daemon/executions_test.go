@@ -30,14 +30,14 @@ func TestStartExec(t *testing.T) {
 		t.Fatalf("StartExec = %q, %v", eid, err)
 	}
 	testutil.WaitFor(t, 10*time.Second, box.sleeping, "the execution did not start")
-	got, err := d.Execution(as(1000), s.ID, eid)
+	got, err := d.History().Execution(as(1000), s.ID, eid)
 	if err != nil || got.Status != api.StatusRunning || got.Stdout != "sleeping\n" || got.ID != eid {
 		t.Fatalf("running: %+v, %v", got, err)
 	}
-	if _, err := d.Execution(as(2000), s.ID, eid); !errdefs.IsNotFound(err) {
+	if _, err := d.History().Execution(as(2000), s.ID, eid); !errdefs.IsNotFound(err) {
 		t.Fatalf("another user's: %v, want not found", err)
 	}
-	list, err := d.Executions(as(1000), s.ID, 0)
+	list, err := d.History().Executions(as(1000), s.ID, 0)
 	if err != nil || len(list) != 2 || list[0].ID != eid || list[0].Status != api.StatusRunning || list[0].ExitCode != nil || list[1].ID != done.ID {
 		t.Fatalf("list while running: %+v, %v", list, err)
 	}
@@ -47,7 +47,7 @@ func TestStartExec(t *testing.T) {
 	}
 	var ended *api.Execution
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		ended, err = d.Execution(as(1000), s.ID, eid)
+		ended, err = d.History().Execution(as(1000), s.ID, eid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestStartExec(t *testing.T) {
 	if m := ended.Metrics; m == nil || m.CPUMS != 0.5 || m.MemoryPeakBytes != 8<<20 || m.WallMS != ended.DurationMS {
 		t.Fatalf("metrics: %+v", ended.Metrics)
 	}
-	list, err = d.Executions(as(1000), s.ID, 1)
+	list, err = d.History().Executions(as(1000), s.ID, 1)
 	if err != nil || len(list) != 1 || list[0].ID != eid || list[0].ExitCode == nil || *list[0].ExitCode != 130 ||
 		list[0].Metrics == nil || list[0].CodeSHA256 == "" {
 		t.Fatalf("list after: %+v, %v", list, err)
@@ -87,7 +87,7 @@ func TestStartExec(t *testing.T) {
 	if _, err := d.StartExec(as(2000), s.ID, &api.ExecRequest{Language: api.LanguagePython, Code: "1"}); !errdefs.IsNotFound(err) {
 		t.Errorf("another user's session: %v", err)
 	}
-	if _, err := d.Execution(as(1000), s.ID, "nope"); !errdefs.IsNotFound(err) {
+	if _, err := d.History().Execution(as(1000), s.ID, "nope"); !errdefs.IsNotFound(err) {
 		t.Errorf("unknown execution: %v", err)
 	}
 }
@@ -132,11 +132,11 @@ func TestStartExecIsFoundAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Execution(as(1000), s.ID, eid); err != nil {
+		if _, err := d.History().Execution(as(1000), s.ID, eid); err != nil {
 			t.Fatalf("execution %d, right after StartExec: %v", i, err)
 		}
 		testutil.WaitFor(t, 10*time.Second, func() bool {
-			x, err := d.Execution(as(1000), s.ID, eid)
+			x, err := d.History().Execution(as(1000), s.ID, eid)
 			return err == nil && x.Status != api.StatusRunning
 		}, "execution %d did not end", i)
 	}

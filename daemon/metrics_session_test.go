@@ -68,6 +68,7 @@ func TestMetricsShowNoSession(t *testing.T) {
 		NodeBackend:     d.node,
 		SessionBackend:  d,
 		ExecBackend:     d,
+		HistoryBackend:  d.History(),
 		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),

@@ -198,6 +198,7 @@ func run(cfg config.Config) error {
 		NodeBackend:     d.Node(),
 		SessionBackend:  d,
 		ExecBackend:     d,
+		HistoryBackend:  d.History(),
 		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),

@@ -20,6 +20,7 @@ type Backend interface {
 	NodeBackend
 	SessionBackend
 	ExecBackend
+	HistoryBackend
 	ProcessBackend
 	FileBackend
 	TemplateBackend
@@ -35,6 +36,7 @@ type Backends struct {
 	NodeBackend
 	SessionBackend
 	ExecBackend
+	HistoryBackend
 	ProcessBackend
 	FileBackend
 	TemplateBackend
@@ -42,7 +44,7 @@ type Backends struct {
 
 // BackendsOf serves every area from b (a test's fake that implements all).
 func BackendsOf(b Backend) Backends {
-	return Backends{b, b, b, b, b, b, b}
+	return Backends{b, b, b, b, b, b, b, b}
 }
 
 // missing names an area no backend serves, or is "".
@@ -56,6 +58,8 @@ func (b Backends) missing() string {
 		return "sessions"
 	case b.ExecBackend == nil:
 		return "exec"
+	case b.HistoryBackend == nil:
+		return "history"
 	case b.ProcessBackend == nil:
 		return "processes"
 	case b.FileBackend == nil:
@@ -121,10 +125,14 @@ type ExecBackend interface {
 	Interrupt(ctx context.Context, id string) (bool, error)
 	// StartExec starts an execution and answers its id (wait false).
 	StartExec(ctx context.Context, id string, req *api.ExecRequest) (string, error)
+	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
+}
+
+// HistoryBackend reads a session's executions, running or recorded.
+type HistoryBackend interface {
 	// Execution is one execution of a session, running or recorded.
 	Execution(ctx context.Context, id, eid string) (*api.Execution, error)
 	Executions(ctx context.Context, id string, limit int) ([]api.ExecutionSummary, error)
-	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
 }
 
 // ProcessBackend owns a session's background processes.
