@@ -6,12 +6,17 @@
 // as fd 3. Sandboxed code can neither see nor replace the socket file, and a
 // restarted daemon reconnects to the same path.
 //
-// The agent is split by process: python/_sandboxd_agent.py is the
-// supervisor (PID 1, serving the daemon), python/_sandboxd_worker.py the
-// forked interpreter that runs cells, python/_sandboxd_wire.py what both
-// speak. What the Go side also knows (the listening fd, op and message
-// names, statuses, the protocol version) is defined here only and handed to
-// the Python as a generated module (see Files).
+// The agent is split by process, then by job: python/_sandboxd_agent.py is
+// the supervisor's entry (PID 1, answering the daemon's requests), with
+// _sandboxd_daemon.py (the daemon's connection), _sandboxd_cells.py and
+// _sandboxd_shell.py (the two kinds of execution), _sandboxd_answer.py
+// (an answer's bounds) and _sandboxd_procs.py (its children);
+// python/_sandboxd_worker.py is the forked interpreter that runs cells,
+// with _sandboxd_display.py; python/_sandboxd_wire.py is what both speak.
+// Every .py file in python is a module of the agent (Files). What the Go
+// side also knows (the listening fd, op and message names, statuses, the
+// protocol version) is defined here only and handed to the Python as a
+// generated module (see Files).
 package agent
 
 import (

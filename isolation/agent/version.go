@@ -103,6 +103,11 @@ import "errors"
 //	12 a killed command's escapees are killed once, at the kill (11 went
 //	   over the processes again after the command's group had gone,
 //	   finding nothing). Requests and answers are those of 9.
+//	13 (revision only; protocol 12) the supervisor is split by job: the
+//	   daemon's connection (_sandboxd_daemon), Python executions
+//	   (_sandboxd_cells), shell executions (_sandboxd_shell) and the
+//	   answer's bounds (_sandboxd_answer) leave _sandboxd_agent, which
+//	   answers the requests. Nothing a process does changes.
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -119,7 +124,7 @@ const ProtocolVersion = 12
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 12
+const Revision = 13
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

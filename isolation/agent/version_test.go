@@ -27,6 +27,7 @@ var agentSHA256 = map[int]string{
 	10: "cf4658f77d6165a757f38142d931cba7fe0264d7f01deaf178a457e3f053f8e2",
 	11: "2633f08a4b406bcfd77a4d7fb9f26a75bef38141fee75aafffc03ca66d0ee985",
 	12: "d1ea916b5c3224a7ba4c1636732350a16618cd436914ba02be8471088a214801",
+	13: "f4e2504ea764cbc6b90780ec341438ed0a5820f478589dbed67a44110cefacd7",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

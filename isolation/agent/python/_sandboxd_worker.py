@@ -5,7 +5,7 @@
 # Its fds 1 and 2 are pipes the supervisor reads, so output of child
 # processes is captured too; requests come on one control pipe and replies
 # go back on another (high fds, CTRL_FD_BASE on). Nothing the worker sends
-# is trusted by the supervisor; see _sandboxd_agent.
+# is trusted by the supervisor; see _sandboxd_cells.
 #
 # A cell costs the worker two system calls (read the request, write the
 # reply; fds 1 and 2 are put back after the reply is out): each is a trap

@@ -9,6 +9,8 @@ import unittest
 from unittest import mock
 
 import _sandboxd_agent as agent
+import _sandboxd_answer as answer
+import _sandboxd_cells as cells
 import _sandboxd_consts as consts
 import _sandboxd_display as rich
 import _sandboxd_procs as procs
@@ -214,18 +216,18 @@ class Display(unittest.TestCase):
 
 class DisplayLines(unittest.TestCase):
     def test_displays_before_the_reply(self):
-        w = agent.Worker()
+        w = cells.Worker()
         w.seq = 3
         shown = []
         w.ctrl_buf = (b'{"display":{"mime":"text/plain","data":"MQ=="},"seq":3,"token":"t"}\n'
                       b'{"display":{"mime":"forged","data":""},"seq":3,"token":"x"}\n'
                       b'{"result":"1","seq":3,"token":"t"}\n')
-        with mock.patch.object(agent, "log"):
-            self.assertEqual(agent.Agent.take_reply(w, "t", shown.append)["result"], "1")
+        with mock.patch.object(cells, "log"):
+            self.assertEqual(cells.take_reply(w, "t", shown.append)["result"], "1")
         self.assertEqual(shown, [{"mime": "text/plain", "data": "MQ=="}])
 
     def test_budget_counts_bundles_and_cleans(self):
-        b = agent.Budget(100)
+        b = answer.Budget(100)
         o = b.output({"mime": "text/html", "data": "PGI+", "bundle": {"text/html": "<b>", "bad": 1}, "x": 2})
         self.assertEqual(o, {"mime": "text/html", "data": "PGI+", "bundle": {"text/html": "<b>"}})
         self.assertEqual(b.left, 100 - 9 - 4 - 9 - 3)
@@ -237,7 +239,7 @@ class DisplayLines(unittest.TestCase):
 class CaptureCap(unittest.TestCase):
     def test_cap_and_utf8_split(self):
         sent = []
-        c = agent.Capture(consts.TYPE_STDOUT, sent.append, 5)
+        c = answer.Capture(consts.TYPE_STDOUT, sent.append, 5)
         data = "héllo wörld".encode()
         c.feed(data[:2])  # splits the é
         c.feed(data[2:])
@@ -289,20 +291,20 @@ class Protocol(unittest.TestCase):
 
 class TakeReply(unittest.TestCase):
     def test_reply_among_stray_lines(self):
-        w = agent.Worker()
+        w = cells.Worker()
         w.seq = 3
         w.ctrl_buf = (b'junk\n{"result":"3","seq":2,"token":"t"}\n'
                       b'{"result":"2","seq":3,"token":"forged"}\n{"result":"1"')
-        with mock.patch.object(agent, "log"):
-            self.assertIsNone(agent.Agent.take_reply(w, "t"))
+        with mock.patch.object(cells, "log"):
+            self.assertIsNone(cells.take_reply(w, "t"))
         self.assertEqual(w.stray, 3)
         w.ctrl_buf += b',"seq":3,"token":"t"}\n'
-        self.assertEqual(agent.Agent.take_reply(w, "t")["result"], "1")
+        self.assertEqual(cells.take_reply(w, "t")["result"], "1")
 
 
 class Tokens(unittest.TestCase):
     def test_unique_and_sized(self):
-        t = agent.Tokens()
+        t = cells.Tokens()
         got = {t.next() for _ in range(200)}
         self.assertEqual(len(got), 200)
         self.assertTrue(all(len(x) == 32 for x in got))
@@ -447,7 +449,7 @@ class Reaper(unittest.TestCase):
 
 class Budget(unittest.TestCase):
     def test_output_then_result_then_outputs(self):
-        b = agent.Budget(9)
+        b = answer.Budget(9)
         self.assertEqual(b.take(4), 4)
         self.assertFalse(b.cut)
         self.assertEqual(b.text("héllo"), "héll")  # 5 of its 6 bytes fit: é is 2
@@ -455,22 +457,22 @@ class Budget(unittest.TestCase):
         self.assertEqual(b.outputs([{"mime": "a", "data": "b"}, "junk"]), [])
 
     def test_outputs_that_fit_whole(self):
-        b = agent.Budget(20)
+        b = answer.Budget(20)
         outs = b.outputs([{"mime": "m", "data": "x" * 30}, {"mime": "m", "data": "y" * 5}])
         self.assertEqual(outs, [{"mime": "m", "data": "y" * 5}])
         self.assertTrue(b.cut)
 
     def test_error_keeps_its_name(self):
-        b = agent.Budget(3)
+        b = answer.Budget(3)
         e = b.error({"name": "ValueError", "value": "v" * 10, "traceback": "t"})
         self.assertEqual(e, {"name": "ValueError", "value": "vvv", "traceback": ""})
         self.assertIsNone(b.error(None))
 
     def test_capture_shares_the_budget(self):
         sent = []
-        b = agent.Budget(6)
-        out = agent.Capture("stdout", sent.append, 100, b)
-        err = agent.Capture("stderr", sent.append, 100, b)
+        b = answer.Budget(6)
+        out = answer.Capture("stdout", sent.append, 100, b)
+        err = answer.Capture("stderr", sent.append, 100, b)
         out.feed(b"abcd")
         err.feed(b"efgh")
         self.assertEqual([m["data"] for m in sent], ["abcd", "ef"])
