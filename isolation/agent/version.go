@@ -108,6 +108,10 @@ import "errors"
 //	   (_sandboxd_cells), shell executions (_sandboxd_shell) and the
 //	   answer's bounds (_sandboxd_answer) leave _sandboxd_agent, which
 //	   answers the requests. Nothing a process does changes.
+//	14 (revision only; protocol 12) a shell command that exits at once
+//	   keeps its exit code: it is watched before the fork's window ends,
+//	   so the reaper keeps its status (it said 0 when the reaper took
+//	   the command between Popen and the watch, a race seen under load).
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -124,7 +128,7 @@ const ProtocolVersion = 12
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 13
+const Revision = 14
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

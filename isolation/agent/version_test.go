@@ -28,6 +28,7 @@ var agentSHA256 = map[int]string{
 	11: "2633f08a4b406bcfd77a4d7fb9f26a75bef38141fee75aafffc03ca66d0ee985",
 	12: "d1ea916b5c3224a7ba4c1636732350a16618cd436914ba02be8471088a214801",
 	13: "f4e2504ea764cbc6b90780ec341438ed0a5820f478589dbed67a44110cefacd7",
+	14: "d173ba306f59a1cfd4a5fe98cb334f98a1c01f8bc5564f36d804465bdf860642",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

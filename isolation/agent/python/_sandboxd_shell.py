@@ -41,15 +41,19 @@ def execute(agent, req, exec_id):
                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, cwd=req.get("cwd") or "/workspace",
                                  env=env, start_new_session=True, preexec_fn=worker.raise_oom_score)
-        finally:
+        except BaseException:
             procs.SPAWNING[0] = False
+            raise
+        # Watched before SPAWNING ends: a command that exits at once (exit
+        # 3) may be reaped in between, and its status must be kept, or its
+        # wait finds none and says 0.
+        procs.watch(p.pid)
     except (OSError, ValueError, TypeError) as e:
         # A missing cwd, the pids limit, a NUL the daemon let through:
         # the command's error, never the agent's end.
         agent.daemon.send({"type": TYPE_STDERR, "data": "sh: %s\n" % e})
         done.update(status=STATUS_ERROR, exit_code=127)
         return done
-    procs.watch(p.pid)
     out, err = p.stdout.fileno(), p.stderr.fileno()
     os.set_blocking(out, False)
     os.set_blocking(err, False)

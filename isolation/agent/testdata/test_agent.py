@@ -514,3 +514,30 @@ class SharedConstants(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ShellExitCode(unittest.TestCase):
+    # A command that exits at once may be reaped (SIGCHLD) before the
+    # supervisor watches its pid: its status must be kept all the same,
+    # or its wait finds none and the answer says exit code 0.
+    def test_reaped_before_the_watch(self):
+        import _sandboxd_shell as shell
+        real_watch = procs.watch
+
+        def late_watch(pid):
+            # The command has exited; SIGCHLD's handler runs now, before
+            # the watch, as it may under load.
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            procs.reap_zombies()
+            real_watch(pid)
+
+        sent = []
+        daemon = mock.Mock()
+        daemon.send.side_effect = sent.append
+        daemon.read.return_value = None
+        daemon.watched.return_value = []
+        fake = mock.Mock(daemon=daemon, before={})
+        with mock.patch.object(procs, "watch", side_effect=late_watch):
+            done = shell.execute(fake, {"code": "echo out; exit 3", "cwd": "/", "timeout": 10}, "x")
+        self.assertEqual((done["status"], done["exit_code"]), (consts.STATUS_ERROR, 3))
+        self.assertIn("out", "".join(m.get("data", "") for m in sent))
