@@ -147,7 +147,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	policy, err := d.checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, defaultCaps(&d.cfg))
+	policy, err := checkNetwork(req.Network, req.Allow, req.EgressKbps, req.MaxConnections, defaultCaps(&d.cfg), d.net.off)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -240,7 +240,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 		return fmt.Errorf("session %s MCP gateway: %w", rec.ID, err)
 	}
 	tn := time.Now()
-	ns, err := d.networkAhead(ctx, s)
+	ns, err := d.net.ahead(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (d *Daemon) startSandbox(ctx context.Context, s *session, warm bool) error 
 	}
 	if ns == nil {
 		tn := time.Now()
-		if err := d.ensureNetwork(ctx, s, sb); err != nil {
+		if err := d.net.ensure(ctx, s, sb); err != nil {
 			_ = sb.Stop()
 			return err
 		}

@@ -76,13 +76,9 @@ type Daemon struct {
 	denied  *deniedLog
 	// ids gives sessions their user-namespace id blocks; nil when off.
 	ids *idmap.Allocator
-	// net gives sessions with a network policy their networks; nil when
-	// the host cannot (netOff says why). netTable is what the daemon knows
-	// of them; closeNet stops the DNS.
-	net      Network
-	netOff   string
-	netTable *netTable
-	closeNet func()
+	// net gives sessions with a network policy their networks, by its
+	// owner (nil when the host cannot: net.off says why).
+	net sessionNets
 	// disk holds the disk promised to each session, so that no create is
 	// promised space the host lacks (package disk).
 	disk *disk.Admission
@@ -231,13 +227,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Daemon, r
 	dp.rt = libcontainerRuntime{rt}
 	dp.net = openNetwork(cfg, inst, m, log)
 	cleanups = append(cleanups, func() {
-		dp.net.close()
+		if dp.net.net == nil {
+			return
+		}
 		// A daemon that fails to start with no session keeps no table nor
 		// subnet: no sandbox of its needs them.
-		if recs, err := st.Sessions(); err == nil && len(recs) == 0 && dp.net.net != nil {
-			if err := dp.net.net.Remove(); err != nil {
-				log.Warn("remove the network of a daemon that did not start", "err", err)
-			}
+		recs, err := st.Sessions()
+		if err := dp.net.net.Close(err == nil && len(recs) == 0); err != nil {
+			log.Warn("remove the network of a daemon that did not start", "err", err)
 		}
 	})
 	return newDaemon(ctx, cfg, log, m, dp)
@@ -274,21 +271,15 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		events:   newEvents(),
 		disk:     disk.New(cfg, dp.probe, log),
 		metrics:  m,
-		net:      dp.net.net,
-		netOff:   dp.net.off,
-		netTable: dp.net.table,
-		closeNet: dp.net.close,
+		net:      sessionNets{owner: dp.net.net, off: dp.net.off, newNS: dp.rt.NewNetNS},
 		procView: dp.procView,
 		clock:    dp.clock,
 	}
 	if d.clock == nil {
 		d.clock = realClock{}
 	}
-	if d.netTable == nil {
-		d.netTable = newNetTable()
-	}
-	if d.closeNet == nil {
-		d.closeNet = func() {}
+	if d.net.owner == nil && d.net.off == "" {
+		d.net.off = "networking is off on this host ([network] enabled = false)"
 	}
 	d.gateway = mcpgateway.New(cfg.MCP, filepath.Join(dp.inst.stateDir(cfg.RunDir), "mcp"), log, d.tellMCPCall)
 	n, err := node.New(cfg, dp.inst.id, dp.host, nodeSource{d}, log)
@@ -297,6 +288,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	}
 	d.node = n
 	d.runtimes = newRuntimeRules(&cfg, d.rt.Info().Runtimes)
+	d.net.runtimes = d.runtimes
 	if err := d.runtimes.checkStrict(); err != nil {
 		return nil, err
 	}
@@ -400,7 +392,10 @@ func (d *Daemon) close(ctx context.Context) error {
 	// the next daemon to serve.
 	d.gateway.Shutdown()
 	d.execs.Close()
-	d.closeNet()
+	if d.net.owner != nil {
+		// A daemon with no session left keeps no table nor subnet.
+		errs = append(errs, d.net.owner.Close(len(all) == 0))
+	}
 	// Sandboxes left running bind the daemon's own lxcfs's files: it runs
 	// on for them, and the next daemon adopts it.
 	errs = append(errs, d.procView.close(left > 0))
@@ -411,9 +406,6 @@ func (d *Daemon) close(ctx context.Context) error {
 	// for other daemons.
 	if d.ids != nil && len(all) == 0 {
 		errs = append(errs, idmap.ReleaseLease(d.cfg.UserNS.LeaseDir, d.inst.id))
-	}
-	if d.net != nil && len(all) == 0 {
-		errs = append(errs, d.net.Remove())
 	}
 	errs = append(errs, d.rt.Close(), d.store.Close())
 	return errors.Join(errs...)

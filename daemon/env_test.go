@@ -72,7 +72,7 @@ func (e *testEnv) start() *Daemon {
 	e.ids = ids
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := newDaemon(context.Background(), e.cfg, log, metrics.New(), deps{store: st, rt: fakeRuntime{e.h}, ids: ids, inst: instance{id: "test"}, probe: e.disk,
-		net: netDeps{net: e.net, table: newNetTable()}, host: e.host, clock: e.clock})
+		net: netDeps{net: e.net}, host: e.host, clock: e.clock})
 	if err != nil {
 		st.Close()
 		e.t.Fatal(err)

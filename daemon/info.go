@@ -34,10 +34,13 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		MCPServers: d.gateway.Info(),
 	}
 	info.ProcView = d.procView.info(rt.ProcViewProblem == "")
-	info.Network = api.NetworkInfo{Modes: []string{api.NetworkNone}, Problem: d.netOff}
-	if d.net != nil {
+	info.Network = api.NetworkInfo{Modes: []string{api.NetworkNone}}
+	if n := d.net.owner; n != nil {
+		w := n.Info()
 		info.Network.Modes = append(info.Network.Modes, api.NetworkAllowlist, api.NetworkOpen)
-		info.Network.Subnet, info.Network.Subnet6, info.Network.Table = d.net.Where()
+		info.Network.Subnet, info.Network.Subnet6, info.Network.Table = w.Subnet, w.Subnet6, w.Table
+	} else {
+		info.Network.Problem = d.net.off
 	}
 	if d.ids != nil {
 		r := d.ids.Range()

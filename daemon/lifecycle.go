@@ -106,7 +106,7 @@ func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) err
 	}
 	s.SetStopped(reason)
 	d.gateway.Close(s.ID())
-	if err := d.releaseNetwork(s, true); err != nil {
+	if err := d.net.release(d.daemonCtx(), s, true); err != nil {
 		logging.From(ctx).Warn("remove a stopped session's network", "session", s.ID(), "err", err)
 	}
 	return d.commit(ctx, s, api.ActionStopped, reason)

@@ -274,7 +274,7 @@ func TestNoIDBlocksWithoutUserNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), metrics.New(), deps{store: st, rt: fakeRuntime{e.h}, inst: instance{id: "test"}, probe: e.disk,
-		net: netDeps{net: e.net, table: newNetTable()}})
+		net: netDeps{net: e.net}})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

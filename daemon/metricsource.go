@@ -47,7 +47,9 @@ func (s metricSource) IDBlocks() (inUse, blocks int, ok bool) {
 	return s.d.ids.InUse(), s.d.ids.Range().Blocks, true
 }
 
-func (s metricSource) DeniedPackets() map[string]uint64 { return s.d.deniedCounts() }
+func (s metricSource) DeniedPackets() map[string]uint64 {
+	return s.d.net.deniedCounts(s.d.sessions.all())
+}
 
 func (s metricSource) SessionExists(id string) bool {
 	_, ok := s.d.sessions.get(id)

@@ -44,7 +44,7 @@ func TestNetworkSession(t *testing.T) {
 		t.Fatalf("link in %q, sandbox %q", linked, b.netns)
 	}
 	// The DNS knows the sandbox by its address.
-	if id, p, ok := d.netTable.lookup(a.Addr); !ok || id != s.ID || p.Mode != netpolicy.ModeAllowlist {
+	if id, p, ok := e.net.lookup(a.Addr); !ok || id != s.ID || p.Mode != netpolicy.ModeAllowlist {
 		t.Fatalf("lookup of %s: %q %v %v", a.Addr, id, p, ok)
 	}
 
@@ -70,7 +70,7 @@ func TestNetworkSession(t *testing.T) {
 	if n, _, _ := e.net.state(s.ID); n != 2 || e.net.mode(s.ID) != netpolicy.ModeAllowlist {
 		t.Fatalf("after a daemon restart: %d attaches, mode %q", n, e.net.mode(s.ID))
 	}
-	if id, _, ok := d.netTable.lookup(a.Addr); !ok || id != s.ID {
+	if id, _, ok := e.net.lookup(a.Addr); !ok || id != s.ID {
 		t.Fatal("a restarted daemon's DNS does not know the sandbox")
 	}
 
@@ -80,7 +80,7 @@ func TestNetworkSession(t *testing.T) {
 	if e.net.mode(s.ID) != "" {
 		t.Fatal("a deleted session's network is left")
 	}
-	if id, _, ok := d.netTable.lookup(a.Addr); ok && id == s.ID {
+	if id, _, ok := e.net.lookup(a.Addr); ok && id == s.ID {
 		t.Fatal("the DNS still knows a deleted session's address")
 	}
 }
@@ -157,7 +157,7 @@ func TestSetNetwork(t *testing.T) {
 	}
 	if _, _, a := e.net.state(s.ID); a == nil {
 		t.Fatal("no network")
-	} else if _, p, _ := d.netTable.lookup(a.Addr); p.Mode != netpolicy.ModeOpen {
+	} else if _, p, _ := e.net.lookup(a.Addr); p.Mode != netpolicy.ModeOpen {
 		t.Fatal("the DNS answers by the old policy")
 	}
 	// Bad input changes nothing.
@@ -207,7 +207,7 @@ func TestLeftoverNetworkRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Close()
-	if _, err := e.net.Attach(context.Background(), "orphan", 3, ns, &netpolicy.Policy{Mode: netpolicy.ModeOpen}); err != nil {
+	if _, err := e.net.Attach(context.Background(), "orphan", ns, &netpolicy.Policy{Mode: netpolicy.ModeOpen}); err != nil {
 		t.Fatal(err)
 	}
 	e.start()

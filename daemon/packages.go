@@ -42,8 +42,8 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 	if err != nil {
 		return nil, err
 	}
-	if d.net == nil {
-		return nil, api.Errorf(errdefs.ErrUnavailable, "packages need a network, which this daemon cannot give: %s", d.netOff)
+	if d.net.owner == nil {
+		return nil, api.Errorf(errdefs.ErrUnavailable, "packages need a network, which this daemon cannot give: %s", d.net.off)
 	}
 	closeIndex, err := d.openIndex(ctx, s, u)
 	if err != nil {
@@ -153,13 +153,13 @@ func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (fun
 		}
 		temp.Entries = append(temp.Entries, e)
 	}
-	if err := d.applyPolicy(ctx, s, sb, &temp); err != nil {
+	if err := d.net.apply(ctx, s, sb, &temp); err != nil {
 		return nil, err
 	}
 	logging.From(ctx).Info("package index opened to the session for an install", "session", rec.ID, "index", index.String())
 	return func() {
 		now := s.Snapshot()
-		if err := d.applyPolicy(context.WithoutCancel(ctx), s, sb, policyOf(&now)); err != nil {
+		if err := d.net.apply(context.WithoutCancel(ctx), s, sb, policyOf(&now)); err != nil {
 			logging.From(ctx).Error("close the package index to the session", "session", rec.ID, "err", err)
 		}
 	}, nil

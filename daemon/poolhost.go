@@ -87,10 +87,10 @@ func (h poolHost) Destroy(sb pool.Sandbox) error { return h.d.destroySession(ses
 func (h poolHost) LinkAhead(ctx context.Context, sb pool.Sandbox) error {
 	s := sessionOf(sb)
 	rec := s.Snapshot()
-	if h.d.net == nil || !h.d.runtimes.info(rec.Runtime).Networks || rec.NetSlot != 0 {
+	if h.d.net.owner == nil || !h.d.runtimes.info(rec.Runtime).Networks || rec.NetSlot != 0 {
 		return nil
 	}
-	return h.d.applyPolicy(ctx, s, s.Sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone})
+	return h.d.net.apply(ctx, s, s.Sandbox(), &netpolicy.Policy{Mode: netpolicy.ModeNone})
 }
 
 // Hand makes a claimed sandbox the session of rec: its record, but for
@@ -107,12 +107,27 @@ func (h poolHost) Hand(ctx context.Context, sb pool.Sandbox, rec *store.Record) 
 	// lets nothing through), but a runsc sandbox's, which it could not
 	// have again (linkAtStart).
 	if rec.Network == api.NetworkNone {
-		if !h.d.linkAtStart(rec.Runtime) {
-			h.d.dropLinkLater(p.s)
+		if !h.d.net.linkAtStart(rec.Runtime) {
+			h.removeLater(p.s.ID(), h.d.net.drop(p.s))
 		}
 		return nil
 	}
-	return h.d.ensureNetwork(ctx, p.s, p.sb)
+	return h.d.net.ensure(ctx, p.s, p.sb)
+}
+
+// removeLater removes a claimed pooled sandbox's link in the background,
+// off the claim's path (closed to everything meanwhile).
+func (h poolHost) removeLater(id string, remove func(context.Context) error) {
+	if remove == nil {
+		return
+	}
+	h.d.background.Add(1)
+	go func() {
+		defer h.d.background.Done()
+		if err := remove(h.d.daemonCtx()); err != nil {
+			h.d.log.Warn("remove a claimed pooled sandbox's link", "session", id, "err", err)
+		}
+	}()
 }
 
 func (h poolHost) Creating() bool    { return h.d.inCreate.Load() > 0 }
@@ -147,8 +162,8 @@ func (h poolHost) CheckDef(def *api.Template) error {
 	if _, err := checkPackages(&d.cfg, def.Packages, def.IndexURL); err != nil {
 		return err
 	}
-	if d.net == nil {
-		return api.Errorf(errdefs.ErrUnavailable, "a template's packages need a network to install them, which this daemon cannot give: %s", d.netOff)
+	if d.net.owner == nil {
+		return api.Errorf(errdefs.ErrUnavailable, "a template's packages need a network to install them, which this daemon cannot give: %s", d.net.off)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func (e *testEnv) startLogged(log *testutil.Buffer, probe disk.Probe) *Daemon {
 	}
 	d, err := newDaemon(context.Background(), e.cfg, slog.New(slog.NewTextHandler(log, nil)), metrics.New(),
 		deps{store: st, rt: fakeRuntime{e.h}, ids: e.ids, inst: instance{id: "test"}, probe: probe,
-			net: netDeps{net: e.net, table: newNetTable()}, host: e.host})
+			net: netDeps{net: e.net}, host: e.host})
 	if err != nil {
 		st.Close()
 		e.t.Fatal(err)

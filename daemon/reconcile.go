@@ -49,8 +49,10 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 	}
 	d.tmpl.Reconcile()
 	d.gateway.Reconcile(func(id string) bool { _, ok := d.sessions.get(id); return ok })
-	if err := d.reconcileNetworks(ctx); err != nil {
-		return err
+	if d.net.owner != nil {
+		if err := d.net.owner.Reconcile(ctx, netRecords(d.sessions.all())); err != nil {
+			return err
+		}
 	}
 	restored, lost := d.restoreSessions(ctx)
 	left, err := d.rt.Leftovers()

@@ -32,7 +32,7 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if err == nil {
 			// Its link is where it was; its policy is written anew from
 			// its record, and the DNS learns its addresses again.
-			if err := d.restoreNetwork(ctx, s, sb); err != nil {
+			if err := d.net.restore(ctx, s, sb); err != nil {
 				d.log.Warn("restored session's network", "session", rec.ID, "err", err)
 			}
 			// Restore thawed a paused session's sandbox to reach its

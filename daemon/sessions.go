@@ -90,9 +90,10 @@ func (d *Daemon) destroySession(s *session) error {
 	if err := d.gateway.RemoveSession(id); err != nil {
 		return err
 	}
-	if err := d.releaseNetwork(s, false); err != nil {
+	if err := d.net.release(d.daemonCtx(), s, false); err != nil {
 		return err
 	}
+	d.metrics.ForgetDNS(id)
 	if err := volume.Remove(d.paths.session(id)); err != nil {
 		return err
 	}

@@ -22,8 +22,8 @@ func (d *Daemon) Stats(ctx context.Context, id string) (*api.Stats, error) {
 	// per session in /metrics, which every user may read.
 	dns := d.metrics.DNSTally(sid)
 	out.DNSRefused, out.DNSRateLimited = dns.Refused, dns.RateLimited
-	if slot != 0 && d.net != nil {
-		if n, err := d.net.Denied(sid); err == nil {
+	if slot != 0 && d.net.owner != nil {
+		if n, err := d.net.owner.Denied(sid); err == nil {
 			out.NetworkDeniedPackets = n
 		}
 	}

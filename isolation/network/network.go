@@ -12,6 +12,10 @@
 // it was refused ("deny_<id>"). Links carry the alias
 // "sandboxd/<instance>/<id>", so a daemon finds its own among the host's
 // by its instance id, never by a name pattern. See docs/network.md.
+//
+// A daemon talks to its Service (Open), which owns the Manager, the slots
+// of the subnet, the index of sandbox addresses and the DNS server
+// (isolation/netdns) that answers by it.
 package network
 
 import (
