@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -123,11 +122,11 @@ func (m *Manager) StartProcess(ctx context.Context, id string, req *api.ProcessR
 	log.Info("process started in the background", "pid", pid, "argv0", req.Argv[0])
 	// Its end is noted (this daemon's child); one that outlives the
 	// daemon is the next one's to see in the process list.
-	go func(log *slog.Logger) {
+	go func() {
 		code, _ := p.Wait()
 		t.Book.ended(e, code)
 		log.Info("background process ended", "pid", pid, "exit_code", code)
-	}(log)
+	}()
 	return &api.Process{PID: pid, Command: strings.Join(req.Argv, " "), StartedAt: m.o.Now(), Detached: true}, nil
 }
 
