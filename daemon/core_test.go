@@ -184,7 +184,7 @@ func TestPoolDeaths(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	waitPool(t, d, 2)
-	if n, _ := scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n < 2 {
+	if n, _ := testutil.Scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n < 2 {
 		t.Fatalf("pool deaths counted: %v, want 2", n)
 	}
 	// 20 sessions and 2 pooled sandboxes: no more sandboxes, id blocks or

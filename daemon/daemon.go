@@ -8,7 +8,8 @@
 //	                 │          state (package daemon/session: the one owner of status)
 //	                 ├─► templates (package daemon/pool), each with its warm pool
 //	                 ├─► authorization (authz.go), events (events.go)
-//	                 └─► Runtime / Sandbox (runtime.go) ─► isolation
+//	                 ├─► journal (journal.go): records, events, the exit watcher
+//	                 └─► launcher (launcher.go) ─► Runtime / Sandbox (runtime.go) ─► isolation
 //
 // Locks: the table's, then a session's; templates and each pool have
 // their own; none is held across a sandbox start or an execution.
@@ -74,8 +75,8 @@ type Daemon struct {
 	// monitor hears of refused system calls; nil when they are not logged.
 	monitor *seccomp.Monitor
 	denied  *deniedLog
-	// ids gives sessions their user-namespace id blocks; nil when off.
-	ids *idmap.Allocator
+	// launch starts and destroys sandboxes (launcher.go).
+	launch *launcher
 	// net gives sessions with a network policy their networks, by its
 	// owner (nil when the host cannot: net.off says why).
 	net sessionNets
@@ -96,6 +97,13 @@ type Daemon struct {
 	procView procView
 	// clock is what the reaper and the pools time by (clock.go).
 	clock clock
+	// own is the context of the daemon's own work (the reaper, the pools,
+	// restores): it acts as the daemon, logs with its logger, and outlives
+	// any request.
+	own context.Context
+	// journal writes, publishes and counts sessions' state changes
+	// (journal.go).
+	journal *journal
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -264,7 +272,6 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		store:    dp.store,
 		rt:       dp.rt,
 		inst:     dp.inst,
-		ids:      dp.ids,
 		monitor:  dp.monitor,
 		denied:   dp.denied,
 		sessions: newTable(),
@@ -278,10 +285,12 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if d.clock == nil {
 		d.clock = realClock{}
 	}
+	d.own = logging.With(identity.With(context.Background(), identity.Internal()), log)
+	d.journal = &journal{sessions: d.sessions, store: d.store, events: d.events, metrics: m, log: log, own: d.own, mcpServers: cfg.MCP.Servers}
 	if d.net.owner == nil && d.net.off == "" {
 		d.net.off = "networking is off on this host ([network] enabled = false)"
 	}
-	d.gateway = mcpgateway.New(cfg.MCP, filepath.Join(dp.inst.stateDir(cfg.RunDir), "mcp"), log, d.tellMCPCall)
+	d.gateway = mcpgateway.New(cfg.MCP, filepath.Join(dp.inst.stateDir(cfg.RunDir), "mcp"), log, d.journal.mcpCall)
 	n, err := node.New(cfg, dp.inst.id, dp.host, nodeSource{d}, log)
 	if err != nil {
 		return nil, err
@@ -292,7 +301,6 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 	if err := d.runtimes.checkStrict(); err != nil {
 		return nil, err
 	}
-	m.Watch(metricSource{d})
 	// Start-up work is the daemon's own, logged as such.
 	ctx = logging.With(identity.With(ctx, identity.Internal()), log)
 	d.execs = execution.NewBook(d.store, execution.Options{
@@ -311,10 +319,16 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 			return ok && d.sessions.has(ss)
 		},
 	})
+	d.launch = &launcher{
+		paths: d.paths, rt: d.rt, runtimes: d.runtimes, ids: dp.ids, disk: d.disk, gateway: d.gateway,
+		net: d.net, execs: d.execs, metrics: m, denied: d.denied, own: d.own,
+	}
+	m.Watch(metricSource{d})
 	if d.tmpl, err = pool.New(poolOptions(d)); err != nil {
 		d.execs.Close()
 		return nil, err
 	}
+	d.launch.tmpl = d.tmpl
 	if err := d.reconcile(ctx); err != nil {
 		d.execs.Close()
 		return nil, err
@@ -332,7 +346,7 @@ func newDaemon(ctx context.Context, cfg config.Config, log *slog.Logger, m *metr
 		log.Warn("lxcfs is not serving: sandboxes show the host's /proc/meminfo, cpuinfo, stat and uptime, not their own limits (install lxcfs, or set lxcfs_dir = \"\" to silence this)", "lxcfs_dir", d.cfg.LXCFSDir, "problem", info.ProcViewProblem)
 	}
 	log.Info("sandboxd ready", "instance", d.inst.id, "node_id", d.node.ID(), "runtime", info.Name, "cgroup_version", info.CgroupVersion,
-		"sandbox_uid", d.rt.UID(), "user_namespaces", d.ids != nil, "lxcfs", d.procView.info(info.ProcViewProblem == "").ServedBy, "sessions", len(d.sessions.all()))
+		"sandbox_uid", d.rt.UID(), "user_namespaces", d.launch.ids != nil, "lxcfs", d.procView.info(info.ProcViewProblem == "").ServedBy, "sessions", len(d.sessions.all()))
 	return d, nil
 }
 
@@ -404,7 +418,7 @@ func (d *Daemon) close(ctx context.Context) error {
 	}
 	// A daemon with no session left holds no host ids: its range is free
 	// for other daemons.
-	if d.ids != nil && len(all) == 0 {
+	if d.launch.ids != nil && len(all) == 0 {
 		errs = append(errs, idmap.ReleaseLease(d.cfg.UserNS.LeaseDir, d.inst.id))
 	}
 	errs = append(errs, d.rt.Close(), d.store.Close())

@@ -14,6 +14,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/pool"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 const mb = 1 << 20
@@ -86,7 +87,7 @@ func TestPoolDiskReadOnly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.cfg.DataDir, "sessions", sick)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("its folder is left: %v", err)
 	}
-	if n, _ := scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n != 1 {
+	if n, _ := testutil.Scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n != 1 {
 		t.Fatalf("pool deaths counted: %v, want 1", n)
 	}
 }

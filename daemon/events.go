@@ -63,16 +63,6 @@ func (e *events) publish(ev api.SessionEvent, owner uint32) {
 	}
 }
 
-// publish publishes an event of a persistent session; a one-shot or
-// pooled sandbox's session is no one's to hear of.
-func (d *Daemon) publish(s *session, action, reason string) {
-	if !d.sessions.has(s) {
-		return
-	}
-	id, owner := s.IDOwner()
-	d.events.publish(api.SessionEvent{Action: action, SessionID: id, Reason: reason}, owner)
-}
-
 // Events streams the events the caller may see (its own sessions'; root:
 // all) that match f, until ctx ends, f.Until passes, or send fails.
 func (d *Daemon) Events(ctx context.Context, f api.EventFilter, send func(*api.SessionEvent) error) error {

@@ -140,20 +140,8 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 	}
 	run := &execution.Run{Sandbox: sb, Timeout: timeout, Env: mergeEnv(sessionEnv, req.Env), Reset: reset,
 		Lost:   func(ctx context.Context, e *api.Execution, cause error) { d.recoverExec(ctx, s, sb, e, cause) },
-		Killed: func() { d.noticeOOM(s, sb) }}
+		Killed: func() { d.journal.noticeOOM(s, sb) }}
 	return &execSlot{s: s, sb: sb, run: run, release: func() { s.ReleaseExec(); d.execs.Slots.Release() }}, nil
-}
-
-// noticeOOM publishes an oom event when the sandbox's count of
-// out-of-memory kills went up since last looked at.
-func (d *Daemon) noticeOOM(s *session, sb Sandbox) {
-	st, err := sb.Stats()
-	if err != nil {
-		return
-	}
-	if seen := s.NoteOOMKills(st.OOMKills); st.OOMKills > seen {
-		d.publish(s, api.ActionOOM, "out of memory: the kernel killed a process of the session")
-	}
 }
 
 // recoverExec handles an execution whose sandbox stopped answering or died

@@ -51,7 +51,7 @@ func (d *Daemon) CreateSessionOnce(ctx context.Context, req *api.CreateSessionRe
 	k := nameKey{owner: callerFrom(ctx).UID, name: key}
 	for {
 		d.creating.mu.Lock()
-		if s := d.keyedSession(k); s != nil {
+		if s := d.sessions.keyed(k, now().Add(-idempotencyTTL)); s != nil {
 			d.creating.mu.Unlock()
 			out := s.snapshot()
 			if s.Snapshot().Idempotency.RequestSHA256 != mark.RequestSHA256 {
@@ -88,20 +88,6 @@ func (d *Daemon) CreateSessionOnce(ctx context.Context, req *api.CreateSessionRe
 	}
 	out := s.snapshot()
 	return &out, true, nil
-}
-
-// keyedSession is the caller's session made under key k within
-// idempotencyTTL, nil if none.
-func (d *Daemon) keyedSession(k nameKey) *session {
-	cutoff := now().Add(-idempotencyTTL)
-	for _, s := range d.sessions.all() {
-		r := s.Snapshot()
-		hit := r.OwnerUID == k.owner && r.Idempotency != nil && r.Idempotency.Key == k.name && r.CreatedAt.After(cutoff)
-		if hit {
-			return s
-		}
-	}
-	return nil
 }
 
 // checkIdempotencyKey checks a key: 1 to 255 printable ASCII characters,

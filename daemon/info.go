@@ -42,9 +42,9 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 	} else {
 		info.Network.Problem = d.net.off
 	}
-	if d.ids != nil {
-		r := d.ids.Range()
-		info.UserNS = api.UserNSInfo{Enabled: true, IDBase: r.Base, BlockSize: idmap.BlockSize, Blocks: r.Blocks, InUse: d.ids.InUse()}
+	if d.launch.ids != nil {
+		r := d.launch.ids.Range()
+		info.UserNS = api.UserNSInfo{Enabled: true, IDBase: r.Base, BlockSize: idmap.BlockSize, Blocks: r.Blocks, InUse: d.launch.ids.InUse()}
 	}
 	info.Pool.Templates = d.tmpl.Fills(ctx, false)
 	for _, f := range info.Pool.Templates {

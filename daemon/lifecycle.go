@@ -101,15 +101,15 @@ func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) err
 		// Its processes may live on: the session cannot run as it is.
 		reason := "could not stop the sandbox: " + err.Error()
 		s.SetFailed(reason)
-		_ = d.commit(ctx, s, api.ActionFailed, reason)
+		_ = d.journal.commit(ctx, s, api.ActionFailed, reason)
 		return err
 	}
 	s.SetStopped(reason)
 	d.gateway.Close(s.ID())
-	if err := d.net.release(d.daemonCtx(), s, true); err != nil {
+	if err := d.net.release(d.own, s, true); err != nil {
 		logging.From(ctx).Warn("remove a stopped session's network", "session", s.ID(), "err", err)
 	}
-	return d.commit(ctx, s, api.ActionStopped, reason)
+	return d.journal.commit(ctx, s, api.ActionStopped, reason)
 }
 
 // restartSandbox stops the sandbox if it runs and starts a new one,
@@ -127,15 +127,15 @@ func (d *Daemon) restartSandbox(ctx context.Context, s *session, action, why str
 		return err
 	}
 	defer d.sessions.release(owner)
-	if err := d.startSandbox(ctx, s, false); err != nil {
+	if err := d.launch.start(ctx, s, false); err != nil {
 		s.SetFailed(err.Error())
-		if cerr := d.commit(ctx, s, api.ActionFailed, err.Error()); cerr != nil {
+		if cerr := d.journal.commit(ctx, s, api.ActionFailed, err.Error()); cerr != nil {
 			logging.From(ctx).Error("record failed session", "session", s.ID(), "err", cerr)
 		}
 		return err
 	}
-	go d.watch(s, s.Sandbox())
-	return d.commit(ctx, s, action, why)
+	go d.journal.watch(s, s.Sandbox())
+	return d.journal.commit(ctx, s, action, why)
 }
 
 // repairCtx is a context for work a request caused that must not die
@@ -143,12 +143,6 @@ func (d *Daemon) restartSandbox(ctx context.Context, s *session, action, why str
 // values (its logger) but not its cancellation, and acts as the daemon.
 func repairCtx(ctx context.Context) context.Context {
 	return identity.With(context.WithoutCancel(ctx), identity.Internal())
-}
-
-// daemonCtx is a context for the daemon's own work (the reaper, the
-// pools, restores): it acts as the daemon and logs with its logger.
-func (d *Daemon) daemonCtx() context.Context {
-	return logging.With(identity.With(context.Background(), identity.Internal()), d.log)
 }
 
 // reapIdle stops sessions left unused for longer than their idle timeout,

@@ -11,69 +11,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/daemon/pool"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation"
 )
-
-// scrape reads one series from g: a counter's or gauge's value, a
-// histogram's count of samples; labels are name, value pairs. ok is false
-// when the series does not exist.
-func scrape(t *testing.T, g prometheus.Gatherer, name string, labels ...string) (v float64, ok bool) {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			if len(m.GetLabel())*2 != len(labels) {
-				continue
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if !hasLabel(m, labels[i], labels[i+1]) {
-					continue series
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				return m.GetCounter().GetValue(), true
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue(), true
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount()), true
-			}
-		}
-	}
-	return 0, false
-}
-
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue() == value
-		}
-	}
-	return false
-}
-
-// value is a series that must exist.
-func value(t *testing.T, g prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	v, ok := scrape(t, g, name, labels...)
-	if !ok {
-		t.Fatalf("no series %s%v", name, labels)
-	}
-	return v
-}
 
 // waitValue waits until a series reaches want (the reaper and watchers
 // act on their own time).
@@ -81,7 +26,7 @@ func waitValue(t *testing.T, g prometheus.Gatherer, want float64, name string, l
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		v, _ := scrape(t, g, name, labels...)
+		v, _ := testutil.Scrape(t, g, name, labels...)
 		if v == want {
 			return
 		}
@@ -100,7 +45,7 @@ func TestSessionEndReasons(t *testing.T) {
 	d := e.start()
 	reg := d.Metrics().Registry()
 	for _, r := range []string{"stopped", "idle", "lifetime", "shutdown", "deleted", "oom", "lost", "failed"} {
-		if v := value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
+		if v := testutil.Value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
 			t.Fatalf("%s starts at %v", r, v)
 		}
 	}
@@ -146,7 +91,7 @@ func TestSessionEndReasons(t *testing.T) {
 	for r, want := range map[string]float64{
 		"stopped": 1, "deleted": 1, "oom": 1, "failed": 1, "idle": 1, "lifetime": 1, "shutdown": 1, "lost": 0,
 	} {
-		if got := value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); got != want {
+		if got := testutil.Value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); got != want {
 			t.Errorf("%s: %v, want %v", r, got, want)
 		}
 	}
@@ -161,11 +106,11 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	d := e.start()
 	reg := d.Metrics().Registry()
 	waitPool(t, d, 1)
-	if n := value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", pool.DefaultTemplate); n < 1 {
+	if n := testutil.Value(t, reg, "sandboxd_pool_refill_duration_seconds", "template", pool.DefaultTemplate); n < 1 {
 		t.Fatalf("%v refills timed", n)
 	}
 	for _, state := range []string{"idle", "target", "min"} {
-		if v := value(t, reg, "sandboxd_pool_sandboxes", "template", pool.DefaultTemplate, "state", state); v != 1 {
+		if v := testutil.Value(t, reg, "sandboxd_pool_sandboxes", "template", pool.DefaultTemplate, "state", state); v != 1 {
 			t.Errorf("pool sandboxes %s: %v, want 1", state, v)
 		}
 	}
@@ -176,19 +121,19 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	// Each create's steps are timed, by where its sandbox came from, and
 	// each start's (the pool's two and the cold one).
 	for _, c := range [][]string{{"pool", "admit"}, {"pool", "claim"}, {"pool", "record"}, {"cold", "admit"}, {"cold", "start"}, {"cold", "record"}} {
-		if n := value(t, reg, "sandboxd_session_create_phase_seconds", "source", c[0], "phase", c[1]); n != 1 {
+		if n := testutil.Value(t, reg, "sandboxd_session_create_phase_seconds", "source", c[0], "phase", c[1]); n != 1 {
 			t.Errorf("create step %v timed %v times, want 1", c, n)
 		}
 	}
 	for _, phase := range []string{"disk", "prepare", "container", "agent", "network"} {
-		if n := value(t, reg, "sandboxd_sandbox_start_phase_seconds", "runtime", "runc", "phase", phase); n < 2 {
+		if n := testutil.Value(t, reg, "sandboxd_sandbox_start_phase_seconds", "runtime", "runc", "phase", phase); n < 2 {
 			t.Errorf("start step %s timed %v times, want 2 or more", phase, n)
 		}
 	}
-	if h, m := value(t, reg, "sandboxd_pool_hits_total", "template", pool.DefaultTemplate), value(t, reg, "sandboxd_pool_misses_total", "template", pool.DefaultTemplate); h != 1 || m != 1 {
+	if h, m := testutil.Value(t, reg, "sandboxd_pool_hits_total", "template", pool.DefaultTemplate), testutil.Value(t, reg, "sandboxd_pool_misses_total", "template", pool.DefaultTemplate); h != 1 || m != 1 {
 		t.Fatalf("hits %v, misses %v; want 1 and 1", h, m)
 	}
-	if c := value(t, reg, "sandboxd_pool_claims_total"); c != 1 {
+	if c := testutil.Value(t, reg, "sandboxd_pool_claims_total"); c != 1 {
 		t.Fatalf("sandboxd_pool_claims_total %v", c)
 	}
 	if _, err := d.Templates().AddTemplate(root, &api.Template{Name: "nopool"}); err != nil {
@@ -198,7 +143,7 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := scrape(t, reg, "sandboxd_pool_misses_total", "template", "nopool"); ok {
+	if _, ok := testutil.Scrape(t, reg, "sandboxd_pool_misses_total", "template", "nopool"); ok {
 		t.Fatal("a template without a pool counted a miss")
 	}
 	// A deleted template's series go with it.
@@ -212,7 +157,7 @@ func TestPoolHitsAndMisses(t *testing.T) {
 	if err := d.Templates().DeleteTemplate(root, "pooled"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := scrape(t, reg, "sandboxd_pool_refill_duration_seconds", "template", "pooled"); ok {
+	if _, ok := testutil.Scrape(t, reg, "sandboxd_pool_refill_duration_seconds", "template", "pooled"); ok {
 		t.Fatal("a deleted template's series stayed")
 	}
 }
@@ -242,18 +187,18 @@ func TestScrapedSessionsAndIDBlocks(t *testing.T) {
 		{api.RuntimeRunsc, api.StatusRunning, 1},
 		{api.RuntimeRunsc, api.StatusFailed, 0},
 	} {
-		if got := value(t, reg, "sandboxd_sessions_by_runtime", "runtime", tc.runtime, "status", tc.status); got != tc.want {
+		if got := testutil.Value(t, reg, "sandboxd_sessions_by_runtime", "runtime", tc.runtime, "status", tc.status); got != tc.want {
 			t.Errorf("%s %s: %v, want %v", tc.runtime, tc.status, got, tc.want)
 		}
 	}
-	if got, want := value(t, reg, "sandboxd_userns_id_blocks_in_use"), float64(e.ids.InUse()); got != want || got < 2 {
+	if got, want := testutil.Value(t, reg, "sandboxd_userns_id_blocks_in_use"), float64(e.ids.InUse()); got != want || got < 2 {
 		t.Errorf("id blocks in use: %v, want %v", got, want)
 	}
-	if got := value(t, reg, "sandboxd_userns_id_blocks"); got != float64(e.ids.Range().Blocks) {
+	if got := testutil.Value(t, reg, "sandboxd_userns_id_blocks"); got != float64(e.ids.Range().Blocks) {
 		t.Errorf("id blocks: %v", got)
 	}
 	// The old series stays as it was.
-	if got := value(t, reg, "sandboxd_sessions", "status", api.StatusRunning); got != 2 {
+	if got := testutil.Value(t, reg, "sandboxd_sessions", "status", api.StatusRunning); got != 2 {
 		t.Errorf("sandboxd_sessions running: %v", got)
 	}
 	w := httptest.NewRecorder()
@@ -280,7 +225,7 @@ func TestNoIDBlocksWithoutUserNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	if _, ok := scrape(t, d.Metrics().Registry(), "sandboxd_userns_id_blocks_in_use"); ok {
+	if _, ok := testutil.Scrape(t, d.Metrics().Registry(), "sandboxd_userns_id_blocks_in_use"); ok {
 		t.Fatal("id blocks counted without an allocator")
 	}
 }

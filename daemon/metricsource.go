@@ -41,10 +41,10 @@ func (s metricSource) SessionsByRuntime() map[metrics.RuntimeStatus]int {
 func (s metricSource) PoolDepths() map[string]api.PoolFill { return s.d.tmpl.Depths() }
 
 func (s metricSource) IDBlocks() (inUse, blocks int, ok bool) {
-	if s.d.ids == nil {
+	if s.d.launch.ids == nil {
 		return 0, 0, false
 	}
-	return s.d.ids.InUse(), s.d.ids.Range().Blocks, true
+	return s.d.launch.ids.InUse(), s.d.launch.ids.Range().Blocks, true
 }
 
 func (s metricSource) DeniedPackets() map[string]uint64 {

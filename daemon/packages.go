@@ -45,7 +45,7 @@ func (d *Daemon) InstallPackages(ctx context.Context, id string, req *api.Packag
 	if d.net.owner == nil {
 		return nil, api.Errorf(errdefs.ErrUnavailable, "packages need a network, which this daemon cannot give: %s", d.net.off)
 	}
-	closeIndex, err := d.openIndex(ctx, s, u)
+	closeIndex, err := d.net.openIndex(ctx, s, u, &d.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -119,18 +119,18 @@ func pipCommand(index *url.URL, pkgs []string, target string) string {
 	return "PIP_BREAK_SYSTEM_PACKAGES=1 " + strings.Join(words, " ")
 }
 
-// openIndex lets the session reach the index (and the configured package
-// hosts) until the returned func is called, if its policy does not
-// already: a session without a network gets its link. The policy then in
+// openIndex lets the session reach the index (and c's package hosts)
+// until the returned func is called, if its policy does not already: a
+// session without a network gets its link, with c's caps. The policy then in
 // force (a PATCH meanwhile included) comes back.
-func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (func(), error) {
+func (n sessionNets) openIndex(ctx context.Context, s *session, index *url.URL, c *config.Config) (func(), error) {
 	rec := s.Snapshot()
 	p := policyOf(&rec)
 	port := index.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[index.Scheme]
 	}
-	hosts := append([]string{net.JoinHostPort(index.Hostname(), port)}, d.cfg.Network.PackageHosts...)
+	hosts := append([]string{net.JoinHostPort(index.Hostname(), port)}, c.Network.PackageHosts...)
 	if reaches(p, index.Hostname(), port) {
 		return func() {}, nil
 	}
@@ -143,7 +143,7 @@ func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (fun
 	temp.Entries = append([]netpolicy.Entry(nil), p.Entries...)
 	if p.Mode == netpolicy.ModeNone {
 		temp.Entries = nil
-		temp.EgressKbps, temp.MaxConnections = d.cfg.Network.EgressKbps, d.cfg.Network.MaxConnections
+		temp.EgressKbps, temp.MaxConnections = c.Network.EgressKbps, c.Network.MaxConnections
 	}
 	for _, h := range hosts {
 		// JoinHostPort brackets an IPv6 index, as an entry wants it.
@@ -153,13 +153,13 @@ func (d *Daemon) openIndex(ctx context.Context, s *session, index *url.URL) (fun
 		}
 		temp.Entries = append(temp.Entries, e)
 	}
-	if err := d.net.apply(ctx, s, sb, &temp); err != nil {
+	if err := n.apply(ctx, s, sb, &temp); err != nil {
 		return nil, err
 	}
 	logging.From(ctx).Info("package index opened to the session for an install", "session", rec.ID, "index", index.String())
 	return func() {
 		now := s.Snapshot()
-		if err := d.net.apply(context.WithoutCancel(ctx), s, sb, policyOf(&now)); err != nil {
+		if err := n.apply(context.WithoutCancel(ctx), s, sb, policyOf(&now)); err != nil {
 			logging.From(ctx).Error("close the package index to the session", "session", rec.ID, "err", err)
 		}
 	}, nil

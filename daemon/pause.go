@@ -44,7 +44,7 @@ func (d *Daemon) pauseSession(ctx context.Context, s *session, reason string) er
 		_ = sb.Thaw()
 		return err
 	}
-	return d.commit(ctx, s, api.ActionPaused, reason)
+	return d.journal.commit(ctx, s, api.ActionPaused, reason)
 }
 
 // resumeSession thaws a paused session's sandbox. The caller holds the
@@ -63,7 +63,7 @@ func (d *Daemon) resumeSession(ctx context.Context, s *session) error {
 	if err := s.SetResumed(); err != nil {
 		return err
 	}
-	return d.commit(ctx, s, api.ActionResumed, "")
+	return d.journal.commit(ctx, s, api.ActionResumed, "")
 }
 
 // awake resumes the session if it is paused: an execution, a file call,

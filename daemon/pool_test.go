@@ -5,6 +5,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/pool"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestPoolClaimSkipsTheGone: a pooled sandbox whose process is gone, its
@@ -22,7 +23,7 @@ func TestPoolClaimSkipsTheGone(t *testing.T) {
 	if s.ID == gone {
 		t.Fatal("claimed a sandbox whose process is gone")
 	}
-	if n, _ := scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n != 1 {
+	if n, _ := testutil.Scrape(t, d.metrics.Registry(), "sandboxd_pool_sandbox_deaths_total", "template", pool.DefaultTemplate); n != 1 {
 		t.Fatalf("pool deaths %v, want 1", n)
 	}
 }

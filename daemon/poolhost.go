@@ -36,7 +36,7 @@ func (d *Daemon) Templates() *pool.Templates { return d.tmpl }
 func poolOptions(d *Daemon) pool.Options {
 	h := poolHost{d}
 	return pool.Options{
-		Config: &d.cfg, Store: d.store, Log: d.log, Clock: d.clock, Context: d.daemonCtx(),
+		Config: &d.cfg, Store: d.store, Log: d.log, Clock: d.clock, Context: d.own,
 		Sandboxes: h, Host: h, Metrics: h,
 		Caller:  func(ctx context.Context) pool.Caller { return templateCaller{callerFrom(ctx)} },
 		Imports: d.paths.imports(), Packages: d.paths.packages(),
@@ -73,14 +73,14 @@ func (h poolHost) Start(ctx context.Context, t *pool.Template, warm bool) (pool.
 		rec.LastUsedAt = at
 	}
 	s := newSession(rec)
-	if err := h.d.startSandbox(ctx, s, warm); err != nil {
-		_ = h.d.destroySession(s)
+	if err := h.d.launch.start(ctx, s, warm); err != nil {
+		_ = h.d.launch.destroy(s)
 		return nil, err
 	}
 	return &pooledSandbox{d: h.d, s: s, sb: s.Sandbox()}, nil
 }
 
-func (h poolHost) Destroy(sb pool.Sandbox) error { return h.d.destroySession(sessionOf(sb)) }
+func (h poolHost) Destroy(sb pool.Sandbox) error { return h.d.launch.destroy(sessionOf(sb)) }
 
 // LinkAhead gives a pooled sandbox its link, closed to everything, when
 // the daemon gives networks and its runtime can join one.
@@ -124,7 +124,7 @@ func (h poolHost) removeLater(id string, remove func(context.Context) error) {
 	h.d.background.Add(1)
 	go func() {
 		defer h.d.background.Done()
-		if err := remove(h.d.daemonCtx()); err != nil {
+		if err := remove(h.d.own); err != nil {
 			h.d.log.Warn("remove a claimed pooled sandbox's link", "session", id, "err", err)
 		}
 	}()
@@ -194,7 +194,7 @@ func (h poolHost) Packages(ctx context.Context, sb pool.Sandbox, t *pool.Templat
 	if err != nil {
 		return "", "", err
 	}
-	closeIndex, err := d.openIndex(ctx, s, u)
+	closeIndex, err := d.net.openIndex(ctx, s, u, &d.cfg)
 	if err != nil {
 		return "", "", err
 	}

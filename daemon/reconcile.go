@@ -22,7 +22,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		// config says now; the others get new ones (and their files a new
 		// owner) at start if user namespaces were turned off or the range
 		// moved.
-		if r.IDBase != 0 && (d.ids == nil || !d.ids.Reserve(r.IDBase)) && sess.Status(r.Status) != sess.Running {
+		if r.IDBase != 0 && (d.launch.ids == nil || !d.launch.ids.Reserve(r.IDBase)) && sess.Status(r.Status) != sess.Running {
 			r.IDBase = 0
 			if err := d.store.PutSession(r); err != nil {
 				return err
@@ -43,7 +43,7 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		if sb := s.SetFailed("its disk could not be mounted: " + err.Error()); sb != nil {
 			_ = sb.Stop()
 		}
-		return d.commit(ctx, s, api.ActionFailed, "its disk could not be mounted: "+err.Error())
+		return d.journal.commit(ctx, s, api.ActionFailed, "its disk could not be mounted: "+err.Error())
 	}); err != nil {
 		return err
 	}
@@ -69,8 +69,17 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 			d.log.Info("removed leftover sandbox", "session", id)
 		}
 	}
-	if d.cfg.RestartLostSessions {
-		d.restartLost(ctx, lost)
+	if !d.cfg.RestartLostSessions {
+		return nil
+	}
+	for _, s := range lost {
+		if !s.TryBegin(opStart) {
+			continue
+		}
+		if err := d.restartSandbox(ctx, s, api.ActionStarted, "restart_lost_sessions: started again after its sandbox was lost"); err != nil {
+			d.log.Error("restart lost session", "session", s.ID(), "err", err)
+		}
+		s.End()
 	}
 	return nil
 }

@@ -25,16 +25,8 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if st != sess.Running && st != sess.Paused {
 			continue
 		}
-		if err := openGateway(d.gateway, d.rt, &rec); err != nil {
-			d.log.Warn("restored session's MCP gateway", "session", rec.ID, "err", err)
-		}
-		sb, err := d.rt.Restore(ctx, d.sandboxSpec(s, &rec))
+		sb, err := d.launch.restore(ctx, s, &rec)
 		if err == nil {
-			// Its link is where it was; its policy is written anew from
-			// its record, and the DNS learns its addresses again.
-			if err := d.net.restore(ctx, s, sb); err != nil {
-				d.log.Warn("restored session's network", "session", rec.ID, "err", err)
-			}
 			// Restore thawed a paused session's sandbox to reach its
 			// agent: it is frozen again, as it was.
 			if st == sess.Paused {
@@ -45,8 +37,8 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 			}
 			_ = s.SetSandbox(sb) // running or paused: allowed
 			restored[rec.ID] = true
-			go d.watch(s, sb)
-			if err := d.commit(ctx, s, api.ActionRestored, ""); err != nil {
+			go d.journal.watch(s, sb)
+			if err := d.journal.commit(ctx, s, api.ActionRestored, ""); err != nil {
 				d.log.Error("record restored session", "session", rec.ID, "err", err)
 			}
 			continue
@@ -63,13 +55,13 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 			d.log.Warn("remove what is left of a lost sandbox", "session", rec.ID, "err", err)
 		}
 		s.Update(func(r *store.Record) {
-			if r.IDBase != 0 && (d.ids == nil || !d.ids.Holds(r.IDBase)) {
+			if r.IDBase != 0 && (d.launch.ids == nil || !d.launch.ids.Holds(r.IDBase)) {
 				r.IDBase = 0 // its ids are not ours any more
 			}
 		})
 		reason := fmt.Sprintf("daemon restart: its sandbox was gone when the daemon started (%v); start it again", err)
 		s.SetFailed(reason)
-		if err := d.commit(ctx, s, api.ActionLost, reason); err != nil {
+		if err := d.journal.commit(ctx, s, api.ActionLost, reason); err != nil {
 			d.log.Error("record lost session", "session", rec.ID, "err", err)
 		}
 		lost = append(lost, s)
@@ -87,17 +79,4 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		restored[s.ID()] = true
 	}
 	return restored, lost
-}
-
-// restartLost starts afresh sessions whose sandbox was lost.
-func (d *Daemon) restartLost(ctx context.Context, lost []*session) {
-	for _, s := range lost {
-		if !s.TryBegin(opStart) {
-			continue
-		}
-		if err := d.restartSandbox(ctx, s, api.ActionStarted, "restart_lost_sessions: started again after its sandbox was lost"); err != nil {
-			d.log.Error("restart lost session", "session", s.ID(), "err", err)
-		}
-		s.End()
-	}
 }

@@ -59,7 +59,7 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 		d.sessions.release(s.Snapshot().OwnerUID)
 		go func() {
 			defer d.background.Done()
-			if err := d.destroySession(s); err != nil {
+			if err := d.launch.destroy(s); err != nil {
 				d.log.Warn("remove one-shot sandbox", "session", s.ID(), "err", err)
 			}
 		}()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/logging"
-	"github.com/sandboxd/sandboxd/isolation/volume"
 )
 
 // ListSessions lists the caller's sessions (every session for root) that
@@ -62,7 +61,7 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	// Gone from the table and marked, it takes no new work: what waited
 	// for this operation finds no session.
 	s.SetDeleted()
-	if err := d.destroySession(s); err != nil {
+	if err := d.launch.destroy(s); err != nil {
 		return err
 	}
 	d.tmpl.Wake() // its disk space is free again
@@ -73,32 +72,5 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	d.events.publish(api.SessionEvent{Action: api.ActionDeleted, SessionID: id}, owner)
 	d.metrics.SessionDeleted(was)
 	logging.From(ctx).Info("session deleted", "session", id)
-	return nil
-}
-
-// destroySession removes a session's sandbox and folders.
-func (d *Daemon) destroySession(s *session) error {
-	if sb := s.TakeSandbox(); sb != nil {
-		if err := sb.Stop(); err != nil {
-			return err
-		}
-	}
-	id := s.ID()
-	if d.denied != nil {
-		d.denied.forget(id)
-	}
-	if err := d.gateway.RemoveSession(id); err != nil {
-		return err
-	}
-	if err := d.net.release(d.daemonCtx(), s, false); err != nil {
-		return err
-	}
-	d.metrics.ForgetDNS(id)
-	if err := volume.Remove(d.paths.session(id)); err != nil {
-		return err
-	}
-	d.disk.Forget(id)
-	// Only now: nothing owned by the block is left for its next session.
-	d.releaseIDs(s)
 	return nil
 }

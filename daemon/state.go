@@ -1,13 +1,9 @@
 package daemon
 
 import (
-	"context"
-
-	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/execution"
 	"github.com/sandboxd/sandboxd/daemon/process"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
-	"github.com/sandboxd/sandboxd/internal/logging"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -46,30 +42,4 @@ func newSession(rec *store.Record) *session {
 // loadSession is a session as the store kept it.
 func loadSession(rec *store.Record) *session {
 	return &session{Session: sess.Load[Sandbox](*rec)}
-}
-
-// commit makes a state change durable and known: the record is written
-// (for a persistent session: an error is the caller's to answer), the
-// event published, the change logged and counted.
-func (d *Daemon) commit(ctx context.Context, s *session, action, reason string) error {
-	rec := s.Snapshot()
-	var err error
-	if d.sessions.has(s) {
-		err = d.store.PutSession(&rec)
-	}
-	d.publish(s, action, reason)
-	switch action {
-	case api.ActionStopped, api.ActionFailed, api.ActionLost, api.ActionOOM:
-		d.metrics.SessionEnded(action, reason)
-	}
-	log := logging.From(ctx)
-	if action == api.ActionFailed || action == api.ActionLost {
-		log.Warn("session "+action, "session", rec.ID, "reason", reason)
-	} else {
-		log.Info("session "+action, "session", rec.ID, "reason", reason)
-	}
-	if err != nil {
-		return recordErr(rec.ID, err)
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"sync"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -126,4 +127,16 @@ func (t *table) isClosed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed
+}
+
+// keyed is the session owner k.owner made under Idempotency-Key k.name
+// after cutoff, nil if none.
+func (t *table) keyed(k nameKey, cutoff time.Time) *session {
+	for _, s := range t.all() {
+		r := s.Snapshot()
+		if r.OwnerUID == k.owner && r.Idempotency != nil && r.Idempotency.Key == k.name && r.CreatedAt.After(cutoff) {
+			return s
+		}
+	}
+	return nil
 }

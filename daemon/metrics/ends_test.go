@@ -5,6 +5,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // TestEndClass: the class of every reason the daemon gives, and of ones
@@ -35,7 +36,7 @@ func TestEndClass(t *testing.T) {
 func TestEndsCounted(t *testing.T) {
 	m := New()
 	for _, r := range endClasses {
-		if v := value(t, m.Registry(), "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
+		if v := testutil.Value(t, m.Registry(), "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
 			t.Fatalf("%s starts at %v", r, v)
 		}
 	}
@@ -46,14 +47,14 @@ func TestEndsCounted(t *testing.T) {
 	m.SessionDeleted(sess.Stopped)
 	m.SessionDeleted(sess.Failed)
 	for r, want := range map[string]float64{endOOM: 1, endShutdown: 1, endDeleted: 2, endStopped: 0, endFailed: 0} {
-		if got := value(t, m.Registry(), "sandboxd_session_end_reasons_total", "reason", r); got != want {
+		if got := testutil.Value(t, m.Registry(), "sandboxd_session_end_reasons_total", "reason", r); got != want {
 			t.Errorf("%s: %v, want %v", r, got, want)
 		}
 	}
-	if got := value(t, m.Registry(), "sandboxd_session_ends_total", "action", api.ActionFailed); got != 1 {
+	if got := testutil.Value(t, m.Registry(), "sandboxd_session_ends_total", "action", api.ActionFailed); got != 1 {
 		t.Errorf("ends by action failed: %v", got)
 	}
-	if _, ok := scrape(t, m.Registry(), "sandboxd_session_ends_total", "action", api.ActionDeleted); ok {
+	if _, ok := testutil.Scrape(t, m.Registry(), "sandboxd_session_ends_total", "action", api.ActionDeleted); ok {
 		t.Error("a delete counted under the ends by action")
 	}
 }

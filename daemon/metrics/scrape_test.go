@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
 
 // fakeSource is a daemon as the scrape reads it.
@@ -36,7 +34,7 @@ func (f *fakeSource) SessionExists(id string) bool             { return f.sessio
 func TestScrapeReadsTheSource(t *testing.T) {
 	m := New()
 	for _, name := range []string{"sandboxd_sessions", "sandboxd_sessions_by_runtime", "sandboxd_network_denied_packets_total", "sandboxd_pool_sandboxes"} {
-		if n := series(t, m.Registry(), name); n != 0 {
+		if n := testutil.Series(t, m.Registry(), name); n != 0 {
 			t.Errorf("%s has %d series before Watch", name, n)
 		}
 	}
@@ -65,16 +63,16 @@ func TestScrapeReadsTheSource(t *testing.T) {
 		{"sandboxd_userns_id_blocks", nil, 16},
 		{"sandboxd_network_denied_packets_total", nil, 5},
 	} {
-		if got := value(t, reg, tc.name, tc.labels...); got != tc.want {
+		if got := testutil.Value(t, reg, tc.name, tc.labels...); got != tc.want {
 			t.Errorf("%s%v: %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
 	// Read anew at each scrape: a session gone keeps its packets counted.
 	src.inUse, src.denied = 5, map[string]uint64{"b": 1}
-	if got := value(t, reg, "sandboxd_userns_id_blocks_in_use"); got != 5 {
+	if got := testutil.Value(t, reg, "sandboxd_userns_id_blocks_in_use"); got != 5 {
 		t.Errorf("id blocks in use after a change: %v", got)
 	}
-	if got := value(t, reg, "sandboxd_network_denied_packets_total"); got != 6 {
+	if got := testutil.Value(t, reg, "sandboxd_network_denied_packets_total"); got != 6 {
 		t.Errorf("denied packets after a session went: %v", got)
 	}
 	w := httptest.NewRecorder()
@@ -88,7 +86,7 @@ func TestScrapeReadsTheSource(t *testing.T) {
 	// Without user namespaces there is no id block series at all.
 	m = New()
 	m.Watch(&fakeSource{})
-	if _, ok := scrape(t, m.Registry(), "sandboxd_userns_id_blocks_in_use"); ok {
+	if _, ok := testutil.Scrape(t, m.Registry(), "sandboxd_userns_id_blocks_in_use"); ok {
 		t.Fatal("id blocks counted without user namespaces")
 	}
 }
@@ -129,85 +127,15 @@ func TestCounters(t *testing.T) {
 		{"sandboxd_history_write_errors_total", nil, 1},
 		{"sandboxd_handler_panics_total", nil, 1},
 	} {
-		if got := value(t, reg, tc.name, tc.labels...); got != tc.want {
+		if got := testutil.Value(t, reg, tc.name, tc.labels...); got != tc.want {
 			t.Errorf("%s%v: %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
 	// A deleted template's series go with it.
 	m.ForgetTemplate("default")
 	for _, name := range []string{"sandboxd_pool_hits_total", "sandboxd_pool_misses_total", "sandboxd_pool_sandbox_deaths_total"} {
-		if _, ok := scrape(t, reg, name, "template", "default"); ok {
+		if _, ok := testutil.Scrape(t, reg, name, "template", "default"); ok {
 			t.Errorf("%s stayed after the template's delete", name)
 		}
 	}
-}
-
-// scrape reads one series from g: a counter's or gauge's value, a
-// histogram's count of samples; labels are name, value pairs. ok is false
-// when the series does not exist.
-func scrape(t *testing.T, g prometheus.Gatherer, name string, labels ...string) (v float64, ok bool) {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			if len(m.GetLabel())*2 != len(labels) {
-				continue
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if !hasLabel(m, labels[i], labels[i+1]) {
-					continue series
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				return m.GetCounter().GetValue(), true
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue(), true
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount()), true
-			}
-		}
-	}
-	return 0, false
-}
-
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue() == value
-		}
-	}
-	return false
-}
-
-// value is a series that must exist.
-func value(t *testing.T, g prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	v, ok := scrape(t, g, name, labels...)
-	if !ok {
-		t.Fatalf("no series %s%v", name, labels)
-	}
-	return v
-}
-
-// series counts name's series.
-func series(t *testing.T, g prometheus.Gatherer, name string) int {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return len(f.GetMetric())
-		}
-	}
-	return 0
 }

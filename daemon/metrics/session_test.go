@@ -3,6 +3,7 @@ package metrics
 import (
 	"testing"
 
+	"github.com/sandboxd/sandboxd/internal/testutil"
 	"github.com/sandboxd/sandboxd/isolation/netdns"
 )
 
@@ -37,7 +38,7 @@ func TestDeniedSumNeverFalls(t *testing.T) {
 func TestDNSTallies(t *testing.T) {
 	m := New()
 	for _, r := range netdns.Refusals {
-		if v := value(t, m.Registry(), "sandboxd_dns_refused_total", "reason", string(r)); v != 0 {
+		if v := testutil.Value(t, m.Registry(), "sandboxd_dns_refused_total", "reason", string(r)); v != 0 {
 			t.Fatalf("%s starts at %v", r, v)
 		}
 	}
@@ -66,7 +67,7 @@ func TestDNSTallies(t *testing.T) {
 		t.Errorf("b: %+v", got)
 	}
 	for r, want := range map[netdns.Refusal]float64{netdns.RefusedName: 3, netdns.RefusedRate: 2} {
-		if got := value(t, m.Registry(), "sandboxd_dns_refused_total", "reason", string(r)); got != want {
+		if got := testutil.Value(t, m.Registry(), "sandboxd_dns_refused_total", "reason", string(r)); got != want {
 			t.Errorf("%s: %v, want %v", r, got, want)
 		}
 	}

@@ -16,56 +16,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/client"
+	"github.com/sandboxd/sandboxd/internal/testutil"
 )
-
-// scrape reads one series of g: a counter's value or a histogram's count
-// of samples (0 when the series does not exist).
-func scrape(t *testing.T, g prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			if len(m.GetLabel())*2 != len(labels) {
-				continue
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if !hasLabel(m, labels[i], labels[i+1]) {
-					continue series
-				}
-			}
-			if m.Histogram != nil {
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
-
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue() == value
-		}
-	}
-	return false
-}
 
 // requests is sandboxd_http_requests_total of route and code.
 func requests(t *testing.T, g prometheus.Gatherer, route string, code int) float64 {
 	t.Helper()
-	return scrape(t, g, "sandboxd_http_requests_total", "route", route, "code", fmt.Sprint(code))
+	v, _ := testutil.Scrape(t, g, "sandboxd_http_requests_total", "route", route, "code", fmt.Sprint(code))
+	return v
 }
 
 // waitRequests waits until route and code were counted want times: a
@@ -126,7 +87,7 @@ func TestRequestMetrics(t *testing.T) {
 			t.Errorf("%s %d: %v, want %v", tc.route, tc.code, got, tc.want)
 		}
 	}
-	if got := scrape(t, reg, "sandboxd_http_request_duration_seconds", "route", "GET /v1/info"); got != 3 {
+	if got, _ := testutil.Scrape(t, reg, "sandboxd_http_request_duration_seconds", "route", "GET /v1/info"); got != 3 {
 		t.Errorf("GET /v1/info timed %v times", got)
 	}
 	if panics != 1 {
