@@ -1,0 +1,12 @@
+package api
+
+// UpdateSessionRequest is the body of PATCH /v1/sessions/{id}: the
+// session's settings that change while it lives. A field left out stays
+// as it is, so each is a pointer.
+type UpdateSessionRequest struct {
+	// DeadlineS sets the session's deadline to that many seconds from
+	// now, earlier or later than the one it had; 0 removes it. A deadline
+	// past max_session_lifetime_s changes nothing: the lifetime ends the
+	// session first.
+	DeadlineS *int `json:"deadline_s,omitempty"`
+}
