@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
 	"github.com/sandboxd/sandboxd/daemon/metrics"
 	"github.com/sandboxd/sandboxd/internal/testutil"
 )
@@ -178,5 +179,19 @@ func TestDeadlineSurvivesRestart(t *testing.T) {
 	e.clock.advance(31 * time.Second)
 	if r := ev.waitFor(t, s.ID, api.ActionStopped).Reason; !strings.HasPrefix(r, metrics.ReasonDeadlinePrefix) {
 		t.Fatalf("reason %q", r)
+	}
+}
+
+// TestDeadlinePastLifetime: a deadline past max_session_lifetime_s is
+// taken, but the lifetime ends the session first.
+func TestDeadlinePastLifetime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *config.Config) { c.MaxSessionLifetimeS = 4 })
+	d := e.start()
+	ev := watchEvents(t, d)
+	s := createWithDeadline(t, d, 600)
+	e.clock.advance(5 * time.Second)
+	if r := ev.waitFor(t, s.ID, api.ActionStopped).Reason; !strings.HasPrefix(r, metrics.ReasonLifetimePrefix) {
+		t.Fatalf("reason %q, want the lifetime's", r)
 	}
 }
