@@ -142,17 +142,6 @@ type CreateSessionRequest struct {
 	DeadlineS *int `json:"deadline_s,omitempty"`
 }
 
-// NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
-// session's new network policy, in force at once.
-type NetworkRequest struct {
-	Network string   `json:"network"`
-	Allow   []string `json:"allow,omitempty"`
-	// EgressKbps and MaxConnections, when given, replace the session's
-	// caps (0: none); absent, they stay.
-	EgressKbps     *int `json:"egress_kbps,omitempty"`
-	MaxConnections *int `json:"max_connections,omitempty"`
-}
-
 // PackagesRequest is the body of POST /v1/sessions/{id}/packages: pip
 // requirements ("numpy==1.26.4", "requests>=2,<3", "rich[jupyter]") to
 // install into the session's /workspace, from IndexURL or the daemon's
