@@ -101,6 +101,9 @@ type Session struct {
 	// IdleAction is what the session's idle timeout does: "stop" or
 	// "pause".
 	IdleAction string `json:"idle_action,omitempty"`
+	// Deadline is when the session ends, whatever its activity (UTC);
+	// nil: it has none. See UpdateSessionRequest.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -134,17 +137,9 @@ type CreateSessionRequest struct {
 	// IdleAction is what the idle timeout does: "stop" or "pause" (""
 	// the daemon's idle_action).
 	IdleAction string `json:"idle_action,omitempty"`
-}
-
-// NetworkRequest is the body of PATCH /v1/sessions/{id}/network: the
-// session's new network policy, in force at once.
-type NetworkRequest struct {
-	Network string   `json:"network"`
-	Allow   []string `json:"allow,omitempty"`
-	// EgressKbps and MaxConnections, when given, replace the session's
-	// caps (0: none); absent, they stay.
-	EgressKbps     *int `json:"egress_kbps,omitempty"`
-	MaxConnections *int `json:"max_connections,omitempty"`
+	// DeadlineS ends the session that many seconds from now, whatever
+	// its activity (more than 0; absent: no deadline).
+	DeadlineS *int `json:"deadline_s,omitempty"`
 }
 
 // PackagesRequest is the body of POST /v1/sessions/{id}/packages: pip

@@ -169,6 +169,13 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err := checkName(req.Name); err != nil {
 		return nil, nil, err
 	}
+	var deadline time.Time
+	if req.DeadlineS != nil {
+		if err := checkDeadlineS(*req.DeadlineS, false); err != nil {
+			return nil, nil, err
+		}
+		deadline = deadlineAt(d.clock.Now(), *req.DeadlineS)
+	}
 	// The template's environment, then the session's over it.
 	env := maps.Clone(t.Def().Env)
 	if env == nil {
@@ -192,6 +199,7 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Runtime:    runtime,
 		MCPServers: slices.Clone(req.MCPServers),
 		IdleAction: cmp.Or(req.IdleAction, d.cfg.IdleAction),
+		Deadline:   deadline,
 	}, t, nil
 }
 

@@ -32,9 +32,11 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 		if s.Sandbox() != nil {
 			return nil
 		}
-		if err := checkLifetime(&d.cfg, s, d.clock.Now()); err != nil {
+		t := d.clock.Now()
+		if err := checkLifetime(&d.cfg, s, t); err != nil {
 			return err
 		}
+		clearPassedDeadline(s, t)
 		return d.restartSandbox(ctx, s, api.ActionStarted, "")
 	})
 }
@@ -42,9 +44,11 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 // RestartSession replaces the session's sandbox with a fresh one.
 func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
-		if err := checkLifetime(&d.cfg, s, d.clock.Now()); err != nil {
+		t := d.clock.Now()
+		if err := checkLifetime(&d.cfg, s, t); err != nil {
 			return err
 		}
+		clearPassedDeadline(s, t)
 		return d.restartSandbox(ctx, s, api.ActionRestarted, "")
 	})
 }
@@ -146,7 +150,7 @@ func repairCtx(ctx context.Context) context.Context {
 }
 
 // reapIdle stops sessions left unused for longer than their idle timeout,
-// and those past the maximum lifetime.
+// those past the maximum lifetime, and those past their deadline.
 func (d *Daemon) reapIdle(ctx context.Context) {
 	defer close(d.reaperDone)
 	ctx = logging.With(identity.With(ctx, identity.Internal()), d.log)
@@ -170,6 +174,9 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			switch {
 			case running && expired(&d.cfg, s, t):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
+			case deadlineDue(s, t):
+				// The caller's own limit: paused or busy, it ends.
+				reason = deadlineReason(s)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", s.Snapshot().Limits.IdleTimeoutS)
 				pause = idleAction(&d.cfg, s) == config.IdlePause

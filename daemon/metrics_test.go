@@ -44,7 +44,7 @@ func TestSessionEndReasons(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.MaxSessionLifetimeS = 4; c.ShutdownStopsSessions = true })
 	d := e.start()
 	reg := d.Metrics().Registry()
-	for _, r := range []string{"stopped", "idle", "lifetime", "shutdown", "deleted", "oom", "lost", "failed"} {
+	for _, r := range []string{"stopped", "idle", "lifetime", "deadline", "shutdown", "deleted", "oom", "lost", "failed"} {
 		if v := testutil.Value(t, reg, "sandboxd_session_end_reasons_total", "reason", r); v != 0 {
 			t.Fatalf("%s starts at %v", r, v)
 		}

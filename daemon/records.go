@@ -3,6 +3,7 @@ package daemon
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/sandboxd/sandboxd/api"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
@@ -22,8 +23,18 @@ func sessionView(r *store.Record) api.Session {
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, ExecCount: r.ExecCount,
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
 		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections, Runtime: runtimeOf(r.Runtime),
-		MCPServers: slices.Clone(r.MCPServers), IdleAction: r.IdleAction,
+		MCPServers: slices.Clone(r.MCPServers), IdleAction: r.IdleAction, Deadline: deadlineView(r.Deadline),
 	}
+}
+
+// deadlineView is a record's deadline as the API shows it: absent when
+// it has none.
+func deadlineView(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 func apiLimits(l store.Limits) api.Limits {

@@ -23,6 +23,11 @@ func (d *Daemon) Run(ctx context.Context, req *api.RunRequest, onEvent func(api.
 		t := float64(*req.TimeoutS)
 		exec.TimeoutS = &t
 	}
+	if req.DeadlineS != nil {
+		// A run's sandbox lives as long as its code: its timeout_s is
+		// the limit there is.
+		return nil, errdefs.ErrInvalidArgument.WithMessage("deadline_s is for sessions: a run ends with its code (use timeout_s)")
+	}
 	if len(req.Files) > maxRunFiles {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "too many files (%d): at most %d", len(req.Files), maxRunFiles)
 	}

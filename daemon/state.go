@@ -21,6 +21,9 @@ const (
 	opNetwork = "changing its network"
 	opPause   = "pausing"
 	opResume  = "resuming"
+	// opUpdate changes the settings of PATCH /v1/sessions/{id} (the
+	// deadline); the status stays.
+	opUpdate = "changing its settings"
 )
 
 // session is one session in memory: its state, and what the daemon keeps

@@ -210,6 +210,10 @@ func TestOpenAPI(t *testing.T) {
 	must("stats", err)
 	_, err = c.SetNetwork(ctx, id, &api.NetworkRequest{Network: api.NetworkNone})
 	must("network", err)
+	for _, n := range []int{3600, 0} {
+		_, err = c.UpdateSession(ctx, id, api.UpdateSessionRequest{DeadlineS: &n})
+		must("deadline", err)
+	}
 
 	// The answers of things going wrong: each with its status and body.
 	for _, e := range []struct {
@@ -234,6 +238,7 @@ func TestOpenAPI(t *testing.T) {
 		{"PUT", "/v1/sessions/" + id + "/files?path=big", "application/octet-stream", strings.Repeat("x", 5000), 413},
 		{"POST", "/v1/sessions/" + id + "/packages", "application/json", `{"packages": ["--index-url=http://x"]}`, 400},
 		{"PATCH", "/v1/sessions/" + id + "/network", "application/json", `{"network": "host"}`, 400},
+		{"PATCH", "/v1/sessions/" + id, "application/json", `{"deadline_s": -1}`, 400},
 		{"GET", "/v1/sessions/" + id + "/ports/0", "", "", 400},
 		{"GET", "/v1/sessions/" + id + "/ports/8000/x?q=1", "", "", 502},
 		{"POST", "/v1/run", "application/json", `{"language":"python","code":"1","files":[{"path":"../a","content_base64":""}]}`, 400},

@@ -33,7 +33,8 @@ func TestOpenDatabaseOf4f81208(t *testing.T) {
 	byID := map[string]*Record{}
 	for _, r := range recs {
 		byID[r.ID] = r
-		if r.Status != "stopped" || r.OwnerUID != 0 || r.CreatedAt.IsZero() || r.IDBase == 0 || r.Limits.DiskMB != 1024 {
+		// Deadline came later: these have none.
+		if r.Status != "stopped" || r.OwnerUID != 0 || r.CreatedAt.IsZero() || r.IDBase == 0 || r.Limits.DiskMB != 1024 || !r.Deadline.IsZero() {
 			t.Errorf("session %s: %+v", r.ID, r)
 		}
 	}
@@ -74,10 +75,11 @@ func TestOpenDatabaseOf4f81208(t *testing.T) {
 	}
 	// It keeps working: a write and a read of the new records.
 	a.Reason = "read by a newer daemon"
+	a.Deadline = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
 	if err := s.PutSession(a); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.GetSession(a.ID); err != nil || got.Reason != a.Reason {
+	if got, err := s.GetSession(a.ID); err != nil || got.Reason != a.Reason || !got.Deadline.Equal(a.Deadline) {
 		t.Fatalf("%+v %v", got, err)
 	}
 }

@@ -53,6 +53,10 @@ type Record struct {
 	// seconds it spent paused before, which its lifetime does not count.
 	PausedAt time.Time `json:"paused_at,omitzero"`
 	PausedS  float64   `json:"paused_s,omitempty"`
+	// Deadline is when the session ends whatever its activity (zero:
+	// none). It came after schema 2 without a version of its own, as
+	// PausedAt did: an older record lacks it and has none.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Limits are a session's resources.

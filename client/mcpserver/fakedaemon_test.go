@@ -105,6 +105,10 @@ func (f *fakeDaemon) create(w http.ResponseWriter, r *http.Request) {
 	if req.Template != "" {
 		s.Template = req.Template
 	}
+	if req.DeadlineS != nil {
+		at := time.Unix(int64(*req.DeadlineS), 0).UTC()
+		s.Deadline = &at
+	}
 	f.sessions[s.ID] = s
 	f.mu.Unlock()
 	answer(w, 201, s)

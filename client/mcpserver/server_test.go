@@ -235,8 +235,8 @@ func TestSessionsEndWithTheServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, text, out := call(t, cs, "create_session", map[string]any{"template": "data", "memory_mb": 256, "labels": map[string]string{"a": "b"}})
-			if out["id"] != "s1" || out["mine"] != true || !strings.Contains(text, "created session s1 (template data") {
+			_, text, out := call(t, cs, "create_session", map[string]any{"template": "data", "memory_mb": 256, "labels": map[string]string{"a": "b"}, "deadline_s": 60})
+			if out["id"] != "s1" || out["mine"] != true || !strings.Contains(text, "created session s1 (template data") || out["deadline"] != "1970-01-01T00:01:00Z" {
 				t.Fatalf("create: %q %v", text, out)
 			}
 			call(t, cs, "run_python", map[string]any{"code": "1"})

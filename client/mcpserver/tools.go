@@ -67,6 +67,8 @@ type CreateSessionInput struct {
 	Network  string            `json:"network,omitempty" jsonschema:"none (the default: no network), allowlist (only what allow names) or open"`
 	Allow    []string          `json:"allow,omitempty" jsonschema:"hosts, *.domains or CIDRs the session may reach (network allowlist)"`
 	Labels   map[string]string `json:"labels,omitempty" jsonschema:"labels to find the session by"`
+	// DeadlineS is deadline_s: 0 (absent) is none, as a model leaves it.
+	DeadlineS int `json:"deadline_s,omitempty" jsonschema:"end the session this many seconds from now, whatever it is doing (stopped, files kept); absent: no deadline"`
 }
 
 // DeleteSessionInput is delete_session's.
@@ -120,6 +122,8 @@ type SessionOutput struct {
 	Network   string            `json:"network"`
 	CreatedAt time.Time         `json:"created_at"`
 	Labels    map[string]string `json:"labels,omitempty"`
+	// Deadline is when the session ends whatever it does (absent: none).
+	Deadline *time.Time `json:"deadline,omitempty"`
 	// Mine says this server made it (and deletes it when it closes).
 	Mine bool `json:"mine,omitempty"`
 }
@@ -324,6 +328,9 @@ func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in C
 	if len(in.Labels) > 0 {
 		req.Labels = in.Labels
 	}
+	if in.DeadlineS != 0 {
+		req.DeadlineS = &in.DeadlineS
+	}
 	sess, err := s.create(ctx, req)
 	if err != nil {
 		return nil, SessionOutput{}, toolError(err)
@@ -368,7 +375,7 @@ func (s *Server) sessionOutput(sess *api.Session) SessionOutput {
 	mine := s.created[sess.ID]
 	s.mu.Unlock()
 	return SessionOutput{ID: sess.ID, Status: sess.Status, Template: sess.Template, Network: sess.Network,
-		CreatedAt: sess.CreatedAt, Labels: sess.Labels, Mine: mine}
+		CreatedAt: sess.CreatedAt, Labels: sess.Labels, Deadline: sess.Deadline, Mine: mine}
 }
 
 // toolError is what the model reads of a failed call: the daemon's

@@ -99,7 +99,7 @@ has its own (0-5).`,
 	root.PersistentFlags().StringVarP(&a.host, "host", "H", "", "daemon to reach: unix:///path/to.sock, or ssh://[user@]host[:port][/path/to.sock] through ssh (default $SANDBOXD_HOST)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.resolveHost(cmd) }
 	root.AddCommand(
-		newInfoCmd(a), newNodeCmd(a), newVersionCmd(a), newCreateCmd(a), newLsCmd(a), newInspectCmd(a),
+		newInfoCmd(a), newNodeCmd(a), newVersionCmd(a), newCreateCmd(a), newUpdateCmd(a), newLsCmd(a), newInspectCmd(a),
 		newExecCmd(a), newRunCmd(a), newInvokeCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
 		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
 		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),

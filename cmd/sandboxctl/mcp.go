@@ -28,7 +28,7 @@ Claude Code, Cursor, VS Code, an agent framework) to start. Its tools:
   write_file        write a file (text or base64)
   read_file         read a file (text, image, or base64), or list a folder
   install_packages  pip install into the session
-  create_session    make a session (limits, network, labels)
+  create_session    make a session (limits, network, labels, deadline)
   list_sessions     the sessions you may use
   delete_session    delete one
   start_execution   start code without waiting (long work); get_execution,

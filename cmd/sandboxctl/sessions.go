@@ -174,7 +174,7 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 func newCreateCmd(a *app) *cobra.Command {
 	var f sessionFlags
 	var asJSON bool
-	var key string
+	var key, deadline string
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
 		Short: "Create a session and print its id",
@@ -182,14 +182,28 @@ func newCreateCmd(a *app) *cobra.Command {
 
 With --idempotency-key, a repeat of the same create with the same key
 within 24 hours prints the session the first one made instead of making
-another: a script that retries after a timeout gets one session.`,
+another: a script that retries after a timeout gets one session.
+
+With --deadline, the session ends (is stopped, its files kept) that long
+from now whatever it is doing; sandboxctl update changes it.`,
 		Example: `  sandboxctl create --memory 512M --name agent-1 --label agent=a1
+  sandboxctl create --deadline 30m
   sandboxctl create --idempotency-key "$(uuidgen)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request(cmd.Flags())
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("deadline") {
+				n, err := parseDeadline(deadline)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return fmt.Errorf("bad --deadline %q: a new session's deadline is more than 0 (leave it out for none)", deadline)
+				}
+				req.DeadlineS = &n
 			}
 			var s *api.Session
 			if key != "" {
@@ -210,6 +224,8 @@ another: a script that retries after a timeout gets one session.`,
 	f.addTo(cmd, a)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole session as JSON")
 	cmd.Flags().StringVar(&key, "idempotency-key", "", "a repeat with this key within 24 h answers the same session")
+	cmd.Flags().StringVar(&deadline, "deadline", "", "end the session this long from now, whatever it is doing: a duration such as 30m or 1h, or seconds")
+	_ = cmd.RegisterFlagCompletionFunc("deadline", cobra.NoFileCompletions)
 	return cmd
 }
 

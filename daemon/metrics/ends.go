@@ -14,6 +14,7 @@ const (
 	endStopped  = "stopped"  // stopped by request
 	endIdle     = "idle"     // its idle timeout (idle_action "stop")
 	endLifetime = "lifetime" // max_session_lifetime_s
+	endDeadline = "deadline" // its own deadline (deadline_s)
 	endShutdown = "shutdown" // the daemon stopped it as it shut down
 	endDeleted  = "deleted"  // deleted while running or paused
 	endOOM      = "oom"      // its sandbox died killed for memory
@@ -21,7 +22,7 @@ const (
 	endFailed   = "failed"   // anything else that ended it against its will
 )
 
-var endClasses = []string{endStopped, endIdle, endLifetime, endShutdown, endDeleted, endOOM, endLost, endFailed}
+var endClasses = []string{endStopped, endIdle, endLifetime, endDeadline, endShutdown, endDeleted, endOOM, endLost, endFailed}
 
 // The reasons the daemon's own stops give (daemon/lifecycle.go,
 // daemon/daemon.go): how a stop's reason is told apart. The daemon's
@@ -29,6 +30,7 @@ var endClasses = []string{endStopped, endIdle, endLifetime, endShutdown, endDele
 const (
 	ReasonIdlePrefix     = "idle timeout"
 	ReasonLifetimePrefix = "reached the maximum session lifetime"
+	ReasonDeadlinePrefix = "reached its deadline"
 	ReasonShutdown       = "the daemon shut down"
 )
 
@@ -57,6 +59,8 @@ func endClass(action, reason string) string {
 		return endIdle
 	case strings.HasPrefix(reason, ReasonLifetimePrefix):
 		return endLifetime
+	case strings.HasPrefix(reason, ReasonDeadlinePrefix):
+		return endDeadline
 	case reason == ReasonShutdown:
 		return endShutdown
 	default:

@@ -121,7 +121,7 @@ func New() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.025, 2, 12),
 		}, []string{"template"}),
 		endReasons: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sandboxd_session_end_reasons_total", Help: "Sessions that stopped running, by reason: stopped (by request), idle, lifetime, shutdown, deleted (while running), oom, lost, failed.",
+			Name: "sandboxd_session_end_reasons_total", Help: "Sessions that stopped running, by reason: stopped (by request), idle, lifetime, deadline, shutdown, deleted (while running), oom, lost, failed.",
 		}, []string{"reason"}),
 	}
 	m.phases = newPhases(m.reg)

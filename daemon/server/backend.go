@@ -107,6 +107,9 @@ type SessionBackend interface {
 	PauseSession(ctx context.Context, id string) (*api.Session, error)
 	ResumeSession(ctx context.Context, id string) (*api.Session, error)
 	SetNetwork(ctx context.Context, id string, req *api.NetworkRequest) (*api.Session, error)
+	// UpdateSession changes what PATCH /v1/sessions/{id} changes (the
+	// deadline).
+	UpdateSession(ctx context.Context, id string, req *api.UpdateSessionRequest) (*api.Session, error)
 	InstallPackages(ctx context.Context, id string, req *api.PackagesRequest, onEvent func(api.Event)) (*api.Execution, error)
 	// PortDialer returns a dialer of a TCP port inside a session's sandbox.
 	PortDialer(ctx context.Context, id string, port int) (func(context.Context) (net.Conn, error), error)

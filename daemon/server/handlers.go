@@ -144,6 +144,19 @@ func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) updateSession(w http.ResponseWriter, r *http.Request) error {
+	var req api.UpdateSessionRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	sess, err := s.b.UpdateSession(r.Context(), r.PathValue("id"), &req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sess)
+	return nil
+}
+
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	labels := map[string]string{}
 	for _, l := range r.URL.Query()["label"] {

@@ -36,6 +36,7 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions", nil, s.createSession},
 		{"GET", "/v1/sessions/{id}", nil, s.getSession},
 		{"DELETE", "/v1/sessions/{id}", nil, s.deleteSession},
+		{"PATCH", "/v1/sessions/{id}", nil, s.updateSession},
 		{"POST", "/v1/sessions/{id}/stop", nil, s.lifecycle(s.b.StopSession)},
 		{"POST", "/v1/sessions/{id}/start", nil, s.lifecycle(s.b.StartSession)},
 		{"POST", "/v1/sessions/{id}/restart", nil, s.lifecycle(s.b.RestartSession)},

@@ -31,7 +31,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		"/v1/info":                "GET",
 		"/v1/node":                "GET",
 		"/v1/sessions":            "GET, POST",
-		"/v1/sessions/{id}":       "GET, DELETE",
+		"/v1/sessions/{id}":       "GET, DELETE, PATCH",
 		"/v1/sessions/{id}/files": "GET, PUT, DELETE",
 		"/v1/events":              "GET",
 		"/metrics":                "GET",

@@ -94,6 +94,12 @@ func (f *fakeBackend) ResumeSession(ctx context.Context, id string) (*api.Sessio
 func (f *fakeBackend) SetNetwork(_ context.Context, id string, r *api.NetworkRequest) (*api.Session, error) {
 	return &api.Session{ID: id, Network: r.Network, Allow: r.Allow}, nil
 }
+func (f *fakeBackend) UpdateSession(_ context.Context, id string, r *api.UpdateSessionRequest) (*api.Session, error) {
+	if id != "s1" {
+		return nil, errdefs.ErrNotFound.WithMessage("no such session: " + id)
+	}
+	return &api.Session{ID: id}, nil
+}
 func (f *fakeBackend) PortDialer(_ context.Context, id string, port int) (func(context.Context) (net.Conn, error), error) {
 	if id != "s1" {
 		return nil, errdefs.ErrNotFound.WithMessage("no such session: " + id)

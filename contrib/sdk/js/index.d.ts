@@ -122,6 +122,8 @@ export declare class Session {
   idleAction: string;
   /** The owner's name for it ("" for none); usable wherever its id is. */
   name: string;
+  /** When the session ends whatever it does (deadlineS, setDeadline); null: no deadline. */
+  deadline: Date | null;
   static fromJSON(raw: unknown): Session;
 }
 
@@ -400,6 +402,8 @@ export interface SessionFields {
   idleAction?: "stop" | "pause" | (string & {});
   /** A name, unique among the caller's sessions; usable wherever its id is. */
   name?: string;
+  /** The session ends (is stopped, /workspace kept) this many seconds from now, whatever it does. Not for run (the daemon refuses it). */
+  deadlineS?: number;
 }
 
 /** Not a field of the create but its Idempotency-Key header. */
@@ -513,6 +517,8 @@ export declare class Client {
   /** Freezes every process (memory and state kept, no CPU); an exec, a file call or stats resumes it. */
   pauseSession(id: string, opts?: CallOptions): Promise<Session>;
   resumeSession(id: string, opts?: CallOptions): Promise<Session>;
+  /** PATCH /v1/sessions/{id}: deadlineS sets the deadline that many seconds from now (0 removes it). */
+  updateSession(id: string, opts?: { deadlineS?: number } & CallOptions): Promise<Session>;
   setNetwork(
     id: string,
     network: string,
@@ -635,6 +641,8 @@ export declare class Sandbox implements AsyncDisposable {
   /** Freezes every process (memory and variables kept, no CPU); an execution resumes it. */
   pause(opts?: CallOptions): Promise<Session>;
   resume(opts?: CallOptions): Promise<Session>;
+  /** Ends the session this many seconds from now, whatever it does; 0 removes the deadline. */
+  setDeadline(seconds: number, opts?: CallOptions): Promise<Session>;
   setNetwork(
     network: string,
     opts?: { allow?: string | string[]; egressKbps?: number; maxConnections?: number } & CallOptions,

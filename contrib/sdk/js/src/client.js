@@ -250,6 +250,21 @@ export class Client {
   }
 
   /**
+   * PATCH /v1/sessions/{id}: the settings that change while the session
+   * lives. `deadlineS` sets its deadline that many seconds from now,
+   * earlier or later than before (the session is stopped then, whatever it
+   * does); 0 removes it.
+   * @param {string} id
+   * @param {{deadlineS?: number} & CallOptions} [opts]
+   */
+  async updateSession(id, opts = {}) {
+    /** @type {Record<string, any>} */
+    const body = {};
+    if (opts.deadlineS !== undefined && opts.deadlineS !== null) body.deadline_s = opts.deadlineS;
+    return Session.fromJSON(await this._json("PATCH", apiPath("v1", "sessions", id), opts, { json: body }));
+  }
+
+  /**
    * PATCH /v1/sessions/{id}/network: the policy changes at once;
    * connections to what it no longer allows are cut.
    * @param {string} id

@@ -127,6 +127,8 @@ export class Session {
     this.idleAction = f.idleAction ?? "";
     /** @type {string} */
     this.name = f.name ?? "";
+    /** When the session ends whatever it does; null: no deadline. @type {Date | null} */
+    this.deadline = f.deadline ?? null;
   }
 
   /** @param {unknown} raw */
@@ -151,6 +153,7 @@ export class Session {
       mcpServers: strs(d, "mcp_servers"),
       idleAction: str(d, "idle_action"),
       name: str(d, "name"),
+      deadline: time(d.deadline),
     });
   }
 }

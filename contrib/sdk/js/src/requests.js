@@ -24,6 +24,7 @@ export const SESSION_FIELDS = Object.freeze({
   mcpServers: "mcp_servers",
   idleAction: "idle_action",
   name: "name",
+  deadlineS: "deadline_s",
 });
 
 /** The header that makes a create idempotent (docs/API.md, POST /v1/sessions). */

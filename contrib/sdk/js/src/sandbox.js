@@ -183,6 +183,18 @@ export class Sandbox {
   }
 
   /**
+   * Ends the session `seconds` from now, whatever it is doing (stopped,
+   * /workspace kept), earlier or later than its deadline before; 0 removes
+   * the deadline. `session.deadline` shows it.
+   * @param {number} seconds
+   * @param {CallOptions} [opts]
+   */
+  async setDeadline(seconds, opts = {}) {
+    this._session = await this._client.updateSession(this.id, { ...opts, deadlineS: seconds });
+    return this._session;
+  }
+
+  /**
    * Changes the network policy at once ("none", "allowlist" with `allow`,
    * "open"); connections it no longer allows are cut.
    * @param {string} network

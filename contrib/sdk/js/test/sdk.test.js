@@ -433,6 +433,18 @@ describe("sandbox", { skip }, () => {
       assert.equal(sbx.session.status, "running");
     }));
 
+  it("keeps, moves and removes a deadline", () =>
+    withSandbox({ deadlineS: 600 }, async (sbx) => {
+      const first = sbx.session.deadline;
+      assert.ok(first instanceof Date);
+      const later = (await sbx.setDeadline(3600)).deadline;
+      assert.ok(later instanceof Date && later > first);
+      assert.equal((await sbx.info()).deadline?.getTime(), later.getTime());
+      assert.equal((await sbx.setDeadline(0)).deadline, null);
+      assert.equal((await sbx.info()).deadline, null);
+      await assert.rejects(sbx.setDeadline(-1), InvalidArgument);
+    }));
+
   it("times out executions, and calls", () =>
     withSandbox({}, async (sbx) => {
       const t0 = performance.now();

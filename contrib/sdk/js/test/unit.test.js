@@ -237,6 +237,31 @@ describe("requests", () => {
       },
     ));
 
+  it("sends, moves and reads the session's deadline", () =>
+    withFake(
+      (s) => {
+        const body = s.body.length ? s.json() : {};
+        if (s.method === "PATCH" && body.deadline_s === 0) return { body: SESSION };
+        return { status: s.method === "POST" ? 201 : 200, body: { ...SESSION, deadline: "2026-11-29T02:00:00Z" } };
+      },
+      async (d) => {
+        const sbx = await Sandbox.create({ deadlineS: 600, socket: d.socket });
+        assert.deepEqual(d.seen[0].json(), { deadline_s: 600 });
+        assert.equal(sbx.session.deadline?.toISOString(), "2026-11-29T02:00:00.000Z");
+        const s = await sbx.setDeadline(3600);
+        assert.deepEqual([d.seen[1].method, d.seen[1].path, d.seen[1].json()], ["PATCH", `/v1/sessions/${SESSION.id}`, { deadline_s: 3600 }]);
+        assert.ok(s.deadline instanceof Date);
+        // 0 removes it: it goes (it is not "absent"), and the answer has none.
+        await sbx.setDeadline(0);
+        assert.deepEqual([d.seen[2].json(), sbx.session.deadline], [{ deadline_s: 0 }, null]);
+        const c = new Client({ socket: d.socket });
+        assert.ok((await c.updateSession("s1", { deadlineS: 60 })).deadline instanceof Date);
+        assert.equal(d.seen[3].path, "/v1/sessions/s1");
+        // A daemon that does not say has no deadline.
+        assert.equal(Session.fromJSON(SESSION).deadline, null);
+      },
+    ));
+
   it("sends and reads the session's name", () =>
     withFake(
       () => ({ status: 201, body: { ...SESSION, name: "build-1" } }),

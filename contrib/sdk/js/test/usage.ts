@@ -65,6 +65,7 @@ export async function example(signal: AbortSignal): Promise<string> {
     runtime: "runc",
     mcpServers: ["github"],
     idleAction: "pause",
+    deadlineS: 3600,
     requestTimeoutMs: 10_000,
     signal,
   });
@@ -129,6 +130,8 @@ export async function example(signal: AbortSignal): Promise<string> {
   const idleAction: string = paused.idleAction;
   if (resumed.status === "paused" || resumed.status === "running") console.log(interrupted, idleAction);
   await sbx.setNetwork("none");
+  const deadline: Date | null = (await sbx.setDeadline(600)).deadline;
+  console.log(deadline?.toISOString(), (await new Client().updateSession(id, { deadlineS: 0 })).deadline);
   const hist: ExecutionSummary[] = await sbx.executions({ limit: 10 });
   const exit: number | null = hist[0].exitCode;
   console.log(hist.length, exit, hist[0].ok, hist[0].codeSha256, await sbx.isRunning());

@@ -367,6 +367,18 @@ class TestSandbox(unittest.TestCase):
             self.assertEqual(sbx.resume().status, "running")
             self.assertEqual(sbx.session.status, "running")
 
+    def test_deadline(self) -> None:
+        with Sandbox(deadline_s=600, labels={"run": RUN}) as sbx:
+            first = sbx.session.deadline
+            self.assertIsNotNone(first)
+            later = sbx.set_deadline(3600).deadline
+            self.assertTrue(first is not None and later is not None and later > first)
+            self.assertEqual(sbx.info().deadline, later)
+            self.assertIsNone(sbx.set_deadline(0).deadline)
+            self.assertIsNone(sbx.info().deadline)
+            with self.assertRaises(InvalidArgument):
+                sbx.set_deadline(-1)
+
     def test_timeout(self) -> None:
         with Sandbox(labels={"run": RUN}) as sbx:
             t0 = time.monotonic()

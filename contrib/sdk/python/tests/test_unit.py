@@ -300,6 +300,39 @@ class TestRequests(FakeTestCase):
         self.assertEqual(sbx.session.name, "build-1")
         self.assertEqual(sandboxd.Session.from_json(SESSION).name, "")
 
+    def test_deadline(self) -> None:
+        deadline = "2026-11-29T02:00:00Z"
+
+        def route(s: Seen) -> Reply:
+            body = s.json() if s.body else {}
+            if s.method == "PATCH" and body.get("deadline_s") == 0:
+                return Reply(200, SESSION)
+            if s.method == "PATCH" and body.get("deadline_s", 0) < 0:
+                return error(400, "invalid_argument", "deadline_s must be 0 or more seconds, not -1")
+            return Reply(201 if s.method == "POST" else 200, {**SESSION, "deadline": deadline})
+
+        d = self.serve(route)
+        # A whole float goes as an int, as the other whole-number fields do.
+        sbx = Sandbox(deadline_s=600.0, socket=d.socket)  # type: ignore[arg-type]
+        self.assertEqual(d.seen[0].json(), {"deadline_s": 600})
+        self.assertIsInstance(d.seen[0].json()["deadline_s"], int)
+        self.assertEqual(sbx.session.deadline, datetime(2026, 11, 29, 2, 0, tzinfo=timezone.utc))
+        s = sbx.set_deadline(3600)
+        raw = d.seen[-1]
+        self.assertEqual((raw.method, raw.path, raw.json()), ("PATCH", f"/v1/sessions/{sbx.id}", {"deadline_s": 3600}))
+        self.assertIsNotNone(s.deadline)
+        # 0 removes it: it goes (it is not "absent"), and the answer has none.
+        s = sbx.set_deadline(0)
+        self.assertEqual((d.seen[-1].json(), s.deadline, sbx.session.deadline), ({"deadline_s": 0}, None, None))
+        self.assertIsNotNone(asyncio.run(AsyncSandbox(sbx).set_deadline(60)).deadline)
+        c = Client(d.socket)
+        self.assertIsNotNone(c.update_session("s1", deadline_s=60).deadline)
+        self.assertEqual(d.seen[-1].path, "/v1/sessions/s1")
+        with self.assertRaises(InvalidArgument):
+            c.update_session("s1", deadline_s=-1)
+        # A daemon that does not say has no deadline.
+        self.assertIsNone(sandboxd.Session.from_json(SESSION).deadline)
+
     def test_interrupt(self) -> None:
         answer = {"interrupted": True}
 

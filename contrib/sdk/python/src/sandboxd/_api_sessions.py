@@ -1,4 +1,4 @@
-"""Session calls of the API: create, list, get, delete, lifecycle, network, stats."""
+"""Session calls of the API: create, list, get, delete, lifecycle, update, network, stats."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ SESSION_FIELDS = (
     "mcp_servers",
     "idle_action",
     "name",
+    "deadline_s",
 )
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -34,7 +35,7 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 
 # Fields the daemon reads as whole numbers: 2.0 from Python must go as 2,
 # which Go's decoder takes for an int (it refuses "2.0").
-_INT_FIELDS = {"memory_mb", "pids", "disk_mb", "timeout_s", "idle_timeout_s", "egress_kbps", "max_connections"}
+_INT_FIELDS = {"memory_mb", "pids", "disk_mb", "timeout_s", "idle_timeout_s", "egress_kbps", "max_connections", "deadline_s"}
 
 
 def session_request(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -152,6 +153,19 @@ class SessionCalls(Caller):
 
     def _lifecycle(self, id: str, op: str, request_timeout: float | None) -> Session:
         with self._t.send("POST", api_path("v1", "sessions", id, op), timeout=self._timeout(request_timeout)) as a:
+            return Session.from_json(a.json())
+
+    def update_session(self, id: str, *, deadline_s: int | None = None, request_timeout: float | None = None) -> Session:
+        """PATCH /v1/sessions/{id}: the settings that change while the
+        session lives. ``deadline_s`` sets its deadline that many seconds
+        from now, earlier or later than before (the session is stopped
+        then, whatever it does); 0 removes it."""
+        body: dict[str, Any] = {}
+        if deadline_s is not None:
+            if isinstance(deadline_s, float) and deadline_s.is_integer():
+                deadline_s = int(deadline_s)
+            body["deadline_s"] = deadline_s
+        with self._t.send("PATCH", api_path("v1", "sessions", id), json_body=body, timeout=self._timeout(request_timeout)) as a:
             return Session.from_json(a.json())
 
     def set_network(

@@ -322,6 +322,9 @@ class AsyncSandbox:
     async def resume(self) -> Session:
         return await asyncio.to_thread(self.sync.resume)
 
+    async def set_deadline(self, seconds: int) -> Session:
+        return await asyncio.to_thread(self.sync.set_deadline, seconds)
+
     async def set_network(self, network: str, **kwargs: Any) -> Session:
         return await asyncio.to_thread(self.sync.set_network, network, **kwargs)
 

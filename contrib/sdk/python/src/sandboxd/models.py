@@ -142,6 +142,8 @@ class Session:
     mcp_servers: list[str] = field(default_factory=list)
     idle_action: str = ""
     name: str = ""
+    # When the session ends whatever it does (UTC); None: no deadline.
+    deadline: datetime | None = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Session:
@@ -165,6 +167,7 @@ class Session:
             mcp_servers=_strs(d, "mcp_servers"),
             idle_action=_str(d, "idle_action"),
             name=_str(d, "name"),
+            deadline=_time(d.get("deadline")),
         )
 
 

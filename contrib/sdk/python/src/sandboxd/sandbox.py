@@ -73,6 +73,7 @@ class Sandbox:
         mcp_servers: Iterable[str] | None = None,
         idle_action: str | None = None,
         name: str | None = None,
+        deadline_s: int | None = None,
         idempotency_key: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
@@ -97,6 +98,7 @@ class Sandbox:
             mcp_servers=mcp_servers,
             idle_action=idle_action,
             name=name,
+            deadline_s=deadline_s,
         )
         if idempotency_key is None:
             self._bind(c, c.create_session(**fields), True)
@@ -198,6 +200,13 @@ class Sandbox:
     def resume(self) -> Session:
         """Lets a paused session run on where it stopped (no-op if running)."""
         self._session = self._client.resume_session(self.id)
+        return self._session
+
+    def set_deadline(self, seconds: int) -> Session:
+        """Ends the session ``seconds`` from now, whatever it is doing
+        (stopped, /workspace kept), earlier or later than its deadline
+        before; 0 removes the deadline. ``session.deadline`` shows it."""
+        self._session = self._client.update_session(self.id, deadline_s=seconds)
         return self._session
 
     def set_network(
