@@ -163,3 +163,38 @@ func TestWatchStream(t *testing.T) {
 		t.Fatalf("more after the end: %s", sc.Bytes())
 	}
 }
+
+// TestFileOpsClient: the Go client's calls reach the routes and turn
+// their errors back into their classes.
+func TestFileOpsClient(t *testing.T) {
+	_, c, _ := serve(t)
+	ctx := context.Background()
+	if st, err := c.StatFile(ctx, "s1", "d"); err != nil || st.Type != "dir" {
+		t.Fatalf("stat: %+v %v", st, err)
+	}
+	if _, err := c.StatFile(ctx, "s1", "nope"); !errdefs.IsNotFound(err) {
+		t.Fatalf("stat missing: %v", err)
+	}
+	if m, err := c.MakeFolder(ctx, "s1", "old"); err != nil || m.Created {
+		t.Fatalf("mkdir: %+v %v", m, err)
+	}
+	if _, err := c.MoveFile(ctx, "s1", "a", "taken"); !errdefs.IsConflict(err) {
+		t.Fatalf("move over: %v", err)
+	}
+	if l, err := c.ListFolder(ctx, "s1", "a", 3); err != nil || l.Entries[0].Path != "/workspace/a/b" {
+		t.Fatalf("list: %+v %v", l, err)
+	}
+	var got []api.FileEvent
+	err := c.WatchFiles(ctx, "s1", "ends", true, func(e api.FileEvent) error {
+		got = append(got, e)
+		return nil
+	})
+	if !errdefs.IsResourceExhausted(err) || len(got) != 1 || got[0].Type != api.FileCreate {
+		t.Fatalf("watch: %v %v", got, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := c.WatchFiles(wctx, "s1", "d", false, func(api.FileEvent) error { return nil }); err != context.DeadlineExceeded {
+		t.Fatalf("watch until ctx ends: %v", err)
+	}
+}
