@@ -105,7 +105,7 @@ func newMkdirCmd(a *app) *cobra.Command {
 		Short: "Make a folder in a session, and the folders above it",
 		Long: `Make a folder in a session and the folders above it, as mkdir -p does,
 owned by the sandbox user. A folder already there is not an error.`,
-		Example: `  sandboxctl mkdir $id:results/2024`,
+		Example:           `  sandboxctl mkdir $id:results/2024`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeSessionPath,
 		RunE: func(cmd *cobra.Command, args []string) error {
