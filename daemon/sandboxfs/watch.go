@@ -172,12 +172,22 @@ func (w *watcher) run(ctx context.Context, done <-chan struct{}, send func(api.F
 			}
 			return err
 		}
+		// A large write is many IN_MODIFY in a row: of the same event
+		// read at once, the client gets one.
+		var last api.FileEvent
+		dedup := func(ev api.FileEvent) error {
+			if ev == last && ev.Type == api.FileWrite {
+				return nil
+			}
+			last = ev
+			return send(ev)
+		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			name := string(buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)])
 			name = strings.TrimRight(name, "\x00")
 			off += unix.SizeofInotifyEvent + int(ev.Len)
-			end, err := w.handle(ev.Wd, ev.Mask, name, send)
+			end, err := w.handle(ev.Wd, ev.Mask, name, dedup)
 			if err != nil || end {
 				return err
 			}

@@ -176,3 +176,40 @@ func countFDs(t *testing.T) int {
 	}
 	return len(ents)
 }
+
+// TestWatchCoalescesWrites: a write in many pieces is not an event each.
+func TestWatchCoalescesWrites(t *testing.T) {
+	fs, base := newFS(t)
+	fs.Done = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, err := os.Create(filepath.Join(base, "ws", "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, end := watchOf(t, ctx, fs, "", false, 10)
+	for range 200 {
+		f.Write([]byte("x"))
+	}
+	f.Chmod(0o600)
+	writes := 0
+	for done := false; !done; {
+		select {
+		case e := <-evs:
+			switch e.Type {
+			case api.FileWrite:
+				writes++
+			case api.FileChmod:
+				done = true
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no chmod")
+		}
+	}
+	if writes == 0 || writes >= 200 {
+		t.Fatalf("%d write events for 200 writes", writes)
+	}
+	cancel()
+	<-end
+}
