@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,6 +116,40 @@ func TestFileOps(t *testing.T) {
 		}
 		if e := d.sh(t, id, "test -d c/e && echo ok"); e.Stdout != "ok\n" {
 			t.Fatalf("mkdir and mv seen inside: %q", e.Stdout)
+		}
+
+		// sandboxctl watch prints what the sandbox does, a JSON line each.
+		cmd := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "watch", id+":c", "--json")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		lines := make(chan api.FileEvent, 100)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				var ev api.FileEvent
+				if json.Unmarshal(sc.Bytes(), &ev) == nil {
+					lines <- ev
+				}
+			}
+			close(lines)
+		}()
+		seen := false
+		for i := 0; i < 100 && !seen; i++ {
+			d.sh(t, id, "touch c/w"+strconv.Itoa(i))
+			select {
+			case ev := <-lines:
+				seen = ev.Type == api.FileCreate && strings.HasPrefix(ev.Path, "/workspace/c/w")
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		if !seen {
+			t.Fatal("sandboxctl watch printed no create")
 		}
 	})
 }
