@@ -133,6 +133,7 @@ func TestWatchRefuses(t *testing.T) {
 		t.Fatalf("not running: %v", err)
 	}
 	fs.Done = make(chan struct{})
+	fds := countFDs(t)
 	os.WriteFile(filepath.Join(ws, "f"), nil, 0o644)
 	os.Symlink("/", filepath.Join(ws, "out"))
 	os.MkdirAll(filepath.Join(ws, "a/b/c/d"), 0o755)
@@ -147,6 +148,10 @@ func TestWatchRefuses(t *testing.T) {
 	}
 	if err := fs.watch(ctx, Workspace, "", true, 3, noop, send); !api.IsPayloadTooLarge(err) {
 		t.Fatalf("too many folders: %v", err)
+	}
+	// A refused watch leaves no fd open (the inotify one, the folders').
+	if n := countFDs(t); n != fds {
+		t.Fatalf("%d fds open after refusals, %d before", n, fds)
 	}
 	// A session serves a bounded number of watches.
 	fl := &Files{Of: func(context.Context, string) (*FS, error) { return fs, nil }}
