@@ -195,6 +195,25 @@ func (w *watcher) run(ctx context.Context, done <-chan struct{}, send func(api.F
 	}
 }
 
+// isUploadTemp says whether name is one Write gives an upload in
+// progress: ".NAME.upload-N" or ".upload-N".
+func isUploadTemp(name string) bool {
+	i := strings.LastIndex(name, ".upload-")
+	if !strings.HasPrefix(name, ".") || i < 0 || (i != 0 && i < 2) {
+		return false
+	}
+	seq := name[i+len(".upload-"):]
+	if seq == "" {
+		return false
+	}
+	for _, c := range seq {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // forget stops watching the folder rel and those below it: their paths
 // are no longer theirs.
 func (w *watcher) forget(rel string) {
@@ -256,6 +275,11 @@ func (w *watcher) handle(wd int32, mask uint32, name string, send func(api.FileE
 			typ = api.FileRename
 		}
 		return true, send(api.FileEvent{Type: typ, Path: join(w.r, dir)})
+	}
+	if isUploadTemp(name) {
+		// An upload's hidden name for the instant before it takes its
+		// own (Write): the client sees the file arrive, not the means.
+		return false, nil
 	}
 	rel := joinRel(dir, name)
 	var typ string

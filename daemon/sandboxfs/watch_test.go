@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,4 +218,49 @@ func TestWatchCoalescesWrites(t *testing.T) {
 	}
 	cancel()
 	<-end
+}
+
+// TestWatchHidesUploads: an upload through the API is seen as its file's
+// arrival, not as its hidden name's moves.
+func TestWatchHidesUploads(t *testing.T) {
+	fs, _ := newFS(t)
+	fs.Done = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs, end := watchOf(t, ctx, fs, "", false, 10)
+	if _, err := fs.Write(Workspace, "up.txt", strings.NewReader("x"), 10); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(fs.Workspace, "after"), nil, 0o644)
+	arrived := false
+	for {
+		select {
+		case e := <-evs:
+			if strings.Contains(e.Path, ".upload-") {
+				t.Fatalf("the upload's hidden name shows: %+v", e)
+			}
+			arrived = arrived || e == api.FileEvent{Type: api.FileCreate, Path: "/workspace/up.txt"}
+			if e.Path == "/workspace/after" {
+				if !arrived {
+					t.Fatal("the upload's arrival was not seen")
+				}
+				cancel()
+				<-end
+				return
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no event")
+		}
+	}
+}
+
+func TestIsUploadTemp(t *testing.T) {
+	for name, want := range map[string]bool{
+		".a.txt.upload-12": true, ".upload-3": true, ".a.upload-": false, "a.upload-1": false,
+		".a.upload-1x": false, ".upload": false, "upload-1": false,
+	} {
+		if got := isUploadTemp(name); got != want {
+			t.Errorf("%q: %v", name, got)
+		}
+	}
 }
