@@ -288,6 +288,9 @@ type FileInfo struct {
 	Size       int64     `json:"size"`
 	Mode       string    `json:"mode"`
 	ModifiedAt time.Time `json:"modified_at"`
+	// Path is the entry's whole path in the sandbox, in a listing deeper
+	// than one level (depth > 1), where names alone would be ambiguous.
+	Path string `json:"path,omitempty"`
 }
 
 // FileList is the answer of GET …/files for a folder.

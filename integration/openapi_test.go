@@ -204,7 +204,25 @@ func TestOpenAPI(t *testing.T) {
 	if list == nil || len(list.Entries) != 1 {
 		t.Errorf("folder: %+v", list)
 	}
-	must("delete file", c.DeleteFile(ctx, id, "dir/a.txt"))
+	// The fuller file calls: stat, mkdir (made, and there), move, a
+	// listing to a depth, and a watch that ends as its folder goes.
+	_, err = c.StatFile(ctx, id, "dir/a.txt")
+	must("stat", err)
+	_, err = c.MakeFolder(ctx, id, "dir/sub")
+	must("mkdir", err)
+	_, err = c.MakeFolder(ctx, id, "dir/sub")
+	must("mkdir again", err)
+	_, err = c.MoveFile(ctx, id, "dir/a.txt", "dir/sub/a.txt")
+	must("move", err)
+	_, err = c.ListFolder(ctx, id, "dir", 2)
+	must("list to a depth", err)
+	watched := make(chan error, 1)
+	go func() {
+		watched <- c.WatchFiles(ctx, id, "dir/sub", false, func(api.FileEvent) error { return nil })
+	}()
+	time.Sleep(500 * time.Millisecond)
+	must("delete watched", c.DeleteFile(ctx, id, "dir/sub"))
+	must("watch", <-watched)
 	must("delete folder", c.DeleteFile(ctx, id, "dir"))
 	_, err = c.Stats(ctx, id)
 	must("stats", err)

@@ -92,6 +92,14 @@ func WriteEtc(dir, src string, uid, gid int) error {
 	return os.Symlink("/proc/self/mounts", filepath.Join(dir, "mtab"))
 }
 
+// EtcNames are the users and groups of the synthetic /etc/passwd and
+// /etc/group WriteEtc writes for a sandbox whose code runs as uid and gid
+// (as it sees them): how the sandbox names a file's owner.
+func EtcNames(uid, gid int) (users, groups map[int]string) {
+	return map[int]string{0: "root", uid: "sandbox", 65534: "nobody"},
+		map[int]string{0: "root", 5: "tty", gid: "sandbox", 65534: "nogroup"}
+}
+
 // resolvConf is every sandbox's: DNS to any address reaches the daemon's
 // DNS when the sandbox has a network (the daemon's table redirects it), so
 // one nameserver serves all; without a network it is unreachable, and

@@ -100,7 +100,7 @@ has its own (0-5).`,
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.resolveHost(cmd) }
 	root.AddCommand(
 		newInfoCmd(a), newNodeCmd(a), newVersionCmd(a), newCreateCmd(a), newUpdateCmd(a), newLsCmd(a), newInspectCmd(a),
-		newExecCmd(a), newRunCmd(a), newInvokeCmd(a), newCpCmd(a), newStatsCmd(a), newRmCmd(a),
+		newExecCmd(a), newRunCmd(a), newInvokeCmd(a), newCpCmd(a), newStatCmd(a), newMkdirCmd(a), newMvCmd(a), newWatchCmd(a), newStatsCmd(a), newRmCmd(a),
 		newLifecycleCmd(a, "stop", "Stop sessions: processes end, the workspace stays"),
 		newLifecycleCmd(a, "start", "Start stopped sessions with a fresh interpreter"),
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),

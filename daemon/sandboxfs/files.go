@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -18,6 +19,10 @@ type Files struct {
 	Of func(ctx context.Context, id string) (*FS, error)
 	// MaxUpload bounds a file or tar upload (max_upload_bytes).
 	MaxUpload int64
+
+	mu sync.Mutex
+	// streams counts each session's open watches, by workspace.
+	streams map[string]int
 }
 
 // at is the session's folders and where path is in them.

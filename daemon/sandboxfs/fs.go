@@ -22,6 +22,12 @@ type FS struct {
 	Tmp       string
 	// UID and GID own what the API writes, so sandboxed code can change it.
 	UID, GID int
+	// Names gives a file's owner and group as the sandbox names them (nil:
+	// the numbers).
+	Names func(uid, gid uint32) (user, group string)
+	// Done is closed when the session's sandbox ends: a watch ends with
+	// it. Nil while the session does not run.
+	Done <-chan struct{}
 }
 
 const resolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS

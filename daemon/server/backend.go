@@ -159,6 +159,21 @@ type FileBackend interface {
 	PutTar(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
 	GetTar(ctx context.Context, id, path string, w io.Writer) error
 	DeleteFile(ctx context.Context, id, path string) error
+	FileOpsBackend
+}
+
+// FileOpsBackend is the files area's fuller calls: stat, mkdir -p, move,
+// listing to a depth and watching a folder.
+type FileOpsBackend interface {
+	StatFile(ctx context.Context, id, path string) (*api.FileStat, error)
+	MakeFolder(ctx context.Context, id, path string) (*api.FolderMade, error)
+	MoveFile(ctx context.Context, id, from, to string) (*api.FileStat, error)
+	// ListFolder lists a folder to depth levels (1: its own entries).
+	ListFolder(ctx context.Context, id, path string, depth int) (*api.FileList, error)
+	// WatchFiles sends a folder's changes until ctx ends, the session's
+	// sandbox ends or the folder goes; opened is called once the watch
+	// is set, before any event (an error before it is an answer).
+	WatchFiles(ctx context.Context, id, path string, recursive bool, opened func(), send func(api.FileEvent) error) error
 }
 
 // TemplateBackend owns templates and their root filesystems.

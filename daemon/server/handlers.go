@@ -365,6 +365,9 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if deep, err := s.listDeep(w, r, p); deep || err != nil {
+		return err
+	}
 	if tarFormat, err := formatParam(r); err != nil {
 		return err
 	} else if tarFormat {

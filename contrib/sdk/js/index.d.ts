@@ -228,8 +228,40 @@ export declare class FileInfo {
   size: number;
   mode: string;
   modifiedAt: Date | null;
+  /** The entry's whole path, in a listing deeper than one level ("" otherwise). */
+  path: string;
   readonly isDir: boolean;
   static fromJSON(raw: unknown): FileInfo;
+}
+
+/** A file, folder or symlink (never followed), as GET …/files/stat answers. */
+export declare class FileStat {
+  constructor(f?: Partial<Omit<FileStat, "isDir">>);
+  name: string;
+  path: string;
+  type: "file" | "dir" | "symlink" | "other" | (string & {});
+  size: number;
+  /** The permission bits in octal, "0644". */
+  mode: string;
+  /** As ls writes them, "-rw-r--r--". */
+  permissions: string;
+  /** The owner's name in the sandbox, else the number. */
+  owner: string;
+  group: string;
+  mtime: Date | null;
+  symlinkTarget: string | null;
+  /** From mkdir only: whether this call made the folder. */
+  created: boolean | null;
+  readonly isDir: boolean;
+  static fromJSON(raw: unknown): FileStat;
+}
+
+/** One change a watch saw; rename is the old path (the new one comes as a create), overflow has no path. */
+export declare class FileEvent {
+  constructor(f?: Partial<FileEvent>);
+  type: "create" | "write" | "remove" | "rename" | "chmod" | "overflow" | (string & {});
+  path: string;
+  static fromJSON(raw: unknown): FileEvent;
 }
 
 export declare class FileWritten {
@@ -560,6 +592,16 @@ export declare class Client {
   putTar(id: string, path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
   /** The folder path (or a file) as a tar stream, under its own name. */
   getTar(id: string, path: string, opts?: CallOptions): Promise<Readable>;
+  /** A file, folder or symlink (never followed). */
+  statFile(id: string, path: string, opts?: CallOptions): Promise<FileStat>;
+  /** mkdir -p; created says whether this call made it. */
+  makeFolder(id: string, path: string, opts?: CallOptions): Promise<FileStat>;
+  /** Renames within /workspace or /tmp; never replaces (Conflict). */
+  moveFile(id: string, from: string, to: string, opts?: CallOptions): Promise<FileStat>;
+  /** A folder's entries to depth levels, deeper ones with their path. */
+  listFolder(id: string, path: string, depth?: number, opts?: CallOptions): Promise<FileInfo[]>;
+  /** A folder's changes as they happen, until the sandbox or the folder goes. */
+  watchFiles(id: string, path: string, opts?: { recursive?: boolean } & CallOptions): AsyncGenerator<FileEvent, void, undefined>;
 
   /** "ok" ("degraded" from an older daemon); an unhealthy daemon rejects with Unavailable. */
   health(opts?: CallOptions): Promise<string>;
@@ -605,7 +647,15 @@ export declare class Files {
   read(path: string, opts: BufferEncoding | (CallOptions & { encoding: BufferEncoding })): Promise<string>;
   readText(path: string, encoding?: BufferEncoding): Promise<string>;
   /** A folder's entries (default /workspace). A file rejects with code ENOTDIR. */
-  list(path?: string, opts?: CallOptions): Promise<FileInfo[]>;
+  list(path?: string, opts?: { depth?: number } & CallOptions): Promise<FileInfo[]>;
+  /** A file, folder or symlink (never followed). */
+  stat(path: string, opts?: CallOptions): Promise<FileStat>;
+  /** mkdir -p; created says whether it was new. */
+  mkdir(path: string, opts?: CallOptions): Promise<FileStat>;
+  /** Renames within /workspace or /tmp; never replaces (Conflict). */
+  move(from: string, to: string, opts?: CallOptions): Promise<FileStat>;
+  /** A folder's changes as they happen; leave the for await to stop. */
+  watch(path?: string, opts?: { recursive?: boolean } & CallOptions): AsyncGenerator<FileEvent, void, undefined>;
   remove(path: string, opts?: CallOptions): Promise<void>;
   exists(path: string, opts?: CallOptions): Promise<boolean>;
   /** A local folder into the sandbox as remote/NAME (cp -r), streamed as tar. */

@@ -11,7 +11,9 @@ import { ProtocolError, RequestTimeout, errorFromAnswer } from "./errors.js";
 import {
   Execution,
   ExecutionSummary,
+  FileEvent,
   FileInfo,
+  FileStat,
   FileWritten,
   Health,
   Output,
@@ -766,6 +768,83 @@ export class Client {
       })(),
       { objectMode: false },
     );
+  }
+
+  /**
+   * GET …/files/stat: a file, folder or symlink (never followed).
+   * @param {string} id @param {string} path @param {CallOptions} [opts]
+   */
+  async statFile(id, path, opts) {
+    return FileStat.fromJSON(await this._json("GET", apiPath("v1", "sessions", id, "files", "stat"), opts, { query: [["path", path]] }));
+  }
+
+  /**
+   * POST …/files/mkdir: makes a folder and those above it (mkdir -p);
+   * `created` says whether this call made it (false: it was there).
+   * @param {string} id @param {string} path @param {CallOptions} [opts]
+   */
+  async makeFolder(id, path, opts) {
+    return FileStat.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "files", "mkdir"), opts, { json: { path } }));
+  }
+
+  /**
+   * POST …/files/move: renames within /workspace or within /tmp; never
+   * replaces (Conflict if `to` exists). Resolves to `to`'s stat.
+   * @param {string} id @param {string} from @param {string} to @param {CallOptions} [opts]
+   */
+  async moveFile(id, from, to, opts) {
+    return FileStat.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "files", "move"), opts, { json: { from, to } }));
+  }
+
+  /**
+   * GET …/files?depth=N: a folder's entries to `depth` levels (deeper
+   * entries carry their whole `path`); PayloadTooLarge past 10000.
+   * @param {string} id @param {string} path @param {number} [depth] @param {CallOptions} [opts]
+   * @returns {Promise<FileInfo[]>}
+   */
+  async listFolder(id, path, depth = 1, opts) {
+    const out = await this._json("GET", apiPath("v1", "sessions", id, "files"), opts, {
+      query: [
+        ["path", path],
+        ["depth", String(depth)],
+      ],
+    });
+    return ((out && out.entries) || []).map(FileInfo.fromJSON);
+  }
+
+  /**
+   * GET …/files/watch: the changes in a folder (and below it, `recursive`)
+   * as they happen. The generator ends when the daemon ends the stream
+   * (the session's sandbox or the folder is gone); leaving the `for await`
+   * or `signal` ends the watch. A quiet watch is not an error: no timeout
+   * applies unless `requestTimeoutMs` is given.
+   * @param {string} id @param {string} path
+   * @param {{recursive?: boolean} & CallOptions} [opts]
+   * @returns {AsyncGenerator<FileEvent>}
+   */
+  async *watchFiles(id, path, opts = {}) {
+    /** @type {Array<[string, string]>} */
+    const query = [["path", path]];
+    if (opts.recursive) query.push(["recursive", "1"]);
+    const a = await this._t.send("GET", apiPath("v1", "sessions", id, "files", "watch"), {
+      query,
+      accept: STREAM_MIME,
+      timeoutMs: opts.requestTimeoutMs ?? null,
+      signal: opts.signal,
+    });
+    try {
+      for await (const ev of a.lines()) {
+        if (ev.type === "error") {
+          const d = ev.error && typeof ev.error === "object" ? ev.error : {};
+          throw errorFromAnswer(null, String(d.code || "internal"), String(d.message || "sandboxd ended the watch with an error"), {
+            requestId: a.requestId,
+          });
+        }
+        yield FileEvent.fromJSON(ev);
+      }
+    } finally {
+      a.close();
+    }
   }
 
   // The daemon. info and node answer objects as the daemon sends them: they

@@ -64,16 +64,59 @@ export class Files {
   }
 
   /**
-   * The entries of a folder (default /workspace).
+   * The entries of a folder (default /workspace); with `depth` > 1, those
+   * of the folders in it too, to that many levels, each with its whole
+   * `path` (at most 16 levels and 10000 entries).
    * @param {string} [path]
-   * @param {import("./client.js").CallOptions} [opts]
+   * @param {{depth?: number} & import("./client.js").CallOptions} [opts]
    */
   async list(path = ".", opts) {
+    if (opts && opts.depth !== undefined && opts.depth !== 1) {
+      return this._sbx.client.listFolder(this._sbx.id, path, opts.depth, opts);
+    }
     const got = await this._sbx.client.getFile(this._sbx.id, path, opts);
     if (Buffer.isBuffer(got)) {
       throw fsError("ENOTDIR", `${path} is a file in session ${this._sbx.id}: read it with files.read`);
     }
     return got;
+  }
+
+  /**
+   * A file, folder or symlink (never followed): type, size, mode,
+   * permissions, owner and group as the sandbox names them, mtime.
+   * @param {string} path @param {import("./client.js").CallOptions} [opts]
+   */
+  stat(path, opts) {
+    return this._sbx.client.statFile(this._sbx.id, path, opts);
+  }
+
+  /**
+   * Makes a folder and those above it (mkdir -p); `created` says whether
+   * it was new.
+   * @param {string} path @param {import("./client.js").CallOptions} [opts]
+   */
+  mkdir(path, opts) {
+    return this._sbx.client.makeFolder(this._sbx.id, path, opts);
+  }
+
+  /**
+   * Renames a file or folder within /workspace or within /tmp; never
+   * replaces (Conflict if `to` exists). Resolves to `to`'s stat.
+   * @param {string} from @param {string} to @param {import("./client.js").CallOptions} [opts]
+   */
+  move(from, to, opts) {
+    return this._sbx.client.moveFile(this._sbx.id, from, to, opts);
+  }
+
+  /**
+   * The changes in a folder as they happen, an async generator: it ends
+   * when the session's sandbox or the folder goes; leave the `for await`
+   * (or abort `signal`) to stop.
+   * @param {string} [path]
+   * @param {{recursive?: boolean} & import("./client.js").CallOptions} [opts]
+   */
+  watch(path = ".", opts) {
+    return this._sbx.client.watchFiles(this._sbx.id, path, opts);
   }
 
   /**

@@ -457,6 +457,8 @@ export class FileInfo {
     this.mode = f.mode ?? "";
     /** @type {Date | null} */
     this.modifiedAt = f.modifiedAt ?? null;
+    /** The entry's whole path, in a listing deeper than one level ("" otherwise). @type {string} */
+    this.path = f.path ?? "";
   }
 
   /** @param {unknown} raw */
@@ -468,11 +470,89 @@ export class FileInfo {
       size: int(d, "size"),
       mode: str(d, "mode"),
       modifiedAt: time(d.modified_at),
+      path: str(d, "path"),
     });
   }
 
   get isDir() {
     return this.type === "dir";
+  }
+}
+
+/**
+ * A file, folder or symlink (never followed), as GET …/files/stat answers:
+ * `mode` the octal permission bits ("0644"), `permissions` as ls writes
+ * them ("-rw-r--r--"), `owner` and `group` the sandbox's names (or the
+ * number); `created` only from mkdir: whether it made the folder.
+ */
+export class FileStat {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.name = f.name ?? "";
+    /** @type {string} */
+    this.path = f.path ?? "";
+    /** @type {string} */
+    this.type = f.type ?? "";
+    /** @type {number} */
+    this.size = f.size ?? 0;
+    /** @type {string} */
+    this.mode = f.mode ?? "";
+    /** @type {string} */
+    this.permissions = f.permissions ?? "";
+    /** @type {string} */
+    this.owner = f.owner ?? "";
+    /** @type {string} */
+    this.group = f.group ?? "";
+    /** @type {Date | null} */
+    this.mtime = f.mtime ?? null;
+    /** @type {string | null} */
+    this.symlinkTarget = f.symlinkTarget ?? null;
+    /** @type {boolean | null} */
+    this.created = f.created ?? null;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new FileStat({
+      name: str(d, "name"),
+      path: str(d, "path"),
+      type: str(d, "type"),
+      size: int(d, "size"),
+      mode: str(d, "mode"),
+      permissions: str(d, "permissions"),
+      owner: str(d, "owner"),
+      group: str(d, "group"),
+      mtime: time(d.mtime),
+      symlinkTarget: typeof d.symlink_target === "string" && d.symlink_target ? d.symlink_target : null,
+      created: typeof d.created === "boolean" ? d.created : null,
+    });
+  }
+
+  get isDir() {
+    return this.type === "dir";
+  }
+}
+
+/**
+ * One change a watch saw: `type` is create, write, remove, rename (the old
+ * path; the new one comes as a create), chmod, or overflow (no path: the
+ * kernel dropped events).
+ */
+export class FileEvent {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.type = f.type ?? "";
+    /** @type {string} */
+    this.path = f.path ?? "";
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new FileEvent({ type: str(d, "type"), path: str(d, "path") });
   }
 }
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import inspect
-from typing import Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ._api_exec import DEFAULT_POLL_INTERVAL, OnOutput
 from ._api_processes import DEFAULT_FOLLOW_INTERVAL
 from .client import Client
 from .errors import RequestTimeout
-from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileInfo, FileWritten, Output, Process, ProcessLogs, Session, Stats
+from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileEvent, FileInfo, FileStat, FileWritten, Output, Process, ProcessLogs, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -166,8 +166,32 @@ class AsyncFiles:
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return await asyncio.to_thread(self._files.read_text, path, encoding)
 
-    async def list(self, path: str = ".") -> builtins.list[FileInfo]:
-        return await asyncio.to_thread(self._files.list, path)
+    async def list(self, path: str = ".", depth: int = 1) -> builtins.list[FileInfo]:
+        return await asyncio.to_thread(self._files.list, path, depth)
+
+    async def stat(self, path: str) -> FileStat:
+        return await asyncio.to_thread(self._files.stat, path)
+
+    async def mkdir(self, path: str) -> FileStat:
+        return await asyncio.to_thread(self._files.mkdir, path)
+
+    async def move(self, src: str, dst: str) -> FileStat:
+        return await asyncio.to_thread(self._files.move, src, dst)
+
+    async def watch(self, path: str = ".", *, recursive: bool = False) -> AsyncIterator[FileEvent]:
+        """The changes in a folder as they happen (see Files.watch), an async
+        iterator; leaving the ``async for`` ends the watch."""
+        it = await asyncio.to_thread(self._files.watch, path, recursive=recursive)
+        try:
+            while True:
+                ev = await asyncio.to_thread(next, it, None)
+                if ev is None:
+                    return
+                yield ev
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
 
     async def remove(self, path: str) -> None:
         await asyncio.to_thread(self._files.remove, path)

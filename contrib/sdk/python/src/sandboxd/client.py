@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._api_exec import ExecCalls
 from ._api_files import FileCalls
+from ._api_files_ops import FileOpsCalls
 from ._api_processes import ProcessCalls
 from ._api_sessions import SessionCalls
 from ._api_system import SystemCalls
@@ -20,7 +21,7 @@ the daemon's next bytes. A create that has to start a sandbox takes well
 under a second; executions are bounded by their own timeout instead."""
 
 
-class Client(SessionCalls, ExecCalls, ProcessCalls, AttachCalls, FileCalls, SystemCalls):
+class Client(SessionCalls, ExecCalls, ProcessCalls, AttachCalls, FileCalls, FileOpsCalls, SystemCalls):
     """A client of one daemon.
 
     ``socket`` is its Unix socket (default: $SANDBOXD_SOCKET, else

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Iterator
 
 from ._tar import LocalError, extract_tar, pack_dir
 from .errors import NotFound
-from .models import FileInfo, FileWritten
+from .models import FileEvent, FileInfo, FileStat, FileWritten
 
 if TYPE_CHECKING:
     from .sandbox import Sandbox
@@ -41,12 +41,36 @@ class Files:
         """A file's text."""
         return self.read(path).decode(encoding)
 
-    def list(self, path: str = ".") -> builtins.list[FileInfo]:
-        """The entries of a folder (default /workspace)."""
+    def list(self, path: str = ".", depth: int = 1) -> builtins.list[FileInfo]:
+        """The entries of a folder (default /workspace); with ``depth`` > 1,
+        those of the folders in it too, to that many levels, each with its
+        whole ``path`` (at most 16 levels and 10000 entries)."""
+        if depth != 1:
+            return self._sbx.client.list_folder(self._sbx.id, path, depth)
         got = self._sbx.client.get_file(self._sbx.id, path)
         if isinstance(got, bytes):
             raise NotADirectoryError(f"{path} is a file in session {self._sbx.id}: read it with files.read")
         return got
+
+    def stat(self, path: str) -> FileStat:
+        """A file, folder or symlink (never followed): type, size, mode,
+        permissions, owner and group as the sandbox names them, mtime."""
+        return self._sbx.client.stat_file(self._sbx.id, path)
+
+    def mkdir(self, path: str) -> FileStat:
+        """Makes a folder and those above it (mkdir -p); ``created`` says
+        whether it was new."""
+        return self._sbx.client.make_folder(self._sbx.id, path)
+
+    def move(self, src: str, dst: str) -> FileStat:
+        """Renames a file or folder within /workspace or within /tmp; never
+        replaces (Conflict if ``dst`` exists). Answers ``dst``'s stat."""
+        return self._sbx.client.move_file(self._sbx.id, src, dst)
+
+    def watch(self, path: str = ".", *, recursive: bool = False) -> Iterator[FileEvent]:
+        """The changes in a folder as they happen, an iterator: it ends when
+        the session's sandbox or the folder goes; ``close()`` it to stop."""
+        return self._sbx.client.watch_files(self._sbx.id, path, recursive=recursive)
 
     def remove(self, path: str) -> None:
         """Removes a file, or a folder with its contents."""

@@ -399,6 +399,8 @@ class FileInfo:
     size: int = 0
     mode: str = ""
     modified_at: datetime | None = None
+    path: str = ""
+    """The entry's whole path, in a listing deeper than one level ("" otherwise)."""
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FileInfo:
@@ -408,11 +410,68 @@ class FileInfo:
             size=_int(d, "size"),
             mode=_str(d, "mode"),
             modified_at=_time(d.get("modified_at")),
+            path=_str(d, "path"),
         )
 
     @property
     def is_dir(self) -> bool:
         return self.type == "dir"
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """A file, folder or symlink (never followed), as GET …/files/stat
+    answers: ``type`` is file, dir, symlink or other; ``mode`` the octal
+    permission bits ("0644"), ``permissions`` as ls writes them
+    ("-rw-r--r--"); ``owner`` and ``group`` the sandbox's names (or the
+    number); ``created`` only from mkdir: whether it made the folder."""
+
+    name: str
+    path: str = ""
+    type: str = ""
+    size: int = 0
+    mode: str = ""
+    permissions: str = ""
+    owner: str = ""
+    group: str = ""
+    mtime: datetime | None = None
+    symlink_target: str | None = None
+    created: bool | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FileStat:
+        created = d.get("created")
+        return cls(
+            name=_str(d, "name"),
+            path=_str(d, "path"),
+            type=_str(d, "type"),
+            size=_int(d, "size"),
+            mode=_str(d, "mode"),
+            permissions=_str(d, "permissions"),
+            owner=_str(d, "owner"),
+            group=_str(d, "group"),
+            mtime=_time(d.get("mtime")),
+            symlink_target=d.get("symlink_target") or None,
+            created=created if isinstance(created, bool) else None,
+        )
+
+    @property
+    def is_dir(self) -> bool:
+        return self.type == "dir"
+
+
+@dataclass(frozen=True)
+class FileEvent:
+    """One change a watch saw: ``type`` is create, write, remove, rename
+    (the old path; the new one comes as a create), chmod, or overflow (no
+    path: the kernel dropped events)."""
+
+    type: str
+    path: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FileEvent:
+        return cls(type=_str(d, "type"), path=_str(d, "path"))
 
 
 @dataclass(frozen=True)

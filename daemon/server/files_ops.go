@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/logging"
+)
+
+// depthParam is a listing's depth= (0: not given, today's listing).
+func depthParam(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("depth")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, api.Errorf(errdefs.ErrInvalidArgument, "bad depth %s: give a whole number of 1 or more", api.Quote(v))
+	}
+	return n, nil
+}
+
+// listDeep answers a listing of depth > 1 (handled true); a depth of 1,
+// or none, is getFile's as it always was.
+func (s *Server) listDeep(w http.ResponseWriter, r *http.Request, path string) (bool, error) {
+	depth, err := depthParam(r)
+	if err != nil || depth <= 1 {
+		return false, err
+	}
+	if r.URL.Query().Get("format") != "" {
+		return true, errdefs.ErrInvalidArgument.WithMessage("depth lists a folder: it does not go with format")
+	}
+	list, err := s.b.ListFolder(r.Context(), r.PathValue("id"), path, depth)
+	if err != nil {
+		return true, err
+	}
+	writeJSON(w, http.StatusOK, list)
+	return true, nil
+}
+
+func (s *Server) statFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	st, err := s.b.StatFile(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) mkdir(w http.ResponseWriter, r *http.Request) error {
+	var req api.MkdirRequest
+	if err := s.decode(w, r, &req, "path"); err != nil {
+		return err
+	}
+	made, err := s.b.MakeFolder(r.Context(), r.PathValue("id"), req.Path)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if made.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, made)
+	return nil
+}
+
+func (s *Server) moveFile(w http.ResponseWriter, r *http.Request) error {
+	var req api.FileMoveRequest
+	if err := s.decode(w, r, &req, "from", "to"); err != nil {
+		return err
+	}
+	st, err := s.b.MoveFile(r.Context(), r.PathValue("id"), req.From, req.To)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// watchFiles streams a folder's changes as NDJSON, one flushed line an
+// event, until the caller hangs up, the session's sandbox ends, the folder
+// goes, or the daemon shuts down. The 200 goes out once the watch is set,
+// so that what changes after the headers arrive is seen.
+func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	recursive := false
+	switch v := r.URL.Query().Get("recursive"); v {
+	case "", "0", "false":
+	case "1", "true":
+		recursive = true
+	default:
+		return api.Errorf(errdefs.ErrInvalidArgument, "bad recursive %s: give 1 or 0", api.Quote(v))
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.closing, cancel)()
+
+	rc := http.NewResponseController(w)
+	started := false
+	opened := func() {
+		started = true
+		w.Header().Set("Content-Type", api.StreamMIME)
+		w.WriteHeader(http.StatusOK)
+		_ = rc.Flush()
+	}
+	enc := json.NewEncoder(w)
+	var sendErr error
+	send := func(ev api.FileEvent) error {
+		if sendErr = enc.Encode(ev); sendErr == nil {
+			sendErr = rc.Flush()
+		}
+		return sendErr
+	}
+	err = s.b.WatchFiles(ctx, r.PathValue("id"), p, recursive, opened, send)
+	switch {
+	case !started:
+		return err
+	case sendErr != nil, r.Context().Err() != nil:
+		// The caller hung up: nobody is left to tell.
+	case s.closing.Err() != nil:
+		endStream(w, errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down: watch again once it is back"))
+	case err != nil:
+		if status, _ := api.FromError(err); status >= 500 {
+			logging.From(ctx).Error("file watch failed", "err", err)
+		}
+		endStream(w, err)
+	}
+	return nil
+}
