@@ -144,7 +144,7 @@ test-kubernetes: deps
 # core runs against a fake runtime (daemon/fake_runtime_test.go); the
 # packages below need no privilege (isolation, cgroups, volume and unpack
 # build real sandboxes, mounts and owners, and run in make test).
-UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/lxcfs/... ./isolation/netpolicy/... ./isolation/netdns/... ./store/... ./seccomp/...
+UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/lxcfs/... ./isolation/netpolicy/... ./isolation/netdns/... ./store/... ./seccomp/... ./e2b/...
 test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $(UNIT_PKGS)
 	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestPatched' ./cgroups/

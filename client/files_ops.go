@@ -43,7 +43,9 @@ func (c *Client) ListFolder(ctx context.Context, id, path string, depth int) (*a
 // it, recursive) as it happens. It returns nil when the daemon ends the
 // stream (the session's sandbox or the folder is gone), ctx's error when
 // ctx ends, fn's when fn fails, and the stream's error if it fails.
-func (c *Client) WatchFiles(ctx context.Context, id, path string, recursive bool, fn func(api.FileEvent) error) error {
+// opened, if not nil, is called once the watch is set (the daemon answers
+// only then): no change after it is missed.
+func (c *Client) WatchFiles(ctx context.Context, id, path string, recursive bool, opened func(), fn func(api.FileEvent) error) error {
 	q := url.Values{"path": {path}}
 	if recursive {
 		q.Set("recursive", "1")
@@ -53,6 +55,9 @@ func (c *Client) WatchFiles(ctx context.Context, id, path string, recursive bool
 		return err
 	}
 	defer resp.Body.Close()
+	if opened != nil {
+		opened()
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
 	for sc.Scan() {

@@ -62,6 +62,9 @@ func TestLayering(t *testing.T) {
 		// The processes' owner finds a session through process.Options
 		// and reaches its files through sandboxfs alone.
 		{"process", true, []string{"github.com/sandboxd/sandboxd/daemon"}, false},
+		// The E2B gateway is a client of the daemon's socket, as
+		// sandboxctl is: it reaches sandboxes only through the API.
+		{"../e2b", true, []string{"github.com/sandboxd/sandboxd/daemon", "github.com/sandboxd/sandboxd/isolation", "github.com/sandboxd/sandboxd/store"}, false},
 		// Host checks take probes from their caller: the runtime may
 		// depend on them, never they on it.
 		{"../internal/hostcheck", true, []string{"github.com/sandboxd/sandboxd/isolation"}, false},

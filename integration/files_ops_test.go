@@ -165,7 +165,7 @@ func TestFileWatch(t *testing.T) {
 		evs := make(chan api.FileEvent, 1000)
 		ended := make(chan error, 1)
 		go func() {
-			ended <- d.c.WatchFiles(ctx, id, "/workspace", true, func(e api.FileEvent) error {
+			ended <- d.c.WatchFiles(ctx, id, "/workspace", true, nil, func(e api.FileEvent) error {
 				evs <- e
 				return nil
 			})
@@ -219,7 +219,7 @@ func TestFileWatch(t *testing.T) {
 			t.Fatal("the watch outlived its session's sandbox")
 		}
 		// A stopped session is not watched.
-		err := d.c.WatchFiles(ctx, id, ".", false, func(api.FileEvent) error { return nil })
+		err := d.c.WatchFiles(ctx, id, ".", false, nil, func(api.FileEvent) error { return nil })
 		if !errdefs.IsConflict(err) {
 			t.Fatalf("watch of a stopped session: %v", err)
 		}

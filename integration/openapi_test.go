@@ -218,7 +218,7 @@ func TestOpenAPI(t *testing.T) {
 	must("list to a depth", err)
 	watched := make(chan error, 1)
 	go func() {
-		watched <- c.WatchFiles(ctx, id, "dir/sub", false, func(api.FileEvent) error { return nil })
+		watched <- c.WatchFiles(ctx, id, "dir/sub", false, nil, func(api.FileEvent) error { return nil })
 	}()
 	time.Sleep(500 * time.Millisecond)
 	must("delete watched", c.DeleteFile(ctx, id, "dir/sub"))

@@ -188,7 +188,7 @@ when the session stops, or when the folder goes. The session must be running
 			defer stop()
 			out := cmd.OutOrStdout()
 			enc := json.NewEncoder(out)
-			err = a.client().WatchFiles(ctx, id, path, recursive, func(ev api.FileEvent) error {
+			err = a.client().WatchFiles(ctx, id, path, recursive, nil, func(ev api.FileEvent) error {
 				if asJSON {
 					return enc.Encode(ev)
 				}

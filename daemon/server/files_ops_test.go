@@ -185,7 +185,7 @@ func TestFileOpsClient(t *testing.T) {
 		t.Fatalf("list: %+v %v", l, err)
 	}
 	var got []api.FileEvent
-	err := c.WatchFiles(ctx, "s1", "ends", true, func(e api.FileEvent) error {
+	err := c.WatchFiles(ctx, "s1", "ends", true, nil, func(e api.FileEvent) error {
 		got = append(got, e)
 		return nil
 	})
@@ -194,7 +194,7 @@ func TestFileOpsClient(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	if err := c.WatchFiles(wctx, "s1", "d", false, func(api.FileEvent) error { return nil }); err != context.DeadlineExceeded {
+	if err := c.WatchFiles(wctx, "s1", "d", false, nil, func(api.FileEvent) error { return nil }); err != context.DeadlineExceeded {
 		t.Fatalf("watch until ctx ends: %v", err)
 	}
 }

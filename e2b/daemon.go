@@ -1,0 +1,42 @@
+package e2b
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// Daemon is what the gateway asks of sandboxd: the calls of its client
+// (package client), so that the gateway's tests run against a fake.
+type Daemon interface {
+	CreateSession(ctx context.Context, req *api.CreateSessionRequest) (*api.Session, error)
+	GetSession(ctx context.Context, id string) (*api.Session, error)
+	ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	PauseSession(ctx context.Context, id string) (*api.Session, error)
+	ResumeSession(ctx context.Context, id string) (*api.Session, error)
+	Stats(ctx context.Context, id string) (*api.Stats, error)
+	GetFile(ctx context.Context, id, path string) (io.ReadCloser, *api.FileList, error)
+	PutFile(ctx context.Context, id, path string, content io.Reader) (*api.FileWritten, error)
+	DeleteFile(ctx context.Context, id, path string) error
+	StatFile(ctx context.Context, id, path string) (*api.FileStat, error)
+	MakeFolder(ctx context.Context, id, path string) (*api.FolderMade, error)
+	MoveFile(ctx context.Context, id, from, to string) (*api.FileStat, error)
+	ListFolder(ctx context.Context, id, path string, depth int) (*api.FileList, error)
+	// WatchFiles calls opened once the watch is set, then fn for each
+	// change, until ctx ends or the daemon ends the stream.
+	WatchFiles(ctx context.Context, id, path string, recursive bool, opened func(), fn func(api.FileEvent) error) error
+	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
+	// SetDeadline ends the session in seconds from now (0: no deadline).
+	SetDeadline(ctx context.Context, id string, seconds int) (*api.Session, error)
+}
+
+// deadlineOf is when the session ends, zero if never.
+func deadlineOf(s *api.Session) time.Time {
+	if s.Deadline == nil {
+		return time.Time{}
+	}
+	return *s.Deadline
+}

@@ -1,0 +1,113 @@
+package e2b
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestPaths(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"a.txt", "/workspace/a.txt"},
+		{"/home/user", "/workspace"},
+		{"/home/user/d/../b", "/workspace/b"},
+		{"/tmp/x", "/tmp/x"},
+		{"/home/username", "/home/username"},
+		{"../../etc/passwd", "/etc/passwd"},
+	} {
+		got, err := toSandbox(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("toSandbox(%q) = %q %v, want %q", c.in, got, err, c.want)
+		}
+		if c.want == "/workspace" && fromSandbox(got) != "/home/user" {
+			t.Errorf("fromSandbox(%q) = %q", got, fromSandbox(got))
+		}
+	}
+	if _, err := toSandbox(""); err == nil {
+		t.Error("an empty path passed")
+	}
+}
+
+func TestFiles(t *testing.T) {
+	t.Parallel()
+	tg := newTestGateway(t)
+	s := tg.create(tg.key, `{"templateID":"base"}`)
+	send := func(method, url, ctype, enc string, body []byte) (int, string) {
+		t.Helper()
+		r := httptest.NewRequest(method, url, bytes.NewReader(body))
+		r.Host = tg.listen
+		r.Header.Set("E2b-Sandbox-Id", s.SandboxID)
+		r.Header.Set("E2b-Sandbox-Port", "49983")
+		r.Header.Set("X-Access-Token", s.EnvdAccessToken)
+		if ctype != "" {
+			r.Header.Set("Content-Type", ctype)
+		}
+		if enc != "" {
+			r.Header.Set("Content-Encoding", enc)
+		}
+		w := httptest.NewRecorder()
+		tg.g.ServeHTTP(w, r)
+		b, _ := io.ReadAll(w.Result().Body)
+		return w.Code, string(b)
+	}
+	// One raw file, relative to the home.
+	code, out := send("POST", "/files?path=notes.txt", "application/octet-stream", "", []byte("hello"))
+	var infos []writeInfo
+	if err := json.Unmarshal([]byte(out), &infos); code != http.StatusOK || err != nil || len(infos) != 1 || infos[0].Path != "/home/user/notes.txt" || infos[0].Name != "notes.txt" {
+		t.Fatalf("write: %d %s", code, out)
+	}
+	if string(tg.d.files[s.SandboxID+":/workspace/notes.txt"]) != "hello" {
+		t.Fatal("the file was not written under /workspace")
+	}
+	if code, out := send("GET", "/files?path=/home/user/notes.txt", "", "", nil); code != http.StatusOK || out != "hello" {
+		t.Fatalf("read: %d %q", code, out)
+	}
+	// Gzip.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("zipped"))
+	zw.Close()
+	if code, out := send("POST", "/files?path=/tmp/z", "application/octet-stream", "gzip", gz.Bytes()); code != http.StatusOK {
+		t.Fatalf("gzip write: %d %s", code, out)
+	}
+	if string(tg.d.files[s.SandboxID+":/tmp/z"]) != "zipped" {
+		t.Fatal("the gzip body was not unpacked")
+	}
+	// Several files in one form.
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	for name, body := range map[string]string{"a/one.txt": "1", "/tmp/two.txt": "2"} {
+		fw, _ := mw.CreateFormFile("file", name)
+		fw.Write([]byte(body))
+	}
+	mw.Close()
+	code, out = send("POST", "/files", mw.FormDataContentType(), "", form.Bytes())
+	if err := json.Unmarshal([]byte(out), &infos); code != http.StatusOK || err != nil || len(infos) != 2 {
+		t.Fatalf("multipart write: %d %s", code, out)
+	}
+	if string(tg.d.files[s.SandboxID+":/workspace/a/one.txt"]) != "1" || string(tg.d.files[s.SandboxID+":/tmp/two.txt"]) != "2" {
+		t.Fatalf("multipart files: %v", tg.d.files)
+	}
+	for _, c := range []struct {
+		method, url, ctype, enc string
+		body                    string
+		want                    int
+	}{
+		{"GET", "/files?path=missing", "", "", "", http.StatusNotFound},
+		{"GET", "/files?path=/home/user", "", "", "", http.StatusBadRequest},
+		{"GET", "/files", "", "", "", http.StatusBadRequest},
+		{"POST", "/files?path=/etc/passwd", "application/octet-stream", "", "x", http.StatusBadRequest},
+		{"POST", "/files?path=x", "application/octet-stream", "gzip", "not gzip", http.StatusBadRequest},
+		{"POST", "/files?path=x", "multipart/form-data; boundary=zz", "", "garbage", http.StatusBadRequest},
+	} {
+		if code, out := send(c.method, c.url, c.ctype, c.enc, []byte(c.body)); code != c.want {
+			t.Errorf("%s %s: %d %s, want %d", c.method, c.url, code, out, c.want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package keys
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containerd/errdefs"
+)
+
+func TestCreateCheckRevoke(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, k, err := s.Create("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(key, Prefix) || len(key) != len(Prefix)+40 {
+		t.Fatalf("key %q: want e2b_ and 40 hex digits", key)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, fileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), key[len(Prefix):]) {
+		t.Fatal("the key itself is stored")
+	}
+	st, err := os.Stat(filepath.Join(dir, fileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("keys file mode %v, want 0600", st.Mode().Perm())
+	}
+	got, ok, err := s.Check(key)
+	if err != nil || !ok || got.ID != k.ID {
+		t.Fatalf("Check = %+v %v %v", got, ok, err)
+	}
+	for _, bad := range []string{"", "e2b_", key + "0", strings.TrimPrefix(key, Prefix), "e2b_" + strings.Repeat("0", 40)} {
+		if _, ok, _ := s.Check(bad); ok {
+			t.Errorf("Check(%q) passed", bad)
+		}
+	}
+	if _, err := s.Revoke("nope"); !errdefs.IsNotFound(err) {
+		t.Fatalf("Revoke(nope) = %v", err)
+	}
+	if _, err := s.Revoke("ci"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Check(key); ok {
+		t.Fatal("a revoked key still passes")
+	}
+}
+
+func TestRevokeByAmbiguousName(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, _ := s.Create("same")
+	if _, _, err := s.Create("same"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Revoke("same"); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("Revoke of an ambiguous name = %v", err)
+	}
+	if _, err := s.Revoke(a.ID); err != nil {
+		t.Fatal(err)
+	}
+	ks, _ := s.List()
+	if len(ks) != 1 {
+		t.Fatalf("%d keys left, want 1", len(ks))
+	}
+}
+
+func TestBadName(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	if _, _, err := s.Create("a\nb"); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("Create(two lines) = %v", err)
+	}
+}

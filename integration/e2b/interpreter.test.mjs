@@ -1,0 +1,58 @@
+// The code interpreter, driven by E2B's @e2b/code-interpreter (pinned)
+// against sandboxd's gateway (see sandboxes.test.mjs for the setting).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Sandbox } from '@e2b/code-interpreter'
+
+test('runCode: state, streams, results, errors, bash', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  try {
+    assert.equal((await sbx.getInfo()).templateId, 'code-interpreter-v1')
+    let exec = await sbx.runCode('x = 1 + 1\nx')
+    assert.equal(exec.text, '2')
+    exec = await sbx.runCode('x * 3')
+    assert.equal(exec.text, '6', 'the interpreter keeps its state')
+
+    const seen = []
+    exec = await sbx.runCode('import sys\nprint("out")\nprint("err", file=sys.stderr)', {
+      onStdout: (m) => seen.push(['out', m.line]),
+      onStderr: (m) => seen.push(['err', m.line]),
+    })
+    assert.deepEqual(exec.logs, { stdout: ['out\n'], stderr: ['err\n'] })
+    assert.deepEqual(seen.sort(), [['err', 'err\n'], ['out', 'out\n']])
+
+    exec = await sbx.runCode('1 / 0')
+    assert.equal(exec.error.name, 'ZeroDivisionError')
+    assert.match(exec.error.traceback, /ZeroDivisionError/)
+
+    exec = await sbx.runCode(
+      'class Rich:\n    def _repr_html_(self):\n        return "<b>rich</b>"\n    def __repr__(self):\n        return "Rich()"\nRich()'
+    )
+    const main = exec.results.find((r) => r.isMainResult)
+    assert.equal(main.html, '<b>rich</b>')
+    assert.equal(main.text, 'Rich()')
+
+    exec = await sbx.runCode('display({"a": 1})\n"last"')
+    assert.equal(exec.results.length, 2)
+    assert.equal(exec.results[0].isMainResult, false)
+    assert.equal(exec.text, "'last'")
+
+    exec = await sbx.runCode('echo "$GREETING from bash"', { language: 'bash', envs: { GREETING: 'hello' } })
+    assert.deepEqual(exec.logs.stdout, ['hello from bash\n'])
+  } finally {
+    await sbx.kill()
+  }
+})
+
+test('runCode: a request that gives up interrupts the code', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  try {
+    const started = Date.now()
+    await assert.rejects(sbx.runCode('import time\nfor i in range(600): time.sleep(0.1)', { timeoutMs: 1_500 }))
+    const exec = await sbx.runCode('"still here"')
+    assert.equal(exec.text, "'still here'")
+    assert.ok(Date.now() - started < 30_000, 'the long loop was interrupted, not waited for')
+  } finally {
+    await sbx.kill()
+  }
+})
