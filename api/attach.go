@@ -122,11 +122,24 @@ func ParseExit(p []byte) (int, bool) {
 
 // ProcessRequest is the body of POST /v1/sessions/{id}/processes: a
 // command that runs in the background (exec --detach), its output in a
-// file the daemon serves (GET …/processes/{pid}/logs).
+// file the daemon serves (GET …/processes/{pid}/logs). With Stdin or TTY
+// the daemon holds its streams instead (an attached process, see
+// processes.go): input can be sent to it, its stdout and stderr are kept
+// apart, and its output is followed from its start or from now.
 type ProcessRequest struct {
 	Argv []string          `json:"argv"`
 	Env  map[string]string `json:"env,omitempty"`
 	Cwd  string            `json:"cwd,omitempty"`
+	// Stdin keeps the process's input open for POST …/{pid}/stdin.
+	Stdin bool `json:"stdin,omitempty"`
+	// TTY runs it on a terminal of that size (its output one stream,
+	// "pty").
+	TTY *TermSize `json:"tty,omitempty"`
+	// Tag names it, for a caller that finds its processes again.
+	Tag string `json:"tag,omitempty"`
+	// TimeoutS kills it that many seconds after its start (absent or 0:
+	// never).
+	TimeoutS float64 `json:"timeout_s,omitempty"`
 }
 
 // Process is one process of a session's sandbox (GET …/processes), as the
@@ -146,6 +159,14 @@ type Process struct {
 	// ExitCode, on a detached process that ended, is how (in its answer
 	// to POST, and in GET …/processes/{pid}/logs' header).
 	ExitCode *int `json:"exit_code,omitempty"`
+	// Attached says the daemon holds its streams (started with stdin or
+	// a tty); Argv, Env, Cwd, Tag and TTY are what it was started with.
+	Attached bool              `json:"attached,omitempty"`
+	Argv     []string          `json:"argv,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+	Tag      string            `json:"tag,omitempty"`
+	TTY      *TermSize         `json:"tty,omitempty"`
 }
 
 // ProcessList is the answer of GET /v1/sessions/{id}/processes.

@@ -1,10 +1,7 @@
 package client
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -23,29 +20,8 @@ func (c *Client) Events(ctx context.Context, f api.EventFilter, fn func(*api.Ses
 		return err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
-	for sc.Scan() {
-		// A line is an event, or the error that ends the stream.
-		var line struct {
-			api.SessionEvent
-			Error *api.ErrorDetail `json:"error"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return fmt.Errorf("bad event line from sandboxd: %w", err)
-		}
-		if line.Type == api.EventError {
-			return streamError(resp, line.Error)
-		}
-		if err := fn(&line.SessionEvent); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	if err := eachLine(ctx, c, resp, "event", func(ev api.SessionEvent) error { return fn(&ev) }); err != nil {
 		return err
-	}
-	if err := sc.Err(); err != nil {
-		return c.connError(err)
 	}
 	if !f.Until.IsZero() && !time.Now().Before(f.Until) {
 		return nil

@@ -1,10 +1,7 @@
 package client
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/url"
 	"strconv"
 
@@ -58,29 +55,5 @@ func (c *Client) WatchFiles(ctx context.Context, id, path string, recursive bool
 	if opened != nil {
 		opened()
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
-	for sc.Scan() {
-		// A line is an event, or the error that ends the stream.
-		var line struct {
-			api.FileEvent
-			Error *api.ErrorDetail `json:"error"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return fmt.Errorf("bad watch line from sandboxd: %w", err)
-		}
-		if line.Type == api.EventError {
-			return streamError(resp, line.Error)
-		}
-		if err := fn(line.FileEvent); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := sc.Err(); err != nil {
-		return c.connError(err)
-	}
-	return nil
+	return eachLine(ctx, c, resp, "watch", fn)
 }

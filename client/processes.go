@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/url"
@@ -51,4 +52,43 @@ func (c *Client) ProcessLogs(ctx context.Context, id string, pid int, offset int
 		}
 	}
 	return resp.Body, resp.Header.Get(api.HeaderProcessRunning) == "true", exit, nil
+}
+
+// WriteStdin sends b to an attached process's input (its terminal, with
+// one); eof closes its input after.
+func (c *Client) WriteStdin(ctx context.Context, id string, pid int, b []byte, eof bool) error {
+	q := url.Values{}
+	if eof {
+		q.Set("eof", "1")
+	}
+	return c.call(ctx, request{method: "POST", path: sessionPath(id, "/processes/"+strconv.Itoa(pid)+"/stdin"), query: q, body: bytes.NewReader(b)}, nil)
+}
+
+// ResizeProcess sets an attached process's terminal size.
+func (c *Client) ResizeProcess(ctx context.Context, id string, pid int, size api.TermSize) error {
+	return c.call(ctx, request{method: "POST", path: sessionPath(id, "/processes/"+strconv.Itoa(pid)+"/resize"), json: size}, nil)
+}
+
+// ProcessOutput sends fn an attached process's output from from ("start",
+// "now", or a byte offset) and, with follow, what comes until it ends
+// (the last line carries its exit code). opened, if not nil, is called
+// once the daemon answers: output after it is not missed. It returns nil
+// at the stream's end.
+func (c *Client) ProcessOutput(ctx context.Context, id string, pid int, from string, follow bool, opened func(), fn func(api.ProcessOutput) error) error {
+	q := url.Values{}
+	if from != "" {
+		q.Set("from", from)
+	}
+	if follow {
+		q.Set("follow", "1")
+	}
+	resp, err := c.send(ctx, request{method: "GET", path: sessionPath(id, "/processes/"+strconv.Itoa(pid)+"/output"), query: q, accept: api.StreamMIME})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if opened != nil {
+		opened()
+	}
+	return eachLine(ctx, c, resp, "output", fn)
 }

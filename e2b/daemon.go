@@ -28,6 +28,14 @@ type Daemon interface {
 	// WatchFiles calls opened once the watch is set, then fn for each
 	// change, until ctx ends or the daemon ends the stream.
 	WatchFiles(ctx context.Context, id, path string, recursive bool, opened func(), fn func(api.FileEvent) error) error
+	StartProcess(ctx context.Context, id string, req *api.ProcessRequest) (*api.Process, error)
+	Processes(ctx context.Context, id string) ([]api.Process, error)
+	SignalProcess(ctx context.Context, id string, pid int, signal string) error
+	WriteStdin(ctx context.Context, id string, pid int, b []byte, eof bool) error
+	ResizeProcess(ctx context.Context, id string, pid int, size api.TermSize) error
+	// ProcessOutput follows an attached process's output from from
+	// ("start", "now"); opened is called once the daemon answers.
+	ProcessOutput(ctx context.Context, id string, pid int, from string, follow bool, opened func(), fn func(api.ProcessOutput) error) error
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
 	// SetDeadline ends the session in seconds from now (0: no deadline).
 	SetDeadline(ctx context.Context, id string, seconds int) (*api.Session, error)

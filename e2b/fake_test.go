@@ -3,6 +3,7 @@ package e2b
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"maps"
@@ -27,6 +28,8 @@ type fakeDaemon struct {
 	files    map[string][]byte
 	dirs     map[string]bool
 	events   []api.FileEvent
+	procs    map[int]*fakeProc
+	started  []api.ProcessRequest
 }
 
 func newFakeDaemon(now func() time.Time) *fakeDaemon {
@@ -301,4 +304,125 @@ func (f *fakeDaemon) WatchFiles(ctx context.Context, id, path string, recursive 
 	}
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// fakeProc is an attached process of the fake: it prints its argv's last
+// word on stdout, "err" on stderr, echoes its input, and ends with 0 when
+// its input closes (or 137 when killed).
+type fakeProc struct {
+	info   api.Process
+	out    []api.ProcessOutput
+	exit   *int
+	change chan struct{}
+}
+
+func (f *fakeDaemon) StartProcess(_ context.Context, id string, req *api.ProcessRequest) (*api.Process, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.procs == nil {
+		f.procs = map[int]*fakeProc{}
+	}
+	pid := 100 + len(f.procs)
+	p := &fakeProc{info: api.Process{PID: pid, Attached: true, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Tag: req.Tag, TTY: req.TTY}, change: make(chan struct{})}
+	p.out = append(p.out, api.ProcessOutput{Stream: api.StreamStdout, DataB64: base64.StdEncoding.EncodeToString([]byte(req.Argv[len(req.Argv)-1]))},
+		api.ProcessOutput{Stream: api.StreamStderr, DataB64: base64.StdEncoding.EncodeToString([]byte("err"))})
+	f.procs[pid] = p
+	f.started = append(f.started, *req)
+	out := p.info
+	return &out, nil
+}
+
+func (f *fakeDaemon) Processes(_ context.Context, id string) ([]api.Process, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []api.Process
+	for _, p := range f.procs {
+		if p.exit == nil {
+			out = append(out, p.info)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeDaemon) endProc(p *fakeProc, code int) {
+	p.exit = &code
+	close(p.change)
+	p.change = make(chan struct{})
+}
+
+func (f *fakeDaemon) SignalProcess(_ context.Context, id string, pid int, signal string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.procs[pid]
+	if !ok || p.exit != nil {
+		return errdefs.ErrNotFound.WithMessage("no process")
+	}
+	f.endProc(p, 137)
+	return nil
+}
+
+func (f *fakeDaemon) WriteStdin(_ context.Context, id string, pid int, b []byte, eof bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.procs[pid]
+	if !ok {
+		return errdefs.ErrNotFound.WithMessage("no process")
+	}
+	if p.exit != nil {
+		return errdefs.ErrConflict.WithMessage("it ended")
+	}
+	if len(b) > 0 {
+		p.out = append(p.out, api.ProcessOutput{Stream: api.StreamStdout, DataB64: base64.StdEncoding.EncodeToString(b)})
+		close(p.change)
+		p.change = make(chan struct{})
+	}
+	if eof {
+		f.endProc(p, 0)
+	}
+	return nil
+}
+
+func (f *fakeDaemon) ResizeProcess(_ context.Context, id string, pid int, size api.TermSize) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.procs[pid]
+	if !ok {
+		return errdefs.ErrNotFound.WithMessage("no process")
+	}
+	p.info.TTY = &size
+	return nil
+}
+
+func (f *fakeDaemon) ProcessOutput(ctx context.Context, id string, pid int, from string, follow bool, opened func(), fn func(api.ProcessOutput) error) error {
+	f.mu.Lock()
+	p, ok := f.procs[pid]
+	next := 0
+	if ok && from == "now" {
+		next = len(p.out)
+	}
+	f.mu.Unlock()
+	if !ok {
+		return errdefs.ErrNotFound.WithMessage("no process")
+	}
+	opened()
+	for {
+		f.mu.Lock()
+		batch := p.out[next:]
+		next = len(p.out)
+		exit, change := p.exit, p.change
+		f.mu.Unlock()
+		for _, o := range batch {
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+		if exit != nil {
+			return fn(api.ProcessOutput{ExitCode: exit})
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-change:
+		}
+	}
 }

@@ -243,20 +243,7 @@ func (g *Gateway) fsWatchDir(ctx context.Context, req *watchDirRequest, st *conn
 		defer mu.Unlock()
 		return st.Send(m)
 	}
-	go func() {
-		t := time.NewTicker(keepaliveEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if send(&watchDirResponse{Keepalive: &empty{}}) != nil {
-					cancel()
-				}
-			}
-		}
-	}()
+	go keepalive(ctx, cancel, func() error { return send(&watchDirResponse{Keepalive: &empty{}}) })
 	opened := func() { _ = send(&watchDirResponse{Start: &empty{}}) }
 	err = g.o.Daemon.WatchFiles(ctx, s.ID, p, req.Recursive, opened, func(ev api.FileEvent) error {
 		typ, ok := eventTypes[ev.Type]

@@ -77,7 +77,7 @@ func TestFilesystemRPCs(t *testing.T) {
 		{"filesystem.Filesystem/Stat", `{"path":`, http.StatusBadRequest},
 		{"filesystem.Filesystem/Stat", `{"path":""}`, http.StatusBadRequest},
 		{"filesystem.Filesystem/Nothing", `{}`, http.StatusNotImplemented},
-		{"process.Process/List", `{}`, http.StatusNotImplemented},
+		{"process.Process/StreamInput", `{}`, http.StatusNotImplemented},
 	} {
 		if code, out := tg.rpcCall(s, c.procedure, c.body); code != c.want {
 			t.Errorf("%s %s: %d %s, want %d", c.procedure, c.body, code, out, c.want)

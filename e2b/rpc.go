@@ -47,7 +47,7 @@ func (g *Gateway) rpcHandler(w http.ResponseWriter, r *http.Request, s *api.Sess
 // rpcRoutes are envd's RPCs.
 func (g *Gateway) rpcRoutes() *http.ServeMux {
 	mux := http.NewServeMux()
-	for _, h := range g.filesystemRPCs() {
+	for _, h := range append(g.filesystemRPCs(), g.processRPCs()...) {
 		mux.Handle(h.path, h.h)
 	}
 	// An RPC sandboxd does not serve answers as Connect does: its body

@@ -38,7 +38,7 @@ func TestSandboxRequests(t *testing.T) {
 		{"no token", "GET", "/contexts", portInterpreter, "", http.StatusUnauthorized},
 		{"another sandbox's token", "GET", "/contexts", portInterpreter, tg.g.o.ID.accessToken("other"), http.StatusUnauthorized},
 		{"another port", "GET", "/health", 8080, tok, http.StatusBadGateway},
-		{"not served", "POST", "/process.Process/Start", portEnvd, tok, http.StatusNotImplemented},
+		{"not served", "POST", "/process.Process/StreamInput", portEnvd, tok, http.StatusNotImplemented},
 		{"contexts", "GET", "/contexts", portInterpreter, tok, http.StatusOK},
 	} {
 		if code, body := tg.sandboxReq(c.method, c.path, s.SandboxID, c.port, c.token, ""); code != c.want {

@@ -239,10 +239,16 @@ of sandboxctl or the daemon (nothing ran).`,
 				return err
 			}
 			if detach {
-				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell || interactive || tty {
-					return errors.New("--detach runs a command: sandboxctl exec -d ID -- COMMAND [ARG...] (not with -c, --file, -, --shell, -i, -t or --no-wait)")
+				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell {
+					return errors.New("--detach runs a command: sandboxctl exec -d ID -- COMMAND [ARG...] (not with -c, --file, -, --shell or --no-wait)")
 				}
-				return a.startDetached(cmd.Context(), args[0], args[1:], vars, cwd, f.asJSON)
+				// -i or -t with -d: an attached process, its input
+				// and output through the daemon (sandboxctl stdin, logs).
+				req := &api.ProcessRequest{Argv: args[1:], Env: vars, Cwd: cwd, Stdin: interactive}
+				if tty {
+					req.TTY = &api.TermSize{Rows: 24, Cols: 80}
+				}
+				return a.startDetached(cmd.Context(), args[0], req, f.asJSON)
 			}
 			if interactive || tty {
 				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell {
@@ -294,7 +300,7 @@ of sandboxctl or the daemon (nothing ran).`,
 	cmd.Flags().Float64Var(&f.timeout, "timeout", 0, "timeout in seconds (default: the session's)")
 	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "send standard input to the command (with a COMMAND)")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "give the command a pseudo-terminal (with a COMMAND)")
-	cmd.Flags().BoolVarP(&detach, "detach", "d", false, "run the COMMAND in the background and print its pid (see top, logs, kill)")
+	cmd.Flags().BoolVarP(&detach, "detach", "d", false, "run the COMMAND in the background and print its pid (see top, logs, kill; with -i or -t its input stays open: see stdin)")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
 	cmd.Flags().StringVarP(&file, "file", "F", "", "run this local file's code")

@@ -106,7 +106,7 @@ has its own (0-5).`,
 		newLifecycleCmd(a, "restart", "Restart sessions with a fresh interpreter, same workspace"),
 		newLifecycleCmd(a, "pause", "Pause sessions: every process frozen, memory and state kept, no CPU"),
 		newLifecycleCmd(a, "resume", "Resume paused sessions where they stopped"),
-		newWaitCmd(a), newLogsCmd(a), newHealthCmd(a), newDialStdioCmd(a), newTopCmd(a), newKillCmd(a),
+		newWaitCmd(a), newLogsCmd(a), newStdinCmd(a), newHealthCmd(a), newDialStdioCmd(a), newTopCmd(a), newKillCmd(a),
 		newPruneCmd(a),
 		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a), newE2BCmd(a),
 	)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/containerd/errdefs"
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -101,6 +103,31 @@ func isPID(s string) bool {
 // showProcessLogs prints a background process's output; with follow, what
 // it writes next too, until it ends.
 func showProcessLogs(ctx context.Context, c *client.Client, id string, pid int, follow bool) error {
+	// An attached process's output comes from the daemon, stdout and
+	// stderr apart; another's from its log file.
+	var exit *int
+	err := c.ProcessOutput(ctx, id, pid, "start", follow, nil, func(o api.ProcessOutput) error {
+		if o.ExitCode != nil {
+			exit = o.ExitCode
+			return nil
+		}
+		b, err := base64.StdEncoding.DecodeString(o.DataB64)
+		if err != nil {
+			return err
+		}
+		w := os.Stdout
+		if o.Stream == api.StreamStderr {
+			w = os.Stderr
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if !errdefs.IsNotFound(err) {
+		if err == nil && follow && exit != nil {
+			fmt.Fprintf(os.Stderr, "sandboxctl: process %d exited with status %d\n", pid, *exit)
+		}
+		return err
+	}
 	var offset int64
 	for {
 		r, running, exit, err := c.ProcessLogs(ctx, id, pid, offset)
@@ -128,8 +155,8 @@ func showProcessLogs(ctx context.Context, c *client.Client, id string, pid int, 
 }
 
 // startDetached starts argv in the background and prints its pid.
-func (a *app) startDetached(ctx context.Context, id string, argv []string, env map[string]string, cwd string, asJSON bool) error {
-	p, err := a.client().StartProcess(ctx, id, &api.ProcessRequest{Argv: argv, Env: env, Cwd: cwd})
+func (a *app) startDetached(ctx context.Context, id string, req *api.ProcessRequest, asJSON bool) error {
+	p, err := a.client().StartProcess(ctx, id, req)
 	if err != nil {
 		return err
 	}
@@ -138,4 +165,52 @@ func (a *app) startDetached(ctx context.Context, id string, argv []string, env m
 	}
 	fmt.Println(p.PID)
 	return nil
+}
+
+// newStdinCmd sends input to an attached process (exec -d -i).
+func newStdinCmd(a *app) *cobra.Command {
+	var eof bool
+	cmd := &cobra.Command{
+		Use:   "stdin ID PID [DATA]",
+		Short: "Send input to a process started with exec -d -i (or -t): DATA, or this command's standard input",
+		Example: `  pid=$(sandboxctl exec -d -i $id -- python3 -u -c 'import sys; [print(l.upper(), end="") for l in sys.stdin]')
+  sandboxctl stdin $id $pid 'hello
+'
+  printf 'more\n' | sandboxctl stdin --eof $id $pid
+  sandboxctl logs $id $pid`,
+		Args:              cobra.RangeArgs(2, 3),
+		ValidArgsFunction: a.completeSessions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pid, err := strconv.Atoi(args[1])
+			if err != nil || pid <= 0 {
+				return fmt.Errorf("bad pid %q: give a process id", args[1])
+			}
+			c := a.client()
+			if len(args) == 3 {
+				return c.WriteStdin(cmd.Context(), args[0], pid, []byte(args[2]), eof)
+			}
+			// Standard input a piece at a time, as it comes.
+			buf := make([]byte, 64<<10)
+			for {
+				n, rerr := os.Stdin.Read(buf)
+				if n > 0 {
+					if err := c.WriteStdin(cmd.Context(), args[0], pid, buf[:n], false); err != nil {
+						return err
+					}
+				}
+				if rerr == io.EOF {
+					break
+				}
+				if rerr != nil {
+					return rerr
+				}
+			}
+			if eof {
+				return c.WriteStdin(cmd.Context(), args[0], pid, nil, true)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&eof, "eof", false, "close the process's input after (it reads end of file)")
+	return cmd
 }

@@ -14,6 +14,9 @@ import "sync"
 type Book struct {
 	mu    sync.Mutex
 	procs map[int]*entry
+	// attached are the processes whose streams this daemon holds, in the
+	// order they started.
+	attached []*attached
 }
 
 // entry is one background process; exit is set once it ended.
@@ -47,4 +50,53 @@ func (b *Book) lookup(pid int) (started bool, exit *int) {
 		return false, nil
 	}
 	return true, e.exit
+}
+
+// attach keeps a, unless the session runs maxAttached already; ended ones
+// beyond keepEnded go, the oldest first.
+func (b *Book) attach(a *attached) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	running, ended := 0, 0
+	for _, x := range b.attached {
+		if x.running() {
+			running++
+		} else {
+			ended++
+		}
+	}
+	if running >= maxAttached {
+		return false
+	}
+	for i := 0; ended >= keepEnded && i < len(b.attached); {
+		if !b.attached[i].running() {
+			b.attached = append(b.attached[:i], b.attached[i+1:]...)
+			ended--
+			continue
+		}
+		i++
+	}
+	b.attached = append(b.attached, a)
+	return true
+}
+
+// findAttached is the attached process pid, or the last one started with
+// tag (pid 0): nil if none.
+func (b *Book) findAttached(pid int, tag string) *attached {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := len(b.attached) - 1; i >= 0; i-- {
+		a := b.attached[i]
+		if (pid != 0 && a.info.PID == pid) || (pid == 0 && tag != "" && a.info.Tag == tag) {
+			return a
+		}
+	}
+	return nil
+}
+
+// attachedList are the attached processes, oldest first.
+func (b *Book) attachedList() []*attached {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]*attached(nil), b.attached...)
 }

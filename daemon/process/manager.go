@@ -95,6 +95,9 @@ func (m *Manager) StartProcess(ctx context.Context, id string, req *api.ProcessR
 	if err != nil {
 		return nil, err
 	}
+	if req.Stdin || req.TTY != nil {
+		return m.startAttached(ctx, t, sb, req, cwd)
+	}
 	tmpName := fmt.Sprintf("%s/.starting-%d.log", logsDir, seq.Add(1))
 	out, err := t.FS.Create(sandboxfs.Tmp, tmpName)
 	if err != nil {
@@ -144,11 +147,21 @@ func (m *Manager) Processes(ctx context.Context, id string) ([]api.Process, erro
 	if err != nil {
 		return nil, err
 	}
+	att := map[int]api.Process{}
+	for _, a := range t.Book.attachedList() {
+		if a.running() {
+			att[a.info.PID] = a.snapshot()
+		}
+	}
 	out := make([]api.Process, 0, len(ps))
 	for _, p := range ps {
 		detached, _ := t.Book.lookup(p.PID)
-		out = append(out, api.Process{PID: p.PID, PPID: p.PPID, Command: p.Command, StartedAt: p.StartedAt,
-			CPUSeconds: p.CPUSeconds, RSSBytes: p.RSSBytes, Detached: detached})
+		ap := api.Process{PID: p.PID, PPID: p.PPID, Command: p.Command, StartedAt: p.StartedAt,
+			CPUSeconds: p.CPUSeconds, RSSBytes: p.RSSBytes, Detached: detached}
+		if a, ok := att[p.PID]; ok {
+			ap.Attached, ap.Argv, ap.Env, ap.Cwd, ap.Tag, ap.TTY = true, a.Argv, a.Env, a.Cwd, a.Tag, a.TTY
+		}
+		out = append(out, ap)
 	}
 	return out, nil
 }

@@ -148,6 +148,14 @@ type ProcessBackend interface {
 	Processes(ctx context.Context, id string) ([]api.Process, error)
 	SignalProcess(ctx context.Context, id string, pid int, signal string) error
 	ProcessLogs(ctx context.Context, id string, pid int, offset int64) (io.ReadCloser, bool, *int, error)
+	// WriteStdin, ResizeProcess and ProcessOutput are an attached
+	// process's (started with stdin or a tty): its input (eof closes
+	// it), its terminal's size, and its output from from (-1 its start,
+	// -2 now, or a byte offset), followed until it ends with follow;
+	// opened is called once the process is found.
+	WriteStdin(ctx context.Context, id string, pid int, b []byte, eof bool) error
+	ResizeProcess(ctx context.Context, id string, pid int, size api.TermSize) error
+	ProcessOutput(ctx context.Context, id string, pid int, from int64, follow bool, opened func(), send func(api.ProcessOutput) error) error
 }
 
 // FileBackend moves files in and out of a session's sandbox.

@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/internal/logging"
 )
 
 // depthParam is a listing's depth= (0: not given, today's listing).
@@ -103,39 +101,7 @@ func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad recursive %s: give 1 or 0", api.Quote(v))
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	defer context.AfterFunc(s.closing, cancel)()
-
-	rc := http.NewResponseController(w)
-	started := false
-	opened := func() {
-		started = true
-		w.Header().Set("Content-Type", api.StreamMIME)
-		w.WriteHeader(http.StatusOK)
-		_ = rc.Flush()
-	}
-	enc := json.NewEncoder(w)
-	var sendErr error
-	send := func(ev api.FileEvent) error {
-		if sendErr = enc.Encode(ev); sendErr == nil {
-			sendErr = rc.Flush()
-		}
-		return sendErr
-	}
-	err = s.b.WatchFiles(ctx, r.PathValue("id"), p, recursive, opened, send)
-	switch {
-	case !started:
-		return err
-	case sendErr != nil, r.Context().Err() != nil:
-		// The caller hung up: nobody is left to tell.
-	case s.closing.Err() != nil:
-		endStream(w, errdefs.ErrUnavailable.WithMessage("sandboxd is shutting down: watch again once it is back"))
-	case err != nil:
-		if status, _ := api.FromError(err); status >= 500 {
-			logging.From(ctx).Error("file watch failed", "err", err)
-		}
-		endStream(w, err)
-	}
-	return nil
+	return s.ndjson(w, r, "watch again once it is back", func(ctx context.Context, opened func(), send func(any) error) error {
+		return s.b.WatchFiles(ctx, r.PathValue("id"), p, recursive, opened, func(ev api.FileEvent) error { return send(ev) })
+	})
 }

@@ -37,6 +37,9 @@ type fakeBackend struct {
 	events    []api.SessionEvent
 	gate      chan struct{}
 	eventsErr error
+	// stdin is what WriteStdin was sent (processes_test.go).
+	stdin    []byte
+	stdinEOF bool
 }
 
 func (f *fakeBackend) Health(context.Context) (*api.Health, error) {

@@ -23,9 +23,8 @@ func (c runcContainer) Spawn(o *isolation.ProcessOptions) (*isolation.Process, e
 		if err := c.c.Run(proc); err != nil {
 			return nil, fmt.Errorf("start the process: %w", err)
 		}
-		pid := 0
+		pid := sandboxPID(proc)
 		if host, err := proc.Pid(); err == nil {
-			pid, _ = nsPID(host)
 			awaitExec(host)
 		}
 		return isolation.NewProcessWithPID(isolation.NewProcess(nil, nil, nil, nil, func() (int, error) { return waitRunc(proc) }, func() error { return proc.Signal(unix.SIGKILL) }), pid), nil
@@ -41,7 +40,7 @@ func (c runcContainer) Spawn(o *isolation.ProcessOptions) (*isolation.Process, e
 			return nil, fmt.Errorf("start the process: %w", err)
 		}
 		p.CloseChild()
-		return isolation.NewProcess(p.StdinW, p.OutR, p.ErrR, nil, func() (int, error) { return waitRunc(proc) }, func() error { return proc.Signal(unix.SIGKILL) }), nil
+		return isolation.NewProcessWithPID(isolation.NewProcess(p.StdinW, p.OutR, p.ErrR, nil, func() (int, error) { return waitRunc(proc) }, func() error { return proc.Signal(unix.SIGKILL) }), sandboxPID(proc)), nil
 	}
 	parent, child, err := utils.NewSockPair("console")
 	if err != nil {
@@ -68,7 +67,17 @@ func (c runcContainer) Spawn(o *isolation.ProcessOptions) (*isolation.Process, e
 		_, _ = proc.Wait()
 		return nil, fmt.Errorf("the process's terminal: %w", err)
 	}
-	return isolation.TerminalProcess(master, func() (int, error) { return waitRunc(proc) }, kill), nil
+	return isolation.NewProcessWithPID(isolation.TerminalProcess(master, func() (int, error) { return waitRunc(proc) }, kill), sandboxPID(proc)), nil
+}
+
+// sandboxPID is proc's pid as the sandbox names it (0: unknown).
+func sandboxPID(proc *libcontainer.Process) int {
+	host, err := proc.Pid()
+	if err != nil {
+		return 0
+	}
+	pid, _ := nsPID(host)
+	return pid
 }
 
 // awaitExec waits, a second at most, until host process pid runs its

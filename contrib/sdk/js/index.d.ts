@@ -305,6 +305,13 @@ export declare class Process {
   detached: boolean;
   /** How a background process ended, once the daemon saw it; null while it runs. */
   exitCode: number | null;
+  /** Started with stdin or a tty: the daemon holds its streams. */
+  attached: boolean;
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  tag: string;
+  tty: { rows: number; cols: number } | null;
   static fromJSON(raw: unknown): Process;
 }
 

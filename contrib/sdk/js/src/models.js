@@ -655,11 +655,26 @@ export class Process {
     this.detached = f.detached ?? false;
     /** @type {number | null} */
     this.exitCode = f.exitCode ?? null;
+    // An attached process (started with stdin or a tty: the daemon holds
+    // its streams) says what it was started with.
+    /** @type {boolean} */
+    this.attached = f.attached ?? false;
+    /** @type {string[]} */
+    this.argv = f.argv ?? [];
+    /** @type {Record<string, string>} */
+    this.env = f.env ?? {};
+    /** @type {string} */
+    this.cwd = f.cwd ?? "";
+    /** @type {string} */
+    this.tag = f.tag ?? "";
+    /** @type {{rows: number, cols: number} | null} */
+    this.tty = f.tty ?? null;
   }
 
   /** @param {unknown} raw */
   static fromJSON(raw) {
     const d = obj(raw);
+    const tty = d.tty !== null && typeof d.tty === "object" ? obj(d.tty) : null;
     return new Process({
       pid: int(d, "pid"),
       ppid: int(d, "ppid"),
@@ -669,6 +684,12 @@ export class Process {
       rssBytes: int(d, "rss_bytes"),
       detached: d.detached === true,
       exitCode: optInt(d, "exit_code"),
+      attached: d.attached === true,
+      argv: strs(d, "argv"),
+      env: strMap(d, "env"),
+      cwd: str(d, "cwd"),
+      tag: str(d, "tag"),
+      tty: tty ? { rows: int(tty, "rows"), cols: int(tty, "cols") } : null,
     });
   }
 }

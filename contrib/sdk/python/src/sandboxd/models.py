@@ -541,9 +541,18 @@ class Process:
     rss_bytes: int = 0
     detached: bool = False
     exit_code: int | None = None
+    # An attached process (started with stdin or a tty: the daemon holds
+    # its streams) says what it was started with.
+    attached: bool = False
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    tag: str = ""
+    tty: dict[str, int] | None = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Process:
+        tty = d.get("tty")
         return cls(
             pid=_int(d, "pid"),
             ppid=_int(d, "ppid"),
@@ -553,6 +562,12 @@ class Process:
             rss_bytes=_int(d, "rss_bytes"),
             detached=d.get("detached") is True,
             exit_code=_opt_int(d, "exit_code"),
+            attached=d.get("attached") is True,
+            argv=_strs(d, "argv"),
+            env=_map(d, "env"),
+            cwd=_str(d, "cwd"),
+            tag=_str(d, "tag"),
+            tty={"rows": _int(tty, "rows"), "cols": _int(tty, "cols")} if isinstance(tty, dict) else None,
         )
 
 
