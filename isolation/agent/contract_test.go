@@ -225,7 +225,10 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 func TestAgentKillAllNeedsPID1(t *testing.T) {
 	t.Parallel()
 	ra := startAgent(t, Files(), true)
-	m, _, _ := ra.exec(t, Request{Language: LanguagePython, Timeout: 0.3, Grace: 0.3,
+	// The timeout leaves the code time to ignore SIGINT first: on a loaded
+	// host 0.3 s once ran out while it still started, the interrupt then
+	// worked, and nothing needed a kill (CI: StateReset false after 356 ms).
+	m, _, _ := ra.exec(t, Request{Language: LanguagePython, Timeout: 2, Grace: 0.3,
 		Code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"})
 	if m.Status != StatusTimeout || m.ExitCode != 124 || !m.StateReset {
 		t.Fatalf("uninterruptible timeout: %+v", m)
