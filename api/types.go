@@ -163,6 +163,9 @@ type ExecRequest struct {
 	TimeoutS *float64          `json:"timeout_s,omitempty"`
 	Env      map[string]string `json:"env,omitempty"`
 	Cwd      string            `json:"cwd,omitempty"`
+	// Context names the interpreter (CodeContext) that runs it: "" is
+	// ContextDefault.
+	Context string `json:"context,omitempty"`
 	// Wait false answers 202 with the execution's id at once (ExecStarted);
 	// GET …/executions/{eid} tells how it goes. Absent: true.
 	Wait *bool `json:"wait,omitempty"`

@@ -130,6 +130,10 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 	if err != nil {
 		return nil, err
 	}
+	cx, err := execContext(rec, req)
+	if err != nil {
+		return nil, err
+	}
 	if err := d.execs.Slots.Take(); err != nil {
 		return nil, err
 	}
@@ -139,6 +143,7 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 		return nil, err
 	}
 	run := &execution.Run{Sandbox: sb, Timeout: timeout, Env: mergeEnv(sessionEnv, req.Env), Reset: reset,
+		Context: cx.ID, ContextCwd: cx.Cwd,
 		Lost:   func(ctx context.Context, e *api.Execution, cause error) { d.recoverExec(ctx, s, sb, e, cause) },
 		Killed: func() { d.journal.noticeOOM(s, sb) }}
 	return &execSlot{s: s, sb: sb, run: run, release: func() { s.ReleaseExec(); d.execs.Slots.Release() }}, nil

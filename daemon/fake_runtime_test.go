@@ -205,6 +205,9 @@ type fakeBox struct {
 
 	mu        sync.Mutex
 	vars      map[string]string
+	// ctxVars are the variables of each code context but the default
+	// one (vars), by name: a context's own interpreter.
+	ctxVars map[string]map[string]string
 	limits    isolation.Limits
 	frozen    bool
 	oomKills  uint64
@@ -273,6 +276,13 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	vars := b.vars
+	if o.Context != "" {
+		if vars = b.ctxVars[o.Context]; vars == nil {
+			// A context this sandbox never started: started now, afresh.
+			vars, r.StateReset = b.startContext(o.Context), true
+		}
+	}
 	switch {
 	case code == "crash":
 		b.mu.Unlock()
@@ -304,9 +314,9 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		b.vars = map[string]string{}
 	case o.Language == isolation.LanguagePython && strings.Contains(code, "="):
 		k, v, _ := strings.Cut(code, "=")
-		b.vars[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	case o.Language == isolation.LanguagePython && b.vars[code] != "":
-		v := b.vars[code]
+		vars[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	case o.Language == isolation.LanguagePython && vars[code] != "":
+		v := vars[code]
 		r.Result = &v
 	case o.Language == isolation.LanguagePython && isIdent(code):
 		r.Status = isolation.StatusError
@@ -315,6 +325,39 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 		out(isolation.StreamStdout, code+"\n")
 	}
 	return r, nil
+}
+
+// startContext starts context name's interpreter afresh; b.mu held.
+func (b *fakeBox) startContext(name string) map[string]string {
+	if b.ctxVars == nil {
+		b.ctxVars = map[string]map[string]string{}
+	}
+	b.ctxVars[name] = map[string]string{}
+	return b.ctxVars[name]
+}
+
+func (b *fakeBox) StartContext(ctx context.Context, name, cwd string) error {
+	if b.dead() {
+		return errors.New("sandbox is stopped")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if name == isolation.ContextDefault {
+		b.vars = map[string]string{}
+		return nil
+	}
+	b.startContext(name)
+	return nil
+}
+
+func (b *fakeBox) DeleteContext(ctx context.Context, name string) error {
+	if name == isolation.ContextDefault {
+		return errors.New("agent: the default context cannot be deleted")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.ctxVars, name)
+	return nil
 }
 
 // fakeInstall makes a module of each requirement of a pip command line in

@@ -99,6 +99,12 @@ type Executor interface {
 	// reports whether an execution ran; isolation.ErrInterruptUnsupported
 	// means the sandbox's agent is too old to be interrupted.
 	Interrupt(ctx context.Context) (bool, error)
+	// StartContext starts the interpreter of a code context in folder
+	// cwd, afresh if it runs (the default one restarts); DeleteContext
+	// stops one. isolation.ErrContextUnsupported: the agent has one
+	// interpreter (an older daemon started it).
+	StartContext(ctx context.Context, name, cwd string) error
+	DeleteContext(ctx context.Context, name string) error
 }
 
 // ProcessTable is the sandbox's processes beside its agent: started,

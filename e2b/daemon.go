@@ -39,6 +39,10 @@ type Daemon interface {
 	Exec(ctx context.Context, id string, req *api.ExecRequest, onEvent func(api.Event)) (*api.Execution, error)
 	// SetDeadline ends the session in seconds from now (0: no deadline).
 	SetDeadline(ctx context.Context, id string, seconds int) (*api.Session, error)
+	CreateContext(ctx context.Context, id string, req api.CreateContextRequest) (*api.CodeContext, error)
+	Contexts(ctx context.Context, id string) ([]api.CodeContext, error)
+	DeleteContext(ctx context.Context, id, cid string) error
+	RestartContext(ctx context.Context, id, cid string) (*api.CodeContext, error)
 }
 
 // deadlineOf is when the session ends, zero if never.

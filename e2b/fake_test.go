@@ -30,6 +30,10 @@ type fakeDaemon struct {
 	events   []api.FileEvent
 	procs    map[int]*fakeProc
 	started  []api.ProcessRequest
+	// contexts are each session's code contexts beside the default one;
+	// restarted the ids RestartContext was asked for.
+	contexts  map[string][]api.CodeContext
+	restarted []string
 }
 
 func newFakeDaemon(now func() time.Time) *fakeDaemon {

@@ -52,8 +52,9 @@ func (g *Gateway) execute(w http.ResponseWriter, r *http.Request, s *api.Session
 	default:
 		return errorf(http.StatusNotImplemented, "language %s is not served by sandboxd's code interpreter: python and bash are", api.Quote(req.Language))
 	}
-	if req.ContextID != "" && req.ContextID != defaultContext(lang) {
-		return errorf(http.StatusNotFound, "context %s not found: sandboxd's gateway serves each language's default context", api.Quote(req.ContextID))
+	cid, lang, err := g.execContext(r.Context(), s.ID, req.ContextID, lang)
+	if err != nil {
+		return err
 	}
 	// The code may run until the sandbox ends, up to the daemon's longest
 	// execution.
@@ -77,7 +78,7 @@ func (g *Gateway) execute(w http.ResponseWriter, r *http.Request, s *api.Session
 		}
 	}
 	displayed := 0
-	e, err := g.o.Daemon.Exec(r.Context(), s.ID, &api.ExecRequest{Language: lang, Code: req.Code, Env: req.EnvVars, TimeoutS: &timeout}, func(ev api.Event) {
+	e, err := g.o.Daemon.Exec(r.Context(), s.ID, &api.ExecRequest{Language: lang, Code: req.Code, Env: req.EnvVars, TimeoutS: &timeout, Context: cid}, func(ev api.Event) {
 		switch ev.Type {
 		case api.EventStdout, api.EventStderr:
 			line(map[string]any{"type": ev.Type, "text": ev.Data, "timestamp": time.Now().UnixMicro()})
@@ -159,29 +160,4 @@ func errorName(status string) string {
 		return "KeyboardInterrupt"
 	}
 	return "SandboxError"
-}
-
-// defaultContext is the id of a language's one context.
-func defaultContext(lang string) string {
-	if lang == api.LanguageShell {
-		return "bash"
-	}
-	return "python"
-}
-
-// context is one of E2B's code contexts.
-type codeContext struct {
-	ID       string `json:"id"`
-	Language string `json:"language"`
-	Cwd      string `json:"cwd"`
-}
-
-// contexts is GET /contexts: the default ones. Contexts of their own
-// (POST /contexts) come with sandboxd's contexts (issue 33).
-func (g *Gateway) contexts(w http.ResponseWriter, _ *http.Request, _ *api.Session) error {
-	writeJSON(w, http.StatusOK, []codeContext{
-		{ID: "python", Language: "python", Cwd: "/workspace"},
-		{ID: "bash", Language: "bash", Cwd: "/workspace"},
-	})
-	return nil
 }

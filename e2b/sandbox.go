@@ -28,7 +28,8 @@ func (g *Gateway) serveSandbox(w http.ResponseWriter, r *http.Request, id string
 		writeError(w, g.o.Log, errorf(http.StatusBadGateway, "sandbox %s: port %s is not served (envd %d, code interpreter %d)", id, api.Quote(r.Header.Get("E2b-Sandbox-Port")), portEnvd, portInterpreter))
 		return
 	}
-	if !g.o.ID.checkToken(id, r.Header.Get("X-Access-Token")) {
+	if !g.o.ID.checkToken(id, r.Header.Get("X-Access-Token")) &&
+		!(port == portInterpreter && g.o.ID.checkTrafficToken(id, r.Header.Get("E2B-Traffic-Access-Token"))) {
 		// A health check needs no token (envd's needs none either); a
 		// wrong token on it still learns nothing: every sandbox is
 		// "unknown" to it alike.
@@ -92,6 +93,11 @@ func (g *Gateway) sandboxRoute(port int, method, path string) sandboxHandler {
 		return g.execute
 	case key{portInterpreter, "GET", "/contexts"}:
 		return g.contexts
+	case key{portInterpreter, "POST", "/contexts"}:
+		return g.createContext
+	}
+	if port == portInterpreter {
+		return g.contextRoute(method, path)
 	}
 	return nil
 }

@@ -45,6 +45,18 @@ func TestSandboxRequests(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.want)
 		}
 	}
+	// The traffic token (the code interpreter SDK's contexts calls send
+	// it alone) opens the interpreter's port, not envd's.
+	if s.TrafficAccessToken == nil || *s.TrafficAccessToken == "" || *s.TrafficAccessToken == tok {
+		t.Fatalf("create answered traffic token %v", s.TrafficAccessToken)
+	}
+	for port, want := range map[int]int{portInterpreter: http.StatusOK, portEnvd: http.StatusUnauthorized} {
+		code, out, _ := tg.do("GET", "/contexts", "", "", "E2b-Sandbox-Id", s.SandboxID, "E2b-Sandbox-Port", strconv.Itoa(port),
+			"E2B-Traffic-Access-Token", *s.TrafficAccessToken)
+		if code != want {
+			t.Errorf("traffic token on port %d: %d %s, want %d", port, code, out, want)
+		}
+	}
 	// A sandbox that is paused, gone or not the gateway's is a 502: the
 	// SDKs report it killed.
 	tg.do("POST", "/sandboxes/"+s.SandboxID+"/pause", tg.key, "")

@@ -115,13 +115,15 @@ func (g *Gateway) template(t string) string {
 
 // sandboxOf is what a create or connect answers for s.
 func (g *Gateway) sandboxOf(s *api.Session) sandbox {
+	traffic := g.o.ID.trafficToken(s.ID)
 	return sandbox{
-		SandboxID:       s.ID,
-		TemplateID:      s.Labels[labelTemplate],
-		ClientID:        g.o.ClientID,
-		EnvdVersion:     EnvdVersion,
-		EnvdAccessToken: g.o.ID.accessToken(s.ID),
-		Alias:           s.Labels[labelTemplate],
+		SandboxID:          s.ID,
+		TemplateID:         s.Labels[labelTemplate],
+		ClientID:           g.o.ClientID,
+		EnvdVersion:        EnvdVersion,
+		EnvdAccessToken:    g.o.ID.accessToken(s.ID),
+		TrafficAccessToken: &traffic,
+		Alias:              s.Labels[labelTemplate],
 	}
 }
 

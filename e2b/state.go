@@ -75,6 +75,20 @@ func (id Identity) checkToken(sandbox, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(token), []byte(id.accessToken(sandbox))) == 1
 }
 
+// trafficToken is sandbox's traffic access token: E2B's guard of a
+// sandbox's ports, which the code interpreter SDK sends to port 49999 as
+// E2B-Traffic-Access-Token (its context calls send no other token).
+func (id Identity) trafficToken(sandbox string) string {
+	m := hmac.New(sha256.New, []byte(id.Secret))
+	m.Write([]byte("traffic\x00" + sandbox))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// checkTrafficToken reports whether token is sandbox's traffic token.
+func (id Identity) checkTrafficToken(sandbox, token string) bool {
+	return subtle.ConstantTimeCompare([]byte(token), []byte(id.trafficToken(sandbox))) == 1
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

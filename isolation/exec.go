@@ -23,6 +23,10 @@ type ExecOptions struct {
 	Env map[string]string
 	// Cwd is the working folder inside the sandbox (default /workspace).
 	Cwd string
+	// Context names the interpreter of a Python execution (""; the
+	// first), and ContextCwd its folder, where the agent starts it if it
+	// lacks it (see Sandbox.Context).
+	Context, ContextCwd string
 	// MaxOutput caps stdout and stderr each, in bytes; MaxAnswer the
 	// whole answer (output, error, result, outputs), which agents before
 	// protocol 4 do not bound.
@@ -87,15 +91,17 @@ type Output func(stream, data string)
 // request is opts as the agent's wire request.
 func (o *ExecOptions) request() agent.Request {
 	return agent.Request{
-		ID:        o.ID,
-		Language:  o.Language,
-		Code:      o.Code,
-		Timeout:   o.Timeout.Seconds(),
-		Grace:     o.Grace.Seconds(),
-		Env:       o.Env,
-		Cwd:       o.Cwd,
-		MaxOutput: o.MaxOutput,
-		MaxAnswer: o.MaxAnswer,
+		ID:         o.ID,
+		Language:   o.Language,
+		Code:       o.Code,
+		Timeout:    o.Timeout.Seconds(),
+		Grace:      o.Grace.Seconds(),
+		Env:        o.Env,
+		Cwd:        o.Cwd,
+		Context:    o.Context,
+		ContextCwd: o.ContextCwd,
+		MaxOutput:  o.MaxOutput,
+		MaxAnswer:  o.MaxAnswer,
 	}
 }
 

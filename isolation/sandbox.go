@@ -388,28 +388,9 @@ func (s *Sandbox) Exited() <-chan struct{} { return s.exited }
 func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(agent.Output), use *Usage) (*agent.Message, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
-	s.connMu.Lock()
-	conn, closed := s.conn, s.closed
-	s.connMu.Unlock()
-	if closed {
-		return nil, errors.New("sandbox is stopped")
-	}
-	if conn == nil {
-		// Restored after a daemon restart while its agent was busy with an
-		// execution from before: the agent answers once that ends, which
-		// its own timeout bounds.
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		_, err := s.connect(ctx, false)
-		cancel()
-		if errors.Is(err, agent.ErrProtocol) {
-			return nil, err // the daemon restarts it with its own agent
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)
-		}
-		s.connMu.Lock()
-		conn = s.conn
-		s.connMu.Unlock()
+	conn, err := s.agentConn(wait)
+	if err != nil {
+		return nil, err
 	}
 	s.connMu.Lock()
 	s.running = &runningExec{id: req.ID, conn: conn}
@@ -423,6 +404,35 @@ func (s *Sandbox) exec(req agent.Request, wait time.Duration, onOutput func(kind
 	k := m.Start()
 	defer func() { use.CPU, use.MemoryPeak = m.Stop(k) }()
 	return conn.Exec(req, wait, onOutput, onDisplay)
+}
+
+// agentConn is the connection to the agent, for a request under execMu,
+// made within wait if the sandbox has none.
+func (s *Sandbox) agentConn(wait time.Duration) (*agent.Conn, error) {
+	s.connMu.Lock()
+	conn, closed := s.conn, s.closed
+	s.connMu.Unlock()
+	if closed {
+		return nil, errors.New("sandbox is stopped")
+	}
+	if conn != nil {
+		return conn, nil
+	}
+	// Restored after a daemon restart while its agent was busy with an
+	// execution from before: the agent answers once that ends, which
+	// its own timeout bounds.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	_, err := s.connect(ctx, false)
+	cancel()
+	if errors.Is(err, agent.ErrProtocol) {
+		return nil, err // the daemon restarts it with its own agent
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", agent.ErrUnresponsive, err)
+	}
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return s.conn, nil
 }
 
 // meter is the meter of the sandbox's cgroup, made at its first

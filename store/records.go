@@ -57,6 +57,18 @@ type Record struct {
 	// none). It came after schema 2 without a version of its own, as
 	// PausedAt did: an older record lacks it and has none.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Contexts are the interpreters made beside the first (the default
+	// one is not listed), kept so that a restarted daemon knows them and
+	// a new sandbox starts each again when it is first used.
+	Contexts []Context `json:"contexts,omitempty"`
+}
+
+// Context is one of a session's code contexts.
+type Context struct {
+	ID        string    `json:"id"`
+	Language  string    `json:"language"`
+	Cwd       string    `json:"cwd"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Limits are a session's resources.

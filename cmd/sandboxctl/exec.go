@@ -190,7 +190,7 @@ func shellQuote(argv []string) string {
 func newExecCmd(a *app) *cobra.Command {
 	var f codeFlags
 	var env []string
-	var cwd, file string
+	var cwd, file, execCtx string
 	var noWait, interactive, tty, detach bool
 	cmd := &cobra.Command{
 		Use:   "exec ID [-c CODE | --file FILE | - | [--] COMMAND [ARG...]]",
@@ -238,6 +238,9 @@ of sandboxctl or the daemon (nothing ran).`,
 			if err != nil {
 				return err
 			}
+			if execCtx != "" && (detach || interactive || tty) {
+				return errors.New("--context runs code in a context's interpreter: not with -d, -i or -t, which run a command")
+			}
 			if detach {
 				if f.code != "" || file != "" || len(args) < 2 || args[1] == "-" || noWait || f.shell {
 					return errors.New("--detach runs a command: sandboxctl exec -d ID -- COMMAND [ARG...] (not with -c, --file, -, --shell or --no-wait)")
@@ -260,7 +263,7 @@ of sandboxctl or the daemon (nothing ran).`,
 			if err != nil {
 				return err
 			}
-			req := &api.ExecRequest{Language: lang, Code: code, Env: vars, Cwd: cwd}
+			req := &api.ExecRequest{Language: lang, Code: code, Env: vars, Cwd: cwd, Context: execCtx}
 			if cmd.Flags().Changed("timeout") {
 				req.TimeoutS = &f.timeout
 			}
@@ -303,6 +306,13 @@ of sandboxctl or the daemon (nothing ran).`,
 	cmd.Flags().BoolVarP(&detach, "detach", "d", false, "run the COMMAND in the background and print its pid (see top, logs, kill; with -i or -t its input stays open: see stdin)")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "environment variable KEY=VALUE for this execution (repeatable)")
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory (default /workspace)")
+	cmd.Flags().StringVar(&execCtx, "context", "", "run in this code context: an interpreter of its own (see sandboxctl context)")
+	_ = cmd.RegisterFlagCompletionFunc("context", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return a.completeContexts(cmd, args[:1], toComplete)
+	})
 	cmd.Flags().StringVarP(&file, "file", "F", "", "run this local file's code")
 	cmd.Flags().BoolVarP(&noWait, "no-wait", "W", false, "print the execution's id at once and leave it running (see logs)")
 	return cmd

@@ -202,6 +202,7 @@ func run(cfg config.Config) error {
 		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
+		ContextBackend:  d.Contexts(),
 	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,

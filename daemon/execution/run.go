@@ -25,6 +25,9 @@ type Run struct {
 	// Reset says the interpreter's state was lost since the session's
 	// last execution (state_reset).
 	Reset bool
+	// Context names the interpreter that runs a Python execution (""
+	// the default one), ContextCwd the folder a new sandbox starts it in.
+	Context, ContextCwd string
 	// Lost replaces the sandbox when it stopped answering or died under
 	// e (which Lost already says); Killed looks into a kill (out of
 	// memory?).
@@ -50,16 +53,18 @@ func (b *Book) Exec(ctx context.Context, r *Run, e *api.Execution, out *Capture,
 
 	started := time.Now()
 	res, err := sb.Exec(ctx, &isolation.ExecOptions{
-		ID:        e.ID,
-		Language:  req.Language,
-		Code:      req.Code,
-		Timeout:   r.Timeout,
-		Grace:     b.opts.Grace,
-		Env:       r.Env,
-		Cwd:       req.Cwd,
-		MaxOutput: b.opts.MaxOutput,
-		MaxAnswer: b.opts.MaxAnswer,
-		OnDisplay: func(o isolation.RichOutput) { out.Display(APIOutput(o)) },
+		ID:         e.ID,
+		Language:   req.Language,
+		Code:       req.Code,
+		Timeout:    r.Timeout,
+		Grace:      b.opts.Grace,
+		Env:        r.Env,
+		Cwd:        req.Cwd,
+		Context:    r.Context,
+		ContextCwd: r.ContextCwd,
+		MaxOutput:  b.opts.MaxOutput,
+		MaxAnswer:  b.opts.MaxAnswer,
+		OnDisplay:  func(o isolation.RichOutput) { out.Display(APIOutput(o)) },
 	}, out.Add)
 	e.Stdout, e.Stderr = out.Text()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000

@@ -24,6 +24,7 @@ type Backend interface {
 	ProcessBackend
 	FileBackend
 	TemplateBackend
+	ContextBackend
 }
 
 // Backends are the areas' backends, each served by whichever owner holds
@@ -40,11 +41,12 @@ type Backends struct {
 	ProcessBackend
 	FileBackend
 	TemplateBackend
+	ContextBackend
 }
 
 // BackendsOf serves every area from b (a test's fake that implements all).
 func BackendsOf(b Backend) Backends {
-	return Backends{b, b, b, b, b, b, b, b}
+	return Backends{b, b, b, b, b, b, b, b, b}
 }
 
 // missing names an area no backend serves, or is "".
@@ -66,6 +68,8 @@ func (b Backends) missing() string {
 		return "files"
 	case b.TemplateBackend == nil:
 		return "templates"
+	case b.ContextBackend == nil:
+		return "contexts"
 	}
 	return ""
 }
@@ -129,6 +133,17 @@ type ExecBackend interface {
 	// StartExec starts an execution and answers its id (wait false).
 	StartExec(ctx context.Context, id string, req *api.ExecRequest) (string, error)
 	Run(ctx context.Context, req *api.RunRequest, onEvent func(api.Event)) (*api.Execution, error)
+}
+
+// ContextBackend owns sessions' code contexts: interpreters of their own
+// in one sandbox.
+type ContextBackend interface {
+	CreateContext(ctx context.Context, id string, req *api.CreateContextRequest) (*api.CodeContext, error)
+	// Contexts lists a session's, the default one first.
+	Contexts(ctx context.Context, id string) ([]api.CodeContext, error)
+	DeleteContext(ctx context.Context, id, cid string) error
+	// RestartContext starts its interpreter afresh.
+	RestartContext(ctx context.Context, id, cid string) (*api.CodeContext, error)
 }
 
 // HistoryBackend reads a session's executions, running or recorded.

@@ -135,6 +135,16 @@ func (f *fakeBackend) Interrupt(_ context.Context, id string) (bool, error) {
 	}
 	return true, nil
 }
+func (f *fakeBackend) CreateContext(_ context.Context, id string, req *api.CreateContextRequest) (*api.CodeContext, error) {
+	return &api.CodeContext{ID: "c1", Language: "python", Cwd: req.Cwd}, nil
+}
+func (f *fakeBackend) Contexts(context.Context, string) ([]api.CodeContext, error) {
+	return []api.CodeContext{{ID: api.ContextDefault, Language: "python", Cwd: "/workspace"}}, nil
+}
+func (f *fakeBackend) DeleteContext(context.Context, string, string) error { return nil }
+func (f *fakeBackend) RestartContext(_ context.Context, _, cid string) (*api.CodeContext, error) {
+	return &api.CodeContext{ID: cid, Language: "python"}, nil
+}
 func (f *fakeBackend) Executions(context.Context, string, int) ([]api.ExecutionSummary, error) {
 	return []api.ExecutionSummary{}, nil
 }

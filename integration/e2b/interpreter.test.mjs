@@ -56,3 +56,36 @@ test('runCode: a request that gives up interrupts the code', async () => {
     await sbx.kill()
   }
 })
+
+test('code contexts: their own state and folder, listed, restarted, removed', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  try {
+    await sbx.files.makeDir('/home/user/proj')
+    await sbx.runCode('x = "default"')
+    const ctx = await sbx.createCodeContext({ cwd: '/home/user/proj' })
+    assert.equal(ctx.language, 'python')
+    assert.equal(ctx.cwd, '/home/user/proj')
+    await sbx.runCode('x = "own"', { context: ctx })
+    assert.equal((await sbx.runCode('x')).text, "'default'")
+    assert.equal((await sbx.runCode('x', { context: ctx })).text, "'own'")
+    assert.equal((await sbx.runCode('import os; os.path.basename(os.getcwd())', { context: ctx })).text, "'proj'")
+
+    const bash = await sbx.createCodeContext({ language: 'bash', cwd: '/home/user/proj' })
+    assert.equal(bash.language, 'bash')
+    const out = await sbx.runCode('basename "$PWD"', { context: bash })
+    assert.deepEqual(out.logs.stdout, ['proj\n'])
+
+    const ids = (await sbx.listCodeContexts()).map((c) => c.id)
+    assert.deepEqual(ids, ['python', 'bash', ctx.id, bash.id])
+
+    await sbx.restartCodeContext(ctx)
+    assert.equal((await sbx.runCode('x', { context: ctx })).error.name, 'NameError')
+    assert.equal((await sbx.runCode('x')).text, "'default'", 'a context restart leaves the default alone')
+
+    await sbx.removeCodeContext(ctx.id)
+    assert.deepEqual((await sbx.listCodeContexts()).map((c) => c.id), ['python', 'bash', bash.id])
+    await assert.rejects(sbx.runCode('1', { context: ctx }))
+  } finally {
+    await sbx.kill()
+  }
+})

@@ -107,6 +107,15 @@ type Request struct {
 	// Ready, in a ping, asks for the pong once the interpreter has
 	// finished starting, not as soon as the agent can answer.
 	Ready bool `json:"ready,omitempty"`
+	// Context, in an exec, names the interpreter that runs a Python cell
+	// ("" : ContextDefault); ContextCwd is that context's folder, where
+	// the agent starts it when it has no such context (a new sandbox).
+	// In an OpContext, Context is the one to start or delete (Action),
+	// in Cwd. Version 15 on; older agents would run every cell in
+	// their one interpreter, so the Conn refuses to send them one.
+	Context    string `json:"context,omitempty"`
+	ContextCwd string `json:"context_cwd,omitempty"`
+	Action     string `json:"action,omitempty"`
 }
 
 // Message is one line from the agent. Which fields are set depends on Type.
@@ -130,6 +139,8 @@ type Message struct {
 	// Protocol, in a pong, is the agent's protocol version; absent (0)
 	// from agents of version 1.
 	Protocol int `json:"protocol,omitempty"`
+	// Context, in a TypeContext line, is the context started or deleted.
+	Context string `json:"context,omitempty"`
 	// Undelivered, in a pong, is how an execution ended whose answer the
 	// agent could not send: the daemon was gone.
 	Undelivered *Message `json:"undelivered,omitempty"`

@@ -124,6 +124,12 @@ func (a *Conn) Version() int { return int(a.version.Load()) }
 // is stuck.
 func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(Output)) (*Message, error) {
 	req.Op = OpExec
+	if req.Context != "" && req.Context != ContextDefault {
+		// An older agent would run the cell in its one interpreter.
+		if err := a.supports(contextVersion, "a code context"); err != nil {
+			return nil, err
+		}
+	}
 	dl := time.Now().Add(wait)
 	_ = a.c.SetReadDeadline(dl)
 	defer a.c.SetReadDeadline(time.Time{})
@@ -221,8 +227,8 @@ func (a *Conn) Reclaim(ctx context.Context) error {
 // that error). The write is bounded by ctx's deadline, else by
 // interruptWait.
 func (a *Conn) sendBeside(ctx context.Context, r Request, since int, what string) error {
-	if v := a.Version(); v < since {
-		return fmt.Errorf("%w: %s needs agent protocol %d, this agent speaks %d", ErrUnsupported, what, since, v)
+	if err := a.supports(since, what); err != nil {
+		return err
 	}
 	dl, ok := ctx.Deadline()
 	if !ok {

@@ -18,7 +18,15 @@ const (
 	// memory, but PID 1 (version 6 on): the daemon's OOM killer where the
 	// kernel is not one (gVisor). It has no answer of its own.
 	OpReclaim = "reclaim"
+	// OpContext starts (Action "start": afresh if it runs) or deletes
+	// (Action "delete") the worker of Request.Context, in Request.Cwd
+	// (version 15 on). The answer is a TypeContext line, or an error.
+	OpContext = "context"
 )
+
+// ContextDefault is the context of the agent's first interpreter: the
+// one an execution without a context runs in.
+const ContextDefault = "default"
 
 // Types of the agent's lines (Message.Type).
 const (
@@ -30,6 +38,9 @@ const (
 	// TypeDisplay is an output a cell displayed while it runs (version 9
 	// on): Message.Output.
 	TypeDisplay = "display"
+	// TypeContext answers an OpContext: Message.Context and the
+	// worker's PID (0 once deleted).
+	TypeContext = "context"
 )
 
 // Statuses of an execution's done line (Message.Status). They are the
@@ -73,12 +84,15 @@ func pyConsts() []pyConst {
 		{"OP_EXEC", OpExec},
 		{"OP_INTERRUPT", OpInterrupt},
 		{"OP_RECLAIM", OpReclaim},
+		{"OP_CONTEXT", OpContext},
+		{"CONTEXT_DEFAULT", ContextDefault},
 		{"TYPE_PONG", TypePong},
 		{"TYPE_STDOUT", TypeStdout},
 		{"TYPE_STDERR", TypeStderr},
 		{"TYPE_DONE", TypeDone},
 		{"TYPE_ERROR", TypeError},
 		{"TYPE_DISPLAY", TypeDisplay},
+		{"TYPE_CONTEXT", TypeContext},
 		{"STATUS_OK", StatusOK},
 		{"STATUS_ERROR", StatusError},
 		{"STATUS_TIMEOUT", StatusTimeout},

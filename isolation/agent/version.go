@@ -22,7 +22,8 @@ import "errors"
 //	4     4         max_answer, truncated
 //	5     5         the agent listens at ListenPath without a listener
 //	6     6-8       reclaim
-//	9     9-12      display lines and bundles
+//	9     9-14      display lines and bundles
+//	15    15        contexts
 //
 // testdata keeps the last version of each older wire (agent-v2, -v3,
 // -v4, -v5, -v8; agent-v1 as the one that says no protocol) and today's
@@ -112,6 +113,14 @@ import "errors"
 //	   keeps its exit code: it is watched before the fork's window ends,
 //	   so the reaper keeps its status (it said 0 when the reaper took
 //	   the command between Popen and the watch, a race seen under load).
+//	15 contexts: {"op":"context","action":"start"|"delete","context":N,
+//	   "cwd":D} starts (afresh) or deletes a worker interpreter of its
+//	   own, answered by {"type":"context","context":N,"pid":P}; an exec
+//	   names its "context" (and "context_cwd", where a new sandbox starts
+//	   it), and its state_reset says when the context had to be started
+//	   anew. A reset of one worker kills only its process group while
+//	   other contexts live. Conn.Context and an Exec with a context
+//	   refuse agents before 15 with ErrUnsupported.
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -123,12 +132,12 @@ import "errors"
 //
 // add it to savedProtocols (contract_test.go), set ProtocolVersion to
 // Revision, and make the Conn adapt where the wires differ.
-const ProtocolVersion = 12
+const ProtocolVersion = 15
 
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 14
+const Revision = 15
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -28,6 +28,17 @@
 # processes outside any sandbox. The worker runs user code, so nothing it
 # sends is trusted (see _sandboxd_cells).
 #
+# Contexts (protocol 15): besides its first worker, the context "default",
+# the supervisor keeps a worker for each context the daemon names, each
+# with globals of its own, started in its folder ({"op":"context",
+# "action":"start"|"delete","context":NAME,"cwd":DIR}; a start of one that
+# exists starts it afresh). An execution names its context; one the
+# supervisor lacks (the sandbox was restarted, the daemon kept the name)
+# is started then, and the answer says state_reset. Executions still run
+# one at a time, in whichever context. A stop or a reset of one context's
+# worker kills that worker's process group only while others live: the
+# sandbox-wide kill would take them too.
+#
 # The template's preload code (argv[1], if any) runs in every new worker
 # before its first cell, as a cell of its own whose output is dropped: user
 # code finds what it imported already there, after a state reset too. The
@@ -49,8 +60,8 @@ import _sandboxd_cells as cells
 import _sandboxd_procs as procs
 import _sandboxd_shell as shell
 from _sandboxd_consts import (
-    LANGUAGE_PYTHON, LANGUAGE_SHELL, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL, STATUS_OK, TYPE_DONE,
-    TYPE_ERROR, TYPE_PONG)
+    CONTEXT_DEFAULT, LANGUAGE_PYTHON, LANGUAGE_SHELL, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL,
+    STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG)
 from _sandboxd_daemon import Daemon
 from _sandboxd_wire import log
 
@@ -99,7 +110,9 @@ class Agent:
         if self.preload_code:
             self.harden()
         self.tokens = cells.Tokens()
+        # worker is the context "default"'s; contexts the others', by name.
         self.worker = cells.Worker()
+        self.contexts = {}
         self.worker.start()
         # The processes there before an execution (see kill_new): noted
         # while idle, once the last execution's answer is out, so that no
@@ -118,14 +131,56 @@ class Agent:
         notes the sandbox's processes (see kill_new)."""
         self.before = procs.snapshot(self.before)
 
-    def preload(self):
-        """Runs the template's preload code in a new worker, quietly."""
+    def alone(self):
+        """Whether the default worker is the only one: a reset may then
+        kill everything in the sandbox."""
+        return not self.contexts
+
+    def worker_pids(self):
+        """The workers' pids, which an execution's stop spares."""
+        return tuple(w.pid for w in (self.worker, *self.contexts.values()) if w.pid)
+
+    def start_context(self, name, cwd):
+        """Starts context name's worker, afresh if it has one."""
+        old = self.contexts.pop(name, None)
+        if old is not None:
+            old.stop(alone=False)
+        w = cells.Worker(cwd)
+        w.start()
+        self.contexts[name] = w
+        self.preload(w)
+        return w
+
+    def context(self, req):
+        """Starts or deletes a context; the default one only restarts."""
+        name, action = str(req.get("context") or CONTEXT_DEFAULT), req.get("action")
+        if name == CONTEXT_DEFAULT:
+            if action != "start":
+                raise ValueError("the default context cannot be deleted")
+            self.worker.stop(alone=False)
+            self.worker.start()
+            self.preload(self.worker)
+            pid = self.worker.pid
+        elif action == "start":
+            pid = self.start_context(name, str(req.get("cwd") or "")).pid
+        elif action == "delete":
+            w = self.contexts.pop(name, None)
+            if w is not None:
+                w.stop(alone=False)
+            pid = 0
+        else:
+            raise ValueError("unknown context action %r" % action)
+        self.daemon.send({"type": TYPE_CONTEXT, "context": name, "pid": pid})
+
+    def preload(self, w=None):
+        """Runs the template's preload code in a new worker (default: the
+        default context's), quietly."""
         if not self.preload_code or self.preloading:
             return
         self.preloading = True
         try:
             done = cells.execute(self, {"code": self.preload_code, "timeout": PRELOAD_TIMEOUT, "max_output": 65536},
-                                 send=lambda m: None)
+                                 send=lambda m: None, w=w)
         finally:
             self.preloading = False
         if done["status"] != STATUS_OK:
@@ -184,7 +239,16 @@ class Agent:
             if is_shell:
                 done = shell.execute(self, req, exec_id)
             else:
-                done = cells.execute(self, req, exec_id=exec_id, start=start)
+                name = str(req.get("context") or CONTEXT_DEFAULT)
+                w, fresh = self.worker, False
+                if name != CONTEXT_DEFAULT:
+                    w = self.contexts.get(name)
+                    if w is None:
+                        # The daemon knows the context, the sandbox (a new
+                        # one) does not: its state is gone.
+                        w, fresh = self.start_context(name, str(req.get("context_cwd") or "")), True
+                done = cells.execute(self, req, exec_id=exec_id, start=start, w=w)
+                done["state_reset"] = done["state_reset"] or fresh
             done["type"] = TYPE_DONE
             done["id"] = exec_id
             done["language"] = LANGUAGE_SHELL if is_shell else LANGUAGE_PYTHON
@@ -195,6 +259,9 @@ class Agent:
                 # ended for the next one, without the outputs it streamed.
                 done.pop("outputs", None)
                 self.undelivered = done
+            self.settle()
+        elif op == OP_CONTEXT:
+            self.context(req)
             self.settle()
         elif op == OP_INTERRUPT:
             pass  # nothing runs: the execution it was for has ended

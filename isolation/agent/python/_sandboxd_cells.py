@@ -48,9 +48,11 @@ class Tokens:
 
 class Worker:
     """The supervisor's end of the forked interpreter: its pid and the
-    pipes that lead to it."""
+    pipes that lead to it. A context's worker (see _sandboxd_agent) starts
+    in its context's folder, cwd."""
 
-    def __init__(self):
+    def __init__(self, cwd=""):
+        self.cwd = cwd
         self.pid = 0
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
         self.ctrl_buf = b""
@@ -73,6 +75,11 @@ class Worker:
         pid = os.fork()
         if pid == 0:
             procs.stop_reaper()
+            if self.cwd:
+                try:
+                    os.chdir(self.cwd)
+                except OSError as e:
+                    log("context folder %r: %s" % (self.cwd, e))
             worker.run(out_w, err_w, req_r, rep_w)  # never returns
         for fd in (out_w, err_w, req_r, rep_w):
             os.close(fd)
@@ -90,18 +97,23 @@ class Worker:
             return None
         return procs.EXITED.get(self.pid)
 
-    def stop(self):
-        """Kills the worker and everything else in the sandbox but PID 1."""
+    def stop(self, alone=True):
+        """Kills the worker and, when it is alone (no other context's
+        worker to spare), everything else in the sandbox but PID 1."""
         if self.pid:
-            if not procs.kill_all():
-                # Not a sandbox's PID 1 (run by hand or by a test): the
-                # worker's own session (it called setsid) is all it may kill.
+            if not (alone and procs.kill_all()):
+                # Beside other contexts' workers, or not a sandbox's PID 1
+                # (run by hand or by a test): the worker's own session (it
+                # called setsid) is all it may kill.
                 try:
                     os.killpg(self.pid, signal.SIGKILL)
                 except OSError:
                     pass
             procs.reap(self.pid)
-            procs.reap_all()
+            if alone:
+                # Other workers are children too: waiting for no child
+                # to be left would wait for them.
+                procs.reap_all()
             procs.unwatch(self.pid)
         for fd in (self.out, self.err, self.ctrl_r, self.ctrl_w):
             if fd >= 0:
@@ -113,20 +125,21 @@ class Worker:
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
 
 
-def execute(agent, req, send=None, exec_id=None, start=None):
+def execute(agent, req, send=None, exec_id=None, start=None, w=None):
     """Runs a cell in agent's worker; exec_id, for an execution of the
     daemon's, lets the daemon interrupt it (see Daemon.read). start is
     when the request came (time.monotonic), if the caller knows: under
     gVisor a clock read can be a system call (where its vDSO cannot
     use the TSC), so a quick cell reads the clock once here, and
     Agent.handle once more for the duration. agent is the supervisor's
-    Agent: its worker, tokens, daemon, preload and the processes noted
-    before (before)."""
+    Agent: its workers, tokens, daemon, preload and the processes noted
+    before (before). w is the worker of the cell's context (default:
+    the agent's first, the context "default")."""
     send = send or agent.daemon.send
     limit = int(req.get("max_output", 1 << 20))
     timeout = float(req.get("timeout", 30))
     grace = float(req.get("grace", 1.0))
-    w = agent.worker
+    w = w or agent.worker
     budget = budget_of(req)
     caps = {w.out: Capture(TYPE_STDOUT, send, limit, budget), w.err: Capture(TYPE_STDERR, send, limit, budget)}
     done = {"status": STATUS_OK, "exit_code": 0, "result": None, "error": None,
@@ -134,9 +147,9 @@ def execute(agent, req, send=None, exec_id=None, start=None):
     if w.exited() is not None:
         # The last cell left no interpreter behind: start afresh.
         w.pid = 0
-        w.stop()
+        w.stop(agent.alone())
         w.start()
-        agent.preload()
+        agent.preload(w)
         done["state_reset"] = True
         caps = {w.out: Capture(TYPE_STDOUT, send, limit, budget), w.err: Capture(TYPE_STDERR, send, limit, budget)}
     # Output left over from background processes of earlier cells, and
@@ -247,11 +260,11 @@ def execute(agent, req, send=None, exec_id=None, start=None):
             done["status"] = stopping
             done["exit_code"] = STOPPED_EXIT_CODE[stopping]
             # The cell stopped; what it started stops too.
-            procs.kill_new(agent.before, spare=(w.pid,))
+            procs.kill_new(agent.before, spare=agent.worker_pids())
         if signalled is not None and not req.get("noop"):
             # A SIGINT that reached the worker after the cell ended
             # must not stop the next one (see the worker's on_sigint).
-            execute(agent, {"code": "", "noop": True, "timeout": 10}, send=lambda m: None)
+            execute(agent, {"code": "", "noop": True, "timeout": 10}, send=lambda m: None, w=w)
         return done
     # The worker died, or ignored the interrupt: start over.
     status = None
@@ -261,9 +274,9 @@ def execute(agent, req, send=None, exec_id=None, start=None):
         status = procs.reap(w.pid, 1.0)
         procs.unwatch(w.pid)
         w.pid = 0
-    w.stop()
+    w.stop(agent.alone())
     w.start()
-    agent.preload()
+    agent.preload(w)
     done["state_reset"] = True
     if stopping:
         done["status"] = stopping

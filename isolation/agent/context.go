@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// contextVersion is the first protocol version with contexts: OpContext,
+// and an exec's Context.
+const contextVersion = 15
+
+// Context actions (Request.Action of an OpContext).
+const (
+	ContextStart  = "start"
+	ContextDelete = "delete"
+)
+
+// Context starts (ContextStart: afresh if it runs) or deletes
+// (ContextDelete) the agent's interpreter named name, started in cwd, and
+// waits for its answer within ctx's deadline. The default context only
+// restarts. Like Exec, it must not be called while another request
+// waits for its answer. Agents before version 15 answer ErrUnsupported,
+// and nothing is sent.
+func (a *Conn) Context(ctx context.Context, action, name, cwd string) error {
+	if err := a.supports(contextVersion, "a code context"); err != nil {
+		return err
+	}
+	dl, _ := ctx.Deadline()
+	_ = a.c.SetReadDeadline(dl)
+	defer a.c.SetReadDeadline(time.Time{})
+	if err := a.send(Request{Op: OpContext, Action: action, Context: name, Cwd: cwd}, dl); err != nil {
+		return err
+	}
+	for {
+		m, err := a.read()
+		if err != nil {
+			return err
+		}
+		switch m.Type {
+		case TypeContext:
+			return nil
+		case TypeError:
+			return fmt.Errorf("agent: %s", m.Message)
+		}
+		// A line an earlier execution left (none is expected) is dropped.
+	}
+}
+
+// supports says whether the agent speaks protocol since or later, else
+// ErrUnsupported naming what needs it.
+func (a *Conn) supports(since int, what string) error {
+	if v := a.Version(); v < since {
+		return fmt.Errorf("%w: %s needs agent protocol %d, this agent speaks %d", ErrUnsupported, what, since, v)
+	}
+	return nil
+}
