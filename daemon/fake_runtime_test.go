@@ -203,11 +203,11 @@ type fakeBox struct {
 	// netns names its network namespace (a file, unique to this box).
 	netns string
 
-	mu        sync.Mutex
-	vars      map[string]string
+	mu   sync.Mutex
+	vars map[string]string
 	// ctxVars are the variables of each code context but the default
 	// one (vars), by name: a context's own interpreter.
-	ctxVars map[string]map[string]string
+	ctxVars   map[string]map[string]string
 	limits    isolation.Limits
 	frozen    bool
 	oomKills  uint64
