@@ -20,8 +20,9 @@ type CodeContext struct {
 }
 
 // CreateContextRequest makes a context: Language "python" (the default)
-// or "shell", in Cwd (default /workspace). From, a context to copy the
-// state of, is not served yet (501).
+// or "shell", in Cwd (default /workspace). From names a Python context
+// whose interpreter the new one copies (forked: its globals, imports and
+// folder, copied on write; Cwd then moves the copy elsewhere).
 type CreateContextRequest struct {
 	Language string `json:"language,omitempty"`
 	Cwd      string `json:"cwd,omitempty"`

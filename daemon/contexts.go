@@ -44,9 +44,20 @@ func (c Contexts) CreateContext(ctx context.Context, id string, req *api.CreateC
 	if err != nil {
 		return nil, err
 	}
+	from, err := sourceContext(s.Snapshot(), req)
+	if err != nil {
+		return nil, err
+	}
+	agentCwd := cwd
+	if req.Cwd == "" && from.ID != "" {
+		// A copy keeps its source's folder, whichever the source's code
+		// went to (its state), and its record the source's.
+		cwd, agentCwd = from.Cwd, ""
+	}
 	cx := store.Context{ID: newID()[:12], Language: lang, Cwd: cwd, CreatedAt: now()}
 	if lang == api.LanguagePython {
-		if err := c.onAgent(ctx, s, func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, cx.Cwd) }); err != nil {
+		start := func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, agentCwd, from.ID) }
+		if err := c.onAgent(ctx, s, start); err != nil {
 			return nil, err
 		}
 	}
@@ -121,7 +132,7 @@ func (c Contexts) RestartContext(ctx context.Context, id, cid string) (*api.Code
 		}
 	}
 	if cx.Language == api.LanguagePython {
-		if err := c.onAgent(ctx, s, func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, cx.Cwd) }); err != nil {
+		if err := c.onAgent(ctx, s, func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, cx.Cwd, "") }); err != nil {
 			return nil, err
 		}
 	}
@@ -178,9 +189,6 @@ func (c Contexts) persist(s *session) error {
 
 // checkContext checks a create's request, and says its language and folder.
 func checkContext(req *api.CreateContextRequest) (lang, cwd string, err error) {
-	if req.From != "" {
-		return "", "", errdefs.ErrNotImplemented.WithMessage("a context copied from another (from) is not served yet: make an empty one")
-	}
 	switch req.Language {
 	case "", api.LanguagePython:
 		lang = api.LanguagePython
@@ -196,6 +204,31 @@ func checkContext(req *api.CreateContextRequest) (lang, cwd string, err error) {
 		}
 	}
 	return lang, cwd, nil
+}
+
+// sourceContext is the context a create copies (from), the zero Context
+// for none.
+func sourceContext(rec store.Record, req *api.CreateContextRequest) (store.Context, error) {
+	switch req.From {
+	case "":
+		return store.Context{}, nil
+	case api.ContextDefault:
+		if req.Language == api.LanguageShell {
+			break
+		}
+		return store.Context{ID: api.ContextDefault, Language: api.LanguagePython, Cwd: "/workspace"}, nil
+	}
+	if req.Language == api.LanguageShell {
+		return store.Context{}, errdefs.ErrInvalidArgument.WithMessage("a shell context has no interpreter to copy: leave out from")
+	}
+	cx, err := findContext(rec, req.From)
+	if err != nil {
+		return cx, err
+	}
+	if cx.Language != api.LanguagePython {
+		return cx, api.Errorf(errdefs.ErrInvalidArgument, "context %s is a %s context, with no interpreter to copy", cx.ID, cx.Language)
+	}
+	return cx, nil
 }
 
 // findContext is context cid of a session's record.

@@ -60,8 +60,28 @@ func TestContexts(t *testing.T) {
 			t.Errorf("%s: %v, want invalid argument", name, err)
 		}
 	}
-	if _, err := cs.CreateContext(as(1000), s.ID, &api.CreateContextRequest{From: c.ID}); !errdefs.IsNotImplemented(err) {
-		t.Errorf("from: %v, want not implemented", err)
+	// A copy has its source's state and folder, then its own.
+	cp, err := cs.CreateContext(as(1000), s.ID, &api.CreateContextRequest{From: c.ID})
+	if err != nil || cp.Cwd != c.Cwd {
+		t.Fatalf("a copy: %+v %v", cp, err)
+	}
+	if x := run(cp.ID, "x"); x.Result == nil || *x.Result != "2" {
+		t.Fatalf("the copy's x: %+v", x.Result)
+	}
+	run(cp.ID, "x = 3")
+	if x := run(c.ID, "x"); *x.Result != "2" {
+		t.Fatalf("the source's x after its copy's change: %s", *x.Result)
+	}
+	if err := cs.DeleteContext(as(1000), s.ID, cp.ID); err != nil {
+		t.Fatal(err)
+	}
+	for name, req := range map[string]*api.CreateContextRequest{
+		"from a shell context": {Language: api.LanguageShell, From: api.ContextDefault},
+		"from nothing":         {From: "nope"},
+	} {
+		if _, err := cs.CreateContext(as(1000), s.ID, req); err == nil {
+			t.Errorf("%s: made", name)
+		}
 	}
 	if _, err := d.Exec(as(1000), s.ID, &api.ExecRequest{Language: api.LanguagePython, Code: "1", Context: "nope"}, nil); !errdefs.IsNotFound(err) {
 		t.Errorf("exec in no context: %v, want not found", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -336,7 +337,7 @@ func (b *fakeBox) startContext(name string) map[string]string {
 	return b.ctxVars[name]
 }
 
-func (b *fakeBox) StartContext(ctx context.Context, name, cwd string) error {
+func (b *fakeBox) StartContext(ctx context.Context, name, cwd, from string) error {
 	if b.dead() {
 		return errors.New("sandbox is stopped")
 	}
@@ -346,7 +347,14 @@ func (b *fakeBox) StartContext(ctx context.Context, name, cwd string) error {
 		b.vars = map[string]string{}
 		return nil
 	}
-	b.startContext(name)
+	vars := b.startContext(name)
+	if from != "" {
+		src := b.vars
+		if from != isolation.ContextDefault {
+			src = b.ctxVars[from]
+		}
+		maps.Copy(vars, src)
+	}
 	return nil
 }
 

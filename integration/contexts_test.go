@@ -66,6 +66,25 @@ func TestContexts(t *testing.T) {
 		}
 		run(c.ID, "y = 5")
 
+		// A copy: the source's state, then its own.
+		run("", "import json\nbig = bytearray(50 << 20)\nbig[-1] = 7")
+		cp, errOut, code := d.ctl(t, "", "context", "create", "--from", "default", id)
+		cp = strings.TrimSpace(cp)
+		if code != 0 || cp == "" {
+			t.Fatalf("context create --from: %d %s", code, errOut)
+		}
+		if got := result(run(cp, "(x, big[-1], json.dumps([1]))")); got != "('default', 7, '[1]')" {
+			t.Errorf("the copy's state: %s", got)
+		}
+		run(cp, "x = 'copy'; big[-1] = 8")
+		if got := result(run("", "(x, big[-1])")); got != "('default', 7)" {
+			t.Errorf("the source after its copy changed: %s", got)
+		}
+		if _, _, code := d.ctl(t, "", "context", "rm", id, cp); code != 0 {
+			t.Error("rm the copy")
+		}
+		run("", "del big")
+
 		// The CLI.
 		out, errOut, code := d.ctl(t, "", "exec", id, "--context", c.ID, "-c", "y * 2")
 		if code != 0 || strings.TrimSpace(out) != "10" {

@@ -20,6 +20,7 @@ its globals are its own, it starts in its folder, and the session's files,
 processes and limits are shared. Run code in one with exec --context ID.
 Every session has the context "default", which exec uses without --context.`,
 		Example: `  c=$(sandboxctl context create 3f2a --cwd data)
+  try=$(sandboxctl context create 3f2a --from default)   # explore from here; default keeps its state
   sandboxctl exec 3f2a --context $c -c 'import os; os.getcwd()'
   sandboxctl context ls 3f2a
   sandboxctl context restart 3f2a $c
@@ -50,8 +51,15 @@ func newContextCreateCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&req.Language, "language", "", `"python" (the default): an interpreter; "shell": a working folder for --shell executions`)
-	cmd.Flags().StringVarP(&req.Cwd, "cwd", "w", "", "its folder (default /workspace)")
+	cmd.Flags().StringVarP(&req.Cwd, "cwd", "w", "", "its folder (default /workspace, or --from's)")
+	cmd.Flags().StringVar(&req.From, "from", "", "copy this Python context's interpreter: its variables, imports and folder (default: an empty one)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.RegisterFlagCompletionFunc("from", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return a.completeContexts(cmd, args[:1], toComplete)
+	})
 	_ = cmd.RegisterFlagCompletionFunc("language", cobra.FixedCompletions([]string{api.LanguagePython, api.LanguageShell}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

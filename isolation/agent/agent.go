@@ -116,6 +116,9 @@ type Request struct {
 	Context    string `json:"context,omitempty"`
 	ContextCwd string `json:"context_cwd,omitempty"`
 	Action     string `json:"action,omitempty"`
+	// From, in an OpContext start, is the context whose interpreter the
+	// new one is a copy of (forked: its globals, copied on write).
+	From string `json:"from,omitempty"`
 }
 
 // Message is one line from the agent. Which fields are set depends on Type.

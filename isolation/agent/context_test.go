@@ -30,7 +30,7 @@ func TestAgentContexts(t *testing.T) {
 		return m
 	}
 	py("", "x = 'default'")
-	if err := ra.conn.Context(ctx, ContextStart, "c1", sub); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "c1", sub, ""); err != nil {
 		t.Fatal(err)
 	}
 	py("c1", "x = 'c1'")
@@ -56,7 +56,7 @@ func TestAgentContexts(t *testing.T) {
 	}
 	// Start afresh.
 	py("c1", "y = 1")
-	if err := ra.conn.Context(ctx, ContextStart, "c1", sub); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "c1", sub, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := result(py("c1", "'y' in globals()")); got != "False" {
@@ -67,13 +67,13 @@ func TestAgentContexts(t *testing.T) {
 	if m.Status != StatusOK || !m.StateReset || result(m) != "'"+sub+"'" {
 		t.Errorf("a context the agent lacked: %s, state_reset %v, cwd %s", m.Status, m.StateReset, result(m))
 	}
-	if err := ra.conn.Context(ctx, ContextDelete, "c1", ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextDelete, "c1", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := ra.conn.Context(ctx, ContextDelete, ContextDefault, ""); err == nil {
+	if err := ra.conn.Context(ctx, ContextDelete, ContextDefault, "", ""); err == nil {
 		t.Error("the default context was deleted")
 	}
-	if err := ra.conn.Context(ctx, ContextStart, ContextDefault, ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, ContextDefault, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := result(py("", "'x' in globals()")); got != "False" {
@@ -84,11 +84,79 @@ func TestAgentContexts(t *testing.T) {
 	}
 }
 
+// TestAgentContextFork: a context started from another is a copy of its
+// interpreter (globals, imports, its folder unless given one), diverging
+// from then on; the copy answers only its own requests, is reset and
+// deleted alone, and can itself be copied.
+func TestAgentContextFork(t *testing.T) {
+	ra := startAgent(t, Files(), false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	py := func(c, code string) string {
+		t.Helper()
+		m, _, _ := ra.exec(t, Request{Language: LanguagePython, Context: c, Code: code})
+		if m.Status != StatusOK {
+			t.Fatalf("%s: %q: %s %+v", c, code, m.Status, m.Error)
+		}
+		return result(m)
+	}
+	py("", "import json\nbig = list(range(100000))\nx = {'n': 1}")
+	if err := ra.conn.Context(ctx, ContextStart, "copy", "", ContextDefault); err != nil {
+		t.Fatal(err)
+	}
+	if got := py("copy", "(x['n'], len(big), json.dumps(1))"); got != "(1, 100000, '1')" {
+		t.Fatalf("the copy's state: %s", got)
+	}
+	py("copy", "x['n'] = 2")
+	if got := py("", "x['n']"); got != "1" {
+		t.Errorf("the source changed with its copy: %s", got)
+	}
+	sub := filepath.Join(ra.ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.conn.Context(ctx, ContextStart, "copy2", sub, "copy"); err != nil {
+		t.Fatal(err)
+	}
+	if got := py("copy2", "import os; (x['n'], os.getcwd())"); got != "(2, '"+sub+"')" {
+		t.Errorf("a copy of the copy: %s", got)
+	}
+	// Output goes to the copy's own pipes; a stuck cell resets it alone.
+	m, out, _ := ra.exec(t, Request{Language: LanguagePython, Context: "copy", Code: "print('from the copy')"})
+	if m.Status != StatusOK || out != "from the copy\n" {
+		t.Errorf("the copy's output: %s %q", m.Status, out)
+	}
+	m, _, _ = ra.exec(t, Request{Language: LanguagePython, Context: "copy", Code: "import time\nwhile True:\n  try: time.sleep(1)\n  except KeyboardInterrupt: pass", Timeout: 0.5, Grace: 0.3})
+	if m.Status != StatusTimeout || !m.StateReset {
+		t.Fatalf("the copy's stuck cell: %s, state_reset %v", m.Status, m.StateReset)
+	}
+	if got := py("", "x['n']"); got != "1" {
+		t.Errorf("the source after its copy's reset: %s", got)
+	}
+	if got := py("copy2", "x['n']"); got != "2" {
+		t.Errorf("the copy's copy after the copy's reset: %s", got)
+	}
+	// A copy of a context this sandbox has not started is a copy of an
+	// empty one.
+	if err := ra.conn.Context(ctx, ContextStart, "copy3", "", "never"); err != nil {
+		t.Fatal(err)
+	}
+	if got := py("copy3", "'x' in globals()"); got != "False" {
+		t.Errorf("a copy of a context never started: %s", got)
+	}
+	if err := ra.conn.Context(ctx, ContextDelete, "copy2", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := py("", "x['n']"); got != "1" {
+		t.Errorf("the source after a copy's delete: %s", got)
+	}
+}
+
 // TestAgentContextsRefusedByOlderAgents: an agent before protocol 15 would
 // run a context's cell in its one interpreter; the Conn sends it none.
 func TestAgentContextsRefusedByOlderAgents(t *testing.T) {
 	ra := startAgent(t, savedAgent(t, 12), false)
-	if err := ra.conn.Context(context.Background(), ContextStart, "c1", ""); !errors.Is(err, ErrUnsupported) {
+	if err := ra.conn.Context(context.Background(), ContextStart, "c1", "", ""); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Context on a v12 agent: %v, want ErrUnsupported", err)
 	}
 	_, err := ra.conn.Exec(Request{Language: LanguagePython, Context: "c1", Code: "1", Timeout: 5}, 10*time.Second, func(string, string) {}, nil)

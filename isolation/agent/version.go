@@ -115,7 +115,10 @@ import "errors"
 //	   the command between Popen and the watch, a race seen under load).
 //	15 contexts: {"op":"context","action":"start"|"delete","context":N,
 //	   "cwd":D} starts (afresh) or deletes a worker interpreter of its
-//	   own, answered by {"type":"context","context":N,"pid":P}; an exec
+//	   own (with "from":F, a copy of context F's, forked by F's worker,
+//	   which passes the supervisor the copy's pipes over its fork channel,
+//	   a socket pair every worker now gets), answered by
+//	   {"type":"context","context":N,"pid":P}; an exec
 //	   names its "context" (and "context_cwd", where a new sandbox starts
 //	   it), and its state_reset says when the context had to be started
 //	   anew. A reset of one worker kills only its process group while

@@ -32,7 +32,8 @@
 # the supervisor keeps a worker for each context the daemon names, each
 # with globals of its own, started in its folder ({"op":"context",
 # "action":"start"|"delete","context":NAME,"cwd":DIR}; a start of one that
-# exists starts it afresh). An execution names its context; one the
+# exists starts it afresh), or forked from another's worker, a copy of
+# its state ("from":SOURCE; see _sandboxd_fork). An execution names its context; one the
 # supervisor lacks (the sandbox was restarted, the daemon kept the name)
 # is started then, and the answer says state_reset. Executions still run
 # one at a time, in whichever context. A stop or a reset of one context's
@@ -140,15 +141,34 @@ class Agent:
         """The workers' pids, which an execution's stop spares."""
         return tuple(w.pid for w in (self.worker, *self.contexts.values()) if w.pid)
 
-    def start_context(self, name, cwd):
-        """Starts context name's worker, afresh if it has one."""
+    def start_context(self, name, cwd, source=None):
+        """Starts context name's worker, afresh if it has one: a new
+        interpreter, or a copy of context source's."""
+        if source is not None:
+            src = self.running(source)
+            w = src.fork(self.tokens, cwd)
+        else:
+            w = cells.Worker(cwd)
+            w.start()
         old = self.contexts.pop(name, None)
         if old is not None:
             old.stop(alone=False)
-        w = cells.Worker(cwd)
-        w.start()
         self.contexts[name] = w
-        self.preload(w)
+        if source is None:
+            self.preload(w)
+        return w
+
+    def running(self, name):
+        """Context name's worker, started (empty) if this sandbox has none
+        or it has ended."""
+        w = self.worker if name == CONTEXT_DEFAULT else self.contexts.get(name)
+        if w is None:
+            return self.start_context(name, "")
+        if w.exited() is not None:
+            w.pid = 0
+            w.stop(alone=False)
+            w.start()
+            self.preload(w)
         return w
 
     def context(self, req):
@@ -162,7 +182,8 @@ class Agent:
             self.preload(self.worker)
             pid = self.worker.pid
         elif action == "start":
-            pid = self.start_context(name, str(req.get("cwd") or "")).pid
+            source = req.get("from")
+            pid = self.start_context(name, str(req.get("cwd") or ""), str(source) if source else None).pid
         elif action == "delete":
             w = self.contexts.pop(name, None)
             if w is not None:

@@ -18,6 +18,7 @@ import os
 import select
 import time
 
+import _sandboxd_fork as fork
 import _sandboxd_procs as procs
 import _sandboxd_worker as worker
 from _sandboxd_answer import STOPPED_EXIT_CODE, Capture, budget_of, discard, drain
@@ -30,6 +31,10 @@ from _sandboxd_wire import READ_CHUNK, json_dumps, json_loads, log, write_some
 # the worker every WORKER_RESIGNAL seconds until the cell ends (the worker
 # takes one per cell); see also _sandboxd_shell's COMMAND_RESIGNAL.
 WORKER_RESIGNAL = 0.2
+
+# FORK_WAIT bounds a worker's fork of a context (see fork): it forks
+# between cells, at once.
+FORK_WAIT = 10.0
 
 
 class Tokens:
@@ -55,6 +60,8 @@ class Worker:
         self.cwd = cwd
         self.pid = 0
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
+        # sock: the supervisor's end of the worker's fork channel.
+        self.sock = None
         self.ctrl_buf = b""
         self.seq = 0
         self.stray = 0
@@ -67,6 +74,7 @@ class Worker:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         req_r, req_w = os.pipe()
+        sock, chan = fork.channel()
         procs.spawning()
         # Objects made so far are left alone by the collector in both
         # processes: a collection would write to every one of them and
@@ -80,14 +88,58 @@ class Worker:
                     os.chdir(self.cwd)
                 except OSError as e:
                     log("context folder %r: %s" % (self.cwd, e))
-            worker.run(out_w, err_w, req_r, rep_w)  # never returns
+            worker.run(out_w, err_w, req_r, rep_w, chan.fileno())  # never returns
         for fd in (out_w, err_w, req_r, rep_w):
             os.close(fd)
+        chan.close()
         for fd in (out_r, err_r, rep_r, req_w):
             os.set_blocking(fd, False)
         self.pid, self.out, self.err, self.ctrl_w, self.ctrl_r = pid, out_r, err_r, req_w, rep_r
+        self.sock = sock
         self.ctrl_buf = b""
         procs.watch(pid)
+
+    def fork(self, tokens, cwd):
+        """A new worker, a copy of this one's interpreter (every global,
+        copied on write), started in cwd if given, as its own process
+        group; see _sandboxd_fork. Raises OSError if it cannot."""
+        self.seq += 1
+        token = tokens.next()
+        pending = (json_dumps({"fork": True, "cwd": cwd, "seq": self.seq, "token": token}) + "\n").encode()
+        left, _, _ = select.select([self.out, self.err, self.ctrl_r], [], [], 0)
+        for fd in left:
+            discard(fd)
+        self.ctrl_buf = b""
+        deadline = time.monotonic() + FORK_WAIT
+        reply = None
+        while reply is None:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise OSError("the interpreter did not fork within %.0f s" % FORK_WAIT)
+            ready, writable, _ = select.select([self.ctrl_r], [self.ctrl_w] if pending else [], [], wait)
+            if writable:
+                pending = write_some(self.ctrl_w, pending)
+            if ready:
+                try:
+                    data = os.read(self.ctrl_r, READ_CHUNK)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    raise OSError("the interpreter ended")
+                self.ctrl_buf += data
+                reply = take_reply(self, token)
+        pid = reply.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            raise OSError("the interpreter could not fork")
+        self.sock.settimeout(FORK_WAIT)
+        fds = fork.receive_fds(self.sock, len(fork.FD_NAMES))
+        w = Worker(cwd)
+        w.pid, (w.out, w.err, w.ctrl_r, w.ctrl_w) = pid, fds[:4]
+        w.sock = fork.socket_of(fds[4])
+        for fd in fds[:4]:
+            os.set_blocking(fd, False)
+        procs.watch(pid)
+        return w
 
     def exited(self):
         """The worker's wait status if it has exited, else None. The reaper
@@ -121,6 +173,9 @@ class Worker:
                     os.close(fd)
                 except OSError:
                     pass
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
         self.pid = 0
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
 

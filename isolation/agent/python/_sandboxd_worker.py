@@ -17,10 +17,12 @@ import os
 import sys
 
 import _sandboxd_display as rich
+import _sandboxd_fork as fork
 from _sandboxd_consts import MODULES
 from _sandboxd_wire import READ_CHUNK, json_dumps, json_loads, log
 
 CTRL_FD_BASE = 710  # high fds: the worker's control pipes, then copies of fds 1 and 2
+FORK_FD = CTRL_FD_BASE + 4  # then the fork channel (see _sandboxd_fork)
 
 
 def raise_oom_score():
@@ -32,28 +34,49 @@ def raise_oom_score():
         pass
 
 
-def run(out_w, err_w, req_r, rep_w):
+def run(out_w, err_w, req_r, rep_w, chan_w):
     """The forked child, from the fork on: takes its fds from the pipes the
-    supervisor made (stdout, stderr, requests, replies) and serves cells.
-    Never returns."""
+    supervisor made (stdout, stderr, requests, replies) and the fork
+    channel, and serves cells. Never returns."""
     try:
         os.setsid()
         null = os.open("/dev/null", os.O_RDONLY)
         os.dup2(null, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(req_r, CTRL_FD_BASE)
-        os.dup2(rep_w, CTRL_FD_BASE + 1)
-        os.dup2(out_w, CTRL_FD_BASE + 2)
-        os.dup2(err_w, CTRL_FD_BASE + 3)
+        take_fds((out_w, err_w, req_r, rep_w, chan_w))
         os.closerange(3, CTRL_FD_BASE)
-        os.closerange(CTRL_FD_BASE + 4, 65536)
-        for fd in range(CTRL_FD_BASE, CTRL_FD_BASE + 4):
-            os.set_inheritable(fd, False)
+        os.closerange(FORK_FD + 1, 65536)
         worker_main(CTRL_FD_BASE, CTRL_FD_BASE + 1)
     except BaseException as e:  # noqa: BLE001
         log("worker: %r" % e)
     os._exit(1)
+
+
+def take_fds(fds):
+    """Puts the worker's fds (stdout, stderr, requests, replies, the fork
+    channel) where it serves cells from."""
+    out_w, err_w, req_r, rep_w, chan_w = fds
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    for i, fd in enumerate((req_r, rep_w, out_w, err_w, chan_w)):
+        os.dup2(fd, CTRL_FD_BASE + i)
+        os.set_inheritable(CTRL_FD_BASE + i, False)
+
+
+def become_copy(req):
+    """In a copy forked for a new context: its own fds, its folder, and a
+    fresh request buffer; it no longer counts as a fork of user code's."""
+
+    def become(fds):
+        take_fds(fds)
+        REQ_BUF[0] = b""
+        FORKED[0] = False
+        cwd = req.get("cwd")
+        if cwd:
+            try:
+                os.chdir(cwd)
+            except OSError as e:
+                log("context folder %r: %s" % (cwd, e))
+    return become
 
 
 def worker_main(ctrl_r, ctrl_w):
@@ -100,7 +123,21 @@ def worker_main(ctrl_r, ctrl_w):
             req = json_loads(line)
         except ValueError:
             continue  # an empty line: an acknowledgement no display waited for
-        if req.get("noop"):
+        if fork.COPIES:
+            fork.reap_copies()
+        if req.get("fork"):
+            # A context copied from this one: the copy serves on from
+            # here (its first request comes on its own pipe), the source
+            # replies with its pid.
+            try:
+                pid = fork.fork_worker(FORK_FD, become_copy(req))
+            except OSError as e:
+                pid = -1
+                log("fork a context: %s" % e)
+            if pid is None:
+                continue
+            reply = {"pid": pid}
+        elif req.get("noop"):
             # The supervisor asks whether the worker is up, or, after
             # stopping a cell, clears a SIGINT that came too late for it.
             PENDING[0] = False
