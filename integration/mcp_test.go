@@ -179,6 +179,35 @@ func TestMCP(t *testing.T) {
 	if res, text, _ := callTool("kill_process", map[string]any{"pid": 99999}); !res.IsError {
 		t.Errorf("kill_process of no such process: %q", text)
 	}
+	// Input: given and closed, or kept open for write_stdin; the output
+	// of such a process, which has no log, is read the same way.
+	logsOf := func(pid float64) map[string]any {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			_, text, out = callTool("process_logs", map[string]any{"pid": pid})
+			if out["running"] == false || time.Now().After(deadline) {
+				return out
+			}
+		}
+	}
+	_, text, out = callTool("start_process", map[string]any{"command": "tr a-z A-Z", "stdin": "fed\n", "tag": "upper"})
+	fed, _ := out["process"].(map[string]any)["pid"].(float64)
+	if out = logsOf(fed); out["output"] != "FED\n" || out["exit_code"] != float64(0) {
+		t.Errorf("process_logs of a process given stdin: %q %v", text, out)
+	}
+	_, text, out = callTool("start_process", map[string]any{"command": "read a; echo got $a; read b; echo then $b >&2; exit 2", "stdin_open": true})
+	open, _ := out["process"].(map[string]any)["pid"].(float64)
+	if _, text, out = callTool("write_stdin", map[string]any{"pid": open, "text": "one\n"}); out["bytes"] != float64(4) {
+		t.Errorf("write_stdin: %q %v", text, out)
+	}
+	if _, text, out = callTool("write_stdin", map[string]any{"pid": open, "text": "two\n", "eof": true}); out["closed"] != true {
+		t.Errorf("write_stdin eof: %q %v", text, out)
+	}
+	if out = logsOf(open); out["output"] != "got one\nthen two\n" || out["exit_code"] != float64(2) {
+		t.Errorf("process_logs of a process written to: %v", out)
+	}
+	if res, text, _ := callTool("write_stdin", map[string]any{"pid": open, "text": "late"}); !res.IsError {
+		t.Errorf("write_stdin to an ended process: %q", text)
+	}
 	if _, text, out = callTool("pause_session", nil); out["status"] != api.StatusPaused {
 		t.Errorf("pause_session: %q %v", text, out)
 	}
@@ -251,7 +280,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 		t.Fatalf("the client's report %q: %v", out, err)
 	}
 	wantTools := []string{"create_session", "delete_session", "get_execution", "install_packages", "interrupt", "kill_process", "list_executions", "list_processes",
-		"list_sessions", "pause_session", "process_logs", "read_file", "resume_session", "run_python", "run_shell", "start_execution", "start_process", "write_file"}
+		"list_sessions", "pause_session", "process_logs", "read_file", "resume_session", "run_python", "run_shell", "start_execution", "start_process", "write_file", "write_stdin"}
 	switch {
 	case seen.Server.Name != "sandboxd" || !slices.Equal(seen.Tools, wantTools):
 		t.Errorf("server %+v, tools %v", seen.Server, seen.Tools)

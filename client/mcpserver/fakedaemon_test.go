@@ -33,6 +33,7 @@ type fakeDaemon struct {
 	sessions map[string]*api.Session
 	files    map[string][]byte // id + ":" + path
 	execs    []string          // id + ":" + code, in order
+	attached fakeAttached
 }
 
 func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
@@ -50,6 +51,7 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("GET /v1/sessions/{id}/processes", f.processes)
 	mux.HandleFunc("GET /v1/sessions/{id}/processes/{pid}/logs", f.processLogs)
 	mux.HandleFunc("DELETE /v1/sessions/{id}/processes/{pid}", f.signal)
+	f.attachedRoutes(mux)
 	mux.HandleFunc("POST /v1/sessions/{id}/pause", f.lifecycle(api.StatusPaused))
 	mux.HandleFunc("POST /v1/sessions/{id}/resume", f.lifecycle(api.StatusRunning))
 	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
@@ -231,7 +233,11 @@ func (f *fakeDaemon) startProcess(w http.ResponseWriter, r *http.Request) {
 	}
 	var req api.ProcessRequest
 	_ = json.NewDecoder(r.Body).Decode(&req)
-	answer(w, 201, api.Process{PID: 42, Command: strings.Join(req.Argv, " "), Detached: true})
+	if req.Stdin || req.TTY != nil {
+		answer(w, 201, f.startAttached(req))
+		return
+	}
+	answer(w, 201, api.Process{PID: 42, Command: strings.Join(req.Argv, " "), Detached: true, Tag: req.Tag})
 }
 
 func (f *fakeDaemon) processes(w http.ResponseWriter, r *http.Request) {

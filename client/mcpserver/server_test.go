@@ -63,7 +63,7 @@ func TestTools(t *testing.T) {
 		"install_packages": {"packages"}, "create_session": nil, "list_sessions": nil, "delete_session": {"session_id"},
 		"start_execution": {"code"}, "get_execution": {"execution_id"}, "list_executions": nil, "interrupt": nil,
 		"start_process": {"command"}, "list_processes": nil, "process_logs": {"pid"}, "kill_process": {"pid"},
-		"pause_session": nil, "resume_session": nil,
+		"pause_session": nil, "resume_session": nil, "write_stdin": {"pid"},
 	}
 	got := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/containerd/errdefs"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -17,6 +18,11 @@ import (
 // StartProcessInput is start_process's.
 type StartProcessInput struct {
 	Command string `json:"command" jsonschema:"a shell command line, run by /bin/sh in /workspace in the background: it outlives this call, until it exits or the session stops"`
+	Stdin   string `json:"stdin,omitempty" jsonschema:"text written to the command's input, which is then closed (unless stdin_open)"`
+	// StdinOpen keeps the input open for write_stdin: a REPL, a program
+	// that asks questions.
+	StdinOpen bool   `json:"stdin_open,omitempty" jsonschema:"keep the command's input open after stdin, for write_stdin (a REPL, a program that asks questions)"`
+	Tag       string `json:"tag,omitempty" jsonschema:"a name for the process, shown by list_processes"`
 	SessionRef
 }
 
@@ -69,7 +75,8 @@ type SessionStateOutput struct {
 
 func (s *Server) addProcessTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "start_process", Description: "Start a shell command in the background in a sandbox session (a server, a watcher): " +
-		"it runs on after this call, until it exits or the session stops; answers its pid. process_logs reads its output."}, s.startProcess)
+		"it runs on after this call, until it exits or the session stops; answers its pid. process_logs reads its output. " +
+		"stdin feeds it text; stdin_open keeps its input open for write_stdin."}, s.startProcess)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_processes", Description: "List a sandbox session's processes: pid, command, CPU seconds, memory; " +
 		"background ones are marked."}, s.listProcesses)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "process_logs", Description: "Read a background process's output (from offset on), and whether it still runs or how it ended."}, s.processLogs)
@@ -77,6 +84,7 @@ func (s *Server) addProcessTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "pause_session", Description: "Pause a sandbox session: every process frozen, memory and variables kept, no CPU used; " +
 		"any later call in it resumes it."}, s.pauseSession)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "resume_session", Description: "Resume a paused sandbox session where it stopped."}, s.resumeSession)
+	s.addAttachedTools()
 }
 
 func (s *Server) startProcess(ctx context.Context, _ *mcp.CallToolRequest, in StartProcessInput) (*mcp.CallToolResult, ProcessOutput, error) {
@@ -84,14 +92,23 @@ func (s *Server) startProcess(ctx context.Context, _ *mcp.CallToolRequest, in St
 		return nil, ProcessOutput{}, fmt.Errorf("command is required: a shell command line")
 	}
 	var p *api.Process
+	var note string
 	t, err := s.inSession(ctx, in.SessionID, func(id string) (err error) {
-		p, err = s.c.StartProcess(ctx, id, &api.ProcessRequest{Argv: []string{"/bin/sh", "-c", in.Command}})
+		req := &api.ProcessRequest{Argv: []string{"/bin/sh", "-c", in.Command}, Tag: in.Tag}
+		if in.Stdin == "" && !in.StdinOpen {
+			p, err = s.c.StartProcess(ctx, id, req)
+			return err
+		}
+		p, note, err = s.startAttached(ctx, id, req, in.Stdin, in.StdinOpen)
 		return err
 	})
 	if err != nil {
 		return nil, ProcessOutput{}, toolError(err)
 	}
-	text := fmt.Sprintf("%sstarted process %d in session %s: call process_logs to read its output", sessionLine(t), p.PID, t.id)
+	if note != "" {
+		note = "; " + note
+	}
+	text := fmt.Sprintf("%sstarted process %d in session %s%s: call process_logs to read its output", sessionLine(t), p.PID, t.id, note)
 	return textResult(text), ProcessOutput{SessionID: t.id, Process: *p}, nil
 }
 
@@ -108,7 +125,14 @@ func (s *Server) listProcesses(ctx context.Context, _ *mcp.CallToolRequest, in S
 	fmt.Fprintf(&b, "%s%d process(es) in session %s:\n", sessionLine(t), len(list), t.id)
 	for _, p := range list {
 		mark := ""
-		if p.Detached {
+		switch {
+		case p.Attached && p.Tag != "":
+			mark = " (background, attached, tag " + p.Tag + ")"
+		case p.Attached:
+			mark = " (background, attached)"
+		case p.Detached && p.Tag != "":
+			mark = " (background, tag " + p.Tag + ")"
+		case p.Detached:
 			mark = " (background)"
 		}
 		fmt.Fprintf(&b, "%d %.1fs cpu %d MiB %s%s\n", p.PID, p.CPUSeconds, p.RSSBytes>>20, p.Command, mark)
@@ -119,8 +143,17 @@ func (s *Server) listProcesses(ctx context.Context, _ *mcp.CallToolRequest, in S
 func (s *Server) processLogs(ctx context.Context, _ *mcp.CallToolRequest, in ProcessLogsInput) (*mcp.CallToolResult, LogsOutput, error) {
 	out := LogsOutput{PID: in.PID}
 	var data []byte
+	attached := false
 	t, err := s.inSession(ctx, in.SessionID, func(id string) error {
 		r, running, exit, err := s.c.ProcessLogs(ctx, id, in.PID, in.Offset)
+		if errdefs.IsNotFound(err) {
+			// No log: one started with stdin, whose output the daemon
+			// holds. A pid that is neither stays not found.
+			if err := s.attachedLogs(ctx, id, in.PID, in.Offset, s.opts.MaxText, &out); !errdefs.IsNotFound(err) {
+				attached = true
+				return err
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -134,8 +167,11 @@ func (s *Server) processLogs(ctx context.Context, _ *mcp.CallToolRequest, in Pro
 	if err != nil {
 		return nil, LogsOutput{}, toolError(err)
 	}
-	out.SessionID, out.NextOffset = t.id, in.Offset+int64(len(data))
-	out.Output = strings.ToValidUTF8(string(data), "\uFFFD")
+	out.SessionID = t.id
+	if !attached {
+		out.NextOffset, out.Output = in.Offset+int64(len(data)), string(data)
+	}
+	out.Output = strings.ToValidUTF8(out.Output, "\uFFFD")
 	state := "still runs"
 	if !out.Running {
 		state = "has ended"

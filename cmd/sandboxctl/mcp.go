@@ -33,8 +33,9 @@ Claude Code, Cursor, VS Code, an agent framework) to start. Its tools:
   delete_session    delete one
   start_execution   start code without waiting (long work); get_execution,
                     list_executions and interrupt follow it
-  start_process     start a command in the background (a server); list_processes,
-                    process_logs and kill_process follow it
+  start_process     start a command in the background (a server), its input
+                    given or kept open; list_processes, process_logs,
+                    write_stdin and kill_process follow it
   pause_session     freeze a session, memory kept; resume_session
 
 A tool call that leaves out session_id uses the server's own session, made

@@ -329,6 +329,29 @@ export declare class ProcessLogs {
   readonly text: string;
 }
 
+/**
+ * One line of an attached process's output: a piece of `stream` ("stdout",
+ * "stderr", "pty") from byte `offset`, or its end (the last, `exitCode` set).
+ */
+export declare class ProcessChunk {
+  constructor(f?: { stream?: string; data?: Buffer; offset?: number; exitCode?: number | null; lost?: number });
+  stream: "stdout" | "stderr" | "pty" | (string & {});
+  data: Buffer;
+  /** Where data starts in all the process's output. */
+  offset: number;
+  /** Set on the last chunk, the process's end; null on the others. */
+  exitCode: number | null;
+  /** On the first chunk: bytes before offset the daemon no longer keeps. */
+  lost: number;
+  /** exitCode !== null. */
+  readonly ended: boolean;
+  /** offset + data.length: `from` of a read that goes on from here. */
+  readonly nextOffset: number;
+  /** data as UTF-8. */
+  readonly text: string;
+  static fromJSON(raw: unknown): ProcessChunk;
+}
+
 /** One check of GET /v1/health. */
 export declare class HealthCheck {
   constructor(f?: Partial<HealthCheck>);
@@ -502,6 +525,26 @@ export interface ProcessOptions extends CallOptions {
   cwd?: string;
 }
 
+/** What starts a background process; stdin or tty make it attached. */
+export interface StartProcessOptions extends ProcessOptions {
+  /** Keeps its input open for writeStdin. */
+  stdin?: boolean;
+  /** Runs it on a terminal of that size (its output one stream, "pty"). */
+  tty?: { rows: number; cols: number } | null;
+  /** Names it (Process.tag). */
+  tag?: string;
+  /** Kills it that many seconds after its start (absent: never). */
+  timeoutS?: number | null;
+}
+
+/** Where an attached process's output is read from, and whether it is followed. */
+export interface OutputOptions extends CallOptions {
+  /** "start" (the default: what the daemon still keeps), "now", or a byte offset. */
+  from?: "start" | "now" | number;
+  /** Goes on until the process ends (default true). */
+  follow?: boolean;
+}
+
 export interface FollowOptions extends CallOptions {
   /** The byte to start from (default 0). */
   offset?: number;
@@ -579,8 +622,18 @@ export declare class Client {
   /** Newest first, running ones first, without output. */
   executions(id: string, opts?: { limit?: number } & CallOptions): Promise<ExecutionSummary[]>;
 
-  /** Starts argv (no shell) in the background: the process, pid first. */
-  startProcess(id: string, argv: string[], opts?: ProcessOptions): Promise<Process>;
+  /** Starts argv (no shell) in the background: the process, pid first; stdin or tty make it attached. */
+  startProcess(id: string, argv: string[], opts?: StartProcessOptions): Promise<Process>;
+  /** Sends data to an attached process's input; eof closes it after. Conflict once it ended or its input is closed. */
+  writeStdin(id: string, pid: number, data: string | Uint8Array, opts?: { eof?: boolean } & CallOptions): Promise<void>;
+  /** Closes an attached process's input. */
+  closeStdin(id: string, pid: number, opts?: CallOptions): Promise<void>;
+  /** Sets an attached process's terminal size; Conflict without a terminal. */
+  resizeProcess(id: string, pid: number, rows: number, cols: number, opts?: CallOptions): Promise<void>;
+  /** Sends sig (default "TERM") with POST …/signal; NotFound when there is no such process. */
+  sendSignal(id: string, pid: number, sig?: string | number, opts?: CallOptions): Promise<void>;
+  /** An attached process's output as it comes; with follow the last chunk is its end, and the return value its exit code. */
+  processOutput(id: string, pid: number, opts?: OutputOptions): AsyncGenerator<ProcessChunk, number | null, undefined>;
   /** Every process of the session's sandbox. */
   processes(id: string, opts?: CallOptions): Promise<Process[]>;
   /** Sends sig ("TERM", "KILL", "INT", "HUP", a number; absent: TERM); NotFound when there is no such process. */
@@ -634,8 +687,17 @@ export declare class Commands {
 
 export declare class Processes {
   constructor(sandbox: Sandbox);
-  /** Starts a command in the background: an array as it is, a string with /bin/sh. */
-  start(cmd: string | string[], opts?: ProcessOptions): Promise<Process>;
+  /** Starts a command in the background: an array as it is, a string with /bin/sh; stdin or tty make it attached. */
+  start(cmd: string | string[], opts?: StartProcessOptions): Promise<Process>;
+  /** Sends data to an attached process's input; eof closes it after. */
+  writeStdin(pid: number, data: string | Uint8Array, opts?: { eof?: boolean } & CallOptions): Promise<void>;
+  closeStdin(pid: number, opts?: CallOptions): Promise<void>;
+  /** Sets an attached process's terminal size. */
+  resize(pid: number, rows: number, cols: number, opts?: CallOptions): Promise<void>;
+  /** Sends sig (default "TERM"); NotFound when there is no such process. */
+  signal(pid: number, sig?: string | number, opts?: CallOptions): Promise<void>;
+  /** An attached process's output as chunks; followed, the last is its end and the return value its exit code. */
+  output(pid: number, opts?: OutputOptions): AsyncGenerator<ProcessChunk, number | null, undefined>;
   list(opts?: CallOptions): Promise<Process[]>;
   /** Sends sig (default "TERM"; "KILL", "INT", "HUP", a number); false when there is no such process. */
   kill(pid: number, sig?: string | number, opts?: CallOptions): Promise<boolean>;

@@ -18,12 +18,22 @@ import {
   Health,
   Output,
   Process,
+  ProcessChunk,
   ProcessLogs,
   STATUS_RUNNING,
   Session,
   Stats,
 } from "./models.js";
-import { execRequest, execRequestTimeout, idempotencyHeaders, labelQuery, sessionRequest } from "./requests.js";
+import {
+  attachedFields,
+  execRequest,
+  execRequestTimeout,
+  fromQuery,
+  idempotencyHeaders,
+  labelQuery,
+  sessionRequest,
+  termSize,
+} from "./requests.js";
 import { STREAM_MIME, Transport, apiPath, errorOf } from "./transport.js";
 
 /**
@@ -90,6 +100,8 @@ function sleep(ms, signal) {
  * @typedef {{onStdout?: OnOutput, onStderr?: OnOutput, onDisplay?: OnDisplay}} OutputCallbacks
  * @typedef {{offset?: number, pollMs?: number, timeoutMs?: number | null} & CallOptions} FollowOptions
  * @typedef {{tty?: boolean, rows?: number, cols?: number, env?: Record<string, string>, cwd?: string} & CallOptions} AttachOptions
+ * @typedef {{env?: Record<string, string>, cwd?: string, stdin?: boolean, tty?: {rows: number, cols: number} | null, tag?: string, timeoutS?: number | null} & CallOptions} StartProcessOptions
+ * @typedef {{from?: "start" | "now" | number, follow?: boolean} & CallOptions} OutputOptions
  */
 
 // The options of a call that are not fields of its request.
@@ -512,14 +524,20 @@ export class Client {
 
   /**
    * POST /v1/sessions/{id}/processes: starts argv in the background (no
-   * shell, no timeout) and resolves to it, `pid` first: its output is
+   * shell) and resolves to it, `pid` first: its output is
    * processLogs(id, pid).
+   *
+   * With `stdin` (its input kept open for writeStdin) or `tty` ({rows,
+   * cols}: it runs on a terminal of that size) it is attached: the daemon
+   * holds its streams, and its output is processOutput(id, pid) instead.
+   * `tag` names it (Process.tag in processes()); `timeoutS` kills it that
+   * many seconds after its start (absent: never).
    * @param {string} id
    * @param {string[]} argv
-   * @param {{env?: Record<string, string>, cwd?: string} & CallOptions} [opts]
+   * @param {StartProcessOptions} [opts]
    */
   async startProcess(id, argv, opts = {}) {
-    const json = commandRequest(argv, opts.env, opts.cwd);
+    const json = attachedFields(commandRequest(argv, opts.env, opts.cwd), opts);
     return Process.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "processes"), opts, { json }));
   }
 
@@ -622,6 +640,129 @@ export class Client {
         pause = Math.min(pause, left);
       }
       if (pause > 0) await sleep(pause, call.signal);
+    }
+  }
+
+  // Attached processes: started with stdin or a tty, their streams held by
+  // the daemon.
+
+  /**
+   * POST /v1/sessions/{id}/processes/{pid}/stdin: sends `data` (a string as
+   * UTF-8) to an attached process's input, its terminal's with a tty;
+   * `eof` closes the input after it. Conflict once the process ended or
+   * its input is closed; NotFound for a process not attached.
+   * @param {string} id
+   * @param {number} pid
+   * @param {string | Uint8Array} data
+   * @param {{eof?: boolean} & CallOptions} [opts]
+   */
+  async writeStdin(id, pid, data, opts = {}) {
+    if (typeof data !== "string" && !(data instanceof Uint8Array)) throw new TypeError("data is a string or a Uint8Array (a Buffer)");
+    /** @type {Array<[string, string]>} */
+    const query = opts.eof ? [["eof", "1"]] : [];
+    const a = await this._t.send("POST", apiPath("v1", "sessions", id, "processes", String(Math.trunc(pid)), "stdin"), {
+      query,
+      body: typeof data === "string" ? Buffer.from(data, "utf8") : data,
+      timeoutMs: this._timeout(opts),
+      signal: opts.signal,
+    });
+    try {
+      await a.read();
+    } finally {
+      a.close();
+    }
+  }
+
+  /**
+   * Closes an attached process's input (end of file), as writeStdin(id,
+   * pid, "", {eof: true}).
+   * @param {string} id
+   * @param {number} pid
+   * @param {CallOptions} [opts]
+   */
+  closeStdin(id, pid, opts = {}) {
+    return this.writeStdin(id, pid, Buffer.alloc(0), { ...opts, eof: true });
+  }
+
+  /**
+   * POST /v1/sessions/{id}/processes/{pid}/resize: sets the size of an
+   * attached process's terminal. Conflict for one without a terminal.
+   * @param {string} id
+   * @param {number} pid
+   * @param {number} rows
+   * @param {number} cols
+   * @param {CallOptions} [opts]
+   */
+  async resizeProcess(id, pid, rows, cols, opts) {
+    const json = termSize(rows, cols);
+    await this._json("POST", apiPath("v1", "sessions", id, "processes", String(Math.trunc(pid)), "resize"), opts, { json });
+  }
+
+  /**
+   * POST /v1/sessions/{id}/processes/{pid}/signal: sends `sig` ("TERM",
+   * "KILL", "INT", "HUP", a number) to process pid, as signalProcess does
+   * with DELETE. NotFound when there is no such process; pid 1 and unknown
+   * signals are InvalidArgument.
+   * @param {string} id
+   * @param {number} pid
+   * @param {string | number} [sig]
+   * @param {CallOptions} [opts]
+   */
+  async sendSignal(id, pid, sig = "TERM", opts) {
+    const json = { signal: String(sig) };
+    await this._json("POST", apiPath("v1", "sessions", id, "processes", String(Math.trunc(pid)), "signal"), opts, { json });
+  }
+
+  /**
+   * GET /v1/sessions/{id}/processes/{pid}/output: an attached process's
+   * output from `from` ("start": what the daemon still keeps, its last
+   * MiB; "now"; or a byte offset), chunk by chunk as it comes. With
+   * `follow` (the default) it goes on until the process ends, the last
+   * chunk its end (`exitCode` set, no data); without, it answers what
+   * there is and stops. The generator's return value is the exit code,
+   * null when it did not end.
+   *
+   * A followed process may be silent for as long as it runs, so without
+   * `requestTimeoutMs` a follow waits however long it takes; `signal`, or
+   * leaving the loop, hangs up (the process runs on).
+   * @param {string} id
+   * @param {number} pid
+   * @param {OutputOptions} [opts]
+   * @returns {AsyncGenerator<ProcessChunk, number | null>}
+   */
+  async *processOutput(id, pid, opts = {}) {
+    const follow = opts.follow ?? true;
+    /** @type {Array<[string, string]>} */
+    const query = [["from", fromQuery(opts.from)]];
+    if (follow) query.push(["follow", "1"]);
+    const a = await this._t.send("GET", apiPath("v1", "sessions", id, "processes", String(Math.trunc(pid)), "output"), {
+      query,
+      accept: STREAM_MIME,
+      timeoutMs: opts.requestTimeoutMs !== undefined ? opts.requestTimeoutMs : follow ? null : this.requestTimeoutMs,
+      signal: opts.signal,
+    });
+    try {
+      for await (const line of a.lines()) {
+        if (line.type === "error") {
+          // The stream's status said 200; the line's code says the class.
+          const d = line.error && typeof line.error === "object" ? line.error : {};
+          throw errorFromAnswer(null, String(d.code || "internal"), String(d.message || "sandboxd ended the output stream with an error"), {
+            requestId: a.requestId,
+          });
+        }
+        /** @type {ProcessChunk} */
+        let chunk;
+        try {
+          chunk = ProcessChunk.fromJSON(line);
+        } catch (err) {
+          throw new ProtocolError(`bad output line from sandboxd: ${/** @type {Error} */ (err).message}`, { requestId: a.requestId });
+        }
+        yield chunk;
+        if (chunk.ended) return chunk.exitCode;
+      }
+      return null;
+    } finally {
+      a.close();
     }
   }
 

@@ -55,6 +55,7 @@ export {
   Limits,
   Output,
   Process,
+  ProcessChunk,
   ProcessLogs,
   Session,
   Stats,

@@ -724,6 +724,67 @@ export class ProcessLogs {
   }
 }
 
+// A base64 string as the daemon writes it (standard alphabet, padded):
+// Buffer.from would skip bad characters and hand back other bytes.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * One line of an attached process's output (GET …/processes/{pid}/output):
+ * a piece of what it wrote on `stream` ("stdout", "stderr", or "pty" for a
+ * terminal's one stream) starting at byte `offset` of all its output, or
+ * its end, the last one, whose `exitCode` is set and `data` empty. `lost`,
+ * on the first, says how many bytes before `offset` the daemon no longer
+ * keeps (it keeps the last MiB).
+ */
+export class ProcessChunk {
+  /** @param {{stream?: string, data?: Buffer, offset?: number, exitCode?: number | null, lost?: number}} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.stream = f.stream ?? "";
+    /** @type {Buffer} */
+    this.data = f.data ?? Buffer.alloc(0);
+    /** @type {number} */
+    this.offset = f.offset ?? 0;
+    /** @type {number | null} */
+    this.exitCode = f.exitCode ?? null;
+    /** @type {number} */
+    this.lost = f.lost ?? 0;
+  }
+
+  /** Whether this is the process's end (its exit code). */
+  get ended() {
+    return this.exitCode !== null;
+  }
+
+  /** Where the output after this chunk starts: `from` of a read that goes on from here. */
+  get nextOffset() {
+    return this.offset + this.data.length;
+  }
+
+  /** `data` as UTF-8 (a character cut between two chunks is replaced). */
+  get text() {
+    return this.data.toString("utf8");
+  }
+
+  /**
+   * Bad base64 throws a TypeError: output silently changed would be worse
+   * than a failed read (the client maps it to ProtocolError).
+   * @param {unknown} raw
+   */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    const b64 = str(d, "data_b64");
+    if (!BASE64.test(b64)) throw new TypeError(`data_b64 is not base64: ${JSON.stringify(b64.slice(0, 40))}`);
+    return new ProcessChunk({
+      stream: str(d, "stream"),
+      data: Buffer.from(b64, "base64"),
+      offset: int(d, "offset"),
+      exitCode: optInt(d, "exit_code"),
+      lost: int(d, "lost"),
+    });
+  }
+}
+
 /** One check of GET /v1/health: whether it passed, and what it found. */
 export class HealthCheck {
   /** @param {Record<string, any>} [f] */

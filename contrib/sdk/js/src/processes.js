@@ -4,6 +4,14 @@
 //     await sbx.processes.list();                        // [Process {pid: 1, ...}, Process {pid: p.pid, detached: true}, ...]
 //     for await (const chunk of sbx.processes.follow(p.pid)) process.stdout.write(chunk);
 //     await sbx.processes.kill(p.pid);
+//
+// With `stdin: true` or a `tty` a process is attached: the daemon holds its
+// streams, it takes input, and its output comes apart by stream:
+//
+//     const p = await sbx.processes.start(["python3", "-i"], { stdin: true, tag: "repl" });
+//     await sbx.processes.writeStdin(p.pid, "print(6 * 7)\n");
+//     await sbx.processes.closeStdin(p.pid);
+//     for await (const c of sbx.processes.output(p.pid)) console.log(c.stream, c.text, c.exitCode);
 
 import { shellArgv } from "./attach.js";
 import { NotFound } from "./errors.js";
@@ -11,6 +19,8 @@ import { NotFound } from "./errors.js";
 /**
  * @typedef {import("./client.js").CallOptions} CallOptions
  * @typedef {import("./client.js").FollowOptions} FollowOptions
+ * @typedef {import("./client.js").StartProcessOptions} StartProcessOptions
+ * @typedef {import("./client.js").OutputOptions} OutputOptions
  */
 
 /** The background processes of its sandbox's session. */
@@ -22,15 +32,80 @@ export class Processes {
 
   /**
    * Starts a command in the background: an array runs as it is, a string
-   * with /bin/sh. It has no timeout, runs as the sandbox's user until it
-   * exits, is killed or the session stops, and counts against the
-   * session's pids limit; its output goes to a log that logs() and follow()
-   * read. Resolves to it (`pid`).
+   * with /bin/sh. It runs as the sandbox's user until it exits, is killed,
+   * `timeoutS` passes (absent: no timeout) or the session stops, and
+   * counts against the session's pids limit; its output goes to a log that
+   * logs() and follow() read. Resolves to it (`pid`).
+   *
+   * With `stdin: true` (its input open for writeStdin) or `tty: {rows,
+   * cols}` (a terminal of that size) it is attached: output() reads its
+   * output, stdout and stderr apart (a terminal's is one stream, "pty"),
+   * and it does not outlive a daemon restart. `tag` names it (`Process.tag`
+   * in list()).
    * @param {string | string[]} cmd
-   * @param {{env?: Record<string, string>, cwd?: string} & CallOptions} [opts]
+   * @param {StartProcessOptions} [opts]
    */
   start(cmd, opts) {
     return this._sbx.client.startProcess(this._sbx.id, shellArgv(cmd), opts);
+  }
+
+  /**
+   * Sends `data` (a string as UTF-8) to an attached process's input;
+   * `eof` closes the input after it. Conflict once it ended or its input
+   * is closed.
+   * @param {number} pid
+   * @param {string | Uint8Array} data
+   * @param {{eof?: boolean} & CallOptions} [opts]
+   */
+  writeStdin(pid, data, opts) {
+    return this._sbx.client.writeStdin(this._sbx.id, pid, data, opts);
+  }
+
+  /**
+   * Closes an attached process's input: it reads end of file.
+   * @param {number} pid
+   * @param {CallOptions} [opts]
+   */
+  closeStdin(pid, opts) {
+    return this._sbx.client.closeStdin(this._sbx.id, pid, opts);
+  }
+
+  /**
+   * Sets the size of an attached process's terminal (Conflict for one
+   * started without `tty`).
+   * @param {number} pid
+   * @param {number} rows
+   * @param {number} cols
+   * @param {CallOptions} [opts]
+   */
+  resize(pid, rows, cols, opts) {
+    return this._sbx.client.resizeProcess(this._sbx.id, pid, rows, cols, opts);
+  }
+
+  /**
+   * Sends `sig` (TERM, KILL, INT, HUP, or a number) to process pid;
+   * NotFound when there is no such process (kill() resolves to false
+   * instead).
+   * @param {number} pid
+   * @param {string | number} [sig]
+   * @param {CallOptions} [opts]
+   */
+  signal(pid, sig = "TERM", opts) {
+    return this._sbx.client.sendSignal(this._sbx.id, pid, sig, opts);
+  }
+
+  /**
+   * An attached process's output as ProcessChunks (`stream`, `data`,
+   * `offset`) from `from` ("start": what the daemon still keeps, its last
+   * MiB; "now"; or a byte offset, a chunk's `nextOffset` say). With
+   * `follow` (the default) it goes on until the process ends, the last
+   * chunk its end (`exitCode` set, no data); without, it stops at what
+   * there is. The generator's return value is the exit code.
+   * @param {number} pid
+   * @param {OutputOptions} [opts]
+   */
+  output(pid, opts) {
+    return this._sbx.client.processOutput(this._sbx.id, pid, opts);
   }
 
   /**

@@ -131,3 +131,53 @@ export function execRequestTimeout(requestTimeoutMs, timeoutS) {
   if (timeoutS) return (timeoutS + EXEC_GRACE_S) * 1000;
   return null;
 }
+
+/**
+ * A terminal's size on the wire (api.TermSize), checked here: the daemon
+ * takes 16-bit sizes and a 0 means no terminal at all.
+ * @param {number} rows
+ * @param {number} cols
+ * @returns {{rows: number, cols: number}}
+ */
+export function termSize(rows, cols) {
+  for (const [name, v] of /** @type {Array<[string, unknown]>} */ ([["rows", rows], ["cols", cols]])) {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 65535) {
+      throw new RangeError(`${name} must be a whole number from 1 to 65535, not ${String(v)}`);
+    }
+  }
+  return { rows, cols };
+}
+
+/**
+ * The attached process fields of POST …/processes (api.ProcessRequest) added
+ * to body: absent options stay absent, so a plain background process goes
+ * as it always did.
+ * @param {Record<string, any>} body
+ * @param {{stdin?: boolean, tty?: {rows: number, cols: number} | null, tag?: string, timeoutS?: number | null}} opts
+ */
+export function attachedFields(body, opts) {
+  if (opts.stdin) body.stdin = true;
+  if (opts.tty !== undefined && opts.tty !== null) {
+    if (typeof opts.tty !== "object") throw new TypeError(`tty is {rows, cols}, e.g. {rows: 24, cols: 80}, not ${String(opts.tty)}`);
+    body.tty = termSize(opts.tty.rows, opts.tty.cols);
+  }
+  if (opts.tag) body.tag = String(opts.tag);
+  if (opts.timeoutS !== undefined && opts.timeoutS !== null) {
+    if (typeof opts.timeoutS !== "number" || !(opts.timeoutS > 0) || !Number.isFinite(opts.timeoutS)) {
+      throw new RangeError(`timeoutS must be a number of seconds above 0, not ${String(opts.timeoutS)}`);
+    }
+    body.timeout_s = opts.timeoutS;
+  }
+  return body;
+}
+
+/**
+ * The ?from= of an attached process's output: "start", "now" or a byte
+ * offset.
+ * @param {"start" | "now" | number | undefined} from
+ */
+export function fromQuery(from) {
+  if (from === undefined || from === "start" || from === "now") return from ?? "start";
+  if (typeof from === "number" && Number.isInteger(from) && from >= 0) return String(from);
+  throw new RangeError(`from is "start", "now" or a byte offset, not ${JSON.stringify(from)}`);
+}

@@ -28,6 +28,7 @@ import {
   Limits,
   Output,
   Process,
+  ProcessChunk,
   Session,
   Stats,
 } from "sandboxd";
@@ -57,15 +58,20 @@ const MODELS = {
   FileEvent,
   Stats,
   Process,
+  ProcessOutput: ProcessChunk,
   Health,
   HealthCheck,
   DataDirHealth,
   ErrorDetail,
 };
 
-// Wire properties whose field is not their camelCase name; none yet.
+// Wire properties whose field is not their camelCase name: a rename must be
+// written here, on purpose.
 /** @type {Record<string, Record<string, string>>} */
-const RENAMED = {};
+const RENAMED = {
+  // ProcessChunk holds the bytes, decoded.
+  ProcessOutput: { data_b64: "data" },
+};
 
 /** @param {string} s */
 const camel = (s) => s.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());

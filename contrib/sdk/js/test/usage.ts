@@ -17,6 +17,7 @@ import {
   NotFound,
   Output,
   Process,
+  ProcessChunk,
   ProcessLogs,
   ResourceExhausted,
   Sandbox,
@@ -40,7 +41,9 @@ import {
   type ExecOptions,
   type FollowOptions,
   type OpenAIToolMessage,
+  type OutputOptions,
   type SessionFields,
+  type StartProcessOptions,
   type SubmitOptions,
   type ToolName,
   type WaitOptions,
@@ -176,6 +179,31 @@ export async function example(signal: AbortSignal): Promise<string> {
   console.log(code, sent);
   // @ts-expect-error the client's argv is an array: no shell
   await sbx.client.startProcess(sbx.id, "ls");
+
+  // Attached processes.
+  const start: StartProcessOptions = { stdin: true, tty: { rows: 24, cols: 80 }, tag: "repl", timeoutS: 60, env: { A: "1" } };
+  const ap: Process = await sbx.processes.start(["python3", "-i"], start);
+  await sbx.processes.writeStdin(ap.pid, "print(1)\n");
+  await sbx.processes.writeStdin(ap.pid, Buffer.from("x"), { eof: true, signal });
+  await sbx.processes.closeStdin(ap.pid);
+  await sbx.processes.resize(ap.pid, 40, 120);
+  await sbx.processes.signal(ap.pid, "INT");
+  await sbx.processes.signal(ap.pid);
+  const from: OutputOptions = { from: "now", follow: false };
+  for await (const c of sbx.processes.output(ap.pid, { from: 0 })) {
+    const piece: ProcessChunk = c;
+    console.log(piece.stream, piece.data.length, piece.offset, piece.exitCode, piece.ended, piece.text, piece.nextOffset, piece.lost);
+  }
+  const it: AsyncGenerator<ProcessChunk, number | null, undefined> = sbx.client.processOutput(sbx.id, ap.pid, from);
+  console.log(it);
+  await sbx.client.writeStdin(sbx.id, ap.pid, "x", { eof: true });
+  await sbx.client.closeStdin(sbx.id, ap.pid);
+  await sbx.client.resizeProcess(sbx.id, ap.pid, 24, 80);
+  await sbx.client.sendSignal(sbx.id, ap.pid, 9);
+  // @ts-expect-error a terminal is {rows, cols}
+  await sbx.processes.start(["sh"], { tty: true });
+  // @ts-expect-error from is "start", "now" or a byte offset
+  sbx.processes.output(ap.pid, { from: "end" });
 
   // Folders as tar.
   const up: FileWritten = await sbx.files.uploadDir("./project", "dest", { signal });

@@ -33,6 +33,7 @@ from sandboxd.models import (
     Limits,
     Output,
     Process,
+    ProcessChunk,
     Session,
     Stats,
 )
@@ -59,6 +60,7 @@ MODELS: dict[str, Any] = {
     "FileEvent": FileEvent,
     "Stats": Stats,
     "Process": Process,
+    "ProcessOutput": ProcessChunk,
     "Health": Health,
     "HealthCheck": HealthCheck,
     "DataDirHealth": DataDirHealth,
@@ -66,8 +68,11 @@ MODELS: dict[str, Any] = {
 }
 
 # Wire properties a model keeps under another name (schema -> property ->
-# field); none yet: a rename must be written here, on purpose.
-RENAMED: dict[str, dict[str, str]] = {}
+# field): a rename must be written here, on purpose.
+RENAMED: dict[str, dict[str, str]] = {
+    # ProcessChunk holds the bytes, decoded.
+    "ProcessOutput": {"data_b64": "data"},
+}
 
 
 class _Recorder(dict):  # type: ignore[type-arg]

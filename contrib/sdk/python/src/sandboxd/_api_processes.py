@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Generator, Mapping, Sequence
 
+from ._api_attached import term_size
 from ._transport import Caller, api_path
 from .errors import ProtocolError, RequestTimeout
 from .models import Process, ProcessLogs
@@ -52,15 +53,39 @@ class ProcessCalls(Caller):
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        stdin: bool = False,
+        tty: tuple[int, int] | None = None,
+        tag: str | None = None,
+        timeout_s: float | None = None,
         request_timeout: float | None = None,
     ) -> Process:
         """POST /v1/sessions/{id}/processes: starts argv in the background
-        (no shell, no timeout) and answers it, ``pid`` first: its output
-        is process_logs(id, pid)."""
+        (no shell) and answers it, ``pid`` first: its output is
+        process_logs(id, pid).
+
+        With ``stdin`` (its input kept open for write_stdin) or ``tty``
+        ((rows, cols): it runs on a terminal of that size) it is attached:
+        the daemon holds its streams, and its output is
+        process_output(id, pid) instead. ``tag`` names it (Process.tag in
+        processes()); ``timeout_s`` kills it that many seconds after its
+        start (None: never)."""
+        body = command_request(argv, env, cwd)
+        if stdin:
+            body["stdin"] = True
+        if tty is not None:
+            if not isinstance(tty, (tuple, list)) or len(tty) != 2:
+                raise TypeError(f"tty is (rows, cols), e.g. (24, 80), not {tty!r}")
+            body["tty"] = term_size(*tty)
+        if tag:
+            body["tag"] = str(tag)
+        if timeout_s is not None:
+            if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
+                raise ValueError(f"timeout_s must be a number of seconds above 0, not {timeout_s!r}")
+            body["timeout_s"] = timeout_s
         with self._t.send(
             "POST",
             api_path("v1", "sessions", id, "processes"),
-            json_body=command_request(argv, env, cwd),
+            json_body=body,
             timeout=self._timeout(request_timeout),
         ) as a:
             out = a.json()

@@ -27,7 +27,7 @@ from ._api_exec import DEFAULT_POLL_INTERVAL, OnOutput
 from ._api_processes import DEFAULT_FOLLOW_INTERVAL
 from .client import Client
 from .errors import RequestTimeout
-from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileEvent, FileInfo, FileStat, FileWritten, Output, Process, ProcessLogs, Session, Stats
+from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileEvent, FileInfo, FileStat, FileWritten, Output, Process, ProcessChunk, ProcessLogs, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -215,8 +215,65 @@ class AsyncProcesses:
         self._sbx = sandbox
         self._procs = sandbox.sync.processes
 
-    async def start(self, cmd: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> Process:
-        return await asyncio.to_thread(self._procs.start, cmd, env=env, cwd=cwd)
+    async def start(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bool = False,
+        tty: tuple[int, int] | None = None,
+        tag: str | None = None,
+        timeout_s: float | None = None,
+    ) -> Process:
+        return await asyncio.to_thread(self._procs.start, cmd, env=env, cwd=cwd, stdin=stdin, tty=tty, tag=tag, timeout_s=timeout_s)
+
+    async def write_stdin(self, pid: int, data: bytes | str, *, eof: bool = False) -> None:
+        await asyncio.to_thread(self._procs.write_stdin, pid, data, eof=eof)
+
+    async def close_stdin(self, pid: int) -> None:
+        await asyncio.to_thread(self._procs.close_stdin, pid)
+
+    async def resize(self, pid: int, rows: int, cols: int) -> None:
+        await asyncio.to_thread(self._procs.resize, pid, rows, cols)
+
+    async def signal(self, pid: int, signal: str | int = "TERM") -> None:
+        await asyncio.to_thread(self._procs.signal, pid, signal)
+
+    async def output(
+        self, pid: int, *, follow: bool = True, from_: str | int = "start", request_timeout: float | None = None
+    ) -> AsyncGenerator[ProcessChunk, None]:
+        """An attached process's output as it comes (see Processes.output):
+        the stream is read in a worker thread, chunk by chunk, so the loop
+        never waits on the socket. The last chunk of a process that ended
+        carries its exit code. Leaving the loop early hangs up once the
+        next chunk arrives (the thread is blocked on it until then); the
+        process runs on."""
+        gen = self._procs.output(pid, follow=follow, from_=from_, request_timeout=request_timeout)
+        done = object()
+
+        def step() -> Any:
+            try:
+                return next(gen)
+            except StopIteration:
+                return done
+
+        loop = asyncio.get_running_loop()
+        pending: asyncio.Future[Any] | None = None
+        try:
+            while True:
+                pending = loop.run_in_executor(None, step)
+                # Shielded: a cancelled task leaves the thread in next(),
+                # and the generator must not be closed under it.
+                got = await asyncio.shield(pending)
+                if got is done:
+                    return
+                yield got
+        finally:
+            if pending is None or pending.done():
+                gen.close()
+            else:
+                pending.add_done_callback(lambda _: gen.close())
 
     async def list(self) -> builtins.list[Process]:
         return await asyncio.to_thread(self._procs.list)

@@ -28,6 +28,7 @@ __all__ = [
     "Stats",
     "Process",
     "ProcessLogs",
+    "ProcessChunk",
     "HealthCheck",
     "DataDirHealth",
     "ErrorDetail",
@@ -592,6 +593,47 @@ class ProcessLogs:
     def text(self) -> str:
         """``data`` as UTF-8 (a character cut between two reads is replaced)."""
         return self.data.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class ProcessChunk:
+    """One line of an attached process's output (GET
+    …/processes/{pid}/output): a piece of what it wrote on ``stream``
+    ("stdout", "stderr", or "pty" for a terminal's one stream) starting at
+    byte ``offset`` of all its output, or its end, the last one, whose
+    ``exit_code`` is set and ``data`` empty. ``lost``, on the first, says
+    how many bytes before ``offset`` the daemon no longer keeps (it keeps
+    the last MiB)."""
+
+    stream: str = ""
+    data: bytes = b""
+    offset: int = 0
+    exit_code: int | None = None
+    lost: int = 0
+
+    @property
+    def ended(self) -> bool:
+        """Whether this is the process's end (its exit code)."""
+        return self.exit_code is not None
+
+    @property
+    def next_offset(self) -> int:
+        """Where the output after this chunk starts: ``from_`` of a read
+        that goes on from here."""
+        return self.offset + len(self.data)
+
+    @property
+    def text(self) -> str:
+        """``data`` as UTF-8 (a character cut between two chunks is replaced)."""
+        return self.data.decode("utf-8", "replace")
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ProcessChunk:
+        # Bad base64 raises ValueError: output silently dropped would be
+        # worse than a failed read (the caller maps it to ProtocolError).
+        raw = d.get("data_b64")
+        data = base64.b64decode(raw, validate=True) if isinstance(raw, str) and raw else b""
+        return cls(stream=_str(d, "stream"), data=data, offset=_int(d, "offset"), exit_code=_opt_int(d, "exit_code"), lost=_int(d, "lost"))
 
 
 @dataclass(frozen=True)

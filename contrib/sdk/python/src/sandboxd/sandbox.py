@@ -47,7 +47,9 @@ class Sandbox:
 
     processes: Processes
     """Background processes: ``sbx.processes.start``, ``list``, ``kill``,
-    ``logs``, ``follow``, ``wait``."""
+    ``logs``, ``follow``, ``wait``; attached ones (started with ``stdin``
+    or ``tty``) ``write_stdin``, ``close_stdin``, ``resize``, ``signal``,
+    ``output``."""
 
     created: bool
     """Whether making this Sandbox made its session: False for connect, and
