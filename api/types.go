@@ -563,6 +563,9 @@ type Template struct {
 	// Runtime runs its sessions unless they name one (RuntimeRunc or
 	// RuntimeRunsc; "": the daemon's default_runtime).
 	Runtime string `json:"runtime,omitempty"`
+	// User is who its sessions' code is by name, and its home (nil:
+	// "sandbox" at /workspace; see TemplateUser).
+	User *TemplateUser `json:"user,omitempty"`
 
 	// Set by the daemon.
 	// Ref is TemplateRef(OwnerUID, Name): what sessions of it record, and

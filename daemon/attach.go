@@ -41,6 +41,9 @@ func (d *Daemon) Attach(ctx context.Context, id string, req *api.AttachRequest) 
 	if err != nil {
 		return nil, err
 	}
+	if cwd, err = d.cwdOf(s, cwd); err != nil {
+		return nil, err
+	}
 	sb, _, err := d.claimAwake(ctx, s)
 	if err != nil {
 		return nil, err

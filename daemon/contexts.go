@@ -44,7 +44,10 @@ func (c Contexts) CreateContext(ctx context.Context, id string, req *api.CreateC
 	if err != nil {
 		return nil, err
 	}
-	from, err := sourceContext(s.Snapshot(), req)
+	if cwd, err = c.d.cwdOf(s, cwd); err != nil {
+		return nil, err
+	}
+	from, err := sourceContext(s.Snapshot(), c.d.homeOf(s), req)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +90,7 @@ func (c Contexts) Contexts(ctx context.Context, id string) ([]api.CodeContext, e
 		return nil, err
 	}
 	rec := s.Snapshot()
-	out := []api.CodeContext{{ID: api.ContextDefault, Language: api.LanguagePython, Cwd: "/workspace", CreatedAt: rec.CreatedAt}}
+	out := []api.CodeContext{contextView(defaultContext(rec, c.d.homeOf(s)))}
 	for _, cx := range rec.Contexts {
 		out = append(out, contextView(cx))
 	}
@@ -125,7 +128,7 @@ func (c Contexts) RestartContext(ctx context.Context, id, cid string) (*api.Code
 		return nil, err
 	}
 	rec := s.Snapshot()
-	cx := store.Context{ID: api.ContextDefault, Language: api.LanguagePython, Cwd: "/workspace", CreatedAt: rec.CreatedAt}
+	cx := defaultContext(rec, c.d.homeOf(s))
 	if cid != api.ContextDefault {
 		if cx, err = findContext(rec, cid); err != nil {
 			return nil, err
@@ -197,9 +200,11 @@ func checkContext(req *api.CreateContextRequest) (lang, cwd string, err error) {
 	default:
 		return "", "", api.Errorf(errdefs.ErrInvalidArgument, `a context's language %s is not supported: use "python" or "shell"`, api.Quote(req.Language))
 	}
-	cwd = "/workspace"
-	if req.Cwd != "" {
-		if cwd, err = sandboxfs.Cwd(req.Cwd); err != nil {
+	// A folder under /home is checked against the session's home
+	// (cwdOf); "" is its home.
+	cwd = req.Cwd
+	if cwd != "" && !deferredCwd(cwd) {
+		if cwd, err = sandboxfs.Cwd(cwd); err != nil {
 			return "", "", err
 		}
 	}
@@ -208,7 +213,7 @@ func checkContext(req *api.CreateContextRequest) (lang, cwd string, err error) {
 
 // sourceContext is the context a create copies (from), the zero Context
 // for none.
-func sourceContext(rec store.Record, req *api.CreateContextRequest) (store.Context, error) {
+func sourceContext(rec store.Record, home string, req *api.CreateContextRequest) (store.Context, error) {
 	switch req.From {
 	case "":
 		return store.Context{}, nil
@@ -216,7 +221,7 @@ func sourceContext(rec store.Record, req *api.CreateContextRequest) (store.Conte
 		if req.Language == api.LanguageShell {
 			break
 		}
-		return store.Context{ID: api.ContextDefault, Language: api.LanguagePython, Cwd: "/workspace"}, nil
+		return defaultContext(rec, home), nil
 	}
 	if req.Language == api.LanguageShell {
 		return store.Context{}, errdefs.ErrInvalidArgument.WithMessage("a shell context has no interpreter to copy: leave out from")
@@ -229,6 +234,11 @@ func sourceContext(rec store.Record, req *api.CreateContextRequest) (store.Conte
 		return cx, api.Errorf(errdefs.ErrInvalidArgument, "context %s is a %s context, with no interpreter to copy", cx.ID, cx.Language)
 	}
 	return cx, nil
+}
+
+// defaultContext is a session's first context, which starts in its home.
+func defaultContext(rec store.Record, home string) store.Context {
+	return store.Context{ID: api.ContextDefault, Language: api.LanguagePython, Cwd: home, CreatedAt: rec.CreatedAt}
 }
 
 // findContext is context cid of a session's record.

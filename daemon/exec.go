@@ -83,7 +83,7 @@ func checkExec(c *config.Config, req *api.ExecRequest, defTimeoutS int) (time.Du
 	if strings.IndexByte(req.Code, 0) >= 0 {
 		return 0, errdefs.ErrInvalidArgument.WithMessage("the code contains a NUL byte: send text")
 	}
-	if req.Cwd != "" {
+	if req.Cwd != "" && !deferredCwd(req.Cwd) { // one under /home: claimForExec
 		cwd, err := sandboxfs.Cwd(req.Cwd)
 		if err != nil {
 			return 0, err
@@ -129,6 +129,13 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 	timeout, err := checkExec(&d.cfg, req, defTimeout)
 	if err != nil {
 		return nil, err
+	}
+	if req.Cwd != "" {
+		// None stays none: the interpreter's own folder, which code may
+		// have changed (it starts in the home).
+		if req.Cwd, err = d.cwdOf(s, req.Cwd); err != nil {
+			return nil, err
+		}
 	}
 	cx, err := execContext(rec, req)
 	if err != nil {

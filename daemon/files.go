@@ -29,7 +29,7 @@ func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
 	rec := s.Snapshot()
 	uid, gid := d.rt.HostOwner(rec.IDBase)
 	fs := &sandboxfs.FS{Workspace: d.paths.workspace(rec.ID), UID: uid, GID: gid}
-	fs.Names = etcNames(uid, gid, d.rt.UID())
+	fs.Names = etcNames(uid, gid, d.rt.UID(), d.tmpl.UserOf(rec.Template).Name)
 	if sb := s.Sandbox(); sb != nil {
 		fs.Tmp = sb.Tmp()
 		fs.Done = sb.Exited()
@@ -43,9 +43,9 @@ func (d *Daemon) sessionFS(s *session) *sandboxfs.FS {
 // id map is one block), named by the /etc every sandbox gets
 // (isolation.WriteEtc); an id it has no name for is the number it sees,
 // and one outside its id map is nobody, as the kernel shows it.
-func etcNames(hostUID, hostGID, innerUID int) func(uid, gid uint32) (string, string) {
+func etcNames(hostUID, hostGID, innerUID int, user string) func(uid, gid uint32) (string, string) {
 	off := hostUID - innerUID
-	users, groups := isolation.EtcNames(innerUID, hostGID-off)
+	users, groups := isolation.EtcNames(innerUID, hostGID-off, user)
 	name := func(names map[int]string, id uint32) string {
 		in := int(id) - off
 		if in < 0 {

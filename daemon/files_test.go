@@ -17,7 +17,7 @@ func TestEtcNamesMatchWriteEtc(t *testing.T) {
 	if err := isolation.WriteEtc(dir, "", 1000, 1000); err != nil {
 		t.Fatal(err)
 	}
-	users, groups := isolation.EtcNames(1000, 1000)
+	users, groups := isolation.EtcNames(1000, 1000, "")
 	for file, names := range map[string]map[int]string{"passwd": users, "group": groups} {
 		b, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
@@ -36,7 +36,7 @@ func TestEtcNamesMatchWriteEtc(t *testing.T) {
 		}
 	}
 	// Under a user namespace the host ids are the block's.
-	name := etcNames(101000, 101000, 1000)
+	name := etcNames(101000, 101000, 1000, "")
 	for _, c := range []struct {
 		uid, gid    uint32
 		user, group string
@@ -49,5 +49,9 @@ func TestEtcNamesMatchWriteEtc(t *testing.T) {
 		if u, g := name(c.uid, c.gid); u != c.user || g != c.group {
 			t.Errorf("%d:%d is %s:%s, want %s:%s", c.uid, c.gid, u, g, c.user, c.group)
 		}
+	}
+	// A template's user names the sandbox's uid and gid.
+	if u, g := etcNames(101000, 101000, 1000, "user")(101000, 101000); u != "user" || g != "user" {
+		t.Errorf("a template user's files are %s:%s, want user:user", u, g)
 	}
 }

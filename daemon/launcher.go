@@ -129,6 +129,7 @@ func (l *launcher) spec(s *session, rec *store.Record) *isolation.Spec {
 		IDBase:        rec.IDBase,
 		Runtime:       runtimeOf(rec.Runtime),
 		Gateway:       l.gateway.Dir(rec.ID, rec.MCPServers),
+		User:          l.tmpl.UserOf(rec.Template),
 		OnUndelivered: func(r *isolation.ExecResult) { l.execs.Undelivered(s, r) },
 	}
 }

@@ -28,6 +28,7 @@ func (d *Daemon) Processes() *process.Manager {
 				return nil, err
 			}
 			t := &process.Target{ID: s.ID(), FS: d.sessionFS(s), Book: &s.procs,
+				Cwd: func(cwd string) (string, error) { return d.cwdOf(s, cwd) },
 				Env: func(req map[string]string) []string { return envList(mergeEnv(s.Snapshot().Env, req)) }}
 			if sb := s.Sandbox(); sb != nil {
 				t.Sandbox = sb
@@ -39,7 +40,8 @@ func (d *Daemon) Processes() *process.Manager {
 	})
 }
 
-// checkCommand checks a command to run as is, and says its working folder.
+// checkCommand checks a command to run as is, and says its working folder:
+// "" if none is given, or one under /home, for cwdOf to settle.
 func checkCommand(argv []string, env map[string]string, cwd string) (string, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return "", errdefs.ErrInvalidArgument.WithMessage("argv is required: the command and its arguments, e.g. [\"bash\"]")
@@ -60,8 +62,8 @@ func checkCommand(argv []string, env map[string]string, cwd string) (string, err
 	if err := process.CheckExecSize(argv, envList(env)); err != nil {
 		return "", err
 	}
-	if cwd == "" {
-		return "/workspace", nil
+	if cwd == "" || deferredCwd(cwd) {
+		return cwd, nil
 	}
 	return sandboxfs.Cwd(cwd)
 }

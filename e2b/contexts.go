@@ -82,7 +82,7 @@ func (g *Gateway) createContext(w http.ResponseWriter, r *http.Request, s *api.S
 	}
 	cwd := ""
 	if req.Cwd != "" {
-		if cwd, err = toSandbox(req.Cwd); err != nil {
+		if cwd, err = g.cwdOf(s, req.Cwd); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // name the user's home, /home/user, and paths relative to it, which the
 // gateway maps to /workspace and back.
 
-// home is E2B's user's home, the sandbox's /workspace.
+// home is E2B's user's home: the sandbox's /workspace, which the
+// gateway's template shows at /home/user too (template.go).
 const home = "/home/user"
 
 // writeInfo is one file written, as envd answers it.

@@ -35,6 +35,10 @@ type Options struct {
 	// Templates map E2B template ids to sandboxd templates ("" the
 	// daemon's default); an id not in it names a sandboxd template.
 	Templates map[string]string
+	// HomeTemplates are the sandboxd templates (refs) whose user is E2B's
+	// (User, at /home/user): commands of their sandboxes start in
+	// /home/user itself, not in the /workspace it shows.
+	HomeTemplates []string
 	// Network is the network of a sandbox whose create does not say
 	// (allow_internet_access absent): "none" unless the operator opens it.
 	Network string

@@ -5,7 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,9 +138,11 @@ func (g *Gateway) procStart(ctx context.Context, req *startRequest, st *connect.
 		return errdefs.ErrInvalidArgument.WithMessage("process.cmd is required")
 	}
 	s := sessionOf(ctx)
-	pr := &api.ProcessRequest{Argv: append([]string{req.Process.Cmd}, req.Process.Args...), Env: req.Process.Envs, Stdin: true, Cwd: "/workspace"}
+	// No cwd: the daemon starts it in the home of the sandbox's user
+	// (/home/user for the gateway's template; template.go).
+	pr := &api.ProcessRequest{Argv: append([]string{req.Process.Cmd}, req.Process.Args...), Env: req.Process.Envs, Stdin: true}
 	if req.Process.Cwd != nil && *req.Process.Cwd != "" {
-		cwd, err := toSandbox(*req.Process.Cwd)
+		cwd, err := g.cwdOf(s, *req.Process.Cwd)
 		if err != nil {
 			return err
 		}
@@ -346,4 +351,17 @@ func keepalive(ctx context.Context, cancel context.CancelFunc, send func() error
 			}
 		}
 	}
+}
+
+// cwdOf is E2B folder p as a command of sandbox s starts in it: under
+// /home/user itself in a sandbox of E2B's user (the daemon takes its
+// home's folders), else the /workspace folder it is.
+func (g *Gateway) cwdOf(s *api.Session, p string) (string, error) {
+	if !slices.Contains(g.o.HomeTemplates, s.Template) {
+		return toSandbox(p)
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = path.Join(home, p)
+	}
+	return path.Clean(p), nil
 }

@@ -116,8 +116,8 @@ func TestProcessRPCs(t *testing.T) {
 	// Without stdin, input closes at once; a signal ends it.
 	next = streamCall(t, srv, s, "process.Process/Start", `{"process":{"cmd":"sleep","args":["9"]}}`)
 	next()
-	if tg.d.started[1].Cwd != "/workspace" {
-		t.Fatalf("default cwd %q", tg.d.started[1].Cwd)
+	if tg.d.started[1].Cwd != "" {
+		t.Fatalf("default cwd %q, want none: the template's home (/home/user)", tg.d.started[1].Cwd)
 	}
 	for m := next(); !strings.Contains(m, `"end"`); m = next() {
 	}

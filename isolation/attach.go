@@ -16,6 +16,7 @@ type ProcessOptions struct {
 	Argv []string
 	// Env is added to the sandbox's own environment (its first process's).
 	Env []string
+	// Cwd is where it starts ("": the user's home, Spec.User).
 	Cwd string
 	// TTY gives it a pseudo-terminal of Rows x Cols.
 	TTY        bool
@@ -106,7 +107,7 @@ func (s *Sandbox) Spawn(o *ProcessOptions) (*Process, error) {
 	}
 	cwd := o.Cwd
 	if cwd == "" {
-		cwd = "/workspace"
+		cwd = s.home
 	}
 	oo := *o
 	oo.Env, oo.Cwd, oo.UID, oo.GID = env, cwd, s.uid, s.gid

@@ -110,6 +110,7 @@ func (r *Runtime) newSandbox(s *Spec, ld *Launched) *Sandbox {
 		env:           sandboxEnv(s),
 		uid:           r.UID(),
 		gid:           r.GID(),
+		home:          s.User.HomeDir(),
 	}
 	// Under runsc the kernel's kills are the Sentry's (the sandbox's
 	// end), the agent's reclaims the processes'.

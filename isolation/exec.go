@@ -21,7 +21,8 @@ type ExecOptions struct {
 	Grace   time.Duration
 	// Env is added to the sandbox's environment for this execution.
 	Env map[string]string
-	// Cwd is the working folder inside the sandbox (default /workspace).
+	// Cwd is the working folder inside the sandbox (default: where the
+	// interpreter is, which starts in the user's home).
 	Cwd string
 	// Context names the interpreter of a Python execution (""; the
 	// first), and ContextCwd its folder, where the agent starts it if it

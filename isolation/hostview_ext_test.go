@@ -94,6 +94,21 @@ func TestSandboxHostView(t *testing.T) {
 	if m.ExitCode != 0 || out != "1\n2\n" {
 		t.Fatalf("/etc and / in the sandbox: %+v %q", m, out)
 	}
+
+	// A template's user: its own /etc, hidden as the image's is, and
+	// the workspace at its home too.
+	u := isolationtest.StartAs(t, r, "hostview-u5e6", isolation.User{Name: "user", Home: "/home/user"})
+	noMountsUnder(t, r.StateDir())
+	m, out = isolationtest.Run(t, u, "shell", mountTable)
+	if m.ExitCode != 0 {
+		t.Fatalf("mount table: %+v %q", m, out)
+	}
+	checkView(t, out, []string{r.StateDir(), "hostview-u5e6"}, nil)
+	checkView(t, out, []string{filepath.Dir(u.Tmp())}, []string{"/workspace", "/tmp", "/home/user"})
+	m, out = isolationtest.Run(t, u, "shell", "whoami; echo $HOME; pwd; grep -c '^sandbox:' /etc/passwd; echo x > /home/user/f; cat /workspace/f; touch /home/x 2>&1 | grep -c Read-only")
+	if m.ExitCode != 0 || out != "user\n/home/user\n/home/user\n0\nx\n1\n" {
+		t.Fatalf("a template user's sandbox: %+v %q", m, out)
+	}
 }
 
 // TestSandboxHostViewWithoutOverlay is a host without overlayfs: the
@@ -114,5 +129,9 @@ func TestSandboxHostViewWithoutOverlay(t *testing.T) {
 	}
 	if !r.Info().ShowsHostPaths {
 		t.Error("Info must say the mount table shows host paths")
+	}
+	u := isolationtest.StartAs(t, r, "hostview-u7f8", isolation.User{Name: "user", Home: "/home/user"})
+	if m, out := isolationtest.Run(t, u, "shell", "whoami; pwd; ls /home"); m.ExitCode != 0 || out != "user\n/home/user\nuser\n" {
+		t.Fatalf("a template user's sandbox without overlayfs: %+v %q", m, out)
 	}
 }

@@ -69,11 +69,10 @@ func WriteEtc(dir, src string, uid, gid int) error {
 			}
 		}
 	}
+	passwd, group := etcUsers(uid, gid, User{}, "/bin/sh")
 	files := map[string]string{
-		"passwd": fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"+
-			"sandbox:x:%d:%d:sandbox:/workspace:/bin/sh\n"+
-			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", uid, gid),
-		"group":         fmt.Sprintf("root:x:0:\ntty:x:5:\nsandbox:x:%d:\nnogroup:x:65534:\n", gid),
+		"passwd":        passwd,
+		"group":         group,
 		"hosts":         "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
 		"hostname":      "sandbox\n",
 		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
@@ -93,11 +92,13 @@ func WriteEtc(dir, src string, uid, gid int) error {
 }
 
 // EtcNames are the users and groups of the synthetic /etc/passwd and
-// /etc/group WriteEtc writes for a sandbox whose code runs as uid and gid
-// (as it sees them): how the sandbox names a file's owner.
-func EtcNames(uid, gid int) (users, groups map[int]string) {
-	return map[int]string{0: "root", uid: "sandbox", 65534: "nobody"},
-		map[int]string{0: "root", 5: "tty", gid: "sandbox", 65534: "nogroup"}
+// /etc/group WriteEtc (or, for a user of a template's, etcFor) writes for
+// a sandbox whose code runs as uid and gid (as it sees them) named name
+// ("": the default user's): how the sandbox names a file's owner.
+func EtcNames(uid, gid int, name string) (users, groups map[int]string) {
+	name = User{Name: name}.UserName()
+	return map[int]string{0: "root", uid: name, 65534: "nobody"},
+		map[int]string{0: "root", 5: "tty", gid: name, 65534: "nogroup"}
 }
 
 // resolvConf is every sandbox's: DNS to any address reaches the daemon's

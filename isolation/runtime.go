@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
@@ -43,6 +44,10 @@ type Options struct {
 type Runtime struct {
 	stateDir string
 	etcDir   string
+	// etcMu guards etcDone: the users' /etc folders (etcFor) this
+	// runtime wrote.
+	etcMu    sync.Mutex
+	etcDone  map[string]bool
 	uid, gid int
 	userns   bool
 	seccomp  *specs.LinuxSeccomp

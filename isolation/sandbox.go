@@ -53,6 +53,9 @@ type Spec struct {
 	// (its site-packages and imports, which it otherwise finishes while
 	// the first request is on its way): for sandboxes kept in a pool.
 	Warm bool
+	// User is who the code is by name, and its home (zero: "sandbox" at
+	// /workspace). A home elsewhere shows the workspace there too.
+	User User
 	// OnUndelivered, if set, is told how an execution ended whose answer
 	// no daemon received (the daemon was down meanwhile).
 	OnUndelivered func(*ExecResult)
@@ -116,6 +119,8 @@ type Sandbox struct {
 	// spawned beside it (attach.go).
 	env      []string
 	uid, gid int
+	// home is where its processes start unless told otherwise.
+	home string
 
 	// execMu serialises executions. connMu guards conn, closed and
 	// running and is held only briefly, so that a stop never waits for an
@@ -164,6 +169,14 @@ var baseEnv = []string{
 // what a template's packages need, then the session's own.
 func sandboxEnv(s *Spec) []string {
 	env := append([]string{}, baseEnv...)
+	for i, kv := range env {
+		switch {
+		case strings.HasPrefix(kv, "HOME="):
+			env[i] = "HOME=" + s.User.HomeDir()
+		case strings.HasPrefix(kv, "USER="):
+			env[i] = "USER=" + s.User.UserName()
+		}
+	}
 	if s.Packages != "" {
 		env = append(env, packagesEnv...)
 	}
@@ -278,9 +291,22 @@ func (r *Runtime) prepare(s *Spec, p *paths, ownKernel bool) (*Image, error) {
 	if img == nil {
 		img = r.host
 	}
+	etc, err := r.etcFor(img, s.User)
+	if err != nil {
+		return nil, err
+	}
+	img = img.forUser(s.User)
+	if etc != img.etc {
+		v := *img
+		v.etc = etc
+		img = &v
+	}
 	var mountPoints []string
 	if s.Gateway != "" {
 		mountPoints = append(mountPoints, GatewayDir)
+	}
+	if h := s.User.homeMount(); h != "" {
+		mountPoints = append(mountPoints, h)
 	}
 	view, err := r.mountView(p, img, s.Packages, ownKernel, mountPoints...)
 	if err != nil {

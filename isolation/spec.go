@@ -41,6 +41,11 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image, ownKernel bool) *specs.
 		specs.Mount{Destination: "/workspace", Type: "bind", Source: s.Workspace, Options: bindRW},
 		specs.Mount{Destination: "/tmp", Type: "bind", Source: s.Tmp, Options: bindRW},
 	)
+	if h := s.User.homeMount(); h != "" {
+		// The same disk as /workspace, so that the home's files are the
+		// ones the file API serves at /workspace.
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: h, Type: "bind", Source: s.Workspace, Options: bindRW})
+	}
 	if img.packages != "" {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: PackagesDir, Type: "bind", Source: img.packages, Options: bindRO})
 	}

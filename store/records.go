@@ -147,8 +147,16 @@ type Template struct {
 	Packages    []string          `json:"packages,omitempty"`
 	IndexURL    string            `json:"index_url,omitempty"`
 	Runtime     string            `json:"runtime,omitempty"`
-	OwnerUID    uint32            `json:"owner_uid"`
-	CreatedAt   time.Time         `json:"created_at"`
+	// User is api.TemplateUser's name and home (nil: the default).
+	User      *TemplateUser `json:"user,omitempty"`
+	OwnerUID  uint32        `json:"owner_uid"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// TemplateUser is a template's user: its name and home.
+type TemplateUser struct {
+	Name string `json:"name"`
+	Home string `json:"home,omitempty"`
 }
 
 // LimitDefaults are a template's default limits; nil fields are unset.

@@ -24,6 +24,17 @@ func TestTemplates(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].Name != "a" || got[1].Preload != "import json" || *got[1].PoolSize != 2 {
 		t.Fatalf("templates after reopen: %+v, %v", got, err)
 	}
+	if err := s.PutTemplate(&Template{Name: "u", Rootfs: "host", User: &TemplateUser{Name: "user", Home: "/home/user"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, path, Options{})
+	if got, _ := s.Templates(); len(got) != 3 || got[2].User == nil || *got[2].User != (TemplateUser{Name: "user", Home: "/home/user"}) || got[0].User != nil {
+		t.Fatalf("a template's user after reopen: %+v", got)
+	}
+	if err := s.DeleteTemplate(0, "u"); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.DeleteTemplate(0, "a"); err != nil {
 		t.Fatal(err)
 	}

@@ -75,9 +75,11 @@ envd and code interpreter on that one address (E2B_API_URL and
 E2B_SANDBOX_URL both name it). Requests from web pages (an Origin header) and
 for other host names are refused.
 
-E2B templates "base" and "code-interpreter-v1" are the daemon's default
-template unless --template maps them; any other template id names a sandboxd
-template. A sandbox gets a network only when its create asks
+E2B templates "base" and "code-interpreter-v1" are the sandboxd template
+` + e2b.BaseTemplate + ` unless --template maps them: the gateway makes it if the caller
+(or root) has none, from the daemon's python template, with E2B's user ("user",
+at home in /home/user, where code starts). Any other template id names a
+sandboxd template. A sandbox gets a network only when its create asks
 (allowInternetAccess), unless --network open.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,7 +91,7 @@ template. A sandbox gets a network only when its create asks
 			if err != nil {
 				return err
 			}
-			tm := map[string]string{"base": "", "code-interpreter-v1": ""}
+			tm := map[string]string{}
 			for _, t := range templates {
 				from, to, ok := strings.Cut(t, "=")
 				if !ok || from == "" {
@@ -112,13 +114,31 @@ template. A sandbox gets a network only when its create asks
 			if err != nil {
 				return err
 			}
+			// E2B's own templates run code as E2B's user, at /home/user:
+			// the gateway's template, unless mapped to another.
+			var home []string
+			for _, to := range tm {
+				if t, err := c.Template(ctx, to); to != "" && err == nil && t.User != nil && *t.User == e2b.User {
+					home = append(home, t.Ref)
+				}
+			}
+			for _, id := range []string{"base", "code-interpreter-v1"} {
+				if _, ok := tm[id]; ok {
+					continue
+				}
+				ref, err := e2b.EnsureTemplate(ctx, c, e2b.BaseTemplate, log)
+				if err != nil {
+					return err
+				}
+				tm[id], home = ref, append(home, ref)
+			}
 			l, err := net.Listen("tcp", listen)
 			if err != nil {
 				return err
 			}
 			g, err := e2b.New(e2b.Options{
 				Daemon: e2b.FromClient(c), Keys: ks, ID: id, Listen: l.Addr().String(), Hosts: hosts,
-				Templates: tm, Network: network, MaxExecS: info.Max.TimeoutS, Log: log,
+				Templates: tm, HomeTemplates: home, Network: network, MaxExecS: info.Max.TimeoutS, Log: log,
 			})
 			if err != nil {
 				l.Close()

@@ -113,6 +113,7 @@ type templateFlags struct {
 	description, preload, preloadFile string
 	env, packages                     []string
 	indexURL, runtime                 string
+	user, home                        string
 	poolSize                          int
 	asJSON                            bool
 }
@@ -126,6 +127,8 @@ func (f *templateFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&f.packages, "package", "p", nil, "pip requirement installed into the template when it is added, e.g. numpy==1.26.4 (repeatable)")
 	fs.StringVar(&f.indexURL, "index-url", "", "package index of --package (default: the daemon's package_index_url)")
 	fs.StringVar(&f.runtime, "runtime", "", `runtime of its sessions (and its pool): "runc" or "runsc" (gVisor); default: the daemon's`)
+	fs.StringVar(&f.user, "user", "", `name of its sessions' user (uid 1000), e.g. "user" (default "sandbox")`)
+	fs.StringVar(&f.home, "home", "", `home of --user, where code starts: "/workspace" (default) or /home/NAME, which shows the workspace too`)
 	fs.BoolVar(&f.asJSON, "json", false, "print the template as JSON")
 	f.limitFlags.register(fs)
 }
@@ -151,6 +154,12 @@ func (f *templateFlags) template(fs *pflag.FlagSet, name, rootfs string) (*api.T
 	}
 	if fs.Changed("pool-size") {
 		t.PoolSize = &f.poolSize
+	}
+	if f.user != "" || f.home != "" {
+		if f.user == "" {
+			return nil, fmt.Errorf("--home needs --user: the name of the user it is the home of")
+		}
+		t.User = &api.TemplateUser{Name: f.user, Home: f.home}
 	}
 	return t, nil
 }
@@ -185,6 +194,7 @@ func newTemplateAddCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&rootfs, "rootfs", api.RootfsHost, `root filesystem: "host" (its system folders, read-only) or a folder only root can write (root only)`)
 	f.register(cmd.Flags())
 	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	_ = cmd.RegisterFlagCompletionFunc("home", completeHome)
 	return cmd
 }
 
@@ -243,6 +253,7 @@ owned by root, without setuid or setgid bits. Root only.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	f.register(cmd.Flags())
 	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
+	_ = cmd.RegisterFlagCompletionFunc("home", completeHome)
 	return cmd
 }
 
@@ -349,4 +360,9 @@ func oneLine(s string, n int) string {
 		s = s[:n-1] + "…"
 	}
 	return s
+}
+
+// completeHome completes --home: the folders a template user's home may be.
+func completeHome(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"/workspace", "/home/user"}, cobra.ShellCompDirectiveNoFileComp
 }

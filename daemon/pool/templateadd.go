@@ -104,6 +104,11 @@ func (ts *Templates) checkTemplate(caller Caller, req *api.Template) (*api.Templ
 		Packages: req.Packages, IndexURL: req.IndexURL, Runtime: req.Runtime,
 		OwnerUID: caller.UID(), CreatedAt: time.Now().UTC(),
 	}
+	u, err := checkUser(req.User)
+	if err != nil {
+		return nil, err
+	}
+	def.User = u
 	if def.Rootfs == "" {
 		def.Rootfs = api.RootfsHost
 	}

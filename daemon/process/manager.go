@@ -50,6 +50,9 @@ type Target struct {
 	// processes.
 	FS   *sandboxfs.FS
 	Book *Book
+	// Cwd, if set, is the folder a command starts in given the request's
+	// as Options.Check left it ("": the session's home); nil: /workspace.
+	Cwd func(cwd string) (string, error)
 	// Env is the environment of a command given req's variables: the
 	// session's, with req's over it.
 	Env func(req map[string]string) []string
@@ -90,6 +93,13 @@ func (m *Manager) StartProcess(ctx context.Context, id string, req *api.ProcessR
 	t, err := m.o.Find(ctx, id, true)
 	if err != nil {
 		return nil, err
+	}
+	if t.Cwd != nil {
+		if cwd, err = t.Cwd(cwd); err != nil {
+			return nil, err
+		}
+	} else if cwd == "" {
+		cwd = "/workspace"
 	}
 	sb, err := running(t, ": start it first")
 	if err != nil {

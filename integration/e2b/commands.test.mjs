@@ -33,8 +33,15 @@ test('commands.run: output, exit codes, envs, cwd, callbacks', async () => {
       cwd: '/home/user',
       onStdout: (d) => seen.push(d),
     })
-    assert.equal(e.stdout, 'bar\n/workspace\none\ntwo\n')
+    assert.equal(e.stdout, 'bar\n/home/user\none\ntwo\n')
     assert.equal(seen.join(''), e.stdout, 'the callback saw every line')
+
+    // E2B's user, at home in /home/user, which is where files go.
+    const who = await sbx.commands.run('whoami; echo $HOME; pwd; echo hi > made.txt')
+    assert.equal(who.stdout, 'user\n/home/user\n/home/user\n')
+    assert.equal(await sbx.files.read('/home/user/made.txt'), 'hi\n')
+    await sbx.files.write('written.txt', 'there')
+    assert.equal((await sbx.commands.run('cat /home/user/written.txt', { cwd: '/tmp' })).stdout, 'there')
   } finally {
     await sbx.kill()
   }

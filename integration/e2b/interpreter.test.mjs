@@ -12,6 +12,8 @@ test('runCode: state, streams, results, errors, bash', async () => {
     assert.equal(exec.text, '2')
     exec = await sbx.runCode('x * 3')
     assert.equal(exec.text, '6', 'the interpreter keeps its state')
+    exec = await sbx.runCode('import os, getpass\n(getpass.getuser(), os.getcwd(), os.environ["HOME"])')
+    assert.equal(exec.text, "('user', '/home/user', '/home/user')", "E2B's user, at home")
 
     const seen = []
     exec = await sbx.runCode('import sys\nprint("out")\nprint("err", file=sys.stderr)', {
@@ -68,12 +70,12 @@ test('code contexts: their own state and folder, listed, restarted, removed', as
     await sbx.runCode('x = "own"', { context: ctx })
     assert.equal((await sbx.runCode('x')).text, "'default'")
     assert.equal((await sbx.runCode('x', { context: ctx })).text, "'own'")
-    assert.equal((await sbx.runCode('import os; os.path.basename(os.getcwd())', { context: ctx })).text, "'proj'")
+    assert.equal((await sbx.runCode('import os; os.getcwd()', { context: ctx })).text, "'/home/user/proj'")
 
     const bash = await sbx.createCodeContext({ language: 'bash', cwd: '/home/user/proj' })
     assert.equal(bash.language, 'bash')
-    const out = await sbx.runCode('basename "$PWD"', { context: bash })
-    assert.deepEqual(out.logs.stdout, ['proj\n'])
+    const out = await sbx.runCode('pwd', { context: bash })
+    assert.deepEqual(out.logs.stdout, ['/home/user/proj\n'])
 
     const ids = (await sbx.listCodeContexts()).map((c) => c.id)
     assert.deepEqual(ids, ['python', 'bash', ctx.id, bash.id])

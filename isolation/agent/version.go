@@ -124,6 +124,9 @@ import "errors"
 //	   anew. A reset of one worker kills only its process group while
 //	   other contexts live. Conn.Context and an Exec with a context
 //	   refuse agents before 15 with ErrUnsupported.
+//	   Executions also start where the runtime started the agent (the
+//	   user's home: /workspace, or a template user's), not in /workspace
+//	   always, and a shell command without a cwd in the interpreter's.
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion

@@ -46,12 +46,18 @@ func NewRuntime(t *testing.T, name string, engines map[string]isolation.NewEngin
 // limits, and stops it when the test ends.
 func Start(t *testing.T, r *isolation.Runtime, id string) *isolation.Sandbox {
 	t.Helper()
+	return StartAs(t, r, id, isolation.User{})
+}
+
+// StartAs is Start with its code as user u.
+func StartAs(t *testing.T, r *isolation.Runtime, id string, u isolation.User) *isolation.Sandbox {
+	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := r.Start(context.Background(), &isolation.Spec{ID: id, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), Limits: isolation.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128}})
+	sb, err := r.Start(context.Background(), &isolation.Spec{ID: id, Workspace: ws, Tmp: filepath.Join(dir, "tmp"), Limits: isolation.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 128}, User: u})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func (e *engine) Start(_ context.Context, l *isolation.Launch) (*isolation.Launc
 		Env:        l.Env,
 		UID:        e.r.UID(),
 		GID:        e.r.GID(),
-		Cwd:        "/workspace",
+		Cwd:        s.User.HomeDir(),
 		Stdout:     l.Log,
 		Stderr:     l.Log,
 		ExtraFiles: []*os.File{lf},

@@ -31,7 +31,7 @@ func (e *engine) spec(l *isolation.Launch) *specs.Spec {
 	spec.Mounts = append(spec.Mounts, l.AgentDirMount())
 	spec.Process.Args = l.Args
 	spec.Process.Env = l.Env
-	spec.Process.Cwd = "/workspace"
+	spec.Process.Cwd = s.User.HomeDir()
 	spec.Process.User = specs.User{UID: uint32(e.r.UID()), GID: uint32(e.r.GID())}
 	spec.Annotations = map[string]string{runscNetworkKey: runscNetwork(s)}
 	return spec

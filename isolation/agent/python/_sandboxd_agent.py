@@ -299,10 +299,8 @@ def main():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     procs.start_reaper()
-    try:
-        os.chdir("/workspace")
-    except OSError:
-        pass
+    # The runtime starts the agent in the user's home (/workspace, or the
+    # home a template's user has), where executions start.
     Agent().serve()
 
 

@@ -39,7 +39,7 @@ def execute(agent, req, exec_id):
         try:
             p = subprocess.Popen(["/bin/sh", "-c", req.get("code", "")],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, cwd=req.get("cwd") or "/workspace",
+                                 stderr=subprocess.PIPE, cwd=req.get("cwd") or None,
                                  env=env, start_new_session=True, preexec_fn=worker.raise_oom_score)
         except BaseException:
             procs.SPAWNING[0] = False
