@@ -287,7 +287,7 @@ func (f *fakeDaemon) ListFolder(_ context.Context, id, dir string, depth int) (*
 		if !ok || (depth == 1 && strings.Contains(p, "/")) {
 			continue
 		}
-		out.Entries = append(out.Entries, api.FileInfo{Name: p[strings.LastIndex(p, "/")+1:], Type: "file", Size: int64(len(b)), Mode: "0640", Path: dir + "/" + p})
+		out.Entries = append(out.Entries, api.FileInfo{Name: p[strings.LastIndex(p, "/")+1:], Type: "file", Size: int64(len(b)), Mode: "0640", Permissions: "-rw-r-----", Path: dir + "/" + p})
 	}
 	return out, nil
 }

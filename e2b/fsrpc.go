@@ -191,7 +191,7 @@ func (g *Gateway) fsListDir(ctx context.Context, req *listDirRequest) (*listDirR
 		t := f.ModifiedAt.UTC()
 		e := entryInfo{
 			Name: f.Name, Type: fileTypes[f.Type], Path: fromSandbox(full), Size: f.Size, Mode: uint32(mode),
-			Permissions: permissions(f.Type, uint32(mode)), ModifiedTime: &t,
+			Permissions: f.Permissions, ModifiedTime: &t,
 		}
 		if e.Type == "" {
 			e.Type = "FILE_TYPE_UNSPECIFIED"
@@ -199,28 +199,6 @@ func (g *Gateway) fsListDir(ctx context.Context, req *listDirRequest) (*listDirR
 		out.Entries = append(out.Entries, e)
 	}
 	return out, nil
-}
-
-// permissions is ls's string of a type and permission bits.
-func permissions(typ string, mode uint32) string {
-	var b strings.Builder
-	switch typ {
-	case "dir":
-		b.WriteByte('d')
-	case "symlink":
-		b.WriteByte('l')
-	default:
-		b.WriteByte('-')
-	}
-	const rwx = "rwxrwxrwx"
-	for i := 0; i < 9; i++ {
-		if mode&(1<<(8-i)) != 0 {
-			b.WriteByte(rwx[i])
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
 }
 
 // keepaliveEvery is how often a quiet watch says it lives.

@@ -134,11 +134,12 @@ func List(dir *os.File) (*api.FileList, error) {
 			typ = "symlink"
 		}
 		out.Entries = append(out.Entries, api.FileInfo{
-			Name:       n,
-			Type:       typ,
-			Size:       st.Size,
-			Mode:       "0" + strconv.FormatUint(uint64(st.Mode&0o7777), 8),
-			ModifiedAt: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
+			Name:        n,
+			Type:        typ,
+			Size:        st.Size,
+			Mode:        "0" + strconv.FormatUint(uint64(st.Mode&0o7777), 8),
+			Permissions: permissions(st.Mode),
+			ModifiedAt:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
 		})
 	}
 	return out, nil
