@@ -113,6 +113,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveSandbox(w, r, id)
 		return
 	}
+	if isSignable(portEnvd, r) && r.URL.Query().Get("signature") != "" {
+		// A signed URL (uploadUrl, downloadUrl) fetched as it is.
+		id, err := g.signedSandbox(r)
+		if err != nil {
+			writeError(w, g.o.Log, err)
+			return
+		}
+		r.Header.Set("E2b-Sandbox-Id", id)
+		r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(portEnvd))
+		g.serveSandbox(w, r, id)
+		return
+	}
 	writeError(w, g.o.Log, errorf(http.StatusNotFound, "no such path %s: sandbox requests carry the E2b-Sandbox-Id header (set E2B_SANDBOX_URL to this gateway)", r.URL.Path))
 }
 
