@@ -75,7 +75,7 @@ func (g *Gateway) readFile(w http.ResponseWriter, r *http.Request, s *api.Sessio
 }
 
 // writeFiles is POST /files: a raw body to ?path=, or multipart parts,
-// each to its file name (or ?path= when there is one part and no name).
+// each to ?path= when there is one, else to its file name.
 func (g *Gateway) writeFiles(w http.ResponseWriter, r *http.Request, s *api.Session) error {
 	var out []writeInfo
 	put := func(p string, body io.Reader) error {
@@ -118,12 +118,13 @@ func (g *Gateway) writeFiles(w http.ResponseWriter, r *http.Request, s *api.Sess
 		if err != nil {
 			return errdefs.ErrInvalidArgument.WithMessage("a part of the form: " + err.Error())
 		}
-		// The file name is the path: Part.FileName would keep its last
-		// element alone.
-		_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
-		p := params["filename"]
+		// ?path= wins, as envd's: an uploadUrl's form names the file
+		// as it was on the uploader's disk. Else the file name is the
+		// path (Part.FileName would keep its last element alone).
+		p := r.URL.Query().Get("path")
 		if p == "" {
-			p = r.URL.Query().Get("path")
+			_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+			p = params["filename"]
 		}
 		err = put(p, part)
 		part.Close()

@@ -150,6 +150,19 @@ func TestSignedFiles(t *testing.T) {
 	if string(tg.d.files[s.SandboxID+":/workspace/up.txt"]) != "uploaded" {
 		t.Fatalf("the signed upload went elsewhere: %v", tg.d.files)
 	}
+	// A form, as uploadUrl's users send: the file's name on their disk
+	// yields to the URL's path, as envd's.
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "local-name.txt")
+	fw.Write([]byte("from a form"))
+	mw.Close()
+	if code, out, _ := tg.do("POST", signed("/tmp/form.txt", "write", "", 0), "", form.String(), "Content-Type", mw.FormDataContentType()); code != http.StatusOK || !strings.Contains(out, `"/tmp/form.txt"`) {
+		t.Fatalf("signed form upload: %d %s", code, out)
+	}
+	if string(tg.d.files[s.SandboxID+":/tmp/form.txt"]) != "from a form" {
+		t.Fatalf("the form went elsewhere: %v", tg.d.files)
+	}
 	later := tg.now.Unix() + 60
 	if code, out, _ := tg.do("GET", signed("up.txt", "read", "", later), "", ""); code != http.StatusOK || out != "uploaded" {
 		t.Fatalf("signed download: %d %s", code, out)

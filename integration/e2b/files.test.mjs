@@ -96,3 +96,34 @@ test('files: watchDir sees what code does', async () => {
     await sbx.kill()
   }
 })
+
+test('files: signed uploadUrl and downloadUrl, fetched without the SDK', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000 })
+  try {
+    const up = await sbx.uploadUrl('signed/up.txt')
+    assert.match(up, /[?&]signature=v1_/)
+    const form = new FormData()
+    form.append('file', new Blob(['sent by fetch']), 'local-name.txt')
+    const res = await fetch(up, { method: 'POST', body: form })
+    assert.equal(res.status, 200, await res.clone().text())
+    assert.equal((await res.json())[0].path, '/home/user/signed/up.txt')
+    assert.equal(await sbx.files.read('signed/up.txt'), 'sent by fetch')
+
+    const down = await sbx.downloadUrl('signed/up.txt', { useSignatureExpiration: 60 })
+    assert.match(down, /[?&]signature_expiration=\d+/)
+    const got = await fetch(down)
+    assert.equal(got.status, 200)
+    assert.equal(await got.text(), 'sent by fetch')
+
+    // A signature for another path, or one past its expiration, is 401.
+    const other = new URL(down)
+    other.searchParams.set('path', 'signed/other.txt')
+    assert.equal((await fetch(other)).status, 401)
+    const expired = await sbx.downloadUrl('signed/up.txt', { useSignatureExpiration: -5 })
+    const refused = await fetch(expired)
+    assert.equal(refused.status, 401)
+    assert.match((await refused.json()).message, /expired/)
+  } finally {
+    await sbx.kill()
+  }
+})
