@@ -293,6 +293,8 @@ type FileInfo struct {
 	Path string `json:"path,omitempty"`
 	// Permissions is ls's string ("-rw-r--r--"), as FileStat's.
 	Permissions string `json:"permissions"`
+	// Metadata is the entry's user metadata, as FileStat's.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // FileList is the answer of GET …/files for a folder.
