@@ -69,19 +69,20 @@ type FileEvent struct {
 // by stat and listings as metadata.
 const MetaHeaderPrefix = "X-Sandboxd-Meta-"
 
-// MetaFromHeader is the metadata of h's MetaHeaderPrefix headers, nil if
-// none. Header names know no case: keys are lower-cased, and a key given
-// twice keeps its first value.
-func MetaFromHeader(h http.Header) map[string]string {
+// MetaFromHeader is the metadata of h's headers that start with prefix
+// (MetaHeaderPrefix; a gateway gives its own API's), nil if none. Header
+// names know no case: keys are lower-cased, and a key given twice keeps
+// its first value.
+func MetaFromHeader(h http.Header, prefix string) map[string]string {
 	var out map[string]string
 	for k, v := range h {
-		if len(k) <= len(MetaHeaderPrefix) || !strings.EqualFold(k[:len(MetaHeaderPrefix)], MetaHeaderPrefix) || len(v) == 0 {
+		if len(k) <= len(prefix) || !strings.EqualFold(k[:len(prefix)], prefix) || len(v) == 0 {
 			continue
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[strings.ToLower(k[len(MetaHeaderPrefix):])] = v[0]
+		out[strings.ToLower(k[len(prefix):])] = v[0]
 	}
 	return out
 }

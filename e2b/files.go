@@ -28,7 +28,14 @@ type writeInfo struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	Path string `json:"path"`
+	// Metadata is what the write gave the file (X-Metadata-* headers).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
+
+// metaHeaderPrefix starts the headers of an upload's file metadata
+// (envd 0.6.2): X-Metadata-Author: ada is author=ada, keys lower-cased as
+// envd's; the daemon keeps it as it keeps its own X-Sandboxd-Meta-*.
+const metaHeaderPrefix = "X-Metadata-"
 
 // toSandbox is E2B path p as sandboxd names it.
 func toSandbox(p string) (string, error) {
@@ -78,15 +85,16 @@ func (g *Gateway) readFile(w http.ResponseWriter, r *http.Request, s *api.Sessio
 // each to ?path= when there is one, else to its file name.
 func (g *Gateway) writeFiles(w http.ResponseWriter, r *http.Request, s *api.Session) error {
 	var out []writeInfo
+	meta := api.MetaFromHeader(r.Header, metaHeaderPrefix)
 	put := func(p string, body io.Reader) error {
 		sp, err := toSandbox(p)
 		if err != nil {
 			return err
 		}
-		if _, err := g.o.Daemon.PutFile(r.Context(), s.ID, sp, body); err != nil {
+		if _, err := g.o.Daemon.PutFileMeta(r.Context(), s.ID, sp, body, meta); err != nil {
 			return err
 		}
-		out = append(out, writeInfo{Name: path.Base(sp), Type: "file", Path: fromSandbox(sp)})
+		out = append(out, writeInfo{Name: path.Base(sp), Type: "file", Path: fromSandbox(sp), Metadata: meta})
 		return nil
 	}
 	body := io.Reader(r.Body)

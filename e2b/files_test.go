@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -72,6 +73,25 @@ func TestFiles(t *testing.T) {
 	}
 	if code, out := send("GET", "/files?path=/home/user/notes.txt", "", "", nil); code != http.StatusOK || out != "hello" {
 		t.Fatalf("read: %d %q", code, out)
+	}
+	// Metadata (envd 0.6.2): X-Metadata-* headers, keys lower-cased.
+	r := httptest.NewRequest("POST", "/files?path=m.txt", strings.NewReader("m"))
+	r.Host = tg.listen
+	for k, v := range map[string]string{"E2b-Sandbox-Id": s.SandboxID, "E2b-Sandbox-Port": "49983", "X-Access-Token": s.EnvdAccessToken,
+		"Content-Type": "application/octet-stream", "X-Metadata-Author": "ada", "x-metadata-PURPOSE": "test"} {
+		r.Header[k] = []string{v}
+	}
+	w := httptest.NewRecorder()
+	tg.g.ServeHTTP(w, r)
+	want := map[string]string{"author": "ada", "purpose": "test"}
+	if err := json.Unmarshal(w.Body.Bytes(), &infos); w.Code != http.StatusOK || err != nil || !maps.Equal(infos[0].Metadata, want) {
+		t.Fatalf("write with metadata: %d %s", w.Code, w.Body)
+	}
+	if got := tg.d.meta[s.SandboxID+":/workspace/m.txt"]; !maps.Equal(got, want) {
+		t.Fatalf("the daemon was given %v", got)
+	}
+	if code, out := send("POST", "/files?path=m.txt", "application/octet-stream", "", []byte("m")); code != http.StatusOK || strings.Contains(out, "metadata") || tg.d.meta[s.SandboxID+":/workspace/m.txt"] != nil {
+		t.Fatalf("a write without: %d %s", code, out)
 	}
 	// Gzip.
 	var gz bytes.Buffer

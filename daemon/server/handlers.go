@@ -343,7 +343,7 @@ func (s *Server) putFile(w http.ResponseWriter, r *http.Request) error {
 		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is %d bytes, over the limit of %d", r.ContentLength, s.o.MaxUploadBytes))
 	}
 	body := http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+1)
-	meta := api.MetaFromHeader(r.Header)
+	meta := api.MetaFromHeader(r.Header, api.MetaHeaderPrefix)
 	put := func(ctx context.Context, id, p string, body io.Reader) (*api.FileWritten, error) {
 		return s.b.PutFileMeta(ctx, id, p, body, meta)
 	}

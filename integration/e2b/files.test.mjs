@@ -127,3 +127,23 @@ test('files: signed uploadUrl and downloadUrl, fetched without the SDK', async (
     await sbx.kill()
   }
 })
+
+test('files: metadata (envd 0.6.2) kept as the file\'s extended attributes', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000 })
+  try {
+    const info = await sbx.files.write('meta.txt', 'with metadata', { metadata: { Author: 'ada', purpose: 'a test' } })
+    assert.deepEqual(info.metadata, { author: 'ada', purpose: 'a test' })
+    const got = await sbx.files.getInfo('meta.txt')
+    assert.deepEqual(got.metadata, { author: 'ada', purpose: 'a test' })
+    const listed = (await sbx.files.list('/home/user')).find((e) => e.name === 'meta.txt')
+    assert.deepEqual(listed.metadata, { author: 'ada', purpose: 'a test' })
+    // The code sees the attribute itself (runc: the same file system).
+    const seen = await sbx.runCode('import os; os.getxattr("/workspace/meta.txt", "user.author").decode()')
+    assert.equal(seen.text, "'ada'")
+    // A write without metadata replaces the file whole.
+    await sbx.files.write('meta.txt', 'plain')
+    assert.equal((await sbx.files.getInfo('meta.txt')).metadata, undefined)
+  } finally {
+    await sbx.kill()
+  }
+})
