@@ -19,10 +19,10 @@ import (
 
 // EnvdVersion is the envd version the gateway says its sandboxes run: the
 // SDKs choose what they send by it (a default user from 0.4.0, octet-stream
-// uploads from 0.5.7, file metadata from 0.6.2, …). The JS SDK 2.51's
-// next gates are a watch's includeEntry (0.6.3) and allowNetworkMounts
-// (0.6.4).
-const EnvdVersion = "0.6.2"
+// uploads from 0.5.7, file metadata from 0.6.2, a watch's includeEntry
+// from 0.6.3). The JS SDK 2.51's next gate, 0.6.4, is a watch's
+// allowNetworkMounts, which this gateway does not read.
+const EnvdVersion = "0.6.3"
 
 // Options are a gateway's.
 type Options struct {

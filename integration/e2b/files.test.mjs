@@ -80,7 +80,7 @@ test('files: watchDir sees what code does', async () => {
   try {
     await sbx.files.makeDir('watched')
     const events = []
-    const handle = await sbx.files.watchDir('watched', (e) => events.push(e), { recursive: true })
+    const handle = await sbx.files.watchDir('watched', (e) => events.push(e), { recursive: true, includeEntry: true })
     try {
       await sbx.runCode('open("/workspace/watched/new.txt", "w").write("x")')
       const end = Date.now() + 10_000
@@ -89,6 +89,10 @@ test('files: watchDir sees what code does', async () => {
       }
       assert.ok(events.some((e) => e.name === 'new.txt' && e.type === 'create'), JSON.stringify(events))
       assert.ok(events.some((e) => e.name === 'new.txt' && e.type === 'write'), JSON.stringify(events))
+      // includeEntry (envd 0.6.3): the entry as the gateway stats it.
+      const entry = events.find((e) => e.name === 'new.txt' && e.type === 'write').entry
+      assert.equal(entry?.path, '/home/user/watched/new.txt', JSON.stringify(events))
+      assert.equal(entry.type, 'file')
     } finally {
       await handle.stop()
     }
