@@ -14,8 +14,8 @@ import (
 
 // Signed file URLs: the SDKs' uploadUrl and downloadUrl hand out
 // GET/POST /files URLs that carry no access token but a signature of it,
-// so that a program without the token (a browser, curl) can move one
-// file. envd computes it as
+// so that a program without the token (curl, another server) can move
+// one file. envd computes it as
 //
 //	"v1_" + base64(sha256(path ":" operation ":" username ":" token [":" expiration]))
 //
@@ -45,7 +45,11 @@ func signedOperation(method string) string {
 // signs reports whether q's signature is sandbox's for a request of method
 // (its expiration not checked).
 func (id Identity) signs(sandbox, method string, q url.Values) bool {
-	want := id.signature(sandbox, q.Get("path"), signedOperation(method), q.Get("username"), q.Get("signature_expiration"))
+	exp := q.Get("signature_expiration")
+	if n, err := strconv.ParseInt(exp, 10, 64); err == nil {
+		exp = strconv.FormatInt(n, 10) // envd signs the number, not its spelling
+	}
+	want := id.signature(sandbox, q.Get("path"), signedOperation(method), q.Get("username"), exp)
 	return subtle.ConstantTimeCompare([]byte(want), []byte(q.Get("signature"))) == 1
 }
 
