@@ -1,6 +1,10 @@
 package api
 
-import "time"
+import (
+	"net/http"
+	"strings"
+	"time"
+)
 
 // FileStat is the answer of GET …/files/stat: one file, folder or symlink,
 // never followed. Owner and Group are the names the sandbox gives them
@@ -18,6 +22,9 @@ type FileStat struct {
 	Group         string    `json:"group"`
 	ModifiedAt    time.Time `json:"mtime"`
 	SymlinkTarget string    `json:"symlink_target,omitempty"`
+	// Metadata is the file's or folder's user metadata (its user.
+	// extended attributes, the prefix left out).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // FileMoveRequest is the body of POST …/files/move.
@@ -54,4 +61,28 @@ const (
 type FileEvent struct {
 	Type string `json:"type"`
 	Path string `json:"path,omitempty"`
+}
+
+// MetaHeaderPrefix starts the headers of PUT …/files that give the file
+// written its user metadata, one a key ("X-Sandboxd-Meta-Author: ada"
+// is author=ada): kept as the file's user. extended attributes, answered
+// by stat and listings as metadata.
+const MetaHeaderPrefix = "X-Sandboxd-Meta-"
+
+// MetaFromHeader is the metadata of h's headers that start with prefix
+// (MetaHeaderPrefix; a gateway gives its own API's), nil if none. Header
+// names know no case: keys are lower-cased, and a key given twice keeps
+// its first value.
+func MetaFromHeader(h http.Header, prefix string) map[string]string {
+	var out map[string]string
+	for k, v := range h {
+		if len(k) <= len(prefix) || !strings.EqualFold(k[:len(prefix)], prefix) || len(v) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[strings.ToLower(k[len(prefix):])] = v[0]
+	}
+	return out
 }

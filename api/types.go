@@ -294,6 +294,10 @@ type FileInfo struct {
 	// Path is the entry's whole path in the sandbox, in a listing deeper
 	// than one level (depth > 1), where names alone would be ambiguous.
 	Path string `json:"path,omitempty"`
+	// Permissions is ls's string ("-rw-r--r--"), as FileStat's.
+	Permissions string `json:"permissions"`
+	// Metadata is the entry's user metadata, as FileStat's.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // FileList is the answer of GET …/files for a folder.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -16,6 +17,17 @@ import (
 func (c *Client) PutFile(ctx context.Context, id, path string, content io.Reader) (*api.FileWritten, error) {
 	var out api.FileWritten
 	return &out, c.call(ctx, request{method: "PUT", path: sessionPath(id, "/files"), query: url.Values{"path": {path}}, body: content}, &out)
+}
+
+// PutFileMeta is PutFile, the file given user metadata (keys lower
+// case): stat and listings answer it as metadata.
+func (c *Client) PutFileMeta(ctx context.Context, id, path string, content io.Reader, meta map[string]string) (*api.FileWritten, error) {
+	h := http.Header{}
+	for k, v := range meta {
+		h.Set(api.MetaHeaderPrefix+k, v)
+	}
+	var out api.FileWritten
+	return &out, c.call(ctx, request{method: "PUT", path: sessionPath(id, "/files"), query: url.Values{"path": {path}}, body: content, header: h}, &out)
 }
 
 // GetFile opens a file of a session for reading, or lists a folder: exactly

@@ -20,6 +20,8 @@ type Daemon interface {
 	Stats(ctx context.Context, id string) (*api.Stats, error)
 	GetFile(ctx context.Context, id, path string) (io.ReadCloser, *api.FileList, error)
 	PutFile(ctx context.Context, id, path string, content io.Reader) (*api.FileWritten, error)
+	// PutFileMeta is PutFile, the file given user metadata.
+	PutFileMeta(ctx context.Context, id, path string, content io.Reader, meta map[string]string) (*api.FileWritten, error)
 	DeleteFile(ctx context.Context, id, path string) error
 	StatFile(ctx context.Context, id, path string) (*api.FileStat, error)
 	MakeFolder(ctx context.Context, id, path string) (*api.FolderMade, error)

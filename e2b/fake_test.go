@@ -26,6 +26,7 @@ type fakeDaemon struct {
 	deleted  []string
 	execs    []api.ExecRequest
 	files    map[string][]byte
+	meta     map[string]map[string]string // a file's, by id:path
 	dirs     map[string]bool
 	events   []api.FileEvent
 	procs    map[int]*fakeProc
@@ -216,7 +217,11 @@ func (f *fakeDaemon) GetFile(_ context.Context, id, path string) (io.ReadCloser,
 	return io.NopCloser(bytes.NewReader(b)), nil, nil
 }
 
-func (f *fakeDaemon) PutFile(_ context.Context, id, path string, content io.Reader) (*api.FileWritten, error) {
+func (f *fakeDaemon) PutFile(ctx context.Context, id, path string, content io.Reader) (*api.FileWritten, error) {
+	return f.PutFileMeta(ctx, id, path, content, nil)
+}
+
+func (f *fakeDaemon) PutFileMeta(_ context.Context, id, path string, content io.Reader, meta map[string]string) (*api.FileWritten, error) {
 	if !strings.HasPrefix(path, "/workspace/") && !strings.HasPrefix(path, "/tmp/") {
 		return nil, errdefs.ErrInvalidArgument.WithMessage("files live under /workspace and /tmp")
 	}
@@ -233,6 +238,10 @@ func (f *fakeDaemon) PutFile(_ context.Context, id, path string, content io.Read
 		f.files = map[string][]byte{}
 	}
 	f.files[id+":"+path] = b
+	if f.meta == nil {
+		f.meta = map[string]map[string]string{}
+	}
+	f.meta[id+":"+path] = meta
 	return &api.FileWritten{Path: path, Size: int64(len(b))}, nil
 }
 
@@ -254,7 +263,7 @@ func (f *fakeDaemon) StatFile(_ context.Context, id, path string) (*api.FileStat
 		return nil, errdefs.ErrNotFound.WithMessage("no file " + path)
 	}
 	return &api.FileStat{Name: path[strings.LastIndex(path, "/")+1:], Path: path, Type: "file", Size: int64(len(b)), Mode: "0644",
-		Permissions: "-rw-r--r--", Owner: "user", Group: "user", ModifiedAt: f.now()}, nil
+		Permissions: "-rw-r--r--", Owner: "user", Group: "user", ModifiedAt: f.now(), Metadata: f.meta[id+":"+path]}, nil
 }
 
 func (f *fakeDaemon) MakeFolder(_ context.Context, id, path string) (*api.FolderMade, error) {
@@ -291,7 +300,7 @@ func (f *fakeDaemon) ListFolder(_ context.Context, id, dir string, depth int) (*
 		if !ok || (depth == 1 && strings.Contains(p, "/")) {
 			continue
 		}
-		out.Entries = append(out.Entries, api.FileInfo{Name: p[strings.LastIndex(p, "/")+1:], Type: "file", Size: int64(len(b)), Mode: "0640", Path: dir + "/" + p})
+		out.Entries = append(out.Entries, api.FileInfo{Name: p[strings.LastIndex(p, "/")+1:], Type: "file", Size: int64(len(b)), Mode: "0640", Permissions: "-rw-r-----", Path: dir + "/" + p, Metadata: f.meta[k]})
 	}
 	return out, nil
 }

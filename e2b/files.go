@@ -29,7 +29,14 @@ type writeInfo struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	Path string `json:"path"`
+	// Metadata is what the write gave the file (X-Metadata-* headers).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
+
+// metaHeaderPrefix starts the headers of an upload's file metadata
+// (envd 0.6.2): X-Metadata-Author: ada is author=ada, keys lower-cased as
+// envd's; the daemon keeps it as it keeps its own X-Sandboxd-Meta-*.
+const metaHeaderPrefix = "X-Metadata-"
 
 // toSandbox is E2B path p as sandboxd names it.
 func toSandbox(p string) (string, error) {
@@ -76,18 +83,19 @@ func (g *Gateway) readFile(w http.ResponseWriter, r *http.Request, s *api.Sessio
 }
 
 // writeFiles is POST /files: a raw body to ?path=, or multipart parts,
-// each to its file name (or ?path= when there is one part and no name).
+// each to ?path= when there is one, else to its file name.
 func (g *Gateway) writeFiles(w http.ResponseWriter, r *http.Request, s *api.Session) error {
 	var out []writeInfo
+	meta := api.MetaFromHeader(r.Header, metaHeaderPrefix)
 	put := func(p string, body io.Reader) error {
 		sp, err := toSandbox(p)
 		if err != nil {
 			return err
 		}
-		if _, err := g.o.Daemon.PutFile(r.Context(), s.ID, sp, body); err != nil {
+		if _, err := g.o.Daemon.PutFileMeta(r.Context(), s.ID, sp, body, meta); err != nil {
 			return err
 		}
-		out = append(out, writeInfo{Name: path.Base(sp), Type: "file", Path: fromSandbox(sp)})
+		out = append(out, writeInfo{Name: path.Base(sp), Type: "file", Path: fromSandbox(sp), Metadata: meta})
 		return nil
 	}
 	body := io.Reader(r.Body)
@@ -119,12 +127,13 @@ func (g *Gateway) writeFiles(w http.ResponseWriter, r *http.Request, s *api.Sess
 		if err != nil {
 			return errdefs.ErrInvalidArgument.WithMessage("a part of the form: " + err.Error())
 		}
-		// The file name is the path: Part.FileName would keep its last
-		// element alone.
-		_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
-		p := params["filename"]
+		// ?path= wins, as envd's: an uploadUrl's form names the file
+		// as it was on the uploader's disk. Else the file name is the
+		// path (Part.FileName would keep its last element alone).
+		p := r.URL.Query().Get("path")
 		if p == "" {
-			p = r.URL.Query().Get("path")
+			_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+			p = params["filename"]
 		}
 		err = put(p, part)
 		part.Close()

@@ -27,6 +27,8 @@ type entryInfo struct {
 	Group         string     `json:"group"`
 	ModifiedTime  *time.Time `json:"modifiedTime,omitempty"`
 	SymlinkTarget *string    `json:"symlinkTarget,omitempty"`
+	// Metadata is the file's user metadata (envd 0.6.2's).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 type pathRequest struct {
@@ -99,7 +101,7 @@ func entryOf(st *api.FileStat) *entryInfo {
 	mode, _ := strconv.ParseUint(st.Mode, 8, 32)
 	e := &entryInfo{
 		Name: st.Name, Type: fileTypes[st.Type], Path: fromSandbox(st.Path), Size: st.Size, Mode: uint32(mode),
-		Permissions: st.Permissions, Owner: st.Owner, Group: st.Group,
+		Permissions: st.Permissions, Owner: st.Owner, Group: st.Group, Metadata: st.Metadata,
 	}
 	if e.Type == "" {
 		e.Type = "FILE_TYPE_UNSPECIFIED"
@@ -191,7 +193,7 @@ func (g *Gateway) fsListDir(ctx context.Context, req *listDirRequest) (*listDirR
 		t := f.ModifiedAt.UTC()
 		e := entryInfo{
 			Name: f.Name, Type: fileTypes[f.Type], Path: fromSandbox(full), Size: f.Size, Mode: uint32(mode),
-			Permissions: permissions(f.Type, uint32(mode)), ModifiedTime: &t,
+			Permissions: f.Permissions, ModifiedTime: &t, Metadata: f.Metadata,
 		}
 		if e.Type == "" {
 			e.Type = "FILE_TYPE_UNSPECIFIED"
@@ -199,28 +201,6 @@ func (g *Gateway) fsListDir(ctx context.Context, req *listDirRequest) (*listDirR
 		out.Entries = append(out.Entries, e)
 	}
 	return out, nil
-}
-
-// permissions is ls's string of a type and permission bits.
-func permissions(typ string, mode uint32) string {
-	var b strings.Builder
-	switch typ {
-	case "dir":
-		b.WriteByte('d')
-	case "symlink":
-		b.WriteByte('l')
-	default:
-		b.WriteByte('-')
-	}
-	const rwx = "rwxrwxrwx"
-	for i := 0; i < 9; i++ {
-		if mode&(1<<(8-i)) != 0 {
-			b.WriteByte(rwx[i])
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
 }
 
 // keepaliveEvery is how often a quiet watch says it lives.

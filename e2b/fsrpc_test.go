@@ -35,7 +35,7 @@ func TestFilesystemRPCs(t *testing.T) {
 	tg := newTestGateway(t)
 	s := tg.create(tg.key, `{"templateID":"base"}`)
 	tg.d.PutFile(t.Context(), s.SandboxID, "/workspace/a.txt", strings.NewReader("hello"))
-	tg.d.PutFile(t.Context(), s.SandboxID, "/workspace/d/b.txt", strings.NewReader("hi"))
+	tg.d.PutFileMeta(t.Context(), s.SandboxID, "/workspace/d/b.txt", strings.NewReader("hi"), map[string]string{"author": "ada"})
 
 	code, out := tg.rpcCall(s, "filesystem.Filesystem/Stat", `{"path":"a.txt"}`)
 	var st entryResponse
@@ -57,6 +57,18 @@ func TestFilesystemRPCs(t *testing.T) {
 		if e.Permissions != "-rw-r-----" || !strings.HasPrefix(e.Path, "/home/user/") {
 			t.Errorf("ListDir entry %+v", e)
 		}
+	}
+	// Metadata, where a file has some (envd 0.6.2's EntryInfo.metadata).
+	for _, e := range list.Entries {
+		if (e.Name == "b.txt") != (e.Metadata["author"] == "ada") {
+			t.Errorf("ListDir entry's metadata %+v", e)
+		}
+	}
+	if code, out := tg.rpcCall(s, "filesystem.Filesystem/Stat", `{"path":"d/b.txt"}`); code != 200 || !strings.Contains(out, `"metadata":{"author":"ada"}`) {
+		t.Errorf("Stat's metadata: %d %s", code, out)
+	}
+	if code, out := tg.rpcCall(s, "filesystem.Filesystem/Stat", `{"path":"a.txt"}`); code != 200 || strings.Contains(out, `"metadata"`) {
+		t.Errorf("Stat without metadata: %d %s", code, out)
 	}
 	if code, out := tg.rpcCall(s, "filesystem.Filesystem/MakeDir", `{"path":"new"}`); code != 200 || !strings.Contains(out, `"FILE_TYPE_DIRECTORY"`) {
 		t.Errorf("MakeDir: %d %s", code, out)

@@ -19,8 +19,10 @@ import (
 
 // EnvdVersion is the envd version the gateway says its sandboxes run: the
 // SDKs choose what they send by it (a default user from 0.4.0, octet-stream
-// uploads from 0.5.7, …).
-const EnvdVersion = "0.5.7"
+// uploads from 0.5.7, file metadata from 0.6.2, a watch's includeEntry
+// from 0.6.3). The JS SDK 2.51's next gate, 0.6.4, is a watch's
+// allowNetworkMounts, which this gateway does not read.
+const EnvdVersion = "0.6.3"
 
 // Options are a gateway's.
 type Options struct {
@@ -114,6 +116,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
+		g.serveSandbox(w, r, id)
+		return
+	}
+	if isSignable(portEnvd, r) && r.URL.Query().Get("signature") != "" {
+		// A signed URL (uploadUrl, downloadUrl) fetched as it is.
+		id, err := g.signedSandbox(r)
+		if err != nil {
+			writeError(w, g.o.Log, err)
+			return
+		}
+		r.Header.Set("E2b-Sandbox-Id", id)
+		r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(portEnvd))
 		g.serveSandbox(w, r, id)
 		return
 	}

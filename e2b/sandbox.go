@@ -28,15 +28,9 @@ func (g *Gateway) serveSandbox(w http.ResponseWriter, r *http.Request, id string
 		writeError(w, g.o.Log, errorf(http.StatusBadGateway, "sandbox %s: port %s is not served (envd %d, code interpreter %d)", id, api.Quote(r.Header.Get("E2b-Sandbox-Port")), portEnvd, portInterpreter))
 		return
 	}
-	if !g.o.ID.checkToken(id, r.Header.Get("X-Access-Token")) &&
-		!(port == portInterpreter && g.o.ID.checkTrafficToken(id, r.Header.Get("E2B-Traffic-Access-Token"))) {
-		// A health check needs no token (envd's needs none either); a
-		// wrong token on it still learns nothing: every sandbox is
-		// "unknown" to it alike.
-		if r.URL.Path != "/health" {
-			writeError(w, g.o.Log, errorf(http.StatusUnauthorized, "the sandbox's access token is missing or wrong"))
-			return
-		}
+	if err := g.authorize(r, id, port); err != nil {
+		writeError(w, g.o.Log, err)
+		return
 	}
 	s, err := g.o.Daemon.GetSession(r.Context(), id)
 	if err == nil && s.Labels[labelGateway] != g.o.ID.ID {
@@ -65,6 +59,25 @@ func (g *Gateway) serveSandbox(w http.ResponseWriter, r *http.Request, id string
 	if err := h(w, r, s); err != nil {
 		writeError(w, g.o.Log, err)
 	}
+}
+
+// authorize checks that r may reach sandbox id: it carries the sandbox's
+// access token, or is a health check (envd's needs none either; a wrong
+// token on it still learns nothing: every sandbox is "unknown" to it
+// alike), or is a GET or POST /files with no token and the sandbox's
+// signature (signature.go), as envd allows.
+func (g *Gateway) authorize(r *http.Request, id string, port int) error {
+	token := r.Header.Get("X-Access-Token")
+	switch {
+	case g.o.ID.checkToken(id, token), r.URL.Path == "/health":
+		return nil
+	case port == portInterpreter && g.o.ID.checkTrafficToken(id, r.Header.Get("E2B-Traffic-Access-Token")):
+		// The code interpreter SDK's contexts calls send this token alone.
+		return nil
+	case token == "" && isSignable(port, r):
+		return g.o.ID.checkSignature(id, r, g.o.Now())
+	}
+	return errorf(http.StatusUnauthorized, "the sandbox's access token is missing or wrong")
 }
 
 // sandboxHandler serves one request for a running sandbox.

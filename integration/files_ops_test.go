@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,6 +226,78 @@ func TestFileWatch(t *testing.T) {
 		}
 		if errors.Is(err, context.Canceled) {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestFileMetadata: an upload's metadata headers become user. extended
+// attributes of the file in the session's folder, which stat, listings
+// and the CLI answer, on each runtime; in a runc sandbox the code sees
+// the same attributes (it is the same file system).
+func TestFileMetadata(t *testing.T) {
+	t.Parallel()
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		ctx := context.Background()
+		id := d.session(t, nil)
+
+		meta := map[string]string{"author": "ada", "Purpose": "a test: 1+1=2"}
+		want := map[string]string{"author": "ada", "purpose": "a test: 1+1=2"}
+		if _, err := d.c.PutFileMeta(ctx, id, "m/data.csv", strings.NewReader("a,b\n"), meta); err != nil {
+			t.Fatal(err)
+		}
+		st, err := d.c.StatFile(ctx, id, "m/data.csv")
+		if err != nil || !maps.Equal(st.Metadata, want) {
+			t.Fatalf("stat: %+v %v", st, err)
+		}
+		if e := d.sh(t, id, "cat m/data.csv"); e.Stdout != "a,b\n" {
+			t.Fatalf("the sandbox reads %q", e.Stdout)
+		}
+		list, err := d.c.ListFolder(ctx, id, "/workspace", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range list.Entries {
+			if e.Path == "/workspace/m/data.csv" {
+				found = maps.Equal(e.Metadata, want)
+			}
+		}
+		if !found {
+			t.Fatalf("the listing's entry: %+v", list.Entries)
+		}
+		// A move keeps it; a write without headers replaces the file
+		// whole, with none.
+		if moved, err := d.c.MoveFile(ctx, id, "m/data.csv", "m/moved.csv"); err != nil || !maps.Equal(moved.Metadata, want) {
+			t.Fatalf("move: %+v %v", moved, err)
+		}
+		out, stderr, code := d.ctl(t, "", "stat", id+":m/moved.csv")
+		if code != 0 || !strings.Contains(out, `author="ada"`) {
+			t.Fatalf("sandboxctl stat: %d %s %s", code, out, stderr)
+		}
+		if _, err := d.c.PutFile(ctx, id, "m/moved.csv", strings.NewReader("new")); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := d.c.StatFile(ctx, id, "m/moved.csv"); err != nil || st.Metadata != nil {
+			t.Fatalf("after a plain write: %+v %v", st, err)
+		}
+		many := map[string]string{}
+		for i := range 40 {
+			many["k"+strconv.Itoa(i)] = "v"
+		}
+		if _, err := d.c.PutFileMeta(ctx, id, "m/many", strings.NewReader("x"), many); !errdefs.IsInvalidArgument(err) {
+			t.Fatalf("too many keys: %v", err)
+		}
+		if rt != api.RuntimeRunc {
+			return
+		}
+		d.c.PutFileMeta(ctx, id, "m/seen", strings.NewReader("x"), map[string]string{"author": "ada"})
+		e := d.sh(t, id, `python3 -c 'import os; print(os.getxattr("m/seen", "user.author").decode()); os.setxattr("m/seen", "user.by-code", b"yes")'`)
+		if e.Stdout != "ada\n" {
+			t.Fatalf("the code reads %q %q", e.Stdout, e.Stderr)
+		}
+		if st, err := d.c.StatFile(ctx, id, "m/seen"); err != nil || st.Metadata["by-code"] != "yes" {
+			t.Fatalf("the code's own attribute: %+v %v", st, err)
 		}
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -66,6 +68,10 @@ func printStat(w io.Writer, st *api.FileStat, asJSON bool) error {
 	if st.SymlinkTarget != "" {
 		line += " -> " + st.SymlinkTarget
 	}
+	// Metadata, one key a line below, as getfattr -d writes it.
+	for _, k := range slices.Sorted(maps.Keys(st.Metadata)) {
+		line += fmt.Sprintf("\n  %s=%q", k, st.Metadata[k])
+	}
 	_, err := fmt.Fprintln(w, line)
 	return err
 }
@@ -77,7 +83,8 @@ func newStatCmd(a *app) *cobra.Command {
 		Short: "Describe a file or folder of a session",
 		Long: `Describe a file, folder or symlink of a session (a symlink itself, not
 its target): type, size, permissions, owner and group as the sandbox names
-them, and the time it last changed.`,
+them, and the time it last changed; then its metadata (user. extended
+attributes), a key a line.`,
 		Example: `  sandboxctl stat $id:data.csv
   sandboxctl stat $id:/tmp --json`,
 		Args:              cobra.ExactArgs(1),

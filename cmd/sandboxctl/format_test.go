@@ -148,3 +148,16 @@ func TestExecSource(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintStatMetadata(t *testing.T) {
+	var b strings.Builder
+	st := &api.FileStat{Path: "/workspace/a", Permissions: "-rw-r--r--", Owner: "sandbox", Group: "sandbox", Size: 1,
+		Metadata: map[string]string{"purpose": "a test", "author": "ada"}}
+	if err := printStat(&b, st, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || lines[1] != `  author="ada"` || lines[2] != `  purpose="a test"` {
+		t.Fatalf("%q", b.String())
+	}
+}

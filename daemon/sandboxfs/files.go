@@ -37,11 +37,16 @@ func (fl *Files) at(ctx context.Context, id, path string) (*FS, Root, string, er
 
 // PutFile writes a file into the session, creating parent folders.
 func (fl *Files) PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error) {
+	return fl.PutFileMeta(ctx, id, path, body, nil)
+}
+
+// PutFileMeta is PutFile, the file given user metadata (FS.WriteMeta).
+func (fl *Files) PutFileMeta(ctx context.Context, id, path string, body io.Reader, meta map[string]string) (*api.FileWritten, error) {
 	fs, root, rel, err := fl.at(ctx, id, path)
 	if err != nil {
 		return nil, err
 	}
-	n, err := fs.Write(root, rel, body, fl.MaxUpload)
+	n, err := fs.WriteMeta(root, rel, body, fl.MaxUpload, meta)
 	if err != nil {
 		return nil, err
 	}

@@ -134,11 +134,13 @@ func List(dir *os.File) (*api.FileList, error) {
 			typ = "symlink"
 		}
 		out.Entries = append(out.Entries, api.FileInfo{
-			Name:       n,
-			Type:       typ,
-			Size:       st.Size,
-			Mode:       "0" + strconv.FormatUint(uint64(st.Mode&0o7777), 8),
-			ModifiedAt: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
+			Name:        n,
+			Type:        typ,
+			Size:        st.Size,
+			Mode:        "0" + strconv.FormatUint(uint64(st.Mode&0o7777), 8),
+			Permissions: permissions(st.Mode),
+			ModifiedAt:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
+			Metadata:    metaOf(int(dir.Fd()), n, st.Mode),
 		})
 	}
 	return out, nil
@@ -178,6 +180,15 @@ func (f *FS) mkdirAll(root int, rel string) (int, error) {
 // Write creates or replaces a file with what r holds, making parent
 // folders as needed. It reads at most limit bytes: more is an error.
 func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error) {
+	return f.WriteMeta(r, rel, src, limit, nil)
+}
+
+// WriteMeta is Write, the new file given user metadata (CheckMeta'd):
+// it replaces the old file whole, metadata and all.
+func (f *FS) WriteMeta(r Root, rel string, src io.Reader, limit int64, meta map[string]string) (int64, error) {
+	if err := CheckMeta(meta); err != nil {
+		return 0, err
+	}
 	if rel == "" {
 		return 0, api.Errorf(errdefs.ErrInvalidArgument, "%s is a folder: give a file path", r)
 	}
@@ -224,6 +235,11 @@ func (f *FS) Write(r Root, rel string, src io.Reader, limit int64) (int64, error
 	}
 	if n > limit {
 		return n, api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is larger than the limit of %d bytes", limit))
+	}
+	// Set before the file takes its name: a reader never sees it
+	// without its metadata.
+	if err := setMeta(fd, meta); err != nil {
+		return n, err
 	}
 	if !named {
 		if err := unix.Linkat(fd, "", dir, tmp, unix.AT_EMPTY_PATH); err != nil {

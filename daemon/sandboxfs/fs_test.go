@@ -47,6 +47,10 @@ func TestWriteReadRemove(t *testing.T) {
 	if err != nil || len(list.Entries) != 1 || list.Entries[0].Name != "b" || list.Entries[0].Type != "dir" {
 		t.Fatalf("list: %+v %v", list, err)
 	}
+	// A listing's permissions are stat's, as ls writes them.
+	if st, err := fs.Stat(Workspace, "a/b"); err != nil || list.Entries[0].Permissions != st.Permissions || !strings.HasPrefix(st.Permissions, "drwx") {
+		t.Fatalf("list permissions %q, stat %+v %v", list.Entries[0].Permissions, st, err)
+	}
 	if _, err := fs.Write(Workspace, "big", strings.NewReader(strings.Repeat("x", 101)), 100); err == nil {
 		t.Fatal("a write over the limit must fail")
 	}

@@ -114,6 +114,7 @@ func (f *FS) stat(dir int, name string, r Root, rel string) (*api.FileStat, erro
 		Owner:       owner,
 		Group:       group,
 		ModifiedAt:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
+		Metadata:    metaOf(dir, name, st.Mode),
 	}
 	if name == "" {
 		out.Name = r.String()[1:]

@@ -176,6 +176,9 @@ type ProcessBackend interface {
 // FileBackend moves files in and out of a session's sandbox.
 type FileBackend interface {
 	PutFile(ctx context.Context, id, path string, body io.Reader) (*api.FileWritten, error)
+	// PutFileMeta is PutFile, the file given user metadata (its user.
+	// extended attributes).
+	PutFileMeta(ctx context.Context, id, path string, body io.Reader, meta map[string]string) (*api.FileWritten, error)
 	OpenFile(ctx context.Context, id, path string) (*os.File, *api.FileList, error)
 	// PutTar unpacks a tar stream into a folder; GetTar writes a folder
 	// (or file) as one (format=tar).

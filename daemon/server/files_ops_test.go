@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,6 +80,39 @@ func (f *fakeBackend) WatchFiles(ctx context.Context, id, p string, _ bool, open
 	}
 	<-ctx.Done()
 	return nil
+}
+
+func (f *fakeBackend) PutFileMeta(ctx context.Context, id, p string, body io.Reader, meta map[string]string) (*api.FileWritten, error) {
+	f.mu.Lock()
+	f.meta = meta
+	f.mu.Unlock()
+	return f.PutFile(ctx, id, p, body)
+}
+
+func TestPutFileMetadata(t *testing.T) {
+	b := &fakeBackend{}
+	s := newTestServer(b, Options{MaxUploadBytes: 100}, &strings.Builder{})
+	put := func(target string, hdr map[string]string) int {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("PUT", target, strings.NewReader("x"))
+		for k, v := range hdr {
+			req.Header[k] = []string{v} // as sent, not canonical
+		}
+		s.Handler().ServeHTTP(rec, req.WithContext(context.WithValue(req.Context(), credKey{}, testCaller)))
+		return rec.Code
+	}
+	if code := put("/v1/sessions/s1/files?path=f", map[string]string{"X-Sandboxd-Meta-Author": "ada", "x-sandboxd-meta-PURPOSE": "test", "X-Other": "no"}); code != 201 {
+		t.Fatalf("put: %d", code)
+	}
+	if !maps.Equal(b.meta, map[string]string{"author": "ada", "purpose": "test"}) {
+		t.Fatalf("the metadata passed on: %v", b.meta)
+	}
+	if put("/v1/sessions/s1/files?path=f", nil); b.meta != nil {
+		t.Fatalf("no headers, yet metadata: %v", b.meta)
+	}
+	if code := put("/v1/sessions/s1/files?path=d&format=tar", map[string]string{"X-Sandboxd-Meta-Author": "ada"}); code != 400 {
+		t.Fatalf("a tar with metadata: %d", code)
+	}
 }
 
 func TestFileOpsBadInput(t *testing.T) {

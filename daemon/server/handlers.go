@@ -343,10 +343,16 @@ func (s *Server) putFile(w http.ResponseWriter, r *http.Request) error {
 		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is %d bytes, over the limit of %d", r.ContentLength, s.o.MaxUploadBytes))
 	}
 	body := http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+1)
-	put := s.b.PutFile
+	meta := api.MetaFromHeader(r.Header, api.MetaHeaderPrefix)
+	put := func(ctx context.Context, id, p string, body io.Reader) (*api.FileWritten, error) {
+		return s.b.PutFileMeta(ctx, id, p, body, meta)
+	}
 	if tarFormat, err := formatParam(r); err != nil {
 		return err
 	} else if tarFormat {
+		if meta != nil {
+			return api.Errorf(errdefs.ErrInvalidArgument, "%s headers give one file metadata: a tar upload (format=tar) takes none", api.MetaHeaderPrefix+"*")
+		}
 		// A tar's headers and padding are not content: the stream may be
 		// a little larger than what it unpacks to, which is bounded.
 		body = http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+s.o.MaxUploadBytes/8+1<<20)

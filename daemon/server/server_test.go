@@ -40,6 +40,8 @@ type fakeBackend struct {
 	// stdin is what WriteStdin was sent (processes_test.go).
 	stdin    []byte
 	stdinEOF bool
+	// meta is what PutFileMeta was given (files_ops_test.go).
+	meta map[string]string
 }
 
 func (f *fakeBackend) Health(context.Context) (*api.Health, error) {

@@ -80,7 +80,7 @@ test('files: watchDir sees what code does', async () => {
   try {
     await sbx.files.makeDir('watched')
     const events = []
-    const handle = await sbx.files.watchDir('watched', (e) => events.push(e), { recursive: true })
+    const handle = await sbx.files.watchDir('watched', (e) => events.push(e), { recursive: true, includeEntry: true })
     try {
       await sbx.runCode('open("/workspace/watched/new.txt", "w").write("x")')
       const end = Date.now() + 10_000
@@ -89,9 +89,64 @@ test('files: watchDir sees what code does', async () => {
       }
       assert.ok(events.some((e) => e.name === 'new.txt' && e.type === 'create'), JSON.stringify(events))
       assert.ok(events.some((e) => e.name === 'new.txt' && e.type === 'write'), JSON.stringify(events))
+      // includeEntry (envd 0.6.3): the entry as the gateway stats it.
+      const entry = events.find((e) => e.name === 'new.txt' && e.type === 'write').entry
+      assert.equal(entry?.path, '/home/user/watched/new.txt', JSON.stringify(events))
+      assert.equal(entry.type, 'file')
     } finally {
       await handle.stop()
     }
+  } finally {
+    await sbx.kill()
+  }
+})
+
+test('files: signed uploadUrl and downloadUrl, fetched without the SDK', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000 })
+  try {
+    const up = await sbx.uploadUrl('signed/up.txt')
+    assert.match(up, /[?&]signature=v1_/)
+    const form = new FormData()
+    form.append('file', new Blob(['sent by fetch']), 'local-name.txt')
+    const res = await fetch(up, { method: 'POST', body: form })
+    assert.equal(res.status, 200, await res.clone().text())
+    assert.equal((await res.json())[0].path, '/home/user/signed/up.txt')
+    assert.equal(await sbx.files.read('signed/up.txt'), 'sent by fetch')
+
+    const down = await sbx.downloadUrl('signed/up.txt', { useSignatureExpiration: 60 })
+    assert.match(down, /[?&]signature_expiration=\d+/)
+    const got = await fetch(down)
+    assert.equal(got.status, 200)
+    assert.equal(await got.text(), 'sent by fetch')
+
+    // A signature for another path, or one past its expiration, is 401.
+    const other = new URL(down)
+    other.searchParams.set('path', 'signed/other.txt')
+    assert.equal((await fetch(other)).status, 401)
+    const expired = await sbx.downloadUrl('signed/up.txt', { useSignatureExpiration: -5 })
+    const refused = await fetch(expired)
+    assert.equal(refused.status, 401)
+    assert.match((await refused.json()).message, /expired/)
+  } finally {
+    await sbx.kill()
+  }
+})
+
+test('files: metadata (envd 0.6.2) kept as the file\'s extended attributes', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000 })
+  try {
+    const info = await sbx.files.write('meta.txt', 'with metadata', { metadata: { Author: 'ada', purpose: 'a test' } })
+    assert.deepEqual(info.metadata, { author: 'ada', purpose: 'a test' })
+    const got = await sbx.files.getInfo('meta.txt')
+    assert.deepEqual(got.metadata, { author: 'ada', purpose: 'a test' })
+    const listed = (await sbx.files.list('/home/user')).find((e) => e.name === 'meta.txt')
+    assert.deepEqual(listed.metadata, { author: 'ada', purpose: 'a test' })
+    // The code sees the attribute itself (runc: the same file system).
+    const seen = await sbx.runCode('import os; os.getxattr("/workspace/meta.txt", "user.author").decode()')
+    assert.equal(seen.text, "'ada'")
+    // A write without metadata replaces the file whole.
+    await sbx.files.write('meta.txt', 'plain')
+    assert.equal((await sbx.files.getInfo('meta.txt')).metadata, undefined)
   } finally {
     await sbx.kill()
   }
