@@ -38,6 +38,12 @@ const (
 	e2bListenDflt = "127.0.0.1:3000"
 )
 
+// Who runs sandboxctl, variables for tests.
+var (
+	geteuid     = os.Geteuid
+	currentUser = user.Current
+)
+
 // e2bStateDir is the state folder: --state-dir, $SANDBOXD_E2B_STATE, the
 // packaged unit's for root and for its user (so that `sudo -u sandboxd-e2b
 // sandboxctl e2b key create` reaches the service's keys), else the user's
@@ -49,10 +55,10 @@ func e2bStateDir(flag string) string {
 	if d := os.Getenv(e2bStateEnv); d != "" {
 		return d
 	}
-	if os.Geteuid() == 0 {
+	if geteuid() == 0 {
 		return e2bPackaged
 	}
-	if u, err := user.Current(); err == nil && u.Username == e2bUser {
+	if u, err := currentUser(); err == nil && u.Username == e2bUser {
 		return e2bPackaged
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {

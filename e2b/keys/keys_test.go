@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/containerd/errdefs"
@@ -136,5 +137,32 @@ func TestCheckCachesUntilTheFileChanges(t *testing.T) {
 	}
 	if ks, err := gw.List(); err != nil || len(ks) != 0 {
 		t.Fatalf("List after the file is gone = %v %v", ks, err)
+	}
+}
+
+// TestRootKeepsTheFolderOwner: root's `sandboxctl e2b key create` in the
+// packaged gateway's folder leaves a file its user can still read.
+func TestRootKeepsTheFolderOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to own a file for another user")
+	}
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Open(dir)
+	if _, _, err := s.Create("root's"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, fileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 {
+		t.Fatalf("keys file owned by %d:%d, want the folder's 65534:65534", st.Uid, st.Gid)
 	}
 }
