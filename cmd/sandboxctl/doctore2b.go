@@ -67,7 +67,7 @@ func e2bGateway(ctx context.Context, p e2bProbes, listen string) hostcheck.Resul
 	case unit == nil:
 		state = "no systemd"
 	case !installed:
-		state = e2bUnit + " not installed"
+		state = "no " + e2bUnit + " (optional)"
 	case active:
 		state = e2bUnit + " active"
 	case enabled:

@@ -80,7 +80,7 @@ func TestE2BGatewayDoctor(t *testing.T) {
 		asked  string
 	}{
 		{name: "not installed", p: e2bProbes{Unit: unit("not-found", "", "inactive"), Answer: down},
-			status: hostcheck.Info, want: []string{"not installed"}},
+			status: hostcheck.Info, want: []string{"no sandboxd-e2b.service (optional)", "no gateway to ask"}},
 		{name: "installed, off", p: e2bProbes{Unit: unit("loaded", "disabled", "inactive"), Answer: down},
 			status: hostcheck.Info, want: []string{"installed, off", "systemctl enable --now sandboxd-e2b"}},
 		{name: "no systemd", p: e2bProbes{Unit: noSystemd, Answer: down},
