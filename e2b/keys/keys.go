@@ -62,11 +62,11 @@ type fileStamp struct {
 	ok    bool
 	ino   uint64
 	size  int64
-	mtime time.Time
+	mtime int64 // ns: comparable, unlike a time.Time's location
 }
 
 func stampOf(fi fs.FileInfo) fileStamp {
-	st := fileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
+	st := fileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
 		st.ino = sys.Ino
 	}
