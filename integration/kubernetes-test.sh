@@ -102,8 +102,9 @@ render() {
 
 # q FILE NAME EXPR: the Python expression EXPR holds of FILE's decoded
 # objects. Names: docs, kinds, ds (the DaemonSet), pod (its pod spec), c
-# (the sandboxd container), cm (the ConfigMap's config.toml), vol(path)
-# (the volume mounted at path in c), sh(cmd) (an exec command as one line).
+# (the sandboxd container), e (the e2b container), svc (the Service), cm
+# (the ConfigMap's config.toml), vol(path) (the volume mounted at path in
+# c; vol(path, e) in e), sh(cmd) (an exec command as one line).
 q() {
 	check "$2" $python - "$tmp/$1.json" "$3" <<-'PY'
 	import hashlib, json, sys
@@ -113,9 +114,11 @@ q() {
 	ds = one("DaemonSet")
 	pod = ds.get("spec", {}).get("template", {}).get("spec", {})
 	c = next((x for x in pod.get("containers", []) if x["name"] == "sandboxd"), {})
+	e = next((x for x in pod.get("containers", []) if x["name"] == "e2b"), {})
+	svc = one("Service")
 	cm = one("ConfigMap").get("data", {}).get("config.toml", "")
-	def vol(path):
-	    m = next(m for m in c.get("volumeMounts", []) if m["mountPath"] == path)
+	def vol(path, ctr=None):
+	    m = next(m for m in (ctr or c).get("volumeMounts", []) if m["mountPath"] == path)
 	    return next(v for v in pod["volumes"] if v["name"] == m["name"])
 	sh = lambda cmd: " ".join(cmd)
 	try:
@@ -143,6 +146,7 @@ validate() {
 check "sandboxctl: probe commands exist" bash -c "'$tmp/sandboxctl' version --help >/dev/null && '$tmp/sandboxctl' health --help >/dev/null"
 check "sandboxctl: node drain --wait, --off" bash -c "'$tmp/sandboxctl' node drain --help | grep -q -- '--wait' && '$tmp/sandboxctl' node drain --help | grep -q -- '--off'"
 check "sandboxctl: node --format" bash -c "'$tmp/sandboxctl' node --help | grep -q -- '--format'"
+check "sandboxctl: e2b serve --listen, --allow-host" bash -c "'$tmp/sandboxctl' e2b serve --help | grep -q -- '--listen' && '$tmp/sandboxctl' e2b serve --help | grep -q -- '--allow-host'"
 
 if render defaults; then
 	q defaults "defaults: a ConfigMap and a DaemonSet" 'kinds == ["ConfigMap", "DaemonSet"]'
@@ -171,6 +175,7 @@ if render defaults; then
 	q defaults "defaults: image without a registry host" 'c["image"] == "sandboxd:0.1.0" and "/" not in c["image"]'
 	q defaults "defaults: node_id from the node name" 'pod["initContainers"][0]["env"][0]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName" and "/var/lib/sandboxd/node_id" in sh(pod["initContainers"][0]["command"])'
 	q defaults "defaults: no memory or CPU limit on the sessions' cgroup" '"limits" not in c["resources"]'
+	q defaults "defaults: no E2B gateway" 'not e and not svc and len(pod["containers"]) == 1'
 	validate defaults
 fi
 
@@ -194,6 +199,15 @@ if render off --set drain.enabled=false --set lxcfs.enabled=false --set nodeIdFr
 	q off "off: image and tag as given" 'c["image"] == "registry.example/team/sandboxd:1.2.3" and "priorityClassName" not in pod'
 fi
 
+if render e2b --set e2b.enabled=true --set e2b.port=3100 --set 'e2b.allowHosts={e2b.example}' --set 'e2b.args={--network,open}'; then
+	q e2b "e2b: a Service beside the DaemonSet" 'kinds == ["ConfigMap", "DaemonSet", "Service"]'
+	q e2b "e2b: serves on the port, for the Service's names and allowHosts" '"sandboxctl e2b serve --listen 0.0.0.0:3100 " in sh(e["command"]) and all("--allow-host " + h in sh(e["command"]) for h in ("sandboxd-e2b", "sandboxd-e2b.sandboxd.svc", "e2b.example")) and sh(e["command"]).endswith("--network open")'
+	q e2b "e2b: waits for the daemon, then execs the gateway" 'e["command"][:2] == ["/bin/sh", "-c"] and "sandboxctl version" in e["command"][2] and "exec \"$@\"" in e["command"][2]'
+	q e2b "e2b: the daemon's socket folder, its own state on the node" 'vol("/run/sandboxd", e) == vol("/run/sandboxd") and vol("/var/lib/sandboxd-e2b", e)["hostPath"]["path"] == "/var/lib/sandboxd-e2b" and {"name": "SANDBOXD_E2B_STATE", "value": "/var/lib/sandboxd-e2b"} in e["env"]'
+	q e2b "e2b: not privileged, no capability" '"privileged" not in e["securityContext"] and e["securityContext"]["capabilities"]["drop"] == ["ALL"] and e["securityContext"]["allowPrivilegeEscalation"] is False'
+	q e2b "e2b: the Service reaches the container's port, on the client's node" 'svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items() and svc["spec"]["ports"][0]["port"] == 3100 and svc["spec"]["ports"][0]["targetPort"] == "e2b" and e["ports"][0] == {"name": "e2b", "containerPort": 3100, "protocol": "TCP"} and svc["spec"]["internalTrafficPolicy"] == "Local"'
+fi
+
 # refused NAME helm-args...: helm template must fail.
 refused() {
 	local name=$1; shift
@@ -204,6 +218,8 @@ refused "a grace shorter than the reserve" --set terminationGracePeriodSeconds=3
 refused "an unknown runtime" --set 'runtimes={kata}'
 refused "an unknown value" --set imageRepository=x
 refused "an empty image repository" --set image.repository=
+refused "an e2b port out of range" --set e2b.enabled=true --set e2b.port=70000
+refused "an unknown e2b value" --set e2b.listen=x
 
 render_manifest >"$tmp/manifest.yaml" 2>&1
 check "sandboxd.yaml is helm template's defaults" diff -u $manifest "$tmp/manifest.yaml"

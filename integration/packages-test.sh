@@ -27,7 +27,7 @@ check() { # name, command...
 export -f check pass fail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-files="/usr/bin/sandboxd /usr/bin/sandboxctl /usr/lib/systemd/system/sandboxd.service /usr/lib/systemd/system/sandboxd.socket /etc/sandboxd/config.toml /usr/share/man/man8/sandboxd.8.gz /usr/share/man/man1/sandboxctl.1.gz /usr/share/man/man1/sandboxctl-exec.1.gz /usr/share/bash-completion/completions/sandboxctl /usr/share/fish/vendor_completions.d/sandboxctl.fish"
+files="/usr/bin/sandboxd /usr/bin/sandboxctl /usr/lib/systemd/system/sandboxd.service /usr/lib/systemd/system/sandboxd.socket /usr/lib/systemd/system/sandboxd-e2b.service /etc/sandboxd/config.toml /etc/sandboxd/e2b.env /usr/share/man/man8/sandboxd.8.gz /usr/share/man/man1/sandboxctl.1.gz /usr/share/man/man1/sandboxctl-exec.1.gz /usr/share/bash-completion/completions/sandboxctl /usr/share/fish/vendor_completions.d/sandboxctl.fish"
 has_all() { # listing, files...
 	local list=$1; shift
 	for f in "$@"; do grep -qx "$f" <<<"$list" || { echo "missing $f"; return 1; }; done
@@ -57,15 +57,16 @@ glibc_needed() {
 
 # Fakes of what the maintainer scripts call to act on the system, which
 # log their arguments instead: the scripts' decisions, run here without a
-# system to change. is-enabled and was-enabled answer yes, is-active no.
+# system to change. is-enabled and was-enabled answer yes, is-active no,
+# debian-installed no (a first install: no unit state recorded yet).
 fake=$work/fakebin
 mkdir -p "$fake"
-for c in systemctl deb-systemd-helper deb-systemd-invoke sandboxctl groupadd getent; do
+for c in systemctl deb-systemd-helper deb-systemd-invoke sandboxctl groupadd getent useradd install; do
 	cat >"$fake/$c" <<EOF
 #!/bin/sh
 echo "$c \$*" >>"\$FAKE_LOG"
 case "$c \$*" in
-*is-active*) exit 1 ;;
+*is-active*|*debian-installed*) exit 1 ;;
 esac
 exit 0
 EOF
@@ -164,6 +165,8 @@ check_pair() { # arch deb rpm
 	# (%systemd_post); an upgrade leaves the administrator's choice; an
 	# erase disables (%systemd_preun), with systemd running or not.
 	check "$arch deb: first install enables both units" bash -c "simulate '$d/DEBIAN/postinst' configure '' | grep -c -x -e 'deb-systemd-helper enable sandboxd.socket' -e 'deb-systemd-helper enable sandboxd.service' | grep -qx 2"
+	check "$arch deb: first install leaves the E2B gateway off" bash -c "out=\$(simulate '$d/DEBIAN/postinst' configure ''); ! grep -q 'enable sandboxd-e2b' <<<\"\$out\" && ! grep -q 'start.*sandboxd-e2b' <<<\"\$out\" && grep -qx 'deb-systemd-helper update-state sandboxd-e2b.service' <<<\"\$out\""
+	check "$arch rpm: first install leaves the E2B gateway off" bash -c "grep -qx 'disable sandboxd-e2b.service' '$r/usr/lib/systemd/system-preset/80-sandboxd.preset' && ! simulate '$r.scripts/postinstall' 1 | grep -E 'enable|start' | grep -q sandboxd-e2b"
 	check "$arch rpm: first install applies the presets" bash -c "simulate '$r.scripts/postinstall' 1 | grep -qx 'systemctl --no-reload preset sandboxd.socket sandboxd.service' && grep -qx 'enable sandboxd.socket' '$r/usr/lib/systemd/system-preset/80-sandboxd.preset' && grep -qx 'enable sandboxd.service' '$r/usr/lib/systemd/system-preset/80-sandboxd.preset'"
 	check "$arch rpm: an upgrade keeps the administrator's choice" bash -c "! simulate '$r.scripts/postinstall' 2 | grep -E 'preset|enable|disable'"
 	check "$arch rpm: erase disables, an upgrade does not" bash -c "simulate '$r.scripts/preuninstall' 0 | grep -q -- '--no-reload disable.* sandboxd.socket sandboxd.service' && ! simulate '$r.scripts/preuninstall' 1 | grep -q disable"

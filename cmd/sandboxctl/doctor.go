@@ -17,15 +17,17 @@ import (
 
 func newDoctorCmd(a *app) *cobra.Command {
 	var asJSON bool
-	var dataDir, runDir, lxcfsDir, runscPath, runscPlatform string
+	var dataDir, runDir, lxcfsDir, runscPath, runscPlatform, e2bListen string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check this host for what sandboxd needs and say what is missing",
 		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
 user namespaces, the python3 of the default template, gVisor (runsc runs a
 sandbox on the daemon's platform), the runtimes the daemon found, the daemon's
-socket, that sandboxes can reach its folders, the disk where workspaces live, lxcfs (sandboxes' own /proc view) and
-networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
+socket, that sandboxes can reach its folders, the disk where workspaces live, lxcfs (sandboxes' own /proc view),
+networking (netlink, nftables, forwarding) and the optional E2B gateway
+(sandboxd-e2b.service: installed, enabled, answering). It exits 1 if
+anything fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			socket := client.New(a.socket).Socket()
@@ -70,6 +72,7 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 					results = append(results, hostcheck.Result{Name: "daemon health", Status: hostcheck.Fail, Detail: strings.Join(h.Reasons, "; ")})
 				}
 			}
+			results = append(results, e2bGateway(cmd.Context(), hostE2BProbes(), e2bListen))
 			if asJSON {
 				if err := printJSON(os.Stdout, results); err != nil {
 					return err
@@ -95,6 +98,7 @@ networking (netlink, nftables, forwarding). It exits 1 if anything fails.`,
 	cmd.Flags().StringVar(&runDir, "run-dir", "/run/sandboxd", "the daemon's run dir, for the folder check (default: the running daemon's, else this)")
 	cmd.Flags().StringVar(&runscPath, "runsc", "", "the daemon's [runsc] path (\"\": runsc on PATH)")
 	cmd.Flags().StringVar(&runscPlatform, "runsc-platform", "", "the runsc platform to check (\"\": the running daemon's, else ptrace)")
+	cmd.Flags().StringVar(&e2bListen, "e2b-listen", "", "an E2B gateway's address to ask (default $"+e2bListenEnv+", else sandboxd-e2b.service's when it runs)")
 	cmd.Flags().StringVar(&lxcfsDir, "lxcfs-dir", "/var/lib/lxcfs", "the daemon's lxcfs_dir (\"\": off)")
 	return cmd
 }

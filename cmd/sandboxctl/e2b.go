@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -23,8 +24,30 @@ import (
 // e2bStateEnv names the E2B gateway's state folder (its keys and identity).
 const e2bStateEnv = "SANDBOXD_E2B_STATE"
 
+// e2bListenEnv is serve's --listen default: the packaged unit's
+// /etc/sandboxd/e2b.env sets it, and doctor reads it there.
+const e2bListenEnv = "SANDBOXD_E2B_LISTEN"
+
+// The packaged gateway (contrib/systemd/sandboxd-e2b.service): its user,
+// its StateDirectory, and the file its settings come from.
+const (
+	e2bUnit       = "sandboxd-e2b.service"
+	e2bUser       = "sandboxd-e2b"
+	e2bPackaged   = "/var/lib/sandboxd-e2b"
+	e2bEnvFile    = "/etc/sandboxd/e2b.env"
+	e2bListenDflt = "127.0.0.1:3000"
+)
+
+// Who runs sandboxctl, variables for tests.
+var (
+	geteuid     = os.Geteuid
+	currentUser = user.Current
+)
+
 // e2bStateDir is the state folder: --state-dir, $SANDBOXD_E2B_STATE, the
-// packaged unit's for root, else the user's own.
+// packaged unit's for root and for its user (so that `sudo -u sandboxd-e2b
+// sandboxctl e2b key create` reaches the service's keys), else the user's
+// own.
 func e2bStateDir(flag string) string {
 	if flag != "" {
 		return flag
@@ -32,8 +55,11 @@ func e2bStateDir(flag string) string {
 	if d := os.Getenv(e2bStateEnv); d != "" {
 		return d
 	}
-	if os.Geteuid() == 0 {
-		return "/var/lib/sandboxd-e2b"
+	if geteuid() == 0 {
+		return e2bPackaged
+	}
+	if u, err := currentUser(); err == nil && u.Username == e2bUser {
+		return e2bPackaged
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, "sandboxd-e2b")
@@ -51,7 +77,8 @@ func newE2BCmd(a *app) *cobra.Command {
 E2B's SDKs (e2b, @e2b/code-interpreter) runs unchanged with three variables
 set. The gateway is a client of the daemon's socket: it acts as the user who
 runs it. Its API keys and identity live in its state folder (--state-dir,
-$SANDBOXD_E2B_STATE; root's default /var/lib/sandboxd-e2b).
+$SANDBOXD_E2B_STATE; the default of root and of the packaged service's user
+sandboxd-e2b is /var/lib/sandboxd-e2b).
 
 See docs/e2b.md for what is served.`,
 		Example: `  sandboxctl e2b serve --listen 127.0.0.1:3000 &
@@ -59,7 +86,7 @@ See docs/e2b.md for what is served.`,
   export E2B_API_KEY=$(sandboxctl e2b key create)
   node agent.js`,
 	}
-	cmd.PersistentFlags().StringVar(&state, "state-dir", "", "the gateway's state folder (default $"+e2bStateEnv+", else /var/lib/sandboxd-e2b for root, ~/.local/state/sandboxd-e2b for others)")
+	cmd.PersistentFlags().StringVar(&state, "state-dir", "", "the gateway's state folder (default $"+e2bStateEnv+", else "+e2bPackaged+" for root and "+e2bUser+", ~/.local/state/sandboxd-e2b for others)")
 	cmd.AddCommand(newE2BServeCmd(a, &state), newE2BKeyCmd(&state))
 	return cmd
 }
@@ -98,6 +125,9 @@ sandboxd template. A sandbox gets a network only when its create asks
 					return fmt.Errorf("--template %q: give E2B_ID=SANDBOXD_TEMPLATE", t)
 				}
 				tm[from] = to
+			}
+			if v := os.Getenv(e2bListenEnv); v != "" && !cmd.Flags().Changed("listen") {
+				listen = v
 			}
 			if network != "none" && network != "open" {
 				return fmt.Errorf("--network %q: none or open", network)
@@ -162,7 +192,7 @@ sandboxd template. A sandbox gets a network only when its create asks
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:3000", "the TCP address to serve on")
+	cmd.Flags().StringVar(&listen, "listen", e2bListenDflt, "the TCP address to serve on ($"+e2bListenEnv+" when set and the flag is not)")
 	cmd.Flags().StringArrayVar(&hosts, "allow-host", nil, "a host name requests may carry besides the listen address and localhost (repeatable)")
 	cmd.Flags().StringArrayVar(&templates, "template", nil, "map an E2B template id to a sandboxd template: E2B_ID=TEMPLATE (repeatable)")
 	cmd.Flags().StringVar(&network, "network", "none", "the network of a sandbox whose create does not ask: none or open")

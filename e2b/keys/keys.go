@@ -13,12 +13,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -40,11 +42,35 @@ type Key struct {
 	Digest string `json:"digest"`
 }
 
-// Store is the keys of one gateway state folder. Its methods read the file
-// each time: `sandboxctl e2b key` changes it under a running gateway.
+// Store is the keys of one gateway state folder. `sandboxctl e2b key`
+// changes the file under a running gateway, so every use looks at it: the
+// keys read last are kept while the file's inode, size and mtime stay the
+// same (a save renames a new file into place, a new inode), so a request
+// costs a stat, and a revoked key is refused by the next one.
 type Store struct {
 	dir string
 	mu  sync.Mutex
+	// cached is the keys read last, valid while the file is still seen.
+	cached []Key
+	seen   fileStamp
+	// reads counts the file's reads (tests).
+	reads int
+}
+
+// fileStamp tells one version of the keys file from another.
+type fileStamp struct {
+	ok    bool
+	ino   uint64
+	size  int64
+	mtime int64 // ns: comparable, unlike a time.Time's location
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	st := fileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st
 }
 
 // Open is the store of state folder dir, made (0700) if missing.
@@ -64,11 +90,28 @@ func (s *Store) List() ([]Key, error) {
 	return s.load()
 }
 
+// load is the keys in the file, read again only when it changed. The
+// caller holds mu and may not modify the slice in place.
 func (s *Store) load() ([]Key, error) {
-	b, err := os.ReadFile(s.path())
+	f, err := os.Open(s.path())
 	if errors.Is(err, fs.ErrNotExist) {
+		s.cached, s.seen = nil, fileStamp{}
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	st := stampOf(fi)
+	if st == s.seen {
+		return s.cached, nil
+	}
+	s.reads++
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +119,8 @@ func (s *Store) load() ([]Key, error) {
 	if err := json.Unmarshal(b, &ks); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path(), err)
 	}
-	return ks, nil
+	s.cached, s.seen = slices.Clip(ks), st
+	return s.cached, nil
 }
 
 // save writes the keys whole, through a temporary file renamed over the
@@ -91,6 +135,10 @@ func (s *Store) save(ks []Key) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := keepOwner(tmp, s.dir); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return err
@@ -103,6 +151,25 @@ func (s *Store) save(ks []Key) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), s.path())
+}
+
+// keepOwner gives f the owner of folder dir when root writes into another
+// user's folder: root's `sandboxctl e2b key create` in the packaged
+// gateway's /var/lib/sandboxd-e2b must leave a file that the gateway's
+// user (sandboxd-e2b) can still read.
+func keepOwner(f *os.File, dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == 0 {
+		return nil
+	}
+	return f.Chown(int(st.Uid), int(st.Gid))
 }
 
 // Create makes a key named name and returns it: the only time it is seen.
@@ -126,7 +193,7 @@ func (s *Store) Create(name string) (string, Key, error) {
 	if err != nil {
 		return "", Key{}, err
 	}
-	if err := s.save(append(ks, k)); err != nil {
+	if err := s.save(append(slices.Clip(ks), k)); err != nil {
 		return "", Key{}, err
 	}
 	return key, k, nil
@@ -159,7 +226,7 @@ func (s *Store) Revoke(idOrName string) (Key, error) {
 		}
 	}
 	k := ks[i]
-	return k, s.save(slices.Delete(ks, i, i+1))
+	return k, s.save(slices.Delete(slices.Clone(ks), i, i+1))
 }
 
 // Check finds the key of a request's X-API-KEY; ok is false for a key

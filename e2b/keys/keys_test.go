@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/containerd/errdefs"
@@ -84,5 +85,84 @@ func TestBadName(t *testing.T) {
 	s, _ := Open(t.TempDir())
 	if _, _, err := s.Create("a\nb"); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("Create(two lines) = %v", err)
+	}
+}
+
+// TestCheckCachesUntilTheFileChanges is the gateway's store beside another
+// process's (`sandboxctl e2b key rm`): requests do not re-read an
+// unchanged file, and a key revoked elsewhere is refused by the next one.
+func TestCheckCachesUntilTheFileChanges(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gw, _ := Open(dir)
+	cli, _ := Open(dir)
+	key, k, err := cli.Create("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := cli.Create("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, ok, err := gw.Check(key); !ok || err != nil {
+			t.Fatalf("Check = %v %v", ok, err)
+		}
+	}
+	if gw.reads != 1 {
+		t.Fatalf("an unchanged file was read %d times, want 1", gw.reads)
+	}
+	if _, err := cli.Revoke(k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := gw.Check(key); ok {
+		t.Fatal("a key revoked by another store still passes")
+	}
+	if _, ok, _ := gw.Check(other); !ok {
+		t.Fatal("the key left is refused")
+	}
+	if gw.reads != 2 {
+		t.Fatalf("%d reads after one change, want 2", gw.reads)
+	}
+	// An edit in place (same inode) is seen too.
+	p := filepath.Join(dir, fileName)
+	if err := os.WriteFile(p, []byte("[]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := gw.Check(other); ok {
+		t.Fatal("a key removed by an edit in place still passes")
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if ks, err := gw.List(); err != nil || len(ks) != 0 {
+		t.Fatalf("List after the file is gone = %v %v", ks, err)
+	}
+}
+
+// TestRootKeepsTheFolderOwner: root's `sandboxctl e2b key create` in the
+// packaged gateway's folder leaves a file its user can still read.
+func TestRootKeepsTheFolderOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to own a file for another user")
+	}
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Open(dir)
+	if _, _, err := s.Create("root's"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, fileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 {
+		t.Fatalf("keys file owned by %d:%d, want the folder's 65534:65534", st.Uid, st.Gid)
 	}
 }

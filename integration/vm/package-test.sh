@@ -6,7 +6,8 @@
 # removes and purges, and checks nothing is left but the system group
 # sandboxd (kept on purge: see packaging/deb/postrm); then an install
 # under a policy-rc.d that forbids starting, which takes that group back.
-# Prints "--- PASS: name" / "--- FAIL: name" lines, counted with the Go
+# The E2B gateway's unit is enabled, used with a key and without, and
+# disabled again. Prints "--- PASS: name" / "--- FAIL: name" lines, counted with the Go
 # tests'.
 set -u
 cd "$(dirname "$0")"
@@ -48,6 +49,37 @@ check "watchdog set" bash -c '[ "$(systemctl show -p WatchdogUSec --value sandbo
 useradd --create-home --groups sandboxd alice
 useradd --create-home bob
 check "a non-member is refused" bash -c '! runuser -u bob -- sandboxctl info'
+
+step "the E2B gateway: sandboxd-e2b.service, installed off"
+# e2b_get [KEY]: "STATUS BODY" of the gateway's GET /sandboxes (python3,
+# a dependency: the image has no curl).
+e2b_get() {
+	python3 - "$@" <<-'PY'
+	import sys, urllib.request, urllib.error
+	req = urllib.request.Request("http://127.0.0.1:3000/sandboxes")
+	if len(sys.argv) > 1:
+	    req.add_header("X-API-KEY", sys.argv[1])
+	try:
+	    r = urllib.request.urlopen(req, timeout=5)
+	    print(r.status, r.read().decode().strip())
+	except urllib.error.HTTPError as e:
+	    print(e.code)
+	except Exception as e:
+	    print("error", e)
+	PY
+}
+check "e2b: installed, neither enabled nor running" bash -c '[ "$(systemctl is-enabled sandboxd-e2b.service)" = disabled ] && ! systemctl is-active --quiet sandboxd-e2b.service'
+check "e2b: user sandboxd-e2b, in group sandboxd" bash -c 'id -nG sandboxd-e2b | tr " " "\n" | grep -qx sandboxd'
+e2bkey=$(runuser -u sandboxd-e2b -- sandboxctl e2b key create --name vm 2>&1) || fail "e2b: key create as sandboxd-e2b" "$e2bkey"
+check "e2b: the key is in the unit's state folder" bash -c '[ "$(stat -c %U:%a /var/lib/sandboxd-e2b/api-keys.json)" = sandboxd-e2b:600 ]'
+check "e2b: enable --now" systemctl enable --now sandboxd-e2b.service
+for _ in $(seq 30); do [ "$(e2b_get)" = 401 ] && break; sleep 1; done
+out=$(e2b_get); check "e2b: without a key, 401" test "$out" = 401
+out=$(e2b_get "$e2bkey"); check "e2b: with the key, 200 []" test "$out" = "200 []"
+check "e2b: runs as sandboxd-e2b" bash -c '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value sandboxd-e2b)")" = sandboxd-e2b ]'
+check "e2b: doctor sees it answering" bash -c 'sandboxctl doctor --json | grep -q "sandboxd-e2b.service active; answering at 127.0.0.1:3000"'
+check "e2b: disable --now" systemctl disable --now sandboxd-e2b.service
+if [ "$(e2b_get)" = 401 ]; then fail "e2b: stopped" "still answering"; else pass "e2b: stopped"; fi
 
 systemctl stop sandboxd.service
 check "socket outlives the service" bash -c '[ "$(systemctl is-active sandboxd.socket)" = active ] && ! systemctl is-active --quiet sandboxd.service'
@@ -114,6 +146,7 @@ check "purge: nothing left" bash -c '! [ -e /var/lib/sandboxd ] && ! [ -e /run/s
 # Files may still carry the group's gid; freed, it would go to the next
 # group made.
 check "purge: group sandboxd kept" bash -c "[ -n '$gid' ] && [ \"\$(getent group sandboxd | cut -d: -f3)\" = '$gid' ]"
+check "purge: the E2B gateway's keys gone, its user kept" bash -c '! [ -e /var/lib/sandboxd-e2b ] && getent passwd sandboxd-e2b >/dev/null'
 
 step "install under a policy-rc.d that forbids starting services"
 printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d

@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -104,6 +105,9 @@ func decode(doc []byte) (any, error) {
 	case "apps/v1 DaemonSet":
 		o := &appsv1.DaemonSet{}
 		obj, check = o, func() error { return checkDaemonSet(o) }
+	case "v1 Service":
+		o := &corev1.Service{}
+		obj, check = o, func() error { return checkService(o) }
 	default:
 		return nil, fmt.Errorf("apiVersion %q kind %q: not a kind this chart renders", tm.APIVersion, tm.Kind)
 	}
@@ -238,4 +242,27 @@ func joinErrs(errs []string) error {
 		return nil
 	}
 	return errors.New(strings.Join(errs, "; "))
+}
+
+// checkService is what the API server checks of the E2B gateway's
+// Service that a chart can get wrong: a DNS-1035 name (a Service's), a
+// selector, and named ports.
+func checkService(s *corev1.Service) error {
+	errs := prefix("name", validation.IsDNS1035Label(s.Name))
+	if err := checkMeta(s.ObjectMeta, true); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(s.Spec.Selector) == 0 {
+		errs = append(errs, "a Service without a selector")
+	}
+	for _, p := range s.Spec.Ports {
+		errs = append(errs, prefix("port "+p.Name, validation.IsValidPortNum(int(p.Port)))...)
+		if p.TargetPort.Type == intstr.String {
+			errs = append(errs, prefix("targetPort", validation.IsValidPortName(p.TargetPort.StrVal))...)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
 }

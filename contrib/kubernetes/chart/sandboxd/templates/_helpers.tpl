@@ -37,3 +37,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- toYaml . }}
 {{- end -}}
 {{- end -}}
+
+{{/* The E2B gateway's Service, and the host names it answers for: the Service's own names and e2b.allowHosts. */}}
+{{- define "sandboxd.e2bName" -}}
+{{- printf "%s-e2b" (include "sandboxd.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "sandboxd.e2bHosts" -}}
+{{- $n := include "sandboxd.e2bName" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- toYaml (concat (list $n (printf "%s.%s" $n $ns) (printf "%s.%s.svc" $n $ns) (printf "%s.%s.svc.cluster.local" $n $ns)) .Values.e2b.allowHosts) -}}
+{{- end -}}
