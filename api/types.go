@@ -41,6 +41,9 @@ const (
 const (
 	LanguagePython = "python"
 	LanguageShell  = "shell"
+	// LanguageJavaScript runs in node, the template's (its image must have
+	// it): the session's JavaScript interpreter, or a javascript context's.
+	LanguageJavaScript = "javascript"
 )
 
 // Network modes: none (a private namespace with only lo), allowlist (the

@@ -58,8 +58,8 @@ func (c Contexts) CreateContext(ctx context.Context, id string, req *api.CreateC
 		cwd, agentCwd = from.Cwd, ""
 	}
 	cx := store.Context{ID: newID()[:12], Language: lang, Cwd: cwd, CreatedAt: now()}
-	if lang == api.LanguagePython {
-		start := func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, agentCwd, from.ID) }
+	if lang != api.LanguageShell {
+		start := func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, agentCwd, from.ID, lang) }
 		if err := c.onAgent(ctx, s, start); err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (c Contexts) DeleteContext(ctx context.Context, id, cid string) error {
 	if err != nil {
 		return err
 	}
-	if cx.Language == api.LanguagePython && s.Sandbox() != nil {
+	if cx.Language != api.LanguageShell && s.Sandbox() != nil {
 		if err := c.onAgent(ctx, s, func(sb Sandbox) error { return sb.DeleteContext(ctx, cx.ID) }); err != nil {
 			return err
 		}
@@ -134,8 +134,8 @@ func (c Contexts) RestartContext(ctx context.Context, id, cid string) (*api.Code
 			return nil, err
 		}
 	}
-	if cx.Language == api.LanguagePython {
-		if err := c.onAgent(ctx, s, func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, cx.Cwd, "") }); err != nil {
+	if cx.Language != api.LanguageShell {
+		if err := c.onAgent(ctx, s, func(sb Sandbox) error { return sb.StartContext(ctx, cx.ID, cx.Cwd, "", cx.Language) }); err != nil {
 			return nil, err
 		}
 	}
@@ -170,7 +170,7 @@ func (c Contexts) onAgent(ctx context.Context, s *session, f func(Sandbox) error
 // stopInterpreter stops a context's interpreter the record does not
 // keep (a create that failed after starting it); best effort.
 func (c Contexts) stopInterpreter(ctx context.Context, s *session, cx store.Context) {
-	if cx.Language == api.LanguagePython {
+	if cx.Language != api.LanguageShell {
 		_ = c.onAgent(context.WithoutCancel(ctx), s, func(sb Sandbox) error { return sb.DeleteContext(ctx, cx.ID) })
 	}
 }
@@ -195,10 +195,10 @@ func checkContext(req *api.CreateContextRequest) (lang, cwd string, err error) {
 	switch req.Language {
 	case "", api.LanguagePython:
 		lang = api.LanguagePython
-	case api.LanguageShell:
-		lang = api.LanguageShell
+	case api.LanguageShell, api.LanguageJavaScript:
+		lang = req.Language
 	default:
-		return "", "", api.Errorf(errdefs.ErrInvalidArgument, `a context's language %s is not supported: use "python" or "shell"`, api.Quote(req.Language))
+		return "", "", api.Errorf(errdefs.ErrInvalidArgument, `a context's language %s is not supported: use "python", "javascript" or "shell"`, api.Quote(req.Language))
 	}
 	// A folder under /home is checked against the session's home
 	// (cwdOf); "" is its home.
@@ -218,20 +218,19 @@ func sourceContext(rec store.Record, home string, req *api.CreateContextRequest)
 	case "":
 		return store.Context{}, nil
 	case api.ContextDefault:
-		if req.Language == api.LanguageShell {
-			break
+		if req.Language == "" || req.Language == api.LanguagePython {
+			return defaultContext(rec, home), nil
 		}
-		return defaultContext(rec, home), nil
 	}
-	if req.Language == api.LanguageShell {
-		return store.Context{}, errdefs.ErrInvalidArgument.WithMessage("a shell context has no interpreter to copy: leave out from")
+	if req.Language != "" && req.Language != api.LanguagePython {
+		return store.Context{}, api.Errorf(errdefs.ErrInvalidArgument, "only a Python interpreter is copied: a %s context cannot be made from another", req.Language)
 	}
 	cx, err := findContext(rec, req.From)
 	if err != nil {
 		return cx, err
 	}
 	if cx.Language != api.LanguagePython {
-		return cx, api.Errorf(errdefs.ErrInvalidArgument, "context %s is a %s context, with no interpreter to copy", cx.ID, cx.Language)
+		return cx, api.Errorf(errdefs.ErrInvalidArgument, "context %s is a %s context: only a Python interpreter is copied", cx.ID, cx.Language)
 	}
 	return cx, nil
 }
@@ -272,8 +271,8 @@ func execContext(rec store.Record, req *api.ExecRequest) (store.Context, error) 
 		}
 		return store.Context{}, nil // shell executions have no interpreter
 	}
-	if cx.Language != api.LanguagePython {
-		return cx, api.Errorf(errdefs.ErrInvalidArgument, "context %s is a %s context: run %s code in it, or Python in a Python context", cx.ID, cx.Language, cx.Language)
+	if cx.Language != req.Language {
+		return cx, api.Errorf(errdefs.ErrInvalidArgument, "context %s is a %s context: run %s (or shell) code in it, not %s", cx.ID, cx.Language, cx.Language, req.Language)
 	}
 	return cx, nil
 }

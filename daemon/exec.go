@@ -67,11 +67,11 @@ func (d *Daemon) StartExec(ctx context.Context, id string, req *api.ExecRequest)
 // checkExec checks an execution request; defTimeoutS is the session's.
 func checkExec(c *config.Config, req *api.ExecRequest, defTimeoutS int) (time.Duration, error) {
 	switch req.Language {
-	case api.LanguagePython, api.LanguageShell:
+	case api.LanguagePython, api.LanguageShell, api.LanguageJavaScript:
 	case "":
-		return 0, errdefs.ErrInvalidArgument.WithMessage(`language is required: "python" or "shell"`)
+		return 0, errdefs.ErrInvalidArgument.WithMessage(`language is required: "python", "shell" or "javascript"`)
 	default:
-		return 0, api.Errorf(errdefs.ErrInvalidArgument, `language %s is not supported: use "python" or "shell"`, api.Quote(req.Language))
+		return 0, api.Errorf(errdefs.ErrInvalidArgument, `language %s is not supported: use "python", "shell" or "javascript"`, api.Quote(req.Language))
 	}
 	if len(req.Code) > maxCodeBytes {
 		return 0, api.Errorf(api.ErrPayloadTooLarge, "the code is %d bytes, over the limit of %d", len(req.Code), maxCodeBytes)

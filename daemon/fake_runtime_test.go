@@ -337,7 +337,7 @@ func (b *fakeBox) startContext(name string) map[string]string {
 	return b.ctxVars[name]
 }
 
-func (b *fakeBox) StartContext(ctx context.Context, name, cwd, from string) error {
+func (b *fakeBox) StartContext(ctx context.Context, name, cwd, from, language string) error {
 	if b.dead() {
 		return errors.New("sandbox is stopped")
 	}

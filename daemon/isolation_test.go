@@ -23,6 +23,7 @@ func TestIsolationNames(t *testing.T) {
 		{isolation.StatusInterrupted, api.StatusInterrupted},
 		{isolation.LanguagePython, api.LanguagePython},
 		{isolation.LanguageShell, api.LanguageShell},
+		{isolation.LanguageJavaScript, api.LanguageJavaScript},
 		{isolation.StreamStdout, api.EventStdout},
 		{isolation.StreamStderr, api.EventStderr},
 		{isolation.GatewayDir, api.MCPGatewayDir},

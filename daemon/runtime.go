@@ -100,11 +100,12 @@ type Executor interface {
 	// means the sandbox's agent is too old to be interrupted.
 	Interrupt(ctx context.Context) (bool, error)
 	// StartContext starts the interpreter of a code context in folder
-	// cwd, afresh if it runs (the default one restarts), a copy of
-	// context from's if from is not ""; DeleteContext stops one.
+	// cwd, afresh if it runs (the default one restarts), of language
+	// (python or javascript), a copy of context from's if from is not
+	// ""; DeleteContext stops one.
 	// isolation.ErrContextUnsupported: the agent has one interpreter (an
 	// older daemon started it).
-	StartContext(ctx context.Context, name, cwd, from string) error
+	StartContext(ctx context.Context, name, cwd, from, language string) error
 	DeleteContext(ctx context.Context, name string) error
 }
 

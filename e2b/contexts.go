@@ -10,15 +10,19 @@ import (
 
 // Code contexts (port 49999): E2B's createCodeContext, listCodeContexts,
 // removeCodeContext and restartCodeContext over sandboxd's contexts. Each
-// sandbox has E2B's two default contexts, "python" (sandboxd's default
-// context) and "bash" (shell executions in the home folder); a Python
-// context of its own is a sandboxd context, an interpreter with its own
-// globals; a bash one a sandboxd shell context, a working folder.
+// sandbox has E2B's default contexts, "python" (sandboxd's default
+// context) and "bash" (shell executions in the home folder), and runs
+// JavaScript cells that name no context in the session's node interpreter
+// (where the template has node); a
+// Python or JavaScript context of its own is a sandboxd context, an
+// interpreter with its own globals; a bash one a sandboxd shell context, a
+// working folder.
 
 // Ids of the default contexts, as E2B's code interpreter names them.
 const (
-	pythonContext = "python"
-	bashContext   = "bash"
+	pythonContext     = "python"
+	javascriptContext = "javascript"
+	bashContext       = "bash"
 )
 
 // codeContext is one of E2B's code contexts.
@@ -36,8 +40,8 @@ type createContextRequest struct {
 
 // e2bContext is sandboxd context c as E2B shows it.
 func e2bContext(c api.CodeContext) codeContext {
-	lang := "python"
-	if c.Language == api.LanguageShell {
+	lang := c.Language
+	if lang == api.LanguageShell {
 		lang = "bash"
 	}
 	return codeContext{ID: c.ID, Language: lang, Cwd: fromSandbox(c.Cwd)}
@@ -50,8 +54,10 @@ func contextLanguage(name string) (string, error) {
 		return api.LanguagePython, nil
 	case "bash", "sh":
 		return api.LanguageShell, nil
+	case "javascript", "js":
+		return api.LanguageJavaScript, nil
 	}
-	return "", errorf(http.StatusNotImplemented, "language %s is not served by sandboxd's code interpreter: python and bash are", api.Quote(name))
+	return "", errorf(http.StatusNotImplemented, "language %s is not served by sandboxd's code interpreter: python, javascript (where the template has node) and bash are", api.Quote(name))
 }
 
 // contexts is GET /contexts: the default ones, then the sandbox's own.
@@ -141,9 +147,12 @@ func (g *Gateway) contextRoute(method, path string) sandboxHandler {
 // names E2B context cid (default: lang's default context).
 func (g *Gateway) execContext(ctx context.Context, sid, cid, lang string) (string, string, error) {
 	switch cid {
-	case "", pythonContext, bashContext:
-		if cid == bashContext {
+	case "", pythonContext, bashContext, javascriptContext:
+		switch cid {
+		case bashContext:
 			lang = api.LanguageShell
+		case javascriptContext:
+			lang = api.LanguageJavaScript
 		}
 		return "", lang, nil
 	}

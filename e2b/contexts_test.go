@@ -71,7 +71,7 @@ func TestContexts(t *testing.T) {
 		want                     int
 	}{
 		{"unknown context", "POST", "/execute", `{"code":"1","context_id":"nope"}`, http.StatusNotFound},
-		{"javascript", "POST", "/contexts", `{"language":"javascript"}`, http.StatusNotImplemented},
+		{"typescript", "POST", "/contexts", `{"language":"typescript"}`, http.StatusNotImplemented},
 		{"remove python", "DELETE", "/contexts/python", "", http.StatusBadRequest},
 		{"remove bash", "DELETE", "/contexts/bash", "", http.StatusBadRequest},
 		{"remove unknown", "DELETE", "/contexts/nope", "", http.StatusNotFound},
@@ -90,5 +90,33 @@ func TestContexts(t *testing.T) {
 	}
 	if cs := tg.d.contexts[s.SandboxID]; len(cs) != 1 || cs[0].ID != sh.ID {
 		t.Errorf("after the remove: %+v", cs)
+	}
+}
+
+// TestJavaScriptCode: runCode in JavaScript (language js or javascript, or
+// a javascript context) reaches the daemon as javascript.
+func TestJavaScriptCode(t *testing.T) {
+	t.Parallel()
+	tg := newTestGateway(t)
+	s := tg.create(tg.key, `{"templateID":"base","timeout":100}`)
+	req := func(method, path, body string) (int, string) {
+		t.Helper()
+		return tg.sandboxReq(method, path, s.SandboxID, portInterpreter, s.EnvdAccessToken, body)
+	}
+	code, out := req("POST", "/contexts", `{"language":"javascript"}`)
+	var c codeContext
+	if err := json.Unmarshal([]byte(out), &c); code != http.StatusOK || err != nil || c.Language != "javascript" {
+		t.Fatalf("create: %d %s", code, out)
+	}
+	tg.d.execs = nil
+	for _, body := range []string{`{"code":"1","language":"js"}`, `{"code":"1","language":"javascript"}`, `{"code":"1","context_id":"` + c.ID + `"}`} {
+		if code, out := req("POST", "/execute", body); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", body, code, out)
+		}
+	}
+	for i, e := range tg.d.execs {
+		if e.Language != api.LanguageJavaScript || (i == 2) != (e.Context == c.ID) {
+			t.Errorf("execution %d: %s in %q", i, e.Language, e.Context)
+		}
 	}
 }

@@ -44,13 +44,9 @@ func (g *Gateway) execute(w http.ResponseWriter, r *http.Request, s *api.Session
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	lang := api.LanguagePython
-	switch req.Language {
-	case "", "python":
-	case "bash", "sh":
-		lang = api.LanguageShell
-	default:
-		return errorf(http.StatusNotImplemented, "language %s is not served by sandboxd's code interpreter: python and bash are", api.Quote(req.Language))
+	lang, err := contextLanguage(req.Language)
+	if err != nil {
+		return err
 	}
 	cid, lang, err := g.execContext(r.Context(), s.ID, req.ContextID, lang)
 	if err != nil {

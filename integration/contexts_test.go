@@ -107,6 +107,23 @@ func TestContexts(t *testing.T) {
 			t.Errorf("exec in a deleted context: %d %q", code, errOut)
 		}
 
+		// JavaScript: the session's node interpreter, and a context's.
+		out, errOut, code = d.ctl(t, "", "exec", id, "--js", "-c", "var a = 2; console.log('from node'); a * 21")
+		if code != 0 || out != "from node\n42\n" {
+			t.Errorf("exec --js: %d %q %q", code, out, errOut)
+		}
+		js, err := d.c.CreateContext(ctx, id, api.CreateContextRequest{Language: api.LanguageJavaScript, Cwd: "sub"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code = d.ctl(t, "", "exec", id, "--js", "--context", js.ID, "-c", "[typeof a, process.cwd()]")
+		if code != 0 || strings.TrimSpace(out) != "[ 'undefined', '/workspace/sub' ]" {
+			t.Errorf("exec --js in a javascript context: %d %q %q", code, out, errOut)
+		}
+		if _, err := d.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguagePython, Code: "1", Context: js.ID}, nil); !errdefs.IsInvalidArgument(err) {
+			t.Errorf("Python in a javascript context: %v", err)
+		}
+
 		// A daemon restart keeps the context and its state.
 		d.terminate()
 		d.launch()

@@ -19,19 +19,20 @@ var ErrContextUnsupported = agent.ErrUnsupported
 const contextWait = 3 * time.Minute
 
 // StartContext starts the sandbox's interpreter named name, in folder
-// cwd, afresh if it runs (the default one restarts): a new one, or with
-// from a copy of that context's (forked: its state, copied on write). It
+// cwd, afresh if it runs (the default one restarts): a new one of
+// language (python, or javascript: node's), or with from a copy of that
+// context's (forked: its state, copied on write). It
 // waits for a running execution to end, as another execution would.
-func (s *Sandbox) StartContext(ctx context.Context, name, cwd, from string) error {
-	return s.context(ctx, agent.ContextStart, name, cwd, from)
+func (s *Sandbox) StartContext(ctx context.Context, name, cwd, from, language string) error {
+	return s.context(ctx, agent.ContextStart, name, cwd, from, language)
 }
 
 // DeleteContext stops the interpreter named name, if it runs.
 func (s *Sandbox) DeleteContext(ctx context.Context, name string) error {
-	return s.context(ctx, agent.ContextDelete, name, "", "")
+	return s.context(ctx, agent.ContextDelete, name, "", "", "")
 }
 
-func (s *Sandbox) context(ctx context.Context, action, name, cwd, from string) error {
+func (s *Sandbox) context(ctx context.Context, action, name, cwd, from, language string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, contextWait)
@@ -44,5 +45,5 @@ func (s *Sandbox) context(ctx context.Context, action, name, cwd, from string) e
 	if err != nil {
 		return err
 	}
-	return conn.Context(ctx, action, name, cwd, from)
+	return conn.Context(ctx, action, name, cwd, from, language)
 }

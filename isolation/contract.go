@@ -28,6 +28,8 @@ const (
 const (
 	LanguagePython = agent.LanguagePython
 	LanguageShell  = agent.LanguageShell
+	// LanguageJavaScript runs in node (contexts; agents of protocol 15 on).
+	LanguageJavaScript = agent.LanguageJavaScript
 )
 
 // Output streams (the stream an Output gets).

@@ -168,7 +168,9 @@ func writeAgent(etc, python string) error {
 		if err := writeFileAtomic(src, f.Data, 0o644); err != nil {
 			return fmt.Errorf("write the agent: %w", err)
 		}
-		args = append(args, src)
+		if strings.HasSuffix(f.Name, ".py") {
+			args = append(args, src) // not the JavaScript worker's
+		}
 	}
 	if python != "" {
 		_ = exec.Command(python, args...).Run()

@@ -15,9 +15,10 @@ func newContextCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "context",
 		Short: "Manage a session's code contexts (interpreters of their own)",
-		Long: `A code context is a Python interpreter of its own in a session's sandbox:
-its globals are its own, it starts in its folder, and the session's files,
-processes and limits are shared. Run code in one with exec --context ID.
+		Long: `A code context is a Python (or JavaScript: node's) interpreter of its own in
+a session's sandbox: its globals are its own, it starts in its folder, and the
+session's files, processes and limits are shared. Run code in one with
+exec --context ID (and --js for a javascript one).
 Every session has the context "default", which exec uses without --context.`,
 		Example: `  c=$(sandboxctl context create 3f2a --cwd data)
   try=$(sandboxctl context create 3f2a --from default)   # explore from here; default keeps its state
@@ -50,7 +51,7 @@ func newContextCreateCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&req.Language, "language", "", `"python" (the default): an interpreter; "shell": a working folder for --shell executions`)
+	cmd.Flags().StringVar(&req.Language, "language", "", `"python" (the default) or "javascript" (node, the template's): an interpreter; "shell": a working folder for --shell executions`)
 	cmd.Flags().StringVarP(&req.Cwd, "cwd", "w", "", "its folder (default /workspace, or --from's)")
 	cmd.Flags().StringVar(&req.From, "from", "", "copy this Python context's interpreter: its variables, imports and folder (default: an empty one)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -60,7 +61,7 @@ func newContextCreateCmd(a *app) *cobra.Command {
 		}
 		return a.completeContexts(cmd, args[:1], toComplete)
 	})
-	_ = cmd.RegisterFlagCompletionFunc("language", cobra.FixedCompletions([]string{api.LanguagePython, api.LanguageShell}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("language", cobra.FixedCompletions([]string{api.LanguagePython, api.LanguageJavaScript, api.LanguageShell}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -20,6 +20,7 @@ import (
 type codeFlags struct {
 	code    string
 	shell   bool
+	js      bool
 	timeout float64
 	asJSON  bool
 }
@@ -27,12 +28,16 @@ type codeFlags struct {
 func (f *codeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.code, "code", "c", "", "code to run")
 	fs.BoolVar(&f.shell, "shell", false, "run the code with /bin/sh instead of Python")
+	fs.BoolVar(&f.js, "js", false, "run the code as JavaScript, in node (the template's; in a javascript --context, or the session's own)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the whole execution as JSON instead of its output")
 }
 
 func (f *codeFlags) language() string {
-	if f.shell {
+	switch {
+	case f.shell:
 		return api.LanguageShell
+	case f.js:
+		return api.LanguageJavaScript
 	}
 	return api.LanguagePython
 }
@@ -155,6 +160,8 @@ func (f *codeFlags) execSource(file string, argv []string) (lang, code string, e
 	}
 	isStdin := len(argv) == 1 && argv[0] == "-"
 	switch {
+	case f.shell && f.js:
+		return "", "", errors.New("give --shell or --js, not both")
 	case given > 1 || (given == 1 && len(argv) > 0 && !isStdin):
 		return "", "", errors.New("give one of -c CODE, --file FILE, - (standard input) or a command after the id")
 	case f.code != "":
@@ -169,8 +176,8 @@ func (f *codeFlags) execSource(file string, argv []string) (lang, code string, e
 		b, err := io.ReadAll(os.Stdin)
 		return f.language(), string(b), err
 	case len(argv) > 0:
-		if f.shell {
-			return "", "", errors.New("--shell runs -c CODE with sh; a command after the id runs as is: give one")
+		if f.shell || f.js {
+			return "", "", errors.New("--shell runs -c CODE with sh (--js with node); a command after the id runs as is: give one")
 		}
 		return api.LanguageShell, "exec " + shellQuote(argv), nil
 	}

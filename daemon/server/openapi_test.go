@@ -112,7 +112,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		{"Stats.status", prop("Stats", "status"), []any{api.StatusRunning, api.StatusStopped, api.StatusFailed}},
 		{"Execution.status", prop("Execution", "status"), execStatuses},
 		{"ExecutionSummary.status", prop("ExecutionSummary", "status"), execStatuses},
-		{"Language", schema("Language"), []any{api.LanguagePython, api.LanguageShell}},
+		{"Language", schema("Language"), []any{api.LanguagePython, api.LanguageShell, api.LanguageJavaScript}},
 		{"Runtime", schema("Runtime"), []any{api.RuntimeRunc, api.RuntimeRunsc}},
 		{"NetworkMode", schema("NetworkMode"), []any{api.NetworkNone, api.NetworkAllowlist, api.NetworkOpen}},
 		{"Health.status", prop("Health", "status"), []any{api.HealthOK, api.HealthDegraded, api.HealthUnhealthy}},

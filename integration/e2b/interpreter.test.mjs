@@ -84,8 +84,14 @@ test('code contexts: their own state and folder, listed, restarted, removed', as
     assert.equal((await sbx.runCode('x', { context: ctx })).error.name, 'NameError')
     assert.equal((await sbx.runCode('x')).text, "'default'", 'a context restart leaves the default alone')
 
+    const js = await sbx.createCodeContext({ language: 'javascript' })
+    assert.equal(js.language, 'javascript')
+    await sbx.runCode('const who = "node"', { context: js })
+    assert.equal((await sbx.runCode('who + " " + typeof x', { context: js })).text, "'node undefined'")
+    assert.equal((await sbx.runCode('[1, 2].map(n => n * 2)', { language: 'js' })).text, '[ 2, 4 ]')
+
     await sbx.removeCodeContext(ctx.id)
-    assert.deepEqual((await sbx.listCodeContexts()).map((c) => c.id), ['python', 'bash', bash.id])
+    assert.deepEqual((await sbx.listCodeContexts()).map((c) => c.id), ['python', 'bash', bash.id, js.id])
     await assert.rejects(sbx.runCode('1', { context: ctx }))
   } finally {
     await sbx.kill()

@@ -13,7 +13,9 @@
 // (an answer's bounds) and _sandboxd_procs.py (its children);
 // python/_sandboxd_worker.py is the forked interpreter that runs cells,
 // with _sandboxd_display.py; python/_sandboxd_wire.py is what both speak.
-// Every .py file in python is a module of the agent (Files). What the Go
+// python/_sandboxd_node.js is the worker of JavaScript contexts, run by
+// the template's node. Every .py file in python is a module of the agent,
+// and every file there is installed with it (Files). What the Go
 // side also knows (the listening fd, op and message names, statuses, the
 // protocol version) is defined here only and handed to the Python as a
 // generated module (see Files).
@@ -29,7 +31,7 @@ import (
 
 // sources are the agent's Python modules, as the runtime installs them.
 //
-//go:embed python/*.py
+//go:embed python/*.py python/*.js
 var sources embed.FS
 
 // File is one file of the agent as it is installed in Dir.
@@ -66,7 +68,9 @@ func modules() []string {
 	ents, _ := fs.ReadDir(sources, "python")
 	names := []string{ConstsModule}
 	for _, e := range ents {
-		names = append(names, strings.TrimSuffix(e.Name(), ".py"))
+		if m, ok := strings.CutSuffix(e.Name(), ".py"); ok {
+			names = append(names, m)
+		}
 	}
 	slices.Sort(names)
 	return names

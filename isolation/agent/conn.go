@@ -124,8 +124,9 @@ func (a *Conn) Version() int { return int(a.version.Load()) }
 // is stuck.
 func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data string), onDisplay func(Output)) (*Message, error) {
 	req.Op = OpExec
-	if req.Context != "" && req.Context != ContextDefault {
-		// An older agent would run the cell in its one interpreter.
+	if (req.Context != "" && req.Context != ContextDefault) || req.Language == LanguageJavaScript {
+		// An older agent would run the cell in its one interpreter, as
+		// Python.
 		if err := a.supports(contextVersion, "a code context"); err != nil {
 			return nil, err
 		}

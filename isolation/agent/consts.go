@@ -60,6 +60,9 @@ const (
 const (
 	LanguagePython = "python"
 	LanguageShell  = "shell"
+	// LanguageJavaScript runs in a node worker (version 15 on), the
+	// template's node.
+	LanguageJavaScript = "javascript"
 )
 
 // ConstsModule is the generated Python module through which the agent
@@ -100,6 +103,7 @@ func pyConsts() []pyConst {
 		{"STATUS_INTERRUPTED", StatusInterrupted},
 		{"LANGUAGE_PYTHON", LanguagePython},
 		{"LANGUAGE_SHELL", LanguageShell},
+		{"LANGUAGE_JAVASCRIPT", LanguageJavaScript},
 	}
 }
 

@@ -17,20 +17,21 @@ const (
 )
 
 // Context starts (ContextStart: afresh if it runs; a copy of context
-// from's interpreter if from is not "") or deletes (ContextDelete) the
+// from's interpreter if from is not ""; node's for LanguageJavaScript) or
+// deletes (ContextDelete) the
 // agent's interpreter named name, started in cwd, and
 // waits for its answer within ctx's deadline. The default context only
 // restarts. Like Exec, it must not be called while another request
 // waits for its answer. Agents before version 15 answer ErrUnsupported,
 // and nothing is sent.
-func (a *Conn) Context(ctx context.Context, action, name, cwd, from string) error {
+func (a *Conn) Context(ctx context.Context, action, name, cwd, from, language string) error {
 	if err := a.supports(contextVersion, "a code context"); err != nil {
 		return err
 	}
 	dl, _ := ctx.Deadline()
 	_ = a.c.SetReadDeadline(dl)
 	defer a.c.SetReadDeadline(time.Time{})
-	if err := a.send(Request{Op: OpContext, Action: action, Context: name, Cwd: cwd, From: from}, dl); err != nil {
+	if err := a.send(Request{Op: OpContext, Action: action, Context: name, Cwd: cwd, From: from, Language: language}, dl); err != nil {
 		return err
 	}
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestAgentContexts(t *testing.T) {
 		return m
 	}
 	py("", "x = 'default'")
-	if err := ra.conn.Context(ctx, ContextStart, "c1", sub, ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "c1", sub, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	py("c1", "x = 'c1'")
@@ -56,7 +57,7 @@ func TestAgentContexts(t *testing.T) {
 	}
 	// Start afresh.
 	py("c1", "y = 1")
-	if err := ra.conn.Context(ctx, ContextStart, "c1", sub, ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "c1", sub, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := result(py("c1", "'y' in globals()")); got != "False" {
@@ -67,13 +68,13 @@ func TestAgentContexts(t *testing.T) {
 	if m.Status != StatusOK || !m.StateReset || result(m) != "'"+sub+"'" {
 		t.Errorf("a context the agent lacked: %s, state_reset %v, cwd %s", m.Status, m.StateReset, result(m))
 	}
-	if err := ra.conn.Context(ctx, ContextDelete, "c1", "", ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextDelete, "c1", "", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := ra.conn.Context(ctx, ContextDelete, ContextDefault, "", ""); err == nil {
+	if err := ra.conn.Context(ctx, ContextDelete, ContextDefault, "", "", ""); err == nil {
 		t.Error("the default context was deleted")
 	}
-	if err := ra.conn.Context(ctx, ContextStart, ContextDefault, "", ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, ContextDefault, "", "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := result(py("", "'x' in globals()")); got != "False" {
@@ -101,7 +102,7 @@ func TestAgentContextFork(t *testing.T) {
 		return result(m)
 	}
 	py("", "import json\nbig = list(range(100000))\nx = {'n': 1}")
-	if err := ra.conn.Context(ctx, ContextStart, "copy", "", ContextDefault); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "copy", "", ContextDefault, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := py("copy", "(x['n'], len(big), json.dumps(1))"); got != "(1, 100000, '1')" {
@@ -115,7 +116,7 @@ func TestAgentContextFork(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := ra.conn.Context(ctx, ContextStart, "copy2", sub, "copy"); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "copy2", sub, "copy", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := py("copy2", "import os; (x['n'], os.getcwd())"); got != "(2, '"+sub+"')" {
@@ -138,13 +139,13 @@ func TestAgentContextFork(t *testing.T) {
 	}
 	// A copy of a context this sandbox has not started is a copy of an
 	// empty one.
-	if err := ra.conn.Context(ctx, ContextStart, "copy3", "", "never"); err != nil {
+	if err := ra.conn.Context(ctx, ContextStart, "copy3", "", "never", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := py("copy3", "'x' in globals()"); got != "False" {
 		t.Errorf("a copy of a context never started: %s", got)
 	}
-	if err := ra.conn.Context(ctx, ContextDelete, "copy2", "", ""); err != nil {
+	if err := ra.conn.Context(ctx, ContextDelete, "copy2", "", "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := py("", "x['n']"); got != "1" {
@@ -156,11 +157,66 @@ func TestAgentContextFork(t *testing.T) {
 // run a context's cell in its one interpreter; the Conn sends it none.
 func TestAgentContextsRefusedByOlderAgents(t *testing.T) {
 	ra := startAgent(t, savedAgent(t, 12), false)
-	if err := ra.conn.Context(context.Background(), ContextStart, "c1", "", ""); !errors.Is(err, ErrUnsupported) {
+	if err := ra.conn.Context(context.Background(), ContextStart, "c1", "", "", ""); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Context on a v12 agent: %v, want ErrUnsupported", err)
 	}
 	_, err := ra.conn.Exec(Request{Language: LanguagePython, Context: "c1", Code: "1", Timeout: 5}, 10*time.Second, func(string, string) {}, nil)
 	if !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Exec in a context on a v12 agent: %v, want ErrUnsupported", err)
+	}
+}
+
+// TestAgentJavaScript: JavaScript cells run in node (the session's own
+// interpreter, or a javascript context's), keep their globals, print, show
+// the last expression's value (a promise's, awaited), raise errors with
+// their stack; a stuck cell is stopped and its worker started afresh.
+func TestAgentJavaScript(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is needed (the Makefile's node-deps installs it): %v", err)
+	}
+	ra := startAgent(t, Files(), false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js := func(c, code string) (*Message, string) {
+		t.Helper()
+		m, out, _ := ra.exec(t, Request{Language: LanguageJavaScript, Context: c, Code: code})
+		return m, out
+	}
+	if m, _ := js("", "var x = 20; globalThis.y = 1"); m.Status != StatusOK || m.Language != LanguageJavaScript {
+		t.Fatalf("first cell: %s %+v", m.Status, m.Error)
+	}
+	if m, out := js("", "console.log('hello', x); x + 22"); m.Status != StatusOK || out != "hello 20\n" || result(m) != "42" {
+		t.Errorf("state and output: %s %q %s", m.Status, out, result(m))
+	}
+	if m, _ := js("", "await new Promise(r => setTimeout(() => r('later'), 10))"); result(m) != "'later'" {
+		t.Errorf("top-level await: %s %+v", result(m), m.Error)
+	}
+	if m, _ := js("", "Promise.resolve({a: 1})"); result(m) != "{ a: 1 }" {
+		t.Errorf("a promise's value: %s", result(m))
+	}
+	if m, _ := js("", "null.boom"); m.Status != StatusError || m.Error == nil || m.Error.Name != "TypeError" {
+		t.Errorf("an error: %s %+v", m.Status, m.Error)
+	}
+	// A context of its own: other globals, its folder.
+	sub := filepath.Join(ra.ws, "js")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.conn.Context(ctx, ContextStart, "j1", sub, "", LanguageJavaScript); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := js("j1", "[typeof x, process.cwd()]"); result(m) != "[ 'undefined', '"+sub+"' ]" {
+		t.Errorf("a javascript context: %s %+v", result(m), m.Error)
+	}
+	// A stuck cell: stopped, the worker started afresh.
+	m, _, _ := ra.exec(t, Request{Language: LanguageJavaScript, Code: "while (true) {}", Timeout: 0.5, Grace: 0.3})
+	if m.Status != StatusTimeout || !m.StateReset {
+		t.Fatalf("a stuck cell: %s, state_reset %v", m.Status, m.StateReset)
+	}
+	if m, _ := js("", "typeof x"); result(m) != "'undefined'" {
+		t.Errorf("after the reset: %s", result(m))
+	}
+	if m, _ := js("j1", "1 + 1"); result(m) != "2" {
+		t.Errorf("the context after another's reset: %s", result(m))
 	}
 }

@@ -61,12 +61,17 @@ import _sandboxd_cells as cells
 import _sandboxd_procs as procs
 import _sandboxd_shell as shell
 from _sandboxd_consts import (
-    CONTEXT_DEFAULT, LANGUAGE_PYTHON, LANGUAGE_SHELL, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL,
-    STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG)
+    CONTEXT_DEFAULT, LANGUAGE_JAVASCRIPT, LANGUAGE_PYTHON, LANGUAGE_SHELL, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL,
+    STATUS_ERROR, STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG)
 from _sandboxd_daemon import Daemon
 from _sandboxd_wire import log
 
 PRELOAD_TIMEOUT = 120.0
+
+# The worker of JavaScript cells that name no context, started at the
+# first one.
+JAVASCRIPT_DEFAULT = "default-javascript"
+NO_NODE = "JavaScript needs node in the sandbox, and this template has none on its PATH"
 
 
 def set_not_dumpable():
@@ -141,12 +146,19 @@ class Agent:
         """The workers' pids, which an execution's stop spares."""
         return tuple(w.pid for w in (self.worker, *self.contexts.values()) if w.pid)
 
-    def start_context(self, name, cwd, source=None):
+    def start_context(self, name, cwd, source=None, language=LANGUAGE_PYTHON):
         """Starts context name's worker, afresh if it has one: a new
-        interpreter, or a copy of context source's."""
+        interpreter (node's, for JavaScript), or a copy of context
+        source's."""
         if source is not None:
             src = self.running(source)
             w = src.fork(self.tokens, cwd)
+        elif language == LANGUAGE_JAVASCRIPT:
+            node = cells.find_node()
+            if node is None:
+                raise ValueError(NO_NODE)
+            w = cells.Worker(cwd, node)
+            w.start()
         else:
             w = cells.Worker(cwd)
             w.start()
@@ -154,7 +166,7 @@ class Agent:
         if old is not None:
             old.stop(alone=False)
         self.contexts[name] = w
-        if source is None:
+        if source is None and language == LANGUAGE_PYTHON:
             self.preload(w)
         return w
 
@@ -183,7 +195,8 @@ class Agent:
             pid = self.worker.pid
         elif action == "start":
             source = req.get("from")
-            pid = self.start_context(name, str(req.get("cwd") or ""), str(source) if source else None).pid
+            pid = self.start_context(name, str(req.get("cwd") or ""), str(source) if source else None,
+                                     req.get("language") or LANGUAGE_PYTHON).pid
         elif action == "delete":
             w = self.contexts.pop(name, None)
             if w is not None:
@@ -196,8 +209,8 @@ class Agent:
     def preload(self, w=None):
         """Runs the template's preload code in a new worker (default: the
         default context's), quietly."""
-        if not self.preload_code or self.preloading:
-            return
+        if not self.preload_code or self.preloading or (w is not None and w.node):
+            return  # none, or a JavaScript worker's (the preload is Python)
         self.preloading = True
         try:
             done = cells.execute(self, {"code": self.preload_code, "timeout": PRELOAD_TIMEOUT, "max_output": 65536},
@@ -209,6 +222,30 @@ class Agent:
                 "name": done["status"], "value": "the preload code did not finish (status %s)" % done["status"],
                 "traceback": ""}
             log("preload failed: %s: %s" % (self.preload_error.get("name"), self.preload_error.get("value")))
+
+    def execute_cell(self, req, language, exec_id, start):
+        """Runs a Python or JavaScript cell in its context's worker."""
+        name = str(req.get("context") or "")
+        w, fresh = self.worker, False
+        if language == LANGUAGE_JAVASCRIPT and not name:
+            # The session's JavaScript interpreter, started at its first
+            # cell: no state was lost.
+            name = JAVASCRIPT_DEFAULT
+            fresh = None
+        if name and name != CONTEXT_DEFAULT:
+            w = self.contexts.get(name)
+            if w is None:
+                # The daemon knows the context, the sandbox (a new one)
+                # does not: its state is gone.
+                try:
+                    w = self.start_context(name, str(req.get("context_cwd") or ""), language=language)
+                except ValueError as e:
+                    return {"status": STATUS_ERROR, "exit_code": 1, "result": None, "outputs": [], "truncated": False,
+                            "state_reset": False, "error": {"name": "LanguageUnavailable", "value": str(e), "traceback": ""}}
+                fresh = fresh is not None
+        done = cells.execute(self, req, exec_id=exec_id, start=start, w=w)
+        done["state_reset"] = done["state_reset"] or bool(fresh)
+        return done
 
     def serve(self):
         while True:
@@ -255,24 +292,15 @@ class Agent:
             self.harden()
         elif op == OP_EXEC:
             start = time.monotonic()
-            is_shell = req.get("language") == LANGUAGE_SHELL
+            language = req.get("language") or LANGUAGE_PYTHON
             exec_id = str(req.get("id") or "")
-            if is_shell:
+            if language == LANGUAGE_SHELL:
                 done = shell.execute(self, req, exec_id)
             else:
-                name = str(req.get("context") or CONTEXT_DEFAULT)
-                w, fresh = self.worker, False
-                if name != CONTEXT_DEFAULT:
-                    w = self.contexts.get(name)
-                    if w is None:
-                        # The daemon knows the context, the sandbox (a new
-                        # one) does not: its state is gone.
-                        w, fresh = self.start_context(name, str(req.get("context_cwd") or "")), True
-                done = cells.execute(self, req, exec_id=exec_id, start=start, w=w)
-                done["state_reset"] = done["state_reset"] or fresh
+                done = self.execute_cell(req, language, exec_id, start)
             done["type"] = TYPE_DONE
             done["id"] = exec_id
-            done["language"] = LANGUAGE_SHELL if is_shell else LANGUAGE_PYTHON
+            done["language"] = language
             done["duration_ms"] = (time.monotonic() - start) * 1000.0
             self.daemon.send(done)
             if self.daemon.conn is None:

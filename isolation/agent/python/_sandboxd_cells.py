@@ -56,8 +56,11 @@ class Worker:
     pipes that lead to it. A context's worker (see _sandboxd_agent) starts
     in its context's folder, cwd."""
 
-    def __init__(self, cwd=""):
+    def __init__(self, cwd="", node=None):
         self.cwd = cwd
+        # node: the node binary of a JavaScript context's worker (None: a
+        # Python worker, forked from the supervisor).
+        self.node = node
         self.pid = 0
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
         # sock: the supervisor's end of the worker's fork channel.
@@ -88,6 +91,8 @@ class Worker:
                     os.chdir(self.cwd)
                 except OSError as e:
                     log("context folder %r: %s" % (self.cwd, e))
+            if self.node:
+                worker.exec_node(self.node, (out_w, err_w, req_r, rep_w, chan.fileno()))  # never returns
             worker.run(out_w, err_w, req_r, rep_w, chan.fileno())  # never returns
         for fd in (out_w, err_w, req_r, rep_w):
             os.close(fd)
@@ -178,6 +183,15 @@ class Worker:
             self.sock = None
         self.pid = 0
         self.out = self.err = self.ctrl_r = self.ctrl_w = -1
+
+
+def find_node():
+    """The template's node, found on the sandbox's PATH, or None."""
+    for d in os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":"):
+        p = os.path.join(d or ".", "node")
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
+            return p
+    return None
 
 
 def execute(agent, req, send=None, exec_id=None, start=None, w=None):

@@ -51,6 +51,26 @@ def run(out_w, err_w, req_r, rep_w, chan_w):
     os._exit(1)
 
 
+def exec_node(node, fds):
+    """The forked child of a JavaScript context: its fds where the Python
+    worker has them, then node running the agent's JavaScript worker
+    (_sandboxd_node.js, beside this module). Never returns."""
+    try:
+        os.setsid()
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        take_fds(fds)
+        os.closerange(3, CTRL_FD_BASE)
+        os.closerange(FORK_FD + 1, 65536)
+        for fd in range(CTRL_FD_BASE, FORK_FD + 1):
+            os.set_inheritable(fd, True)
+        raise_oom_score()
+        os.execv(node, [node, os.path.join(os.path.dirname(__file__), "_sandboxd_node.js")])
+    except BaseException as e:  # noqa: BLE001
+        log("javascript worker: %r" % e)
+    os._exit(1)
+
+
 def take_fds(fds):
     """Puts the worker's fds (stdout, stderr, requests, replies, the fork
     channel) where it serves cells from."""
