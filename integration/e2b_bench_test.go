@@ -2,10 +2,14 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +59,29 @@ func BenchmarkE2B(b *testing.B) {
 		}, nil)
 	})
 	b.Run("CommandTrue/e2b-sdk", func(b *testing.B) { sdk.measure(b, "run", nil) })
+	// The gateway without node: Go sends the SDK's Connect call.
+	b.Run("CommandTrue/gateway-go", func(b *testing.B) {
+		sbx := e2bCreate(b, e)
+		start := []byte(`{"process":{"cmd":"/bin/bash","args":["-l","-c","true"],"envs":{}},"stdin":false}`)
+		msg := append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(start))), start...)
+		measure(b, func() error {
+			req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/process.Process/Start", bytes.NewReader(msg))
+			for k, v := range map[string]string{"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
+				"E2b-Sandbox-Id": sbx.SandboxID, "E2b-Sandbox-Port": "49983", "X-Access-Token": sbx.EnvdAccessToken, "Connect-Timeout-Ms": "60000"} {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err == nil && !bytes.Contains(body, []byte(`"exitCode"`)) && !bytes.Contains(body, []byte(`"exited":true`)) {
+				err = fmt.Errorf("Start: %d %s", resp.StatusCode, body)
+			}
+			return err
+		}, nil)
+	})
 	// What the gateway does for commands.run: an attached process, its
 	// output followed to its end.
 	b.Run("CommandTrue/sandboxd-process", func(b *testing.B) {
@@ -107,6 +134,25 @@ func BenchmarkE2B(b *testing.B) {
 			return err
 		}, nil)
 	})
+}
+
+// e2bCreate makes a sandbox through e's gateway with its key; the
+// benchmark's cleanup kills it.
+func e2bCreate(b *testing.B, e *e2bEnv) (sbx struct{ SandboxID, EnvdAccessToken string }) {
+	b.Helper()
+	req, _ := http.NewRequest("POST", e.url+"/sandboxes", strings.NewReader(`{"templateID":"base","timeout":3600}`))
+	req.Header.Set("X-API-KEY", e.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&sbx); err != nil || resp.StatusCode != http.StatusCreated {
+		b.Fatalf("create: %d %v", resp.StatusCode, err)
+	}
+	b.Cleanup(func() { _ = e.d.c.DeleteSession(context.Background(), sbx.SandboxID) })
+	return sbx
 }
 
 // e2bBench is bench.mjs running against a gateway.
