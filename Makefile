@@ -212,10 +212,12 @@ packages-arm64: deps-arm64
 # bench.json (runsc's rows twice: Debian's on ptrace, and RUNSC_NET, a
 # current gVisor, on systrap); then the Go benchmarks, the network ones among them (a create
 # with a network beside one without, DNS through the daemon beside DNS
-# straight to the upstream, a sandbox's TCP throughput beside the host's).
+# straight to the upstream, a sandbox's TCP throughput beside the host's),
+# and E2B's SDK through `sandboxctl e2b serve` beside sandboxd's own API
+# (BenchmarkE2B: node runs the SDK).
 # BENCH_SCALE=0.1 for a quick look.
 BENCH_SCALE ?= 1
-bench: build $(RUNSC_NET)
+bench: build node-deps $(RUNSC_NET)
 	@command -v bwrap >/dev/null || (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null))
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxd-bench ./cmd/sandboxd-bench
 	bin/sandboxd-bench --sandboxd bin/sandboxd --json bench.json --scale $(BENCH_SCALE) --runsc-also $(RUNSC_NET):systrap

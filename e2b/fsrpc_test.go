@@ -110,37 +110,9 @@ func TestWatchDir(t *testing.T) {
 	tg := newTestGateway(t)
 	s := tg.create(tg.key, `{"templateID":"base"}`)
 	tg.d.events = []api.FileEvent{{Type: api.FileCreate, Path: "/workspace/d/x"}, {Type: api.FileOverflow}, {Type: api.FileWrite, Path: "/workspace/d/x"}}
-	srv := httptest.NewServer(tg.g)
-	defer srv.Close()
-	tg.g.o.Listen = srv.Listener.Addr().String()
-	g2, err := New(tg.g.o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = g2
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+"/filesystem.Filesystem/WatchDir", bytes.NewReader(envelope(0, `{"path":"/home/user/d","recursive":true}`)))
-	req.Header.Set("Content-Type", "application/connect+json")
-	req.Header.Set("Connect-Protocol-Version", "1")
-	req.Header.Set("E2b-Sandbox-Id", s.SandboxID)
-	req.Header.Set("E2b-Sandbox-Port", "49983")
-	req.Header.Set("X-Access-Token", s.EnvdAccessToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var got []string
-	for len(got) < 3 {
-		hdr := make([]byte, 5)
-		if _, err := io.ReadFull(resp.Body, hdr); err != nil {
-			t.Fatalf("after %v: %v", got, err)
-		}
-		msg := make([]byte, binary.BigEndian.Uint32(hdr[1:]))
-		if _, err := io.ReadFull(resp.Body, msg); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, string(msg))
-	}
+	srv := gatewayServer(t, tg)
+	next := streamCall(t, srv, s, "filesystem.Filesystem/WatchDir", `{"path":"/home/user/d","recursive":true}`)
+	got := []string{next(), next(), next()}
 	want := []string{`{"start":{}}`, `{"filesystem":{"name":"x","type":"EVENT_TYPE_CREATE"}}`, `{"filesystem":{"name":"x","type":"EVENT_TYPE_WRITE"}}`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("watch sent\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -25,31 +25,18 @@ func TestE2BSDK(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is not installed: make node-deps (Debian's nodejs and npm)")
 	}
-	d := startDaemon(t, "")
+	e := startE2B(t, "")
 	work := t.TempDir()
 	tree := filepath.Join(work, "e2b")
 	copySDK(t, "e2b", tree)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	nodeTool(ctx, t, tree, nil, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", filepath.Join(work, "npm-cache"))
-
-	state := filepath.Join(work, "state")
-	ctl := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(filepath.Join(bin, "sandboxctl"), append([]string{"--socket", d.socket, "e2b", "--state-dir", state}, args...)...).Output()
-		if err != nil {
-			t.Fatalf("sandboxctl e2b %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	key, other := ctl("key", "create", "--name", "a"), ctl("key", "create", "--name", "b")
-	addr := serveE2B(t, d, state)
 	tests, _ := filepath.Glob(filepath.Join(tree, "*.test.mjs"))
 	if len(tests) == 0 {
 		t.Fatal("no integration/e2b/*.test.mjs")
 	}
-	url := "http://" + addr
-	out := nodeTool(ctx, t, tree, []string{"E2B_API_URL=" + url, "E2B_SANDBOX_URL=" + url, "E2B_API_KEY=" + key, "E2B_OTHER_KEY=" + other},
+	out := nodeTool(ctx, t, tree, e.env(),
 		"node", append([]string{"--test", "--test-reporter=tap", "--test-concurrency=2"}, tests...)...)
 	counts := tapCounts(out)
 	if counts["skipped"] != 0 || counts["todo"] != 0 || testing.Verbose() {
@@ -59,12 +46,56 @@ func TestE2BSDK(t *testing.T) {
 		t.Error("no test of the SDKs passed")
 	}
 	t.Logf("the E2B SDKs' tests: %s", summary(out))
-	list, err := d.c.ListSessions(context.Background(), nil)
+	e.noSessions(t, "the E2B tests")
+}
+
+// e2bEnv is a daemon of this tree with `sandboxctl e2b serve` over it and
+// two of its keys: what the SDKs' tests, the hostile-input test and the
+// benchmarks talk to.
+type e2bEnv struct {
+	d *daemon
+	// url is the gateway's (http://127.0.0.1:port); addr its host:port.
+	url, addr string
+	// key and other are two keys: other's holder must see nothing of key's.
+	key, other string
+	// log is the gateway's log file.
+	log string
+}
+
+// startE2B starts a daemon with config, makes two keys and serves the
+// gateway; the test's cleanup stops both.
+func startE2B(t testing.TB, config string) *e2bEnv {
+	t.Helper()
+	d := startDaemon(t, config)
+	state := filepath.Join(t.TempDir(), "state")
+	ctl := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(bin, "sandboxctl"), append([]string{"--socket", d.socket, "e2b", "--state-dir", state}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("sandboxctl e2b %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	e := &e2bEnv{d: d, key: ctl("key", "create", "--name", "a"), other: ctl("key", "create", "--name", "b")}
+	e.addr, e.log = serveE2B(t, d, state)
+	e.url = "http://" + e.addr
+	return e
+}
+
+// env points E2B's SDKs at the gateway.
+func (e *e2bEnv) env() []string {
+	return []string{"E2B_API_URL=" + e.url, "E2B_SANDBOX_URL=" + e.url, "E2B_API_KEY=" + e.key, "E2B_OTHER_KEY=" + e.other}
+}
+
+// noSessions fails t for each session the daemon still has.
+func (e *e2bEnv) noSessions(t testing.TB, by string) {
+	t.Helper()
+	list, err := e.d.c.ListSessions(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range list {
-		t.Errorf("session %s (%s, labels %v) left by the E2B tests", s.ID, s.Status, s.Labels)
+		t.Errorf("session %s (%s, labels %v) left by %s", s.ID, s.Status, s.Labels, by)
 	}
 }
 
@@ -72,8 +103,8 @@ func TestE2BSDK(t *testing.T) {
 var serveAddr = regexp.MustCompile(`E2B gateway serving" listen=(\S+)`)
 
 // serveE2B starts `sandboxctl e2b serve` on a free loopback port for d and
-// returns its address; the test's cleanup stops it.
-func serveE2B(t *testing.T, d *daemon, state string) string {
+// returns its address and log file; the test's cleanup stops it.
+func serveE2B(t testing.TB, d *daemon, state string) (string, string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "e2b", "--state-dir", state, "serve", "--listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
@@ -114,12 +145,12 @@ func serveE2B(t *testing.T, d *daemon, state string) string {
 	})
 	select {
 	case a := <-addr:
-		return a
+		return a, logPath
 	case <-done:
 		b, _ := os.ReadFile(logPath)
 		t.Fatalf("the gateway ended at start:\n%s", b)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the gateway did not start within 20 s")
 	}
-	return ""
+	return "", ""
 }
