@@ -32,12 +32,13 @@ type fakeDaemon struct {
 	n        int
 	sessions map[string]*api.Session
 	files    map[string][]byte // id + ":" + path
-	execs    []string          // id + ":" + code, in order
+	execs    []string          // id + ":" + code, in order (id + "/" + context + ":" + code in a context)
+	contexts map[string][]api.CodeContext
 	attached fakeAttached
 }
 
 func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
-	f := &fakeDaemon{sessions: map[string]*api.Session{}, files: map[string][]byte{}}
+	f := &fakeDaemon{sessions: map[string]*api.Session{}, files: map[string][]byte{}, contexts: map[string][]api.CodeContext{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/sessions", f.create)
 	mux.HandleFunc("GET /v1/sessions", f.list)
@@ -56,6 +57,7 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("POST /v1/sessions/{id}/resume", f.lifecycle(api.StatusRunning))
 	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
 	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
+	f.contextRoutes(mux)
 	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
 	// On a Unix socket, as the daemon: a short path, for its 107 bytes.
 	dir, err := os.MkdirTemp("", "mcpfake-")
@@ -156,8 +158,13 @@ func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
 		Code     string   `json:"code"`
 		Packages []string `json:"packages"`
 		Wait     *bool    `json:"wait"`
+		Context  string   `json:"context"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
+	if req.Context != "" && req.Context != api.ContextDefault && f.context(id, req.Context) < 0 {
+		notFound(w, "context "+req.Context)
+		return
+	}
 	if req.Wait != nil && !*req.Wait {
 		answer(w, http.StatusAccepted, api.ExecStarted{ID: "job-" + req.Code})
 		return
@@ -166,8 +173,12 @@ func (f *fakeDaemon) exec(w http.ResponseWriter, r *http.Request) {
 	if req.Packages != nil {
 		code = "pip install " + strings.Join(req.Packages, " ")
 	}
+	at := id
+	if req.Context != "" {
+		at += "/" + req.Context
+	}
 	f.mu.Lock()
-	f.execs = append(f.execs, id+":"+code)
+	f.execs = append(f.execs, at+":"+code)
 	f.mu.Unlock()
 	ex := api.Execution{SessionID: id, Status: api.StatusOK, Stdout: code + "\n"}
 	switch code {

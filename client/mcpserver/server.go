@@ -76,7 +76,8 @@ func New(c *client.Client, opts Options) *Server {
 }
 
 const instructions = `Runs code in isolated Linux sandboxes (sandboxd sessions). ` +
-	`run_python keeps its variables between calls in the same session, like notebook cells. ` +
+	`run_python keeps its variables between calls in the same session, like notebook cells; ` +
+	`create_context makes another interpreter in the session (empty, or a copy of one with from) to try approaches side by side, named by run_python's context. ` +
 	`Tools that take session_id use this server's own session when it is left out (made on first use, said in the result). ` +
 	`Sessions have no network unless created with one; files live in /workspace.`
 

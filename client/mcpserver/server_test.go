@@ -64,6 +64,7 @@ func TestTools(t *testing.T) {
 		"start_execution": {"code"}, "get_execution": {"execution_id"}, "list_executions": nil, "interrupt": nil,
 		"start_process": {"command"}, "list_processes": nil, "process_logs": {"pid"}, "kill_process": {"pid"},
 		"pause_session": nil, "resume_session": nil, "write_stdin": {"pid"},
+		"create_context": nil, "list_contexts": nil, "delete_context": {"context"},
 	}
 	got := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {

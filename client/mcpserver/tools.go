@@ -29,6 +29,7 @@ type RunPythonInput struct {
 	Code string `json:"code" jsonschema:"Python code; variables, imports and functions persist between calls in the same session; the value of a last expression is returned as the result"`
 	SessionRef
 	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds the code may run (default: the session's)"`
+	Context  string  `json:"context,omitempty" jsonschema:"the code context to run in (create_context made it), with its own variables; leave it out for the session's default interpreter"`
 }
 
 // RunShellInput is run_shell's.
@@ -36,6 +37,7 @@ type RunShellInput struct {
 	Command string `json:"command" jsonschema:"a shell command line, run by /bin/sh in /workspace"`
 	SessionRef
 	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds the command may run (default: the session's)"`
+	Context  string  `json:"context,omitempty" jsonschema:"a code context whose folder the command runs in (create_context made it); leave it out for /workspace"`
 }
 
 // WriteFileInput is write_file's.
@@ -154,6 +156,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "delete_session", Description: "Delete a sandbox session and its files."}, s.deleteSession)
 	s.addJobTools()
 	s.addProcessTools()
+	s.addContextTools()
 }
 
 // cancelInterrupts is the output callback of the tools' executions: with
@@ -165,13 +168,13 @@ func cancelInterrupts(api.Event) {}
 
 func (s *Server) runPython(ctx context.Context, _ *mcp.CallToolRequest, in RunPythonInput) (*mcp.CallToolResult, ExecOutput, error) {
 	return s.exec(ctx, in.SessionID, func(id string) (*api.Execution, error) {
-		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguagePython, Code: in.Code, TimeoutS: seconds(in.TimeoutS)}, cancelInterrupts)
+		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguagePython, Code: in.Code, TimeoutS: seconds(in.TimeoutS), Context: in.Context}, cancelInterrupts)
 	})
 }
 
 func (s *Server) runShell(ctx context.Context, _ *mcp.CallToolRequest, in RunShellInput) (*mcp.CallToolResult, ExecOutput, error) {
 	return s.exec(ctx, in.SessionID, func(id string) (*api.Execution, error) {
-		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguageShell, Code: in.Command, TimeoutS: seconds(in.TimeoutS)}, cancelInterrupts)
+		return s.c.Exec(ctx, id, &api.ExecRequest{Language: api.LanguageShell, Code: in.Command, TimeoutS: seconds(in.TimeoutS), Context: in.Context}, cancelInterrupts)
 	})
 }
 

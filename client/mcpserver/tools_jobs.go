@@ -21,6 +21,7 @@ type StartExecutionInput struct {
 	Language string `json:"language,omitempty" jsonschema:"python (the default) or shell"`
 	SessionRef
 	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds the code may run (default: the session's)"`
+	Context  string  `json:"context,omitempty" jsonschema:"the code context to run in (create_context made it); leave it out for the session's default interpreter"`
 }
 
 // ExecutionRef names an execution.
@@ -71,7 +72,7 @@ func (s *Server) startExecution(ctx context.Context, _ *mcp.CallToolRequest, in 
 	}
 	var eid string
 	t, err := s.inSession(ctx, in.SessionID, func(id string) (err error) {
-		eid, err = s.c.StartExec(ctx, id, &api.ExecRequest{Language: lang, Code: in.Code, TimeoutS: seconds(in.TimeoutS)})
+		eid, err = s.c.StartExec(ctx, id, &api.ExecRequest{Language: lang, Code: in.Code, TimeoutS: seconds(in.TimeoutS), Context: in.Context})
 		return err
 	})
 	if err != nil {

@@ -230,6 +230,10 @@ export declare class FileInfo {
   modifiedAt: Date | null;
   /** The entry's whole path, in a listing deeper than one level ("" otherwise). */
   path: string;
+  /** As ls writes them, "-rw-r--r--". */
+  permissions: string;
+  /** The entry's user metadata (its user. extended attributes); {} when none. */
+  metadata: Record<string, string>;
   readonly isDir: boolean;
   static fromJSON(raw: unknown): FileInfo;
 }
@@ -252,8 +256,24 @@ export declare class FileStat {
   symlinkTarget: string | null;
   /** From mkdir only: whether this call made the folder. */
   created: boolean | null;
+  /** The user metadata of a file or folder (files.write's metadata); {} when none. */
+  metadata: Record<string, string>;
   readonly isDir: boolean;
   static fromJSON(raw: unknown): FileStat;
+}
+
+/**
+ * A code context of a session: an interpreter of its own (language
+ * "python") or a working folder ("shell"); "default" is the first one.
+ */
+export declare class CodeContext {
+  constructor(f?: Partial<CodeContext>);
+  id: string;
+  language: "python" | "shell" | (string & {});
+  /** Where its executions run unless they say another. */
+  cwd: string;
+  createdAt: Date | null;
+  static fromJSON(raw: unknown): CodeContext;
 }
 
 /** One change a watch saw; rename is the old path (the new one comes as a create), overflow has no path. */
@@ -493,6 +513,17 @@ export interface ExecOptions extends OutputCallbacks, CallOptions {
   env?: Record<string, string>;
   /** The working folder, relative to /workspace. */
   cwd?: string;
+  /** The code context to run in (sbx.contexts.create made it; an id or the CodeContext); absent: "default". */
+  context?: string | CodeContext;
+}
+
+export interface CreateContextOptions extends CallOptions {
+  /** "python" (default: an interpreter of its own) or "shell" (a working folder). */
+  language?: "python" | "shell" | (string & {});
+  /** Its folder (default /workspace; relative to it). */
+  cwd?: string;
+  /** A Python context to copy: the new one starts with its globals, imports and folder, then they diverge. */
+  from?: string | CodeContext;
 }
 
 export type CommandOptions = Omit<ExecOptions, "language">;
@@ -608,6 +639,15 @@ export declare class Client {
   ): Promise<Session>;
   stats(id: string, opts?: CallOptions): Promise<Stats>;
 
+  /** A new code context; ResourceExhausted past 16. */
+  createContext(id: string, opts?: CreateContextOptions): Promise<CodeContext>;
+  /** The session's code contexts, "default" first. */
+  contexts(id: string, opts?: CallOptions): Promise<CodeContext[]>;
+  /** Stops a context's interpreter and forgets it; InvalidArgument for "default". */
+  deleteContext(id: string, cid: string, opts?: CallOptions): Promise<void>;
+  /** Starts a context's interpreter afresh. */
+  restartContext(id: string, cid: string, opts?: CallOptions): Promise<CodeContext>;
+
   exec(id: string, code: string, opts?: ExecOptions): Promise<Execution>;
   /** Starts code without waiting for it (wait false): the execution's id. */
   startExec(id: string, code: string, opts?: SubmitOptions): Promise<string>;
@@ -645,7 +685,8 @@ export declare class Client {
   /** Runs argv (no shell) with its standard streams on a connection of its own (exec -i / -it). */
   attach(id: string, argv: string[], opts?: AttachOptions): Promise<Attached>;
 
-  putFile(id: string, path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
+  /** metadata (lower-case keys) is the file's user metadata, sent as X-Sandboxd-Meta-KEY headers. */
+  putFile(id: string, path: string, data: FileData, opts?: { metadata?: Record<string, string> } & CallOptions): Promise<FileWritten>;
   getFile(id: string, path: string, opts?: CallOptions): Promise<Buffer | FileInfo[]>;
   deleteFile(id: string, path: string, opts?: CallOptions): Promise<void>;
   /** Unpacks a tar stream into the folder path (format=tar). */
@@ -685,6 +726,18 @@ export declare class Commands {
   runWithInput(cmd: string | string[], input?: string | Uint8Array, opts?: RunWithInputOptions): Promise<CommandOutput>;
 }
 
+export declare class Contexts {
+  constructor(sandbox: Sandbox);
+  /** A new context: an empty interpreter, or with from a copy of that one's state. */
+  create(opts?: CreateContextOptions): Promise<CodeContext>;
+  /** The session's contexts, "default" first. */
+  list(opts?: CallOptions): Promise<CodeContext[]>;
+  /** Stops a context's interpreter and forgets it ("default" is never deleted). */
+  delete(context: string | CodeContext, opts?: CallOptions): Promise<void>;
+  /** Starts a context's interpreter afresh: its variables are gone. */
+  restart(context: string | CodeContext, opts?: CallOptions): Promise<CodeContext>;
+}
+
 export declare class Processes {
   constructor(sandbox: Sandbox);
   /** Starts a command in the background: an array as it is, a string with /bin/sh; stdin or tty make it attached. */
@@ -710,7 +763,8 @@ export declare class Processes {
 
 export declare class Files {
   constructor(sandbox: Sandbox);
-  write(path: string, data: FileData, opts?: CallOptions): Promise<FileWritten>;
+  /** Writes a file, making its folders; metadata (lower-case keys) is its user metadata, which stat and list answer. */
+  write(path: string, data: FileData, opts?: { metadata?: Record<string, string> } & CallOptions): Promise<FileWritten>;
   /** The file's bytes; with an encoding, its text. A folder rejects with code EISDIR. */
   read(path: string, opts?: CallOptions & { encoding?: undefined }): Promise<Buffer>;
   read(path: string, opts: BufferEncoding | (CallOptions & { encoding: BufferEncoding })): Promise<string>;
@@ -746,6 +800,8 @@ export declare class Sandbox implements AsyncDisposable {
   readonly commands: Commands;
   readonly files: Files;
   readonly processes: Processes;
+  /** Code contexts: interpreters of their own in the session; runCode(code, { context }) runs in one. */
+  readonly contexts: Contexts;
   /** Whether making it made its session: false for connect, and for a create whose idempotencyKey an earlier create had used. */
   readonly created: boolean;
 

@@ -9,6 +9,7 @@ import { Readable } from "node:stream";
 import { ATTACH_UPGRADE, Attached, attachRequest, commandRequest } from "./attach.js";
 import { ProtocolError, RequestTimeout, errorFromAnswer } from "./errors.js";
 import {
+  CodeContext,
   Execution,
   ExecutionSummary,
   FileEvent,
@@ -26,11 +27,13 @@ import {
 } from "./models.js";
 import {
   attachedFields,
+  contextRequest,
   execRequest,
   execRequestTimeout,
   fromQuery,
   idempotencyHeaders,
   labelQuery,
+  metaHeaders,
   sessionRequest,
   termSize,
 } from "./requests.js";
@@ -299,6 +302,54 @@ export class Client {
     return Stats.fromJSON(await this._json("GET", apiPath("v1", "sessions", id, "stats"), opts));
   }
 
+  // Code contexts.
+
+  /**
+   * POST /v1/sessions/{id}/contexts: a new interpreter ("python", the
+   * default) or working folder ("shell") in the session, started in `cwd`
+   * (default /workspace); `from` names a Python context whose interpreter
+   * the new one copies, globals and all. ResourceExhausted past 16.
+   * @param {string} id
+   * @param {{language?: string, cwd?: string, from?: string | CodeContext} & CallOptions} [opts]
+   */
+  async createContext(id, opts = {}) {
+    return CodeContext.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "contexts"), opts, { json: contextRequest(opts) }));
+  }
+
+  /**
+   * GET /v1/sessions/{id}/contexts: the session's contexts, "default" first.
+   * @param {string} id
+   * @param {CallOptions} [opts]
+   * @returns {Promise<CodeContext[]>}
+   */
+  async contexts(id, opts) {
+    const out = await this._json("GET", apiPath("v1", "sessions", id, "contexts"), opts);
+    const list = out && Array.isArray(out.contexts) ? out.contexts : [];
+    return list.map((/** @type {unknown} */ c) => CodeContext.fromJSON(c));
+  }
+
+  /**
+   * DELETE /v1/sessions/{id}/contexts/{cid}: stops its interpreter and
+   * forgets it; InvalidArgument for "default".
+   * @param {string} id
+   * @param {string} cid
+   * @param {CallOptions} [opts]
+   */
+  async deleteContext(id, cid, opts) {
+    await this._json("DELETE", apiPath("v1", "sessions", id, "contexts", cid), opts);
+  }
+
+  /**
+   * POST /v1/sessions/{id}/contexts/{cid}/restart: starts its interpreter
+   * afresh (its variables are gone).
+   * @param {string} id
+   * @param {string} cid
+   * @param {CallOptions} [opts]
+   */
+  async restartContext(id, cid, opts) {
+    return CodeContext.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "contexts", cid, "restart"), opts));
+  }
+
   // Executions.
 
   /**
@@ -312,12 +363,14 @@ export class Client {
    * on the daemon; a plain one leaves it to finish.
    * @param {string} id
    * @param {string} code
-   * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string} & OutputCallbacks & CallOptions} [opts]
+   * `context` runs it in that code context (createContext; NotFound for
+   * one the session has not), else in "default".
+   * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string, context?: string | CodeContext} & OutputCallbacks & CallOptions} [opts]
    */
   async exec(id, code, opts = {}) {
     return this._execution(
       apiPath("v1", "sessions", id, "exec"),
-      execRequest(code, opts.language || "python", opts.timeoutS, opts.env, opts.cwd),
+      execRequest(code, opts.language || "python", opts.timeoutS, opts.env, opts.cwd, opts.context),
       opts,
       execRequestTimeout(opts.requestTimeoutMs, opts.timeoutS),
     );
@@ -332,11 +385,11 @@ export class Client {
    * other.
    * @param {string} id
    * @param {string} code
-   * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string} & CallOptions} [opts]
+   * @param {{language?: string, timeoutS?: number, env?: Record<string, string>, cwd?: string, context?: string | CodeContext} & CallOptions} [opts]
    * @returns {Promise<string>}
    */
   async startExec(id, code, opts = {}) {
-    const body = execRequest(code, opts.language || "python", opts.timeoutS, opts.env, opts.cwd);
+    const body = execRequest(code, opts.language || "python", opts.timeoutS, opts.env, opts.cwd, opts.context);
     body.wait = false;
     const out = await this._json("POST", apiPath("v1", "sessions", id, "exec"), opts, { json: body });
     const eid = out && typeof out === "object" ? out.id : undefined;
@@ -795,15 +848,18 @@ export class Client {
   /**
    * PUT …/files: writes a file (a string as UTF-8; a Readable or an async
    * iterable of bytes is streamed), making its parent folders. It replaces
-   * an old file only once complete.
+   * an old file only once complete, and with it its metadata: the file has
+   * exactly the `metadata` given (keys lower case; stat and listings
+   * answer it).
    * @param {string} id
    * @param {string} path
    * @param {import("./transport.js").Body} data
-   * @param {CallOptions} [opts]
+   * @param {{metadata?: Record<string, string>} & CallOptions} [opts]
    */
   async putFile(id, path, data, opts) {
     const a = await this._t.send("PUT", apiPath("v1", "sessions", id, "files"), {
       query: [["path", path]],
+      headers: metaHeaders(opts && opts.metadata),
       body: data ?? Buffer.alloc(0),
       timeoutMs: this._timeout(opts),
       signal: opts && opts.signal,

@@ -30,10 +30,11 @@ export class Files {
 
   /**
    * Writes a file (a string as UTF-8; a Readable or an async iterable of
-   * bytes is streamed), making its parent folders.
+   * bytes is streamed), making its parent folders; `metadata` (lower-case
+   * keys) is its user metadata, which stat and list answer.
    * @param {string} path
    * @param {import("./transport.js").Body} data
-   * @param {import("./client.js").CallOptions} [opts]
+   * @param {{metadata?: Record<string, string>} & import("./client.js").CallOptions} [opts]
    */
   write(path, data, opts) {
     return this._sbx.client.putFile(this._sbx.id, path, data, opts);

@@ -23,6 +23,7 @@
 export { Attached } from "./attach.js";
 export { Client, DEFAULT_FOLLOW_MS, DEFAULT_POLL_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./client.js";
 export { Commands } from "./commands.js";
+export { Contexts } from "./contexts.js";
 export {
   BadGateway,
   Conflict,
@@ -40,6 +41,7 @@ export {
 } from "./errors.js";
 export { Files } from "./files.js";
 export {
+  CodeContext,
   DataDirHealth,
   ErrorDetail,
   ExecMetrics,

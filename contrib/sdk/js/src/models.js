@@ -459,6 +459,10 @@ export class FileInfo {
     this.modifiedAt = f.modifiedAt ?? null;
     /** The entry's whole path, in a listing deeper than one level ("" otherwise). @type {string} */
     this.path = f.path ?? "";
+    /** The permission bits as ls writes them ("-rw-r--r--"). @type {string} */
+    this.permissions = f.permissions ?? "";
+    /** The entry's user metadata (its user. extended attributes); {} when none. @type {Record<string, string>} */
+    this.metadata = f.metadata ?? {};
   }
 
   /** @param {unknown} raw */
@@ -471,6 +475,8 @@ export class FileInfo {
       mode: str(d, "mode"),
       modifiedAt: time(d.modified_at),
       path: str(d, "path"),
+      permissions: str(d, "permissions"),
+      metadata: strMap(d, "metadata"),
     });
   }
 
@@ -510,6 +516,8 @@ export class FileStat {
     this.symlinkTarget = f.symlinkTarget ?? null;
     /** @type {boolean | null} */
     this.created = f.created ?? null;
+    /** The user metadata of a file or folder (files.write's `metadata`); {} when none. @type {Record<string, string>} */
+    this.metadata = f.metadata ?? {};
   }
 
   /** @param {unknown} raw */
@@ -527,11 +535,38 @@ export class FileStat {
       mtime: time(d.mtime),
       symlinkTarget: typeof d.symlink_target === "string" && d.symlink_target ? d.symlink_target : null,
       created: typeof d.created === "boolean" ? d.created : null,
+      metadata: strMap(d, "metadata"),
     });
   }
 
   get isDir() {
     return this.type === "dir";
+  }
+}
+
+/**
+ * A code context of a session (sbx.contexts): an interpreter of its own,
+ * whose globals and imports no other context sees, or for `language`
+ * "shell" a working folder; `cwd` is where its executions run unless they
+ * say another. "default" is the session's first one.
+ */
+export class CodeContext {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.id = f.id ?? "";
+    /** @type {string} */
+    this.language = f.language ?? "";
+    /** @type {string} */
+    this.cwd = f.cwd ?? "";
+    /** @type {Date | null} */
+    this.createdAt = f.createdAt ?? null;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new CodeContext({ id: str(d, "id"), language: str(d, "language"), cwd: str(d, "cwd"), createdAt: time(d.created_at) });
   }
 }
 

@@ -109,14 +109,60 @@ export function labelQuery(label, labels) {
  * @param {number | undefined | null} timeoutS
  * @param {Record<string, string> | undefined | null} env
  * @param {string | undefined | null} cwd
+ * @param {string | {id: string} | undefined | null} [context]
  */
-export function execRequest(code, language, timeoutS, env, cwd) {
+export function execRequest(code, language, timeoutS, env, cwd, context) {
   /** @type {Record<string, any>} */
   const body = { language, code };
   if (timeoutS !== undefined && timeoutS !== null) body.timeout_s = timeoutS;
   if (env && Object.keys(env).length) body.env = stringMap(env);
   if (cwd) body.cwd = cwd;
+  const cid = contextId(context);
+  if (cid) body.context = cid;
   return body;
+}
+
+/**
+ * The id the wire takes for a code context: an id, or a CodeContext (any
+ * object with a string id).
+ * @param {string | {id: string} | null | undefined} c
+ * @returns {string | undefined}
+ */
+export function contextId(c) {
+  if (c === undefined || c === null || c === "") return undefined;
+  if (typeof c === "string") return c;
+  if (typeof c === "object" && typeof c.id === "string" && c.id) return c.id;
+  throw new TypeError(`context must be an id (a string) or a CodeContext, not ${typeof c === "object" ? JSON.stringify(c) : typeof c}`);
+}
+
+/**
+ * The body of POST …/contexts (api.CreateContextRequest): absent fields
+ * stay absent so the daemon's defaults hold.
+ * @param {{language?: string, cwd?: string, from?: string | {id: string}}} opts
+ */
+export function contextRequest(opts) {
+  /** @type {Record<string, string>} */
+  const body = {};
+  if (opts.language) body.language = opts.language;
+  if (opts.cwd) body.cwd = opts.cwd;
+  const from = contextId(opts.from);
+  if (from) body.from = from;
+  return body;
+}
+
+/** The header an upload gives each metadata key (api.MetaHeaderPrefix). */
+export const META_HEADER_PREFIX = "X-Sandboxd-Meta-";
+
+/**
+ * An upload's metadata as headers, one a key.
+ * @param {Record<string, string> | undefined} metadata
+ * @returns {Record<string, string>}
+ */
+export function metaHeaders(metadata) {
+  /** @type {Record<string, string>} */
+  const h = {};
+  for (const [k, v] of Object.entries(metadata || {})) h[META_HEADER_PREFIX + k] = String(v);
+  return h;
 }
 
 /**

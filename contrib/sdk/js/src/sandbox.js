@@ -12,6 +12,7 @@
 import { shellArgv } from "./attach.js";
 import { Client } from "./client.js";
 import { Commands } from "./commands.js";
+import { Contexts } from "./contexts.js";
 import { NotFound } from "./errors.js";
 import { Files } from "./files.js";
 import { Processes } from "./processes.js";
@@ -62,6 +63,8 @@ export class Sandbox {
     this.files = new Files(this);
     /** Background processes: `sbx.processes.start`, `list`, `kill`, `logs`, `follow`, `wait`. */
     this.processes = new Processes(this);
+    /** Code contexts, interpreters of their own: `sbx.contexts.create`, `list`, `delete`, `restart`; `runCode(code, {context})`. */
+    this.contexts = new Contexts(this);
   }
 
   /**
@@ -229,7 +232,8 @@ export class Sandbox {
    * calls. `timeoutS` is the execution's own, else the session's
    * timeout_s. With `onStdout` / `onStderr` the output is streamed to them
    * as it comes, and with `onDisplay` each output the code displays. The answer is an Execution whatever the code did: check
-   * `status`, `error`, `result`.
+   * `status`, `error`, `result`. `context` (an id or a CodeContext of
+   * sbx.contexts) runs it in that context's interpreter instead.
    * @param {string} code
    * @param {RunCodeOptions} [opts]
    */

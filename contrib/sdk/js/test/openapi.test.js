@@ -13,6 +13,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import {
+  CodeContext,
   DataDirHealth,
   ErrorDetail,
   ExecMetrics,
@@ -46,6 +47,7 @@ const skip = spec
 const MODELS = {
   Limits,
   Session,
+  CodeContext,
   Execution,
   ExecutionSummary,
   ExecMetrics,

@@ -7,6 +7,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import {
   Attached,
   Client,
+  CodeContext,
   Conflict,
   ExecMetrics,
   Execution,
@@ -109,6 +110,17 @@ export async function example(signal: AbortSignal): Promise<string> {
   console.log(c.exitCode, c.stdout, c.stderr, c.ok, c.status === "timeout");
 
   await sbx.files.write("data.csv", "a,b\n1,2\n");
+  await sbx.files.write("note.md", "# hi", { metadata: { author: "me" } });
+  const meta: Record<string, string> = (await sbx.files.stat("note.md")).metadata;
+  const perms: string[] = (await sbx.files.list(".")).map((f: FileInfo) => f.permissions + Object.keys(f.metadata).join(","));
+  const ctx: CodeContext = await sbx.contexts.create({ from: "default", cwd: "sub" });
+  await sbx.runCode("x", { context: ctx });
+  await sbx.commands.run("pwd", { context: ctx.id });
+  const ctxIds: string[] = (await sbx.contexts.list()).map((c) => c.id);
+  const restarted: CodeContext = await sbx.contexts.restart(ctx);
+  await sbx.contexts.delete(restarted);
+  await sbx.client.createContext(sbx.id, { language: "shell" });
+  console.log(meta, perms, ctxIds);
   await sbx.files.write("data.bin", new Uint8Array([0, 1]));
   const bytes: Buffer = await sbx.files.read("data.bin");
   const text: string = await sbx.files.read("data.csv", "utf8");

@@ -18,6 +18,7 @@ import unittest
 from typing import Any
 
 from sandboxd.models import (
+    CodeContext,
     DataDirHealth,
     ErrorDetail,
     ExecMetrics,
@@ -48,6 +49,7 @@ SPEC_PATH = pathlib.Path(
 MODELS: dict[str, Any] = {
     "Limits": Limits,
     "Session": Session,
+    "CodeContext": CodeContext,
     "Execution": Execution,
     "ExecutionSummary": ExecutionSummary,
     "ExecMetrics": ExecMetrics,

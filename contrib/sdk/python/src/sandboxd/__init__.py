@@ -21,9 +21,10 @@ See README.md.
 
 from ._attach import Attached
 from ._transport import DEFAULT_SOCKET, SOCKET_ENV, VERSION
-from .aio import AsyncCommands, AsyncFiles, AsyncProcesses, AsyncSandbox, run_async
+from .aio import AsyncCommands, AsyncContexts, AsyncFiles, AsyncProcesses, AsyncSandbox, run_async
 from .client import Client
 from .commands import Commands
+from .contexts import Contexts
 from .errors import (
     BadGateway,
     Conflict,
@@ -40,6 +41,7 @@ from .errors import (
 )
 from .files import Files
 from .models import (
+    CodeContext,
     DataDirHealth,
     ErrorDetail,
     ExecMetrics,
@@ -68,14 +70,17 @@ __version__ = VERSION
 
 __all__ = [
     "AsyncCommands",
+    "AsyncContexts",
     "AsyncFiles",
     "AsyncProcesses",
     "AsyncSandbox",
     "Attached",
     "BadGateway",
     "Client",
+    "CodeContext",
     "Commands",
     "Conflict",
+    "Contexts",
     "DEFAULT_SOCKET",
     "DataDirHealth",
     "ErrorDetail",

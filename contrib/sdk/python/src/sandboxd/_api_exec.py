@@ -49,7 +49,9 @@ def exec_request_timeout(request_timeout: float | None, timeout_s: float | None)
     return None
 
 
-def exec_request(code: str, language: str, timeout: float | None, env: Mapping[str, str] | None, cwd: str | None) -> dict[str, Any]:
+def exec_request(
+    code: str, language: str, timeout: float | None, env: Mapping[str, str] | None, cwd: str | None, context: str | None = None
+) -> dict[str, Any]:
     """The body of POST …/exec (api.ExecRequest); None fields stay absent."""
     body: dict[str, Any] = {"language": language, "code": code}
     if timeout is not None:
@@ -58,6 +60,8 @@ def exec_request(code: str, language: str, timeout: float | None, env: Mapping[s
         body["env"] = {str(k): str(v) for k, v in env.items()}
     if cwd:
         body["cwd"] = cwd
+    if context:
+        body["context"] = context
     return body
 
 
@@ -77,14 +81,17 @@ class ExecCalls(Caller):
         on_stderr: OnOutput | None = None,
         request_timeout: float | None = None,
         on_display: OnDisplay | None = None,
+        context: str | None = None,
     ) -> Execution:
         """POST /v1/sessions/{id}/exec: runs code ("python" or "shell") in
         the session. ``timeout`` is the execution's own (seconds; absent:
         the session's timeout_s); an execution that times out or fails is
-        an Execution whose status says so, not an exception."""
+        an Execution whose status says so, not an exception. ``context``
+        runs it in that code context (create_context; NotFound for one the
+        session has not), else in "default"."""
         return self._execution(
             api_path("v1", "sessions", id, "exec"),
-            exec_request(code, language, timeout, env, cwd),
+            exec_request(code, language, timeout, env, cwd, context),
             on_stdout,
             on_stderr,
             exec_request_timeout(request_timeout, timeout),
@@ -101,6 +108,7 @@ class ExecCalls(Caller):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         request_timeout: float | None = None,
+        context: str | None = None,
     ) -> str:
         """POST /v1/sessions/{id}/exec with wait false: starts code in the
         session and answers the execution's id at once (202), while the
@@ -108,7 +116,7 @@ class ExecCalls(Caller):
         running in the session goes first). execution(id, eid) tells how it
         goes, wait_execution waits for its end; the session's history keeps
         it as any other."""
-        body = exec_request(code, language, timeout, env, cwd)
+        body = exec_request(code, language, timeout, env, cwd, context)
         body["wait"] = False
         with self._t.send("POST", api_path("v1", "sessions", id, "exec"), json_body=body, timeout=self._timeout(request_timeout)) as a:
             out = a.json()

@@ -6,10 +6,13 @@ Paths are paths inside the sandbox; a relative one is taken from
 
 from __future__ import annotations
 
-from typing import IO, Iterable
+from typing import IO, Iterable, Mapping
 
 from ._transport import Caller, api_path
 from .models import FileInfo, FileWritten
+
+META_HEADER_PREFIX = "X-Sandboxd-Meta-"
+"""An upload's header per metadata key (api.MetaHeaderPrefix)."""
 
 TAR_MIME = "application/x-tar"
 """The type of a folder sent as a tar stream (format=tar)."""
@@ -18,12 +21,27 @@ TAR_MIME = "application/x-tar"
 class FileCalls(Caller):
     """The files endpoints; mixed into Client."""
 
-    def put_file(self, id: str, path: str, data: bytes | str | IO[bytes], *, request_timeout: float | None = None) -> FileWritten:
+    def put_file(
+        self,
+        id: str,
+        path: str,
+        data: bytes | str | IO[bytes],
+        *,
+        metadata: Mapping[str, str] | None = None,
+        request_timeout: float | None = None,
+    ) -> FileWritten:
         """PUT …/files: writes a file (str as UTF-8; a binary file object is
         streamed), making its parent folders. It replaces an old file only
-        once complete."""
+        once complete, and with it its metadata: the file has exactly the
+        ``metadata`` given (keys lower case; stat and listings answer it)."""
+        headers = {META_HEADER_PREFIX + str(k): str(v) for k, v in (metadata or {}).items()}
         with self._t.send(
-            "PUT", api_path("v1", "sessions", id, "files"), query=[("path", path)], body=data, timeout=self._timeout(request_timeout)
+            "PUT",
+            api_path("v1", "sessions", id, "files"),
+            query=[("path", path)],
+            body=data,
+            headers=headers or None,
+            timeout=self._timeout(request_timeout),
         ) as a:
             return FileWritten.from_json(a.json())
 

@@ -27,7 +27,7 @@ from ._api_exec import DEFAULT_POLL_INTERVAL, OnOutput
 from ._api_processes import DEFAULT_FOLLOW_INTERVAL
 from .client import Client
 from .errors import RequestTimeout
-from .models import STATUS_RUNNING, Execution, ExecutionSummary, FileEvent, FileInfo, FileStat, FileWritten, Output, Process, ProcessChunk, ProcessLogs, Session, Stats
+from .models import STATUS_RUNNING, CodeContext, Execution, ExecutionSummary, FileEvent, FileInfo, FileStat, FileWritten, Output, Process, ProcessChunk, ProcessLogs, Session, Stats
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -119,10 +119,19 @@ class AsyncCommands:
         on_stdout: AsyncOnOutput | None = None,
         on_stderr: AsyncOnOutput | None = None,
         request_timeout: float | None = None,
+        context: str | CodeContext | None = None,
     ) -> Execution:
         """Runs cmd with /bin/sh (see Commands.run)."""
         return await self._sbx.run_code(
-            cmd, language="shell", timeout=timeout, env=env, cwd=cwd, on_stdout=on_stdout, on_stderr=on_stderr, request_timeout=request_timeout
+            cmd,
+            language="shell",
+            timeout=timeout,
+            env=env,
+            cwd=cwd,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+            request_timeout=request_timeout,
+            context=context,
         )
 
     async def submit(
@@ -132,9 +141,10 @@ class AsyncCommands:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        context: str | CodeContext | None = None,
     ) -> str:
         """Starts cmd with /bin/sh without waiting for it (see Commands.submit)."""
-        return await self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd)
+        return await self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd, context=context)
 
     async def run_with_input(
         self,
@@ -151,14 +161,33 @@ class AsyncCommands:
         return await asyncio.to_thread(self._sbx.sync.commands.run_with_input, cmd, input, env=env, cwd=cwd, timeout=timeout)
 
 
+class AsyncContexts:
+    """``sbx.contexts`` of an AsyncSandbox (see Contexts)."""
+
+    def __init__(self, sandbox: AsyncSandbox) -> None:
+        self._contexts = sandbox.sync.contexts
+
+    async def create(self, language: str | None = None, *, cwd: str | None = None, from_: str | CodeContext | None = None) -> CodeContext:
+        return await asyncio.to_thread(self._contexts.create, language, cwd=cwd, from_=from_)
+
+    async def list(self) -> builtins.list[CodeContext]:
+        return await asyncio.to_thread(self._contexts.list)
+
+    async def delete(self, context: str | CodeContext) -> None:
+        await asyncio.to_thread(self._contexts.delete, context)
+
+    async def restart(self, context: str | CodeContext) -> CodeContext:
+        return await asyncio.to_thread(self._contexts.restart, context)
+
+
 class AsyncFiles:
     """``sbx.files`` of an AsyncSandbox (see Files)."""
 
     def __init__(self, sandbox: AsyncSandbox) -> None:
         self._files = sandbox.sync.files
 
-    async def write(self, path: str, data: bytes | str) -> FileWritten:
-        return await asyncio.to_thread(self._files.write, path, data)
+    async def write(self, path: str, data: bytes | str, *, metadata: Mapping[str, str] | None = None) -> FileWritten:
+        return await asyncio.to_thread(self._files.write, path, data, metadata=metadata)
 
     async def read(self, path: str) -> bytes:
         return await asyncio.to_thread(self._files.read, path)
@@ -327,6 +356,7 @@ class AsyncSandbox:
     commands: AsyncCommands
     files: AsyncFiles
     processes: AsyncProcesses
+    contexts: AsyncContexts
 
     def __init__(self, sandbox: Sandbox) -> None:
         """Wraps a Sandbox; create and connect are the usual ways in."""
@@ -334,6 +364,7 @@ class AsyncSandbox:
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
         self.processes = AsyncProcesses(self)
+        self.contexts = AsyncContexts(self)
 
     @classmethod
     async def create(cls, template: str | None = None, **kwargs: Any) -> AsyncSandbox:
@@ -426,6 +457,7 @@ class AsyncSandbox:
         on_stderr: AsyncOnOutput | None = None,
         request_timeout: float | None = None,
         on_display: Callable[[Output], object] | None = None,
+        context: str | CodeContext | None = None,
     ) -> Execution:
         """Runs code in the session (see Sandbox.run_code); on_display may
         be a coroutine function, as the output callbacks."""
@@ -440,6 +472,7 @@ class AsyncSandbox:
                 on_stderr=err,
                 request_timeout=request_timeout,
                 on_display=disp,
+                context=context,
             ),
             on_stdout,
             on_stderr,
@@ -469,9 +502,10 @@ class AsyncSandbox:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        context: str | CodeContext | None = None,
     ) -> str:
         """Starts code without waiting for it; answers its id (see Sandbox.submit)."""
-        return await asyncio.to_thread(self.sync.submit, code, language=language, timeout=timeout, env=env, cwd=cwd)
+        return await asyncio.to_thread(self.sync.submit, code, language=language, timeout=timeout, env=env, cwd=cwd, context=context)
 
     async def execution(self, eid: str) -> Execution:
         """Execution eid, running or ended (see Sandbox.execution)."""

@@ -7,6 +7,7 @@ built on it, and it is there for callers who want the API as it is.
 from __future__ import annotations
 
 from ._api_attached import AttachedProcessCalls
+from ._api_contexts import ContextCalls
 from ._api_exec import ExecCalls
 from ._api_files import FileCalls
 from ._api_files_ops import FileOpsCalls
@@ -22,7 +23,7 @@ the daemon's next bytes. A create that has to start a sandbox takes well
 under a second; executions are bounded by their own timeout instead."""
 
 
-class Client(SessionCalls, ExecCalls, ProcessCalls, AttachedProcessCalls, AttachCalls, FileCalls, FileOpsCalls, SystemCalls):
+class Client(SessionCalls, ExecCalls, ContextCalls, ProcessCalls, AttachedProcessCalls, AttachCalls, FileCalls, FileOpsCalls, SystemCalls):
     """A client of one daemon.
 
     ``socket`` is its Unix socket (default: $SANDBOXD_SOCKET, else

@@ -6,7 +6,7 @@ import threading
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ._api_exec import OnOutput
-from .models import Execution
+from .models import CodeContext, Execution
 from .processes import shell_argv
 
 if TYPE_CHECKING:
@@ -29,9 +29,11 @@ class Commands:
         on_stdout: OnOutput | None = None,
         on_stderr: OnOutput | None = None,
         request_timeout: float | None = None,
+        context: str | CodeContext | None = None,
     ) -> Execution:
-        """Runs cmd with /bin/sh in /workspace (or ``cwd``). A non-zero exit
-        is ``status == "error"`` with its ``exit_code``, not an exception."""
+        """Runs cmd with /bin/sh in /workspace (or ``cwd``, else the folder
+        of ``context``, a code context). A non-zero exit is ``status ==
+        "error"`` with its ``exit_code``, not an exception."""
         return self._sbx.run_code(
             cmd,
             language="shell",
@@ -41,6 +43,7 @@ class Commands:
             on_stdout=on_stdout,
             on_stderr=on_stderr,
             request_timeout=request_timeout,
+            context=context,
         )
 
     def submit(
@@ -50,11 +53,12 @@ class Commands:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        context: str | CodeContext | None = None,
     ) -> str:
         """Starts cmd with /bin/sh without waiting for it, and answers the
         execution's id: ``sbx.wait_execution(eid)`` waits for its end,
         ``sbx.execution(eid)`` has its output so far (see Sandbox.submit)."""
-        return self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd)
+        return self._sbx.submit(cmd, language="shell", timeout=timeout, env=env, cwd=cwd, context=context)
 
     def run_with_input(
         self,

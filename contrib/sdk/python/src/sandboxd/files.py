@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import posixpath
-from typing import IO, TYPE_CHECKING, Iterator
+from typing import IO, TYPE_CHECKING, Iterator, Mapping
 
 from ._tar import LocalError, extract_tar, pack_dir
 from .errors import NotFound
@@ -25,10 +25,11 @@ class Files:
     def __init__(self, sandbox: Sandbox) -> None:
         self._sbx = sandbox
 
-    def write(self, path: str, data: bytes | str | IO[bytes]) -> FileWritten:
+    def write(self, path: str, data: bytes | str | IO[bytes], *, metadata: Mapping[str, str] | None = None) -> FileWritten:
         """Writes a file (str as UTF-8; a binary file object is streamed),
-        making its parent folders."""
-        return self._sbx.client.put_file(self._sbx.id, path, data)
+        making its parent folders; ``metadata`` (lower-case keys) is its
+        user metadata, which stat and list answer."""
+        return self._sbx.client.put_file(self._sbx.id, path, data, metadata=metadata)
 
     def read(self, path: str) -> bytes:
         """A file's bytes."""

@@ -402,6 +402,10 @@ class FileInfo:
     modified_at: datetime | None = None
     path: str = ""
     """The entry's whole path, in a listing deeper than one level ("" otherwise)."""
+    permissions: str = ""
+    """The permission bits as ls writes them ("-rw-r--r--")."""
+    metadata: dict[str, str] = field(default_factory=dict)
+    """The entry's user metadata (its user. extended attributes); {} when none."""
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FileInfo:
@@ -412,6 +416,8 @@ class FileInfo:
             mode=_str(d, "mode"),
             modified_at=_time(d.get("modified_at")),
             path=_str(d, "path"),
+            permissions=_str(d, "permissions"),
+            metadata=_map(d, "metadata"),
         )
 
     @property
@@ -438,6 +444,8 @@ class FileStat:
     mtime: datetime | None = None
     symlink_target: str | None = None
     created: bool | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    """The user metadata of a file or folder (files.write's ``metadata``); {} when none."""
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FileStat:
@@ -454,11 +462,29 @@ class FileStat:
             mtime=_time(d.get("mtime")),
             symlink_target=d.get("symlink_target") or None,
             created=created if isinstance(created, bool) else None,
+            metadata=_map(d, "metadata"),
         )
 
     @property
     def is_dir(self) -> bool:
         return self.type == "dir"
+
+
+@dataclass(frozen=True)
+class CodeContext:
+    """A code context of a session (sbx.contexts): an interpreter of its
+    own, whose globals and imports no other context sees, or for
+    ``language`` "shell" a working folder; ``cwd`` is where its executions
+    run unless they say another. "default" is the session's first one."""
+
+    id: str
+    language: str = ""
+    cwd: str = ""
+    created_at: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CodeContext:
+        return cls(id=_str(d, "id"), language=_str(d, "language"), cwd=_str(d, "cwd"), created_at=_time(d.get("created_at")))
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ from ._api_exec import DEFAULT_POLL_INTERVAL, OnDisplay, OnOutput, exec_request_
 from ._attach import Attached
 from .client import DEFAULT_REQUEST_TIMEOUT, Client
 from .commands import Commands
+from .contexts import Contexts, context_id
 from .errors import NotFound
 from .files import Files
-from .models import Execution, ExecutionSummary, Session, Stats
+from .models import CodeContext, Execution, ExecutionSummary, Session, Stats
 from .processes import Processes, shell_argv
 
 
@@ -50,6 +51,10 @@ class Sandbox:
     ``logs``, ``follow``, ``wait``; attached ones (started with ``stdin``
     or ``tty``) ``write_stdin``, ``close_stdin``, ``resize``, ``signal``,
     ``output``."""
+
+    contexts: Contexts
+    """Code contexts, interpreters of their own: ``sbx.contexts.create``,
+    ``list``, ``delete``, ``restart``; ``run_code(code, context=c)``."""
 
     created: bool
     """Whether making this Sandbox made its session: False for connect, and
@@ -114,6 +119,7 @@ class Sandbox:
         self.commands = Commands(self)
         self.files = Files(self)
         self.processes = Processes(self)
+        self.contexts = Contexts(self)
 
     @classmethod
     def connect(
@@ -246,9 +252,11 @@ class Sandbox:
         on_stderr: OnOutput | None = None,
         request_timeout: float | None = None,
         on_display: OnDisplay | None = None,
+        context: str | CodeContext | None = None,
     ) -> Execution:
         """Runs code in the session's interpreter, whose variables live on
-        between calls. ``timeout`` (seconds) is the execution's own, else
+        between calls; ``context`` (an id or a CodeContext of
+        sbx.contexts) runs it in that context's interpreter instead. ``timeout`` (seconds) is the execution's own, else
         the session's timeout_s. With ``on_stdout`` / ``on_stderr`` the
         output is streamed to them as it comes, and with ``on_display``
         each Output the code displays (``display(obj)``, a builtin in
@@ -268,6 +276,7 @@ class Sandbox:
             on_stderr=on_stderr,
             request_timeout=exec_request_timeout(request_timeout, limit),
             on_display=on_display,
+            context=context_id(context),
         )
 
     def install(
@@ -295,13 +304,14 @@ class Sandbox:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        context: str | CodeContext | None = None,
     ) -> str:
         """Starts code in the session without waiting for it, and answers
         the execution's id (the code runs on, within its ``timeout``, else
         the session's timeout_s). execution(eid) tells how it goes, with the
         output so far; wait_execution(eid) waits for its end. An execution
-        sent while it runs waits its turn."""
-        return self._client.start_exec(self.id, code, language=language, timeout=timeout, env=env, cwd=cwd)
+        sent while it runs waits its turn. ``context`` as run_code's."""
+        return self._client.start_exec(self.id, code, language=language, timeout=timeout, env=env, cwd=cwd, context=context_id(context))
 
     def execution(self, eid: str) -> Execution:
         """Execution eid of the session: status "running" with its output so
