@@ -194,7 +194,7 @@ func TestMCP(t *testing.T) {
 	if out = logsOf(fed); out["output"] != "FED\n" || out["exit_code"] != float64(0) {
 		t.Errorf("process_logs of a process given stdin: %q %v", text, out)
 	}
-	_, text, out = callTool("start_process", map[string]any{"command": "read a; echo got $a; read b; echo then $b >&2; exit 2", "stdin_open": true})
+	_, text, out = callTool("start_process", map[string]any{"command": "read a; echo got $a; read b; echo then $b; exit 2", "stdin_open": true})
 	open, _ := out["process"].(map[string]any)["pid"].(float64)
 	if _, text, out = callTool("write_stdin", map[string]any{"pid": open, "text": "one\n"}); out["bytes"] != float64(4) {
 		t.Errorf("write_stdin: %q %v", text, out)
