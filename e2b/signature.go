@@ -2,7 +2,6 @@ package e2b
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -50,7 +49,7 @@ func (id Identity) signs(sandbox, method string, q url.Values) bool {
 		exp = strconv.FormatInt(n, 10) // envd signs the number, not its spelling
 	}
 	want := id.signature(sandbox, q.Get("path"), signedOperation(method), q.Get("username"), exp)
-	return subtle.ConstantTimeCompare([]byte(want), []byte(q.Get("signature"))) == 1
+	return same(q.Get("signature"), want)
 }
 
 // checkSignature checks a request for sandbox's /files that came without

@@ -64,29 +64,34 @@ func LoadIdentity(dir string) (Identity, error) {
 // accessToken is sandbox id's envd access token: derived, not stored, so
 // that a gateway restart keeps every open sandbox's token and no table of
 // them can leak.
-func (id Identity) accessToken(sandbox string) string {
-	m := hmac.New(sha256.New, []byte(id.Secret))
-	m.Write([]byte("envd\x00" + sandbox))
-	return hex.EncodeToString(m.Sum(nil))
-}
+func (id Identity) accessToken(sandbox string) string { return id.derive("envd", sandbox) }
 
 // checkToken reports whether token is sandbox's access token.
 func (id Identity) checkToken(sandbox, token string) bool {
-	return subtle.ConstantTimeCompare([]byte(token), []byte(id.accessToken(sandbox))) == 1
+	return same(token, id.accessToken(sandbox))
 }
 
 // trafficToken is sandbox's traffic access token: E2B's guard of a
 // sandbox's ports, which the code interpreter SDK sends to port 49999 as
 // E2B-Traffic-Access-Token (its context calls send no other token).
-func (id Identity) trafficToken(sandbox string) string {
-	m := hmac.New(sha256.New, []byte(id.Secret))
-	m.Write([]byte("traffic\x00" + sandbox))
-	return hex.EncodeToString(m.Sum(nil))
-}
+func (id Identity) trafficToken(sandbox string) string { return id.derive("traffic", sandbox) }
 
 // checkTrafficToken reports whether token is sandbox's traffic token.
 func (id Identity) checkTrafficToken(sandbox, token string) bool {
-	return subtle.ConstantTimeCompare([]byte(token), []byte(id.trafficToken(sandbox))) == 1
+	return same(token, id.trafficToken(sandbox))
+}
+
+// derive is the token of kind for sandbox: HMAC-SHA256 of both under the
+// gateway's secret.
+func (id Identity) derive(kind, sandbox string) string {
+	m := hmac.New(sha256.New, []byte(id.Secret))
+	m.Write([]byte(kind + "\x00" + sandbox))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// same compares a token in constant time.
+func same(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 func randomHex(n int) string {

@@ -4,29 +4,11 @@
 // it they skip; with it none does. Every test deletes its sessions.
 
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 
 import { Output, Sandbox, run } from "sandboxd";
 
-const RUN = randomBytes(6).toString("hex");
-
-const skip = process.env.SANDBOXD_SOCKET
-  ? false
-  : "SANDBOXD_SOCKET is not set: these tests need a running sandboxd (integration/sdk_javascript_test.go starts one)";
-
-/**
- * @template T
- * @param {(sbx: Sandbox) => Promise<T>} fn
- */
-async function withSandbox(fn) {
-  const sbx = await Sandbox.create({ labels: { run: RUN } });
-  try {
-    return await fn(sbx);
-  } finally {
-    await sbx[Symbol.asyncDispose]();
-  }
-}
+import { RUN, skip, withSandbox } from "./live.js";
 
 const CODE = [
   "class J:",

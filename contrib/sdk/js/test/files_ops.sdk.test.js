@@ -3,28 +3,11 @@
 // sandbox's code makes.
 
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 
 import { Conflict, InvalidArgument, Sandbox } from "sandboxd";
 
-const RUN = randomBytes(6).toString("hex");
-const skip = process.env.SANDBOXD_SOCKET
-  ? false
-  : "SANDBOXD_SOCKET is not set: these tests need a running sandboxd (integration/sdk_js_test.go starts one)";
-
-/**
- * @template T
- * @param {(sbx: Sandbox) => Promise<T>} fn
- */
-async function withSandbox(fn) {
-  const sbx = await Sandbox.create({ labels: { run: RUN } });
-  try {
-    return await fn(sbx);
-  } finally {
-    await sbx[Symbol.asyncDispose]();
-  }
-}
+import { skip, withSandbox } from "./live.js";
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
