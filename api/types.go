@@ -37,15 +37,6 @@ const (
 	StatusLost = "lost"
 )
 
-// Languages an execution can be written in.
-const (
-	LanguagePython = "python"
-	LanguageShell  = "shell"
-	// LanguageJavaScript runs in node, the template's (its image must have
-	// it): the session's JavaScript interpreter, or a javascript context's.
-	LanguageJavaScript = "javascript"
-)
-
 // Network modes: none (a private namespace with only lo), allowlist (the
 // names and CIDRs of Allow), open (the public internet). See
 // docs/network.md.

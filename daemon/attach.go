@@ -41,7 +41,7 @@ func (d *Daemon) Attach(ctx context.Context, id string, req *api.AttachRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if cwd, err = d.cwdOf(s, cwd); err != nil {
+	if cwd, err = cwdOf(d.tmpl, s, cwd); err != nil {
 		return nil, err
 	}
 	sb, _, err := d.claimAwake(ctx, s)

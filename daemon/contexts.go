@@ -44,10 +44,10 @@ func (c Contexts) CreateContext(ctx context.Context, id string, req *api.CreateC
 	if err != nil {
 		return nil, err
 	}
-	if cwd, err = c.d.cwdOf(s, cwd); err != nil {
+	if cwd, err = cwdOf(c.d.tmpl, s, cwd); err != nil {
 		return nil, err
 	}
-	from, err := sourceContext(s.Snapshot(), c.d.homeOf(s), req)
+	from, err := sourceContext(s.Snapshot(), homeOf(c.d.tmpl, s), req)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (c Contexts) Contexts(ctx context.Context, id string) ([]api.CodeContext, e
 		return nil, err
 	}
 	rec := s.Snapshot()
-	out := []api.CodeContext{contextView(defaultContext(rec, c.d.homeOf(s)))}
+	out := []api.CodeContext{contextView(defaultContext(rec, homeOf(c.d.tmpl, s)))}
 	for _, cx := range rec.Contexts {
 		out = append(out, contextView(cx))
 	}
@@ -128,7 +128,7 @@ func (c Contexts) RestartContext(ctx context.Context, id, cid string) (*api.Code
 		return nil, err
 	}
 	rec := s.Snapshot()
-	cx := defaultContext(rec, c.d.homeOf(s))
+	cx := defaultContext(rec, homeOf(c.d.tmpl, s))
 	if cid != api.ContextDefault {
 		if cx, err = findContext(rec, cid); err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package daemon
 import (
 	"strings"
 
+	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 )
 
@@ -20,15 +21,15 @@ func deferredCwd(cwd string) bool { return strings.HasPrefix(cwd, homeDirs) }
 
 // homeOf is where the session's commands start unless told otherwise: its
 // template's user's home (/workspace for most).
-func (d *Daemon) homeOf(s *session) string {
-	return d.tmpl.UserOf(s.Snapshot().Template).HomeDir()
+func homeOf(t *pool.Templates, s *session) string {
+	return t.UserOf(s.Snapshot().Template).HomeDir()
 }
 
 // cwdOf is the folder a command of session s starts in for a request's
 // cwd (checked already, or deferred): its home if none is given; a folder
 // under its home as the same folder under /workspace would be.
-func (d *Daemon) cwdOf(s *session, cwd string) (string, error) {
-	return cwdIn(d.homeOf(s), cwd)
+func cwdOf(t *pool.Templates, s *session, cwd string) (string, error) {
+	return cwdIn(homeOf(t, s), cwd)
 }
 
 // cwdIn is cwdOf for a session whose home is home.

@@ -133,7 +133,7 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 	if req.Cwd != "" {
 		// None stays none: the interpreter's own folder, which code may
 		// have changed (it starts in the home).
-		if req.Cwd, err = d.cwdOf(s, req.Cwd); err != nil {
+		if req.Cwd, err = cwdOf(d.tmpl, s, req.Cwd); err != nil {
 			return nil, err
 		}
 	}

@@ -28,7 +28,7 @@ func (d *Daemon) Processes() *process.Manager {
 				return nil, err
 			}
 			t := &process.Target{ID: s.ID(), FS: d.sessionFS(s), Book: &s.procs,
-				Cwd: func(cwd string) (string, error) { return d.cwdOf(s, cwd) },
+				Cwd: func(cwd string) (string, error) { return cwdOf(d.tmpl, s, cwd) },
 				Env: func(req map[string]string) []string { return envList(mergeEnv(s.Snapshot().Env, req)) }}
 			if sb := s.Sandbox(); sb != nil {
 				t.Sandbox = sb
