@@ -214,16 +214,13 @@ func checkContext(req *api.CreateContextRequest) (lang, cwd string, err error) {
 // sourceContext is the context a create copies (from), the zero Context
 // for none.
 func sourceContext(rec store.Record, home string, req *api.CreateContextRequest) (store.Context, error) {
-	switch req.From {
-	case "":
+	switch {
+	case req.From == "":
 		return store.Context{}, nil
-	case api.ContextDefault:
-		if req.Language == "" || req.Language == api.LanguagePython {
-			return defaultContext(rec, home), nil
-		}
-	}
-	if req.Language != "" && req.Language != api.LanguagePython {
+	case req.Language != "" && req.Language != api.LanguagePython:
 		return store.Context{}, api.Errorf(errdefs.ErrInvalidArgument, "only a Python interpreter is copied: a %s context cannot be made from another", req.Language)
+	case req.From == api.ContextDefault:
+		return defaultContext(rec, home), nil
 	}
 	cx, err := findContext(rec, req.From)
 	if err != nil {

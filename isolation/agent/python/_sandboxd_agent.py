@@ -178,9 +178,7 @@ class Agent:
             return self.start_context(name, "")
         if w.exited() is not None:
             w.pid = 0
-            w.stop(alone=False)
-            w.start()
-            self.preload(w)
+            self.restart(w, alone=False)
         return w
 
     def context(self, req):
@@ -189,9 +187,7 @@ class Agent:
         if name == CONTEXT_DEFAULT:
             if action != "start":
                 raise ValueError("the default context cannot be deleted")
-            self.worker.stop(alone=False)
-            self.worker.start()
-            self.preload(self.worker)
+            self.restart(self.worker, alone=False)
             pid = self.worker.pid
         elif action == "start":
             source = req.get("from")
@@ -205,6 +201,14 @@ class Agent:
         else:
             raise ValueError("unknown context action %r" % action)
         self.daemon.send({"type": TYPE_CONTEXT, "context": name, "pid": pid})
+
+    def restart(self, w, alone):
+        """Starts worker w afresh: stops it (and, alone, everything else in
+        the sandbox but PID 1; see Worker.stop), starts a new interpreter
+        and runs the preload code in it."""
+        w.stop(alone)
+        w.start()
+        self.preload(w)
 
     def preload(self, w=None):
         """Runs the template's preload code in a new worker (default: the
@@ -225,26 +229,23 @@ class Agent:
 
     def execute_cell(self, req, language, exec_id, start):
         """Runs a Python or JavaScript cell in its context's worker."""
-        name = str(req.get("context") or "")
-        w, fresh = self.worker, False
-        if language == LANGUAGE_JAVASCRIPT and not name:
-            # The session's JavaScript interpreter, started at its first
-            # cell: no state was lost.
-            name = JAVASCRIPT_DEFAULT
-            fresh = None
-        if name and name != CONTEXT_DEFAULT:
-            w = self.contexts.get(name)
-            if w is None:
-                # The daemon knows the context, the sandbox (a new one)
-                # does not: its state is gone.
-                try:
-                    w = self.start_context(name, str(req.get("context_cwd") or ""), language=language)
-                except ValueError as e:
-                    return {"status": STATUS_ERROR, "exit_code": 1, "result": None, "outputs": [], "truncated": False,
-                            "state_reset": False, "error": {"name": "LanguageUnavailable", "value": str(e), "traceback": ""}}
-                fresh = fresh is not None
+        name = str(req.get("context") or CONTEXT_DEFAULT)
+        # A context the daemon names and this sandbox (a new one) lacks
+        # has lost its state; the session's JavaScript interpreter, which
+        # starts at its first cell, has lost nothing.
+        lost = True
+        if language == LANGUAGE_JAVASCRIPT and name == CONTEXT_DEFAULT:
+            name, lost = JAVASCRIPT_DEFAULT, False
+        w = self.worker if name == CONTEXT_DEFAULT else self.contexts.get(name)
+        started = w is None
+        if started:
+            try:
+                w = self.start_context(name, str(req.get("context_cwd") or ""), language=language)
+            except ValueError as e:
+                return {"status": STATUS_ERROR, "exit_code": 1, "result": None, "outputs": [], "truncated": False,
+                        "state_reset": False, "error": {"name": "LanguageUnavailable", "value": str(e), "traceback": ""}}
         done = cells.execute(self, req, exec_id=exec_id, start=start, w=w)
-        done["state_reset"] = done["state_reset"] or bool(fresh)
+        done["state_reset"] = done["state_reset"] or (started and lost)
         return done
 
     def serve(self):

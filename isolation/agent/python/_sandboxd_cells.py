@@ -216,9 +216,7 @@ def execute(agent, req, send=None, exec_id=None, start=None, w=None):
     if w.exited() is not None:
         # The last cell left no interpreter behind: start afresh.
         w.pid = 0
-        w.stop(agent.alone())
-        w.start()
-        agent.preload(w)
+        agent.restart(w, agent.alone())
         done["state_reset"] = True
         caps = {w.out: Capture(TYPE_STDOUT, send, limit, budget), w.err: Capture(TYPE_STDERR, send, limit, budget)}
     # Output left over from background processes of earlier cells, and
@@ -343,9 +341,7 @@ def execute(agent, req, send=None, exec_id=None, start=None, w=None):
         status = procs.reap(w.pid, 1.0)
         procs.unwatch(w.pid)
         w.pid = 0
-    w.stop(agent.alone())
-    w.start()
-    agent.preload(w)
+    agent.restart(w, agent.alone())
     done["state_reset"] = True
     if stopping:
         done["status"] = stopping
