@@ -70,6 +70,26 @@ func TestAttachedProcesses(t *testing.T) {
 			t.Fatalf("input to an ended process: %v", err)
 		}
 
+		// The agent started it (a fork of PID 1, not a runtime's exec,
+		// whose processes have no parent in the sandbox), as the
+		// sandbox's user, without capabilities, under the filter.
+		p, err = d.c.StartProcess(ctx, id, &api.ProcessRequest{Argv: []string{"sh", "-c", "echo $PPID $(id -u); grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status"}, Stdin: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.c.WriteStdin(ctx, id, p.PID, nil, true); err != nil && !errdefs.IsConflict(err) {
+			t.Fatal(err)
+		}
+		streams, exit = output(t, d, id, p.PID, "start")
+		if exit == nil || *exit != 0 || !strings.HasPrefix(streams["stdout"], "1 1000\n") ||
+			!strings.Contains(streams["stdout"], "CapEff:\t0000000000000000") || !strings.Contains(streams["stdout"], "Seccomp:\t2") {
+			t.Fatalf("a process's parent, user and privileges: %q, exit %v", streams, exit)
+		}
+		// gVisor's /proc does not say NoNewPrivs.
+		if rt == "runc" && !strings.Contains(streams["stdout"], "NoNewPrivs:\t1") {
+			t.Fatalf("a process's no_new_privs: %q", streams["stdout"])
+		}
+
 		// A terminal: resized, then its size read by the command.
 		tty, err := d.c.StartProcess(ctx, id, &api.ProcessRequest{Argv: []string{"sh", "-c", "read x; stty size; echo \"$TERM\""}, TTY: &api.TermSize{Rows: 24, Cols: 80}})
 		if err != nil {

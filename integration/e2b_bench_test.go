@@ -59,6 +59,7 @@ func BenchmarkE2B(b *testing.B) {
 		}, nil)
 	})
 	b.Run("CommandTrue/e2b-sdk", func(b *testing.B) { sdk.measure(b, "run", nil) })
+	b.Run("CommandTrue/e2b-raw", func(b *testing.B) { sdk.measure(b, "rawRun", nil) })
 	// The gateway without node: Go sends the SDK's Connect call.
 	b.Run("CommandTrue/gateway-go", func(b *testing.B) {
 		sbx := e2bCreate(b, e)

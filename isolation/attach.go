@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/containerd/console"
+
+	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
 // ProcessOptions are a process to run in a sandbox beside its agent, its
@@ -111,6 +113,9 @@ func (s *Sandbox) Spawn(o *ProcessOptions) (*Process, error) {
 	}
 	oo := *o
 	oo.Env, oo.Cwd, oo.UID, oo.GID = env, cwd, s.uid, s.gid
+	if p, err := s.spawnInside(&oo); !errors.Is(err, agent.ErrNoSpawner) {
+		return p, err
+	}
 	return s.c.Spawn(&oo)
 }
 

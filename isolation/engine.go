@@ -71,9 +71,11 @@ type Launch struct {
 	// Dir is the sandbox's folder; Sock where the daemon makes the
 	// agent's listening socket (runc); AgentDir the folder an agent that
 	// makes its own socket makes it in, bound at AgentDir inside (runsc);
-	// LogPath the agent's log, which Log appends to.
-	Dir, Sock, AgentDir, LogPath string
-	Log                          *os.File
+	// SpawnSock where the daemon makes the agent's listener for
+	// processes (runc; spawn.go); LogPath the agent's log, which Log
+	// appends to.
+	Dir, Sock, AgentDir, SpawnSock, LogPath string
+	Log                                     *os.File
 
 	p *paths
 	// ownKernel is the engine's OwnKernel.
@@ -82,7 +84,7 @@ type Launch struct {
 
 // launch is sandbox s in folders p, without a view yet.
 func (r *Runtime) launch(s *Spec, p *paths, e Engine) *Launch {
-	return &Launch{Spec: s, Dir: p.dir, Sock: p.sock, AgentDir: p.agent, LogPath: p.log, p: p, ownKernel: ownKernel(e)}
+	return &Launch{Spec: s, Dir: p.dir, Sock: p.sock, AgentDir: p.agent, SpawnSock: p.spawnPath(), LogPath: p.log, p: p, ownKernel: ownKernel(e)}
 }
 
 // UnmountView lets go of the host's mounts of the sandbox's view, once

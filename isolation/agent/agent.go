@@ -94,6 +94,14 @@ const (
 	ListenPath = "/run/sandboxd/agent.sock"
 )
 
+// SpawnFD and SpawnPath are where the agent listens for the processes the
+// daemon starts beside the interpreter (protocol 16; spawn.go), as
+// ListenFD and ListenPath are for the daemon's requests.
+const (
+	SpawnFD   = 4
+	SpawnPath = "/run/sandboxd/spawn.sock"
+)
+
 // Request is one line from the daemon to the agent.
 type Request struct {
 	Op        string            `json:"op"`

@@ -82,6 +82,8 @@ func pyConsts() []pyConst {
 		{"PROTOCOL", ProtocolVersion},
 		{"LISTEN_FD", ListenFD},
 		{"LISTEN_PATH", ListenPath},
+		{"SPAWN_FD", SpawnFD},
+		{"SPAWN_PATH", SpawnPath},
 		{"MODULES", modules()},
 		{"OP_PING", OpPing},
 		{"OP_EXEC", OpExec},

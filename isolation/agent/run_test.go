@@ -28,6 +28,8 @@ type runningAgent struct {
 	// sibling, for an agent in a pid namespace, is the file with the
 	// namespace's pid of a process started beside the agent.
 	sibling string
+	// spawnSock is the agent's listener for processes (SpawnFD).
+	spawnSock string
 }
 
 // startAgent installs files (an agent as the runtime installs it in Dir)
@@ -46,7 +48,7 @@ func startAgent(t *testing.T, files []File, pidns bool) *runningAgent {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "sandboxd")
 	ra := &runningAgent{sock: filepath.Join(tmp, "agent.sock"), ws: filepath.Join(tmp, "ws"),
-		log: filepath.Join(tmp, "agent.log"), sibling: filepath.Join(tmp, "sibling.pid")}
+		log: filepath.Join(tmp, "agent.log"), sibling: filepath.Join(tmp, "sibling.pid"), spawnSock: filepath.Join(tmp, "spawn.sock")}
 	for _, d := range []string{dir, ra.ws} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -62,6 +64,11 @@ func startAgent(t *testing.T, files []File, pidns bool) *runningAgent {
 		t.Fatal(err)
 	}
 	defer ln.Close() // the agent has its copy
+	sln, err := listenUnix(ra.spawnSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sln.Close()
 	logf, err := os.Create(ra.log)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ func startAgent(t *testing.T, files []File, pidns bool) *runningAgent {
 	}
 	cmd.Dir = ra.ws
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ra.ws, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"}
-	cmd.ExtraFiles = []*os.File{ln} // fd 3: ListenFD
+	cmd.ExtraFiles = []*os.File{ln, sln} // fds 3 and 4: ListenFD, SpawnFD
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		if pidns {

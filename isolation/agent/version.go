@@ -24,9 +24,10 @@ import "errors"
 //	6     6-8       reclaim
 //	9     9-14      display lines and bundles
 //	15    15        contexts
+//	16    16        processes started by the agent (spawn.go)
 //
 // testdata keeps the last version of each older wire (agent-v2, -v3,
-// -v4, -v5, -v8; agent-v1 as the one that says no protocol) and today's
+// -v4, -v5, -v8, -v12, -v15; agent-v1 as the one that says no protocol) and today's
 // Conn is tested against each (TestAgentContract); the current wire is
 // the current files.
 //
@@ -127,6 +128,16 @@ import "errors"
 //	   Executions also start where the runtime started the agent (the
 //	   user's home: /workspace, or a template user's), not in /workspace
 //	   always, and a shell command without a cwd in the interpreter's.
+//	16 the agent starts processes for the daemon: a second listener
+//	   (SpawnFD, made by the daemon; else SpawnPath), served by a thread
+//	   of the supervisor, takes one connection a process, {"argv","env",
+//	   "cwd"} with its stdin, stdout and stderr as SCM_RIGHTS, answers
+//	   {"pid"} (or {"error"}), takes {"signal"} lines and says {"exit"}
+//	   at its end (see _sandboxd_spawn). The reaper shares a lock with
+//	   that thread. The daemon's requests and answers are those of 15;
+//	   before 16 the runtime starts every process (Sandbox.Spawn). A
+//	   shell execution whose output has closed polls for its command's
+//	   end from 1 ms up (it waited up to 50 ms).
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -138,12 +149,12 @@ import "errors"
 //
 // add it to savedProtocols (contract_test.go), set ProtocolVersion to
 // Revision, and make the Conn adapt where the wires differ.
-const ProtocolVersion = 15
+const ProtocolVersion = 16
 
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 15
+const Revision = 16
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

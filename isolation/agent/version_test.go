@@ -30,6 +30,7 @@ var agentSHA256 = map[int]string{
 	13: "f4e2504ea764cbc6b90780ec341438ed0a5820f478589dbed67a44110cefacd7",
 	14: "d173ba306f59a1cfd4a5fe98cb334f98a1c01f8bc5564f36d804465bdf860642",
 	15: "1377232a16619f37083e8c660833de6945a06aba9f4d035b512f27864af7fc9e",
+	16: "e5a94e4dc573841527a042c5387febcde716ccf7e3edc04ddbcb8d6eeabfa6f3",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name
@@ -48,7 +49,7 @@ func filesHash(files []File) string {
 // savedRevision is the revision of a saved agent whose protocol (its
 // folder's name) is not its revision: since 13 a wire's last agent may be
 // a later revision of the same protocol.
-var savedRevision = map[int]int{12: 14}
+var savedRevision = map[int]int{12: 14, 15: 15}
 
 // TestAgentSourcesHaveTheirVersion enforces the bump rules of Revision and
 // ProtocolVersion: the agent's files are those recorded for the revision,

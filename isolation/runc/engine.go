@@ -50,19 +50,18 @@ func (e *engine) Info() isolation.RuntimeInfo {
 // listening socket from the daemon, made on the host.
 func (e *engine) Start(_ context.Context, l *isolation.Launch) (*isolation.Launched, error) {
 	s := l.Spec
-	// The daemon makes the agent's listening socket itself, on the host:
-	// the sandbox inherits the listener and never sees the file.
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: l.Sock, Net: "unix"})
+	// The daemon makes the agent's listening sockets itself, on the host:
+	// the sandbox inherits the listeners and never sees the files.
+	lf, err := listenFile(l.Sock)
 	if err != nil {
 		return nil, fmt.Errorf("agent socket: %w", err)
 	}
-	ln.SetUnlinkOnClose(false)
-	lf, err := ln.File()
-	ln.Close()
-	if err != nil {
-		return nil, err
-	}
 	defer lf.Close()
+	sf, err := listenFile(l.SpawnSock)
+	if err != nil {
+		return nil, fmt.Errorf("agent socket: %w", err)
+	}
+	defer sf.Close()
 
 	cfg, err := libcontainerConfig(&specconv.CreateOpts{CgroupName: s.ID, Spec: e.r.OCISpec(l)})
 	if err != nil {
@@ -81,7 +80,7 @@ func (e *engine) Start(_ context.Context, l *isolation.Launch) (*isolation.Launc
 		Cwd:        s.User.HomeDir(),
 		Stdout:     l.Log,
 		Stderr:     l.Log,
-		ExtraFiles: []*os.File{lf},
+		ExtraFiles: []*os.File{lf, sf}, // agent.ListenFD, agent.SpawnFD
 		Init:       true,
 	}
 	release := isolation.LimitsGate()
@@ -211,4 +210,16 @@ func runcVersion() string {
 		}
 	}
 	return "unknown"
+}
+
+// listenFile is a listening Unix socket at path, as a file to pass on.
+func listenFile(path string) (*os.File, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(false)
+	f, err := ln.File()
+	ln.Close()
+	return f, err
 }

@@ -9,6 +9,7 @@
 #   _sandboxd_shell   shell executions
 #   _sandboxd_answer  an execution's answer: output captured, bounded
 #   _sandboxd_procs   the supervisor's children: reaping, the stop's kills
+#   _sandboxd_spawn   processes the daemon starts beside the interpreter
 #   _sandboxd_worker  the forked interpreter that runs cells
 #   _sandboxd_display rich outputs (MIME bundles), made in the worker
 # All are imported before anything else happens: a daemon upgrade rewrites
@@ -60,6 +61,7 @@ import time
 import _sandboxd_cells as cells
 import _sandboxd_procs as procs
 import _sandboxd_shell as shell
+import _sandboxd_spawn as spawn
 from _sandboxd_consts import (
     CONTEXT_DEFAULT, LANGUAGE_JAVASCRIPT, LANGUAGE_PYTHON, LANGUAGE_SHELL, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL,
     STATUS_ERROR, STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG)
@@ -105,6 +107,9 @@ class Agent:
 
     def __init__(self):
         self.daemon = Daemon()
+        # Its listener next: without an inherited one (gVisor), it makes
+        # one beside the daemon's, which must not take the fd it tries.
+        spawn.start(self.daemon.inherited)
         self.undelivered = None
         self.preload_error = None
         self.preloading = False

@@ -54,20 +54,32 @@ from _sandboxd_consts import LISTEN_FD, LISTEN_PATH, OP_INTERRUPT, OP_RECLAIM, T
 from _sandboxd_wire import LineReader, json_dumps, json_loads
 
 
-def listen():
-    """The daemon's listener: inherited on LISTEN_FD, else (gVisor) made at
-    LISTEN_PATH, whose folder the host binds in and the daemon connects to."""
+def inherited(fd):
+    """The listener the runtime passed on fd (the daemon made it on the
+    host), or None."""
     try:
-        return _socket.socket(fileno=LISTEN_FD)
+        s = _socket.socket(fileno=fd)
+    except OSError:
+        return None
+    try:
+        if s.getsockopt(_socket.SOL_SOCKET, _socket.SO_ACCEPTCONN):
+            return s
     except OSError:
         pass
+    s.detach()
+    return None
+
+
+def listen_at(path):
+    """A listener made at path, in a folder the host binds in (gVisor
+    passes no descriptors), which the daemon connects to."""
     try:
-        os.unlink(LISTEN_PATH)
+        os.unlink(path)
     except FileNotFoundError:
         pass
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    s.bind(LISTEN_PATH)
-    s.listen(4)
+    s.bind(path)
+    s.listen(16)
     return s
 
 
@@ -76,7 +88,12 @@ class Daemon:
     the connection being served (conn, read through reader), if any."""
 
     def __init__(self):
-        self.listener = listen()
+        # inherited: the daemon made the listener (runc); it made the
+        # spawner's too then, and the agent makes none at a path.
+        self.listener = inherited(LISTEN_FD)
+        self.inherited = self.listener is not None
+        if self.listener is None:
+            self.listener = listen_at(LISTEN_PATH)
         self.conn = None
         self.reader = None  # the LineReader of conn
 

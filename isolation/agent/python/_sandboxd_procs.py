@@ -14,6 +14,7 @@
 # older processes start meanwhile are the execution's too: a server left by
 # an earlier one and the children it forks now go with it.
 import _signal as signal
+import _thread
 import os
 import time
 
@@ -26,21 +27,26 @@ from _sandboxd_wire import log
 WATCHED = set()
 EXITED = {}
 SPAWNING = [False]
+# LOCK is held from a reap to its status kept, and from a fork to its pid
+# watched: the spawner's thread (_sandboxd_spawn) reaps and forks too.
+# Reentrant: the handler may run while the main thread holds it.
+LOCK = _thread.RLock()
 
 
 def reap_zombies(*_):
     """Reaps every exited child; the SIGCHLD handler."""
-    while True:
-        try:
-            p, st = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        except InterruptedError:
-            continue
-        if p == 0:
-            return
-        if p in WATCHED or SPAWNING[0]:
-            EXITED[p] = st
+    with LOCK:
+        while True:
+            try:
+                p, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
+            if p == 0:
+                return
+            if p in WATCHED or SPAWNING[0]:
+                EXITED[p] = st
 
 
 def start_reaper():
@@ -50,8 +56,16 @@ def start_reaper():
 
 def stop_reaper():
     """In a forked child that is not the supervisor (the worker): its
-    children are user code's, which waits for them itself."""
+    children are user code's, which waits for them itself. The lock may
+    have been the spawner's, a thread the child does not have, and
+    signals no longer wake that thread."""
+    global LOCK
+    LOCK = _thread.RLock()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:
+        pass
 
 
 def spawning():
@@ -61,31 +75,34 @@ def spawning():
 
 def watch(pid):
     """After the fork: pid's status is kept once it exits."""
-    WATCHED.add(pid)
-    SPAWNING[0] = False
-    for p in [p for p in EXITED if p not in WATCHED]:
-        del EXITED[p]
+    with LOCK:
+        WATCHED.add(pid)
+        SPAWNING[0] = False
+        for p in [p for p in EXITED if p not in WATCHED]:
+            del EXITED[p]
 
 
 def unwatch(pid):
-    WATCHED.discard(pid)
-    EXITED.pop(pid, None)
+    with LOCK:
+        WATCHED.discard(pid)
+        EXITED.pop(pid, None)
 
 
 def child_status(pid):
     """pid's wait status if it has exited (reaping it), else None."""
-    st = EXITED.get(pid)
-    if st is not None:
+    with LOCK:
+        st = EXITED.get(pid)
+        if st is not None:
+            return st
+        try:
+            p, st = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            # The reaper took it meanwhile (and kept its status if watched).
+            return EXITED.get(pid, 0)
+        if p != pid:
+            return None
+        EXITED[pid] = st
         return st
-    try:
-        p, st = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        # The reaper took it meanwhile (and kept its status if watched).
-        return EXITED.get(pid, 0)
-    if p != pid:
-        return None
-    EXITED[pid] = st
-    return st
 
 
 def reap(pid, limit=5.0):
@@ -103,14 +120,15 @@ def reap_all(limit=5.0):
     execution starts in a sandbox with nothing of the last one."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        try:
-            p, st = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
+        with LOCK:
+            try:
+                p, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if p in WATCHED:
+                EXITED[p] = st
         if p == 0:
             time.sleep(0.002)
-        elif p in WATCHED:
-            EXITED[p] = st
 
 
 def kill_all():

@@ -71,6 +71,7 @@ def execute(agent, req, exec_id):
     killed = False
     status = None
     interrupt = agent.daemon.read(exec_id, fill=False)  # it may have come with the request
+    poll = 0.0005
     while True:
         status = procs.child_status(p.pid)
         if status is not None:
@@ -97,8 +98,15 @@ def execute(agent, req, exec_id):
             # cannot fork once their SIGKILL is pending.
             killed = True
             break
-        # Poll the command at least every 50 ms: its end has no fd.
-        wait = min(0.05, (kill_at if kill_at is not None else deadline) - now)
+        # Poll the command at least every 50 ms: its end has no fd. Once
+        # its output has closed it is most likely ending (its SIGCHLD,
+        # which select does not return for, is on its way): polled from
+        # 1 ms up, or a command would wait out the 50 ms after its end.
+        if fds:
+            poll, wait = 0.0005, 0.05
+        else:
+            poll = wait = min(poll * 2, 0.05)
+        wait = min(wait, (kill_at if kill_at is not None else deadline) - now)
         daemon = agent.daemon.watched(exec_id)
         if not fds and not daemon:
             time.sleep(max(min(0.01, wait), 0))
