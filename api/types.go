@@ -98,6 +98,8 @@ type Session struct {
 	// Deadline is when the session ends, whatever its activity (UTC);
 	// nil: it has none. See UpdateSessionRequest.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// Volumes are the volumes it mounts.
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -134,6 +136,8 @@ type CreateSessionRequest struct {
 	// DeadlineS ends the session that many seconds from now, whatever
 	// its activity (more than 0; absent: no deadline).
 	DeadlineS *int `json:"deadline_s,omitempty"`
+	// Volumes are the caller's volumes the session mounts (volumes.go).
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 }
 
 // PackagesRequest is the body of POST /v1/sessions/{id}/packages: pip

@@ -30,9 +30,6 @@ const maxContexts = 16
 // Contexts serves the API's code contexts of sessions.
 type Contexts struct{ d *Daemon }
 
-// Contexts serves the API's code contexts.
-func (d *Daemon) Contexts() Contexts { return Contexts{d} }
-
 // CreateContext makes a context in a session and, for Python, starts its
 // interpreter.
 func (c Contexts) CreateContext(ctx context.Context, id string, req *api.CreateContextRequest) (*api.CodeContext, error) {

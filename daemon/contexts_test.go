@@ -22,7 +22,7 @@ func TestContexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := d.Contexts()
+	cs := d.State().Contexts
 	c, err := cs.CreateContext(as(1000), s.ID, &api.CreateContextRequest{Cwd: "sub"})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestContexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = e.start()
-	cs = d.Contexts()
+	cs = d.State().Contexts
 	if list, _ := cs.Contexts(as(1000), s.ID); len(list) != 3 {
 		t.Fatalf("after a restart: %+v", list)
 	}

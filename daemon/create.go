@@ -3,9 +3,12 @@ package daemon
 import (
 	"cmp"
 	"context"
+
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/pool"
@@ -55,6 +58,14 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if err != nil {
 		return nil, err
 	}
+	if len(req.Volumes) > 0 && !persist {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "volumes are mounted by sessions: create one (POST /v1/sessions)")
+	}
+	var mounted func()
+	if rec.Volumes, mounted, err = d.State().Volumes.mounts(ctx, req.Volumes, d.tmpl.UserOf(rec.Template)); err != nil {
+		return nil, err
+	}
+	defer mounted() // the session's record holds them from its add on
 	for _, m := range mark {
 		m(rec)
 	}
@@ -83,7 +94,8 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	clock.Lap("admit")
 	started := time.Now()
 	var s *session
-	if p := d.tmpl.PoolOf(t); p != nil {
+	// A pooled sandbox was started without the session's volumes.
+	if p := d.tmpl.PoolOf(t); p != nil && len(rec.Volumes) == 0 {
 		if sb := p.Claim(ctx, rec, clock.Lap); sb != nil {
 			s = sessionOf(sb)
 		}

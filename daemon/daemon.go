@@ -83,6 +83,8 @@ type Daemon struct {
 	// disk holds the disk promised to each session, so that no create is
 	// promised space the host lacks (package disk).
 	disk *disk.Admission
+	// volumes are the volumes creates under way will mount (volumes.go).
+	volumes volumeUse
 	// background counts work left running after a request answered.
 	background sync.WaitGroup
 	// creating are the creates under way with an Idempotency-Key.

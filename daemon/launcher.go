@@ -131,6 +131,7 @@ func (l *launcher) spec(s *session, rec *store.Record) *isolation.Spec {
 		Gateway:       l.gateway.Dir(rec.ID, rec.MCPServers),
 		User:          l.tmpl.UserOf(rec.Template),
 		OnUndelivered: func(r *isolation.ExecResult) { l.execs.Undelivered(s, r) },
+		Volumes:       volumeSpecs(l.paths, rec.Volumes),
 	}
 }
 

@@ -13,6 +13,12 @@ type layout struct{ dataDir string }
 // package volume for what is in it).
 func (l layout) session(id string) string { return filepath.Join(l.dataDir, "sessions", id) }
 
+// volume is the folder of volume vid (a disk.VolumePrefix id), as package
+// disk makes it; volumeData the host folder of its files.
+func (l layout) volume(vid string) string { return filepath.Join(l.dataDir, "volumes", vid) }
+
+func (l layout) volumeData(vid string) string { return volume.Workspace(l.volume(vid)) }
+
 // workspace is the host folder of a session's /workspace.
 func (l layout) workspace(id string) string { return volume.Workspace(l.session(id)) }
 

@@ -72,7 +72,8 @@ func TestMetricsShowNoSession(t *testing.T) {
 		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
-		ContextBackend:  d.Contexts(),
+		ContextBackend:  d.State().Contexts,
+		VolumeBackend:   d.State().Volumes,
 	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.Metrics().Handler(), OnPanic: d.Metrics().CountPanic, Registerer: d.Metrics().Registry()}, log)
 	go srv.Serve(l)
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"strings"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/disk"
@@ -38,7 +39,17 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		rec := s.Snapshot()
 		disks = append(disks, disk.Disk{ID: rec.ID, MB: rec.Limits.DiskMB, Owner: rec.OwnerUID})
 	}
+	vols, err := d.store.Volumes()
+	if err != nil {
+		return err
+	}
+	disks = append(disks, volumeDisks(vols)...)
 	if err := d.disk.Reconcile(ctx, disks, func(id string, err error) error {
+		if strings.HasPrefix(id, disk.VolumePrefix) {
+			// Its sessions fail to start, saying why; its record stays.
+			d.log.Warn("a volume's disk could not be mounted", "volume", id, "err", err)
+			return nil
+		}
 		s, _ := d.sessions.get(id)
 		if sb := s.SetFailed("its disk could not be mounted: " + err.Error()); sb != nil {
 			_ = sb.Stop()

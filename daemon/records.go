@@ -24,7 +24,17 @@ func sessionView(r *store.Record) api.Session {
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
 		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections, Runtime: runtimeOf(r.Runtime),
 		MCPServers: slices.Clone(r.MCPServers), IdleAction: r.IdleAction, Deadline: deadlineView(r.Deadline),
+		Volumes: volumeMountsView(r.Volumes),
 	}
+}
+
+// volumeMountsView is a record's volumes as the API shows them.
+func volumeMountsView(ms []store.VolumeMount) []api.VolumeMount {
+	var out []api.VolumeMount
+	for _, m := range ms {
+		out = append(out, api.VolumeMount{Name: m.Name, Path: m.Path, ReadOnly: m.ReadOnly})
+	}
+	return out
 }
 
 // deadlineView is a record's deadline as the API shows it: absent when

@@ -262,6 +262,15 @@ func (d *daemon) stop() {
 			}
 		}
 	}
+	// Volumes go after their sessions (a test that failed may have left
+	// some): their disks are the daemon's mounts too.
+	if vols, err := d.c.Volumes(context.Background()); err == nil {
+		for _, v := range vols {
+			if err := d.c.DeleteVolume(context.Background(), fmt.Sprintf("%d/%s", v.OwnerUID, v.Name)); err != nil {
+				t.Errorf("delete volume %s: %v", v.Name, err)
+			}
+		}
+	}
 	d.terminate()
 	if t.Failed() {
 		t.Logf("daemon log:\n%s", d.log())

@@ -24,7 +24,12 @@ func (r *Runtime) Cleanup(id string) error {
 	// A daemon that died while the sandbox started may have left its view
 	// mounted: unmounted first, so that RemoveAll stays in the folder.
 	p := r.pathsOf(id)
-	errs = append(errs, r.cgroups.RemoveSandbox(id), unmountView(p), os.RemoveAll(p.dir))
+	errs = append(errs, r.cgroups.RemoveSandbox(id), unmountVolumes(p))
+	if err := unmountView(p); err != nil {
+		errs = append(errs, err)
+	} else {
+		errs = append(errs, os.RemoveAll(p.dir))
+	}
 	return errors.Join(errs...)
 }
 

@@ -59,6 +59,9 @@ type Spec struct {
 	// OnUndelivered, if set, is told how an execution ended whose answer
 	// no daemon received (the daemon was down meanwhile).
 	OnUndelivered func(*ExecResult)
+	// Volumes are host folders the sandbox sees at paths of their own
+	// (volumes.go).
+	Volumes []VolumeMount
 }
 
 // paths are the host paths of one sandbox's runtime state; rootfs, etc
@@ -68,6 +71,9 @@ type paths struct {
 	// agent is the folder for the socket of an agent that makes its own
 	// (runsc's), bound at AgentDir.
 	agent string
+	// volumes holds the host's mounts of its volumes while it starts:
+	// outside dir, so that removing dir never reaches into a volume.
+	volumes string
 }
 
 func (r *Runtime) pathsOf(id string) *paths {
@@ -81,6 +87,7 @@ func (r *Runtime) pathsOf(id string) *paths {
 		sock:     filepath.Join(dir, "agent.sock"),
 		log:      filepath.Join(dir, "agent.log"),
 		agent:    filepath.Join(dir, "agent"),
+		volumes:  filepath.Join(r.stateDir, "volumes", id),
 	}
 }
 
@@ -226,13 +233,18 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer func() {
 		if retErr != nil {
-			_ = unmountView(p)
-			_ = os.RemoveAll(p.dir)
+			_ = unmountVolumes(p)
+			if unmountView(p) == nil {
+				_ = os.RemoveAll(p.dir)
+			}
 			r.cpus.release(s.ID)
 		}
 	}()
 	view, err := r.prepare(s, p, ownKernel(e))
 	if err != nil {
+		return nil, err
+	}
+	if err := r.mountVolumes(s, p); err != nil {
 		return nil, err
 	}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -273,8 +285,10 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox agent did not start: %w%s", err, sb.agentLog())
 	}
-	// runsc's gofer serves the view from mounts of its own by now.
+	// runsc's gofer serves the view from mounts of its own by now, and
+	// both runtimes' containers have their volumes.
 	_ = unmountView(p)
+	_ = unmountVolumes(p)
 	if e := pong.PreloadError; e != nil {
 		return nil, &PreloadError{ExecError(*e)}
 	}
@@ -302,6 +316,9 @@ func (r *Runtime) prepare(s *Spec, p *paths, ownKernel bool) (*Image, error) {
 		img = &v
 	}
 	var mountPoints []string
+	for _, v := range s.Volumes {
+		mountPoints = append(mountPoints, v.Path)
+	}
 	if s.Gateway != "" {
 		mountPoints = append(mountPoints, GatewayDir)
 	}
@@ -522,7 +539,7 @@ func (s *Sandbox) destroy() error {
 		return err
 	}
 	s.cpus.release(s.id)
-	if err := unmountView(s.paths); err != nil {
+	if err := errors.Join(unmountView(s.paths), unmountVolumes(s.paths)); err != nil {
 		return err
 	}
 	return os.RemoveAll(s.paths.dir)

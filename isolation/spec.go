@@ -52,6 +52,7 @@ func (r *Runtime) ociSpec(s *Spec, p *paths, img *Image, ownKernel bool) *specs.
 	if s.Gateway != "" {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: GatewayDir, Type: "bind", Source: s.Gateway, Options: slices.Concat(bindRO, []string{"noexec"})})
 	}
+	spec.Mounts = append(spec.Mounts, r.volumeMounts(s, p)...)
 	if !ownKernel {
 		spec.Mounts = append(spec.Mounts, r.procView()...)
 	}

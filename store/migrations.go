@@ -32,6 +32,11 @@ var migrations = []migration{
 	},
 	// 2 -> 3: templates per owner (TemplateKey).
 	templatesPerOwner,
+	// 3 -> 4: volumes.
+	func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketVolumes)
+		return err
+	},
 }
 
 // templatesPerOwner moves every template of an owner but root from its
@@ -133,7 +138,7 @@ func (v newerSchema) Error() string {
 var schemaBuckets = []struct {
 	name  []byte
 	since int
-}{{bucketMeta, 1}, {bucketSessions, 1}, {bucketExecutions, 1}, {bucketTemplates, 2}}
+}{{bucketMeta, 1}, {bucketSessions, 1}, {bucketExecutions, 1}, {bucketTemplates, 2}, {bucketVolumes, 4}}
 
 // checkSchema finds, read-only, what would make Open's migration fail or
 // leave the schema incomplete in a database whose pages are sound: a
@@ -176,7 +181,7 @@ func checkRecords(tx *bolt.Tx) error {
 	for _, b := range []struct {
 		name []byte
 		rec  func() any
-	}{{bucketSessions, func() any { return new(Record) }}, {bucketTemplates, func() any { return new(Template) }}} {
+	}{{bucketSessions, func() any { return new(Record) }}, {bucketTemplates, func() any { return new(Template) }}, {bucketVolumes, func() any { return new(Volume) }}} {
 		bk := tx.Bucket(b.name)
 		if bk == nil {
 			continue // a bucket an older schema lacks

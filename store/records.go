@@ -61,6 +61,18 @@ type Record struct {
 	// one is not listed), kept so that a restarted daemon knows them and
 	// a new sandbox starts each again when it is first used.
 	Contexts []Context `json:"contexts,omitempty"`
+	// Volumes are the volumes the session mounts, at every start.
+	Volumes []VolumeMount `json:"volumes,omitempty"`
+}
+
+// VolumeMount is a volume a session mounts: its owner's name for it, the
+// folder of its id, and where the sandbox sees it.
+type VolumeMount struct {
+	Name     string `json:"name"`
+	OwnerUID uint32 `json:"owner_uid"`
+	VolumeID string `json:"volume_id"`
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
 // Context is one of a session's code contexts.

@@ -59,7 +59,7 @@ func salvage(pf *pageFile, dst *bolt.DB, rep *Salvage) error {
 	if sv.version > SchemaVersion {
 		return fmt.Errorf("the database has schema version %d, newer than this sandboxd knows (%d): recover it with that sandboxd", sv.version, SchemaVersion)
 	}
-	for _, b := range [][]byte{bucketSessions, bucketTemplates} {
+	for _, b := range [][]byte{bucketSessions, bucketTemplates, bucketVolumes} {
 		if v, ok := top[string(b)]; ok {
 			if _, err := sv.w.bucket(v, 1, sv.record(b, false)); err != nil {
 				return err
@@ -129,6 +129,8 @@ func (sv *salvager) record(bucket []byte, orphan bool) elementFunc {
 			err = fmt.Errorf("a bucket")
 		case bytes.Equal(bucket, bucketSessions):
 			err = json.Unmarshal(v, new(Record))
+		case bytes.Equal(bucket, bucketVolumes):
+			err = json.Unmarshal(v, new(Volume))
 		default:
 			err = json.Unmarshal(v, new(Template))
 		}
@@ -206,7 +208,7 @@ func (sv *salvager) classify(flags uint32, k, v []byte) error {
 	if flags&bucketLeafFlag != 0 {
 		// The only nested buckets are the sessions' histories.
 		switch string(k) {
-		case string(bucketMeta), string(bucketSessions), string(bucketTemplates), string(bucketExecutions):
+		case string(bucketMeta), string(bucketSessions), string(bucketTemplates), string(bucketExecutions), string(bucketVolumes):
 			return nil
 		}
 		id := string(k)
@@ -218,6 +220,8 @@ func (sv *salvager) classify(flags uint32, k, v []byte) error {
 		ID        string `json:"id"`
 		SessionID string `json:"session_id"`
 		Name      string `json:"name"`
+		VolumeID  string `json:"volume_id"`
+		OwnerUID  uint32 `json:"owner_uid"`
 	}
 	if json.Unmarshal(v, &probe) != nil {
 		sv.rep.Undecodable++
@@ -228,6 +232,8 @@ func (sv *salvager) classify(flags uint32, k, v []byte) error {
 		return sv.execution(probe.SessionID, true)(flags, k, v)
 	case probe.ID != "" && probe.ID == string(k):
 		return sv.record(bucketSessions, true)(flags, k, v)
+	case probe.VolumeID != "" && VolumeKey(probe.OwnerUID, probe.Name) == string(k):
+		return sv.record(bucketVolumes, true)(flags, k, v)
 	case probe.Name != "" && probe.Name == string(k):
 		return sv.record(bucketTemplates, true)(flags, k, v)
 	}
@@ -274,6 +280,7 @@ func (sv *salvager) finish(dst *bolt.DB) error {
 		sv.rep.SchemaVersion = v
 		sv.rep.Sessions = sessions.Stats().KeyN
 		sv.rep.Templates = tx.Bucket(bucketTemplates).Stats().KeyN
+		sv.rep.Volumes = tx.Bucket(bucketVolumes).Stats().KeyN
 		return tx.Bucket(bucketMeta).Put(keyVersion, []byte(strconv.Itoa(v)))
 	})
 }

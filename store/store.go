@@ -53,6 +53,7 @@ var (
 	// keyHealth, in meta, is written by Writable.
 	keyHealth       = []byte("health")
 	bucketTemplates = []byte("templates")
+	bucketVolumes   = []byte("volumes")
 	keyVersion      = []byte("version")
 )
 

@@ -175,6 +175,7 @@ func newCreateCmd(a *app) *cobra.Command {
 	var f sessionFlags
 	var asJSON bool
 	var key, deadline string
+	var volumes []string
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
 		Short: "Create a session and print its id",
@@ -185,9 +186,13 @@ within 24 hours prints the session the first one made instead of making
 another: a script that retries after a timeout gets one session.
 
 With --deadline, the session ends (is stopped, its files kept) that long
-from now whatever it is doing; sandboxctl update changes it.`,
+from now whatever it is doing; sandboxctl update changes it.
+
+With --volume NAME:/PATH[:ro] (repeated), the session mounts your volumes
+(sandboxctl volume create) at those paths.`,
 		Example: `  sandboxctl create --memory 512M --name agent-1 --label agent=a1
   sandboxctl create --deadline 30m
+  sandboxctl create --volume data:/data --volume models:/models:ro
   sandboxctl create --idempotency-key "$(uuidgen)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -204,6 +209,13 @@ from now whatever it is doing; sandboxctl update changes it.`,
 					return fmt.Errorf("bad --deadline %q: a new session's deadline is more than 0 (leave it out for none)", deadline)
 				}
 				req.DeadlineS = &n
+			}
+			for _, v := range volumes {
+				m, err := parseVolumeMount(v)
+				if err != nil {
+					return err
+				}
+				req.Volumes = append(req.Volumes, m)
 			}
 			var s *api.Session
 			if key != "" {
@@ -226,6 +238,8 @@ from now whatever it is doing; sandboxctl update changes it.`,
 	cmd.Flags().StringVar(&key, "idempotency-key", "", "a repeat with this key within 24 h answers the same session")
 	cmd.Flags().StringVar(&deadline, "deadline", "", "end the session this long from now, whatever it is doing: a duration such as 30m or 1h, or seconds")
 	_ = cmd.RegisterFlagCompletionFunc("deadline", cobra.NoFileCompletions)
+	cmd.Flags().StringArrayVarP(&volumes, "volume", "v", nil, "mount your volume NAME at PATH: NAME:/PATH, or NAME:/PATH:ro read-only (repeatable)")
+	_ = cmd.RegisterFlagCompletionFunc("volume", a.completeVolumes)
 	return cmd
 }
 

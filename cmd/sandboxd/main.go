@@ -202,7 +202,8 @@ func run(cfg config.Config) error {
 		ProcessBackend:  d.Processes(),
 		FileBackend:     d.Files(),
 		TemplateBackend: d.Templates(),
-		ContextBackend:  d.Contexts(),
+		ContextBackend:  d.State().Contexts,
+		VolumeBackend:   d.State().Volumes,
 	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -51,10 +52,22 @@ func New(cfg config.Config, probe Probe, log *slog.Logger) *Admission {
 	}
 }
 
-// sessionDir is the folder of session id (the daemon's layout).
-func (a *Admission) sessionDir(id string) string {
+// VolumePrefix starts the id of a volume's disk (session ids are hex):
+// volumes are promised and made as session disks are, in a folder of
+// their own.
+const VolumePrefix = "volume-"
+
+// Dir is the folder of disk id (the daemon's layout): a session's, or a
+// volume's.
+func (a *Admission) Dir(id string) string {
+	if strings.HasPrefix(id, VolumePrefix) {
+		return filepath.Join(a.cfg.DataDir, "volumes", id)
+	}
 	return filepath.Join(a.cfg.DataDir, "sessions", id)
 }
+
+// sessionDir is Dir (for sessions, mostly).
+func (a *Admission) sessionDir(id string) string { return a.Dir(id) }
 
 // Freed is how many promises have ended so far.
 func (a *Admission) Freed() uint64 { return a.freed.Load() }

@@ -2,6 +2,8 @@ package disk
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -22,22 +24,27 @@ type Disk struct {
 // a delete left behind. A disk that cannot be made ready is told to failed,
 // whose error ends the reconcile.
 func (a *Admission) Reconcile(ctx context.Context, disks []Disk, failed func(id string, err error) error) error {
-	ents, err := os.ReadDir(filepath.Join(a.cfg.DataDir, "sessions"))
-	if err != nil {
-		return err
-	}
 	known := make(map[string]bool, len(disks))
 	for _, d := range disks {
 		known[d.ID] = true
 	}
-	for _, e := range ents {
-		if known[e.Name()] {
-			continue
+	for _, folder := range []string{"sessions", "volumes"} {
+		ents, err := os.ReadDir(filepath.Join(a.cfg.DataDir, folder))
+		if errors.Is(err, fs.ErrNotExist) && folder == "volumes" {
+			continue // a data dir from before volumes
 		}
-		if err := volume.Remove(a.sessionDir(e.Name())); err != nil {
-			a.log.Warn("remove orphan session folder", "session", e.Name(), "err", err)
-		} else {
-			a.log.Info("removed orphan session folder", "session", e.Name())
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if known[e.Name()] {
+				continue
+			}
+			if err := volume.Remove(a.Dir(e.Name())); err != nil {
+				a.log.Warn("remove orphan folder", "folder", folder, "id", e.Name(), "err", err)
+			} else {
+				a.log.Info("removed orphan folder", "folder", folder, "id", e.Name())
+			}
 		}
 	}
 	for _, d := range disks {

@@ -25,6 +25,7 @@ type Backend interface {
 	FileBackend
 	TemplateBackend
 	ContextBackend
+	VolumeBackend
 }
 
 // Backends are the areas' backends, each served by whichever owner holds
@@ -42,11 +43,12 @@ type Backends struct {
 	FileBackend
 	TemplateBackend
 	ContextBackend
+	VolumeBackend
 }
 
 // BackendsOf serves every area from b (a test's fake that implements all).
 func BackendsOf(b Backend) Backends {
-	return Backends{b, b, b, b, b, b, b, b, b}
+	return Backends{b, b, b, b, b, b, b, b, b, b}
 }
 
 // missing names an area no backend serves, or is "".
@@ -70,6 +72,8 @@ func (b Backends) missing() string {
 		return "templates"
 	case b.ContextBackend == nil:
 		return "contexts"
+	case b.VolumeBackend == nil:
+		return "volumes"
 	}
 	return ""
 }
@@ -144,6 +148,16 @@ type ContextBackend interface {
 	DeleteContext(ctx context.Context, id, cid string) error
 	// RestartContext starts its interpreter afresh.
 	RestartContext(ctx context.Context, id, cid string) (*api.CodeContext, error)
+}
+
+// VolumeBackend serves volumes: filesystems of their own size that
+// outlive sessions, named per owner.
+type VolumeBackend interface {
+	CreateVolume(ctx context.Context, req *api.CreateVolumeRequest) (*api.Volume, error)
+	ListVolumes(ctx context.Context) ([]api.Volume, error)
+	GetVolume(ctx context.Context, name string) (*api.Volume, error)
+	// DeleteVolume refuses (conflict) while a session mounts it.
+	DeleteVolume(ctx context.Context, name string) error
 }
 
 // HistoryBackend reads a session's executions, running or recorded.

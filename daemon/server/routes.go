@@ -76,6 +76,10 @@ func (s *Server) table() []route {
 		{"GET", "/v1/templates/{name}", nil, s.getTemplate},
 		{"DELETE", "/v1/templates/{name}", nil, s.deleteTemplate},
 		{"PUT", "/v1/templates/{name}/rootfs", nil, s.importRootfs},
+		{"GET", "/v1/volumes", nil, s.listVolumes},
+		{"POST", "/v1/volumes", nil, s.createVolume},
+		{"GET", "/v1/volumes/{name}", nil, s.getVolume},
+		{"DELETE", "/v1/volumes/{name}", nil, s.deleteVolume},
 	}
 	if s.o.Metrics != nil {
 		rs = append(rs, route{"GET", "/metrics", nil, s.metrics})

@@ -147,6 +147,24 @@ func (f *fakeBackend) DeleteContext(context.Context, string, string) error { ret
 func (f *fakeBackend) RestartContext(_ context.Context, _, cid string) (*api.CodeContext, error) {
 	return &api.CodeContext{ID: cid, Language: "python"}, nil
 }
+func (f *fakeBackend) CreateVolume(_ context.Context, req *api.CreateVolumeRequest) (*api.Volume, error) {
+	return &api.Volume{Name: req.Name, SizeMB: req.SizeMB, MountedBy: []string{}}, nil
+}
+func (f *fakeBackend) ListVolumes(context.Context) ([]api.Volume, error) {
+	return []api.Volume{{Name: "data", SizeMB: 64, MountedBy: []string{}}}, nil
+}
+func (f *fakeBackend) GetVolume(_ context.Context, name string) (*api.Volume, error) {
+	if name != "data" {
+		return nil, errdefs.ErrNotFound.WithMessage("no such volume: " + name)
+	}
+	return &api.Volume{Name: name, SizeMB: 64, MountedBy: []string{"s1"}}, nil
+}
+func (f *fakeBackend) DeleteVolume(_ context.Context, name string) error {
+	if name == "data" {
+		return errdefs.ErrConflict.WithMessage("volume data is mounted by sessions [s1]: delete them first")
+	}
+	return errdefs.ErrNotFound.WithMessage("no such volume: " + name)
+}
 func (f *fakeBackend) Executions(context.Context, string, int) ([]api.ExecutionSummary, error) {
 	return []api.ExecutionSummary{}, nil
 }

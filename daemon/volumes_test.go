@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/daemon/config"
+)
+
+// TestVolumes: a volume is its owner's; sessions name it at create and
+// their sandboxes get it at the path asked (never from a warm pool); it is
+// not deleted while a session's record names it; another user sees none;
+// bad requests lose nothing; it outlives a daemon restart.
+func TestVolumes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *config.Config) { c.PoolSize = 1 })
+	d := e.start()
+	vs := d.State().Volumes
+	v, err := vs.CreateVolume(as(1000), &api.CreateVolumeRequest{Name: "data", SizeMB: 64})
+	if err != nil || v.Name != "data" || v.SizeMB != 64 || v.OwnerUID != 1000 || len(v.MountedBy) != 0 {
+		t.Fatalf("create: %+v %v", v, err)
+	}
+	for name, req := range map[string]*api.CreateVolumeRequest{
+		"taken":     {Name: "data", SizeMB: 64},
+		"no name":   {SizeMB: 64},
+		"bad name":  {Name: "a/b", SizeMB: 64},
+		"too small": {Name: "small", SizeMB: 1},
+		"too big":   {Name: "big", SizeMB: 1 << 40},
+	} {
+		if _, err := vs.CreateVolume(as(1000), req); !errdefs.IsInvalidArgument(err) && !errdefs.IsConflict(err) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Another user's name is its own.
+	if _, err := vs.CreateVolume(as(1001), &api.CreateVolumeRequest{Name: "data", SizeMB: 16}); err != nil {
+		t.Fatal(err)
+	}
+
+	e.h.mu.Lock()
+	starts := e.h.starts
+	e.h.mu.Unlock()
+	s, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/data", ReadOnly: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Volumes) != 1 || s.Volumes[0] != (api.VolumeMount{Name: "data", Path: "/data", ReadOnly: true}) {
+		t.Fatalf("the session's volumes: %+v", s.Volumes)
+	}
+	e.h.mu.Lock()
+	spec := e.h.specs[len(e.h.specs)-1]
+	cold := e.h.starts > starts
+	e.h.mu.Unlock()
+	if !cold || spec.ID != s.ID || len(spec.Volumes) != 1 || spec.Volumes[0].Path != "/data" || !spec.Volumes[0].ReadOnly {
+		t.Fatalf("the sandbox's spec: cold %v, %+v", cold, spec.Volumes)
+	}
+	if fi, err := os.Stat(spec.Volumes[0].Source); err != nil || !fi.IsDir() {
+		t.Fatalf("the volume's folder: %v", err)
+	}
+	if v, err := vs.GetVolume(as(1000), "data"); err != nil || len(v.MountedBy) != 1 || v.MountedBy[0] != s.ID {
+		t.Fatalf("mounted by: %+v %v", v, err)
+	}
+	if err := vs.DeleteVolume(as(1000), "data"); !errdefs.IsConflict(err) {
+		t.Fatalf("delete while mounted: %v", err)
+	}
+
+	// Refused creates: nothing made.
+	for name, ms := range map[string][]api.VolumeMount{
+		"missing":   {{Name: "nope", Path: "/data"}},
+		"system":    {{Name: "data", Path: "/etc/data"}},
+		"workspace": {{Name: "data", Path: "/workspace"}},
+		"relative":  {{Name: "data", Path: "data"}},
+		"unclean":   {{Name: "data", Path: "/a/../b"}},
+		"twice":     {{Name: "data", Path: "/a"}, {Name: "data", Path: "/a"}},
+	} {
+		if _, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Volumes: ms}); !errdefs.IsInvalidArgument(err) && !errdefs.IsNotFound(err) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Another user: its own "data" is another volume; root's view of 1000's
+	// names it uid/name.
+	if v, err := vs.GetVolume(as(1001), "data"); err != nil || v.OwnerUID != 1001 || len(v.MountedBy) != 0 {
+		t.Fatalf("1001's data: %+v %v", v, err)
+	}
+	if _, err := vs.GetVolume(as(1002), "data"); !errdefs.IsNotFound(err) {
+		t.Fatalf("a stranger's get: %v", err)
+	}
+	if _, err := vs.GetVolume(as(1002), "1000/data"); !errdefs.IsNotFound(err) {
+		t.Fatalf("a stranger's uid/name: %v", err)
+	}
+	if v, err := vs.GetVolume(root, "1000/data"); err != nil || v.OwnerUID != 1000 {
+		t.Fatalf("root's uid/name: %+v %v", v, err)
+	}
+	if list, err := vs.ListVolumes(as(1000)); err != nil || len(list) != 1 {
+		t.Fatalf("1000's list: %+v %v", list, err)
+	}
+	if list, err := vs.ListVolumes(root); err != nil || len(list) != 2 {
+		t.Fatalf("root's list: %+v %v", list, err)
+	}
+	// A one-shot run mounts none.
+	if _, err := d.newSession(as(1000), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/data"}}}, false); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("a run with a volume: %v", err)
+	}
+
+	// A restart keeps it, and its session's mount.
+	if err := d.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d = e.start()
+	vs = d.State().Volumes
+	if v, err := vs.GetVolume(as(1000), "data"); err != nil || len(v.MountedBy) != 1 {
+		t.Fatalf("after a restart: %+v %v", v, err)
+	}
+	if err := d.DeleteSession(as(1000), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := vs.DeleteVolume(as(1000), "data"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(spec.Volumes[0].Source); !os.IsNotExist(err) {
+		t.Fatalf("the volume's folder after its delete: %v", err)
+	}
+	if _, err := vs.GetVolume(as(1000), "data"); !errdefs.IsNotFound(err) {
+		t.Fatalf("get after delete: %v", err)
+	}
+}

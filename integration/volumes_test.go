@@ -1,0 +1,128 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestVolumes: a volume two sessions of different id blocks mount at once,
+// each writing as its own user and reading the other's files; its quota; a
+// read-only mount; 409 while mounted; another user's 404; its files across
+// a daemon restart; the CLI's verbs.
+func TestVolumes(t *testing.T) {
+	t.Parallel()
+	eachRuntime(t, func(t *testing.T, rt, cfg string) {
+		d := startDaemon(t, cfg)
+		ctx := context.Background()
+		if _, err := d.c.CreateVolume(ctx, api.CreateVolumeRequest{Name: "data", SizeMB: 32}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.c.CreateVolume(ctx, api.CreateVolumeRequest{Name: "data", SizeMB: 32}); !errdefs.IsConflict(err) && !errdefs.IsAlreadyExists(err) {
+			t.Fatalf("a second volume of the name: %v", err)
+		}
+		if _, err := d.c.CreateVolume(ctx, api.CreateVolumeRequest{Name: "tiny", SizeMB: 1}); !errdefs.IsInvalidArgument(err) {
+			t.Fatalf("a 1 MB volume: %v", err)
+		}
+		a := d.session(t, &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/data"}}})
+		b := d.session(t, &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/mnt/shared"}}})
+
+		// Owners through python's stat: coreutils' statx answers EINVAL
+		// under this gVisor whatever the file.
+		if x := d.sh(t, a, `echo from-a > /data/f && mkdir /data/dir && `+owner("/data/f")+` && id -u`); x.ExitCode != 0 || x.Stdout != "1000 sandbox\n1000\n" {
+			t.Fatalf("a writes: %+v", x)
+		}
+		if x := d.sh(t, b, `cat /mnt/shared/f && `+owner("/mnt/shared/f")+` && echo from-b >> /mnt/shared/f && touch /mnt/shared/dir/g`); x.ExitCode != 0 || x.Stdout != "from-a\n1000 sandbox\n" {
+			t.Fatalf("b reads and writes a's file: %+v", x)
+		}
+		if x := d.sh(t, a, `cat /data/f; cd /data/dir && echo *`); x.Stdout != "from-a\nfrom-b\ng\n" {
+			t.Fatalf("a reads b's writes: %+v", x)
+		}
+		// The quota: 32 MB, ENOSPC inside.
+		if x := d.sh(t, a, `dd if=/dev/zero of=/data/big bs=1M count=64 2>&1; rm -f /data/big`); !strings.Contains(x.Stdout, "No space left") {
+			t.Fatalf("past the quota: %+v", x)
+		}
+		// Read-only.
+		ro := d.session(t, &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/ro", ReadOnly: true}}})
+		if x := d.sh(t, ro, `cat /ro/f >/dev/null && touch /ro/h`); x.ExitCode == 0 || !strings.Contains(x.Stderr+x.Stdout, "Read-only") {
+			t.Fatalf("a read-only mount: %+v", x)
+		}
+		v, err := d.c.Volume(ctx, "data")
+		if err != nil || len(v.MountedBy) != 3 || v.SizeMB != 32 || v.UsedMB < 0 {
+			t.Fatalf("inspect: %+v %v", v, err)
+		}
+		if err := d.c.DeleteVolume(ctx, "data"); !errdefs.IsConflict(err) {
+			t.Fatalf("delete while mounted: %v", err)
+		}
+		// Bad mounts: a missing volume, a system folder, two at one path.
+		for _, req := range [][]api.VolumeMount{
+			{{Name: "nope", Path: "/data"}},
+			{{Name: "data", Path: "/usr/data"}},
+			{{Name: "data", Path: "/workspace/x"}},
+			{{Name: "data", Path: "relative"}},
+			{{Name: "data", Path: "/a"}, {Name: "data", Path: "/a"}},
+		} {
+			if _, err := d.c.CreateSession(ctx, &api.CreateSessionRequest{Volumes: req}); err == nil || !(errdefs.IsNotFound(err) || errdefs.IsInvalidArgument(err)) {
+				t.Fatalf("create with %+v: %v", req, err)
+			}
+		}
+		// Another user sees no volume of root's.
+		if err := os.Chmod(d.socket, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		other := &syscall.Credential{Uid: 54321, Gid: 54321}
+		if _, stderr, code := runCtl(t, d.socket, other, "", "volume", "inspect", "data"); code == 0 || !strings.Contains(stderr, "no such volume") {
+			t.Fatalf("another user's inspect: %d %q", code, stderr)
+		}
+		if _, stderr, code := runCtl(t, d.socket, other, "", "create", "--volume", "data:/data"); code == 0 || !strings.Contains(stderr, "no such volume") {
+			t.Fatalf("another user's mount: %d %q", code, stderr)
+		}
+
+		// Across a daemon restart, the files and the mounts stay.
+		d.bounce("restart")
+		if x := d.sh(t, b, `cat /mnt/shared/f`); x.Stdout != "from-a\nfrom-b\n" {
+			t.Fatalf("after a restart: %+v", x)
+		}
+
+		// The CLI: ls, a session of its own with -v, rm refused, then done.
+		if out, _, code := d.ctl(t, "", "volume", "ls"); code != 0 || !strings.Contains(out, "data") || !strings.Contains(out, "32 MB") {
+			t.Fatalf("volume ls: %d %q", code, out)
+		}
+		for _, id := range []string{a, b, ro} {
+			if err := d.c.DeleteSession(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, stderr, code := d.ctl(t, "", "create", "-v", "data:/opt/data:ro")
+		if code != 0 {
+			t.Fatalf("create -v: %d %q", code, stderr)
+		}
+		c := strings.TrimSpace(out)
+		if x := d.sh(t, c, `cat /opt/data/f`); x.Stdout != "from-a\nfrom-b\n" {
+			t.Fatalf("a later session: %+v", x)
+		}
+		if _, stderr, code := d.ctl(t, "", "volume", "rm", "data"); code == 0 || !strings.Contains(stderr, "mounted") {
+			t.Fatalf("volume rm while mounted: %d %q", code, stderr)
+		}
+		if err := d.c.DeleteSession(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := d.ctl(t, "", "volume", "rm", "data"); code != 0 {
+			t.Fatalf("volume rm: %d %q", code, stderr)
+		}
+		if vs, err := d.c.Volumes(ctx); err != nil || len(vs) != 0 {
+			t.Fatalf("volumes left: %+v %v", vs, err)
+		}
+	})
+}
+
+// owner is a shell command that prints path's owner: uid and name.
+func owner(path string) string {
+	return `python3 -c 'import os, pwd, sys; u = os.stat(sys.argv[1]).st_uid; print(u, pwd.getpwuid(u).pw_name)' ` + path
+}
