@@ -33,7 +33,12 @@ func (c *Client) PutFileMeta(ctx context.Context, id, path string, content io.Re
 // GetFile opens a file of a session for reading, or lists a folder: exactly
 // one of the two results is set. The caller closes the reader.
 func (c *Client) GetFile(ctx context.Context, id, path string) (io.ReadCloser, *api.FileList, error) {
-	resp, err := c.send(ctx, request{method: "GET", path: sessionPath(id, "/files"), query: url.Values{"path": {path}}})
+	return c.getFile(ctx, sessionPath(id, "/files"), path)
+}
+
+// getFile is GetFile of the files at apiPath (a session's, a volume's).
+func (c *Client) getFile(ctx context.Context, apiPath, path string) (io.ReadCloser, *api.FileList, error) {
+	resp, err := c.send(ctx, request{method: "GET", path: apiPath, query: url.Values{"path": {path}}})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"io"
 	"net/url"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -23,11 +24,30 @@ func (c *Client) Volumes(ctx context.Context) ([]api.Volume, error) {
 // Volume is one volume, by name.
 func (c *Client) Volume(ctx context.Context, name string) (*api.Volume, error) {
 	var out api.Volume
-	return &out, c.call(ctx, request{method: "GET", path: "/v1/volumes/" + url.PathEscape(name)}, &out)
+	return &out, c.call(ctx, request{method: "GET", path: volumePath(name)}, &out)
+}
+
+func volumePath(name string) string { return "/v1/volumes/" + url.PathEscape(name) }
+
+// GetVolumeFile opens a file of a volume for reading, or lists a folder
+// (paths from the volume's root): exactly one of the two results is set.
+func (c *Client) GetVolumeFile(ctx context.Context, name, path string) (io.ReadCloser, *api.FileList, error) {
+	return c.getFile(ctx, volumePath(name)+"/files", path)
+}
+
+// PutVolumeFile writes a file into a volume, making parent folders.
+func (c *Client) PutVolumeFile(ctx context.Context, name, path string, content io.Reader) (*api.FileWritten, error) {
+	var out api.FileWritten
+	return &out, c.call(ctx, request{method: "PUT", path: volumePath(name) + "/files", query: url.Values{"path": {path}}, body: content}, &out)
+}
+
+// DeleteVolumeFile removes a file or folder of a volume.
+func (c *Client) DeleteVolumeFile(ctx context.Context, name, path string) error {
+	return c.call(ctx, request{method: "DELETE", path: volumePath(name) + "/files", query: url.Values{"path": {path}}}, nil)
 }
 
 // DeleteVolume removes a volume and its files; a conflict while a session
 // mounts it.
 func (c *Client) DeleteVolume(ctx context.Context, name string) error {
-	return c.call(ctx, request{method: "DELETE", path: "/v1/volumes/" + url.PathEscape(name)}, nil)
+	return c.call(ctx, request{method: "DELETE", path: volumePath(name)}, nil)
 }

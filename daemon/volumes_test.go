@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/containerd/errdefs"
@@ -103,6 +105,34 @@ func TestVolumes(t *testing.T) {
 	// A one-shot run mounts none.
 	if _, err := d.newSession(as(1000), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/data"}}}, false); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("a run with a volume: %v", err)
+	}
+
+	// Its files without a session: the root's listing, a write, a read,
+	// a delete; nothing out of it.
+	if w, err := vs.PutVolumeFile(as(1000), "data", "/in/a.txt", strings.NewReader("hello")); err != nil || w.Path != "/in/a.txt" || w.Size != 5 {
+		t.Fatalf("put: %+v %v", w, err)
+	}
+	if f, _, err := vs.OpenVolumeFile(as(1000), "data", "in/a.txt"); err != nil {
+		t.Fatal(err)
+	} else if b, _ := io.ReadAll(f); string(b) != "hello" {
+		t.Fatalf("read %q", b)
+	} else {
+		f.Close()
+	}
+	if _, list, err := vs.OpenVolumeFile(as(1000), "data", "/"); err != nil || list == nil || len(list.Entries) != 1 {
+		t.Fatalf("the root: %+v %v", list, err)
+	}
+	if _, _, err := vs.OpenVolumeFile(as(1002), "data", "/in/a.txt"); !errdefs.IsNotFound(err) {
+		t.Fatalf("a stranger's read: %v", err)
+	}
+	if _, _, err := vs.OpenVolumeFile(as(1000), "data", "/in/../../x"); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("..: %v", err)
+	}
+	if err := vs.DeleteVolumeFile(as(1000), "data", "/in"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := vs.OpenVolumeFile(as(1000), "data", "/in/a.txt"); !errdefs.IsNotFound(err) {
+		t.Fatalf("after the delete: %v", err)
 	}
 
 	// A restart keeps it, and its session's mount.

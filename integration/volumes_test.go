@@ -30,7 +30,31 @@ func TestVolumes(t *testing.T) {
 		if _, err := d.c.CreateVolume(ctx, api.CreateVolumeRequest{Name: "tiny", SizeMB: 1}); !errdefs.IsInvalidArgument(err) {
 			t.Fatalf("a 1 MB volume: %v", err)
 		}
+		// Files without a session, the sessions' user's.
+		if _, stderr, code := d.ctl(t, "seed\n", "volume", "cp", "-", "data:/in/seed"); code != 0 {
+			t.Fatalf("volume cp to: %d %q", code, stderr)
+		}
 		a := d.session(t, &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/data"}}})
+		if x := d.sh(t, a, `cat /data/in/seed && `+owner("/data/in/seed")+` && echo more >> /data/in/seed`); x.ExitCode != 0 || x.Stdout != "seed\n1000 sandbox\n" {
+			t.Fatalf("a file the API wrote: %+v", x)
+		}
+		if out, stderr, code := d.ctl(t, "", "volume", "cp", "data:/in/seed", "-"); code != 0 || out != "seed\nmore\n" {
+			t.Fatalf("volume cp from: %d %q %q", code, out, stderr)
+		}
+		if _, list, err := d.c.GetVolumeFile(ctx, "data", "/"); err != nil || list == nil || len(list.Entries) != 1 || list.Entries[0].Name != "in" {
+			t.Fatalf("the volume's root: %+v %v", list, err)
+		}
+		if _, err := d.c.PutVolumeFile(ctx, "data", "/big", strings.NewReader(strings.Repeat("x", 40<<20))); !errdefs.IsResourceExhausted(err) {
+			t.Fatalf("an upload past the volume's size: %v", err)
+		}
+		for _, p := range []string{"/big", "/in"} {
+			if err := d.c.DeleteVolumeFile(ctx, "data", p); err != nil && !(p == "/big" && errdefs.IsNotFound(err)) {
+				t.Fatalf("delete %s: %v", p, err)
+			}
+		}
+		if _, _, err := d.c.GetVolumeFile(ctx, "data", "/../etc/passwd"); !errdefs.IsInvalidArgument(err) {
+			t.Fatalf("a path with ..: %v", err)
+		}
 		b := d.session(t, &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/mnt/shared"}}})
 
 		// Owners through python's stat: coreutils' statx answers EINVAL

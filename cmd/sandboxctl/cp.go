@@ -58,49 +58,63 @@ symlinks, never followed, and nothing is written outside DST.`,
 				}
 				return a.copyDirFrom(cmd.Context(), srcID, srcPath, dstPath)
 			case dstRemote:
-				var in io.Reader = os.Stdin
-				if srcPath != "-" {
-					f, err := os.Open(srcPath)
-					if err != nil {
-						return fmt.Errorf("cannot read %s: %w", srcPath, errors.Unwrap(err))
-					}
-					defer f.Close()
-					if fi, err := f.Stat(); err == nil && fi.IsDir() {
-						return fmt.Errorf("%s is a folder: copy it with -r", srcPath)
-					}
-					in = f
-				}
-				_, err := c.PutFile(cmd.Context(), dstID, dstPath, in)
-				return err
+				return upload(srcPath, func(in io.Reader) error {
+					_, err := c.PutFile(cmd.Context(), dstID, dstPath, in)
+					return err
+				})
 			}
-			r, list, err := c.GetFile(cmd.Context(), srcID, srcPath)
-			if err != nil {
-				return err
-			}
-			if list != nil {
-				return fmt.Errorf("%s is a folder in the session: copy it with -r", srcPath)
-			}
-			defer r.Close()
-			if dstPath == "-" {
-				_, err = io.Copy(os.Stdout, r)
-				return err
-			}
-			if fi, err := os.Stat(dstPath); err == nil && fi.IsDir() {
-				dstPath = strings.TrimRight(dstPath, "/") + "/" + lastElem(srcPath)
-			}
-			out, err := os.Create(dstPath)
-			if err != nil {
-				return fmt.Errorf("cannot write %s: %w", dstPath, errors.Unwrap(err))
-			}
-			if _, err := io.Copy(out, r); err != nil {
-				out.Close()
-				return err
-			}
-			return out.Close()
+			r, _, err := c.GetFile(cmd.Context(), srcID, srcPath)
+			return download(r, err, srcPath, dstPath, "the session")
 		},
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "copy a folder and what it holds")
 	return cmd
+}
+
+// upload sends the local file srcPath ("-": standard input) to put.
+func upload(srcPath string, put func(io.Reader) error) error {
+	var in io.Reader = os.Stdin
+	if srcPath != "-" {
+		f, err := os.Open(srcPath)
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", srcPath, errors.Unwrap(err))
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s is a folder: copy it with -r", srcPath)
+		}
+		in = f
+	}
+	return put(in)
+}
+
+// download writes a remote file (r: nil for a folder; err: opening it
+// failed) to dstPath ("-": standard output; a folder: the file's name in
+// it); where names the remote side in an error.
+func download(r io.ReadCloser, err error, srcPath, dstPath, where string) error {
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return fmt.Errorf("%s is a folder in %s: copy it with -r", srcPath, where)
+	}
+	defer r.Close()
+	if dstPath == "-" {
+		_, err = io.Copy(os.Stdout, r)
+		return err
+	}
+	if fi, err := os.Stat(dstPath); err == nil && fi.IsDir() {
+		dstPath = strings.TrimRight(dstPath, "/") + "/" + lastElem(srcPath)
+	}
+	out, err := os.Create(dstPath)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", dstPath, errors.Unwrap(err))
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 func lastElem(p string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -24,9 +25,11 @@ Writes past its size fail with "No space left on device".`,
   s=$(sandboxctl create --volume data:/data)
   sandboxctl exec $s --shell -c 'date > /data/when'
   sandboxctl volume ls
+  sandboxctl volume cp model.bin data:/models/model.bin   # files without a session
+  sandboxctl volume cp data:/when -
   sandboxctl rm $s && sandboxctl volume rm data`,
 	}
-	cmd.AddCommand(newVolumeCreateCmd(a), newVolumeLsCmd(a), newVolumeInspectCmd(a), newVolumeRmCmd(a))
+	cmd.AddCommand(newVolumeCreateCmd(a), newVolumeLsCmd(a), newVolumeInspectCmd(a), newVolumeRmCmd(a), newVolumeCpCmd(a))
 	return cmd
 }
 
@@ -157,4 +160,35 @@ func parseVolumeMount(s string) (api.VolumeMount, error) {
 		}
 	}
 	return m, nil
+}
+
+// newVolumeCpCmd copies a file between this machine and a volume, without
+// a session.
+func newVolumeCpCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cp SRC DST",
+		Short: "Copy a file between this machine and a volume (no session needed)",
+		Long: `Copy a file between this machine and a volume: one side is NAME:PATH, PATH
+from the volume's root; the other a local path, or - for standard input or
+output. Files written are the sessions' user's, as if a session wrote them.`,
+		Example: `  sandboxctl volume cp data.csv data:/in/data.csv
+  sandboxctl volume cp data:/out/result.json -`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, srcPath, srcRemote := splitRemote(args[0])
+			dst, dstPath, dstRemote := splitRemote(args[1])
+			c := a.client()
+			switch {
+			case srcRemote == dstRemote:
+				return fmt.Errorf("give exactly one side as NAME:PATH, e.g. sandboxctl volume cp file.txt data:/file.txt")
+			case dstRemote:
+				return upload(srcPath, func(in io.Reader) error {
+					_, err := c.PutVolumeFile(cmd.Context(), dst, dstPath, in)
+					return err
+				})
+			}
+			r, _, err := c.GetVolumeFile(cmd.Context(), src, srcPath)
+			return download(r, err, srcPath, dstPath, "the volume")
+		},
+	}
 }

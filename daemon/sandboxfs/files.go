@@ -82,21 +82,7 @@ func (fl *Files) OpenFile(ctx context.Context, id, path string) (*os.File, *api.
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := fs.Open(root, rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.IsDir() {
-		return f, nil, nil
-	}
-	defer f.Close()
-	list, err := List(f)
-	return nil, list, err
+	return fs.OpenOrList(root, rel)
 }
 
 // DeleteFile removes a file or a folder.

@@ -60,7 +60,7 @@ func openBeneath(dirfd int, rel string, flags int, mode uint32) (int, error) {
 // classify turns a resolution error into the API's error classes.
 func classify(root Root, rel string, err error) error {
 	p := root.String()
-	if rel != "" {
+	if rel != "" || root == Volume {
 		p += "/" + rel
 	}
 	switch {
@@ -80,12 +80,34 @@ func classify(root Root, rel string, err error) error {
 	case errors.Is(err, unix.ENAMETOOLONG):
 		return api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: a name is too long", p)
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+		if root == Volume {
+			return api.Errorf(errdefs.ErrResourceExhausted, "no space left for %s: the volume is full (its size_mb)", p)
+		}
 		return api.Errorf(errdefs.ErrResourceExhausted, "no space left for %s: the session's disk quota is used up", p)
 	case errors.Is(err, unix.EROFS):
 		// ext4 remounts itself read-only after an I/O error under it.
 		return api.Errorf(errdefs.ErrConflict, "cannot write %s: the session's disk is read-only after an error; read what you need and recreate the session", p)
 	}
 	return fmt.Errorf("%s: %w", p, err)
+}
+
+// OpenOrList opens a file for reading, or lists a folder.
+func (f *FS) OpenOrList(r Root, rel string) (*os.File, *api.FileList, error) {
+	file, err := f.Open(r, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return file, nil, nil
+	}
+	defer file.Close()
+	list, err := List(file)
+	return nil, list, err
 }
 
 // Open opens a file or folder for reading.

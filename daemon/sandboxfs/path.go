@@ -25,11 +25,17 @@ const (
 	Workspace Root = iota
 	// Tmp is /tmp.
 	Tmp
+	// Volume is a volume's root, served without a session (FS.Workspace
+	// is its folder): its paths are "/" and below.
+	Volume
 )
 
 func (r Root) String() string {
-	if r == Tmp {
+	switch r {
+	case Tmp:
 		return "/tmp"
+	case Volume:
+		return ""
 	}
 	return "/workspace"
 }
@@ -54,6 +60,19 @@ func Cwd(p string) (string, error) {
 		return root.String(), nil
 	}
 	return root.String() + "/" + rel, nil
+}
+
+// SplitVolume checks a path in a volume, as Split checks one in a session:
+// every path is under the volume's root ("/" or "" is the root itself).
+func SplitVolume(p string) (string, error) {
+	if p == "" {
+		p = "/"
+	}
+	_, rel, err := split("path", "/workspace/"+strings.TrimLeft(p, "/"))
+	if err != nil {
+		return "", api.Errorf(errdefs.ErrInvalidArgument, "bad path %s: %s", api.Quote(p), strings.TrimPrefix(err.Error(), "bad path "+api.Quote("/workspace/"+strings.TrimLeft(p, "/"))+": "))
+	}
+	return rel, nil
 }
 
 func split(what, p string) (Root, string, error) {

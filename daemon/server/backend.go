@@ -158,6 +158,11 @@ type VolumeBackend interface {
 	GetVolume(ctx context.Context, name string) (*api.Volume, error)
 	// DeleteVolume refuses (conflict) while a session mounts it.
 	DeleteVolume(ctx context.Context, name string) error
+	// OpenVolumeFile, PutVolumeFile and DeleteVolumeFile serve a
+	// volume's files without a session, paths from its root.
+	OpenVolumeFile(ctx context.Context, name, path string) (*os.File, *api.FileList, error)
+	PutVolumeFile(ctx context.Context, name, path string, body io.Reader) (*api.FileWritten, error)
+	DeleteVolumeFile(ctx context.Context, name, path string) error
 }
 
 // HistoryBackend reads a session's executions, running or recorded.

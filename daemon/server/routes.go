@@ -80,6 +80,9 @@ func (s *Server) table() []route {
 		{"POST", "/v1/volumes", nil, s.createVolume},
 		{"GET", "/v1/volumes/{name}", nil, s.getVolume},
 		{"DELETE", "/v1/volumes/{name}", nil, s.deleteVolume},
+		{"GET", "/v1/volumes/{name}/files", []string{"path"}, s.getVolumeFile},
+		{"PUT", "/v1/volumes/{name}/files", []string{"path"}, s.putVolumeFile},
+		{"DELETE", "/v1/volumes/{name}/files", []string{"path"}, s.deleteVolumeFile},
 	}
 	if s.o.Metrics != nil {
 		rs = append(rs, route{"GET", "/metrics", nil, s.metrics})

@@ -165,6 +165,14 @@ func (f *fakeBackend) DeleteVolume(_ context.Context, name string) error {
 	}
 	return errdefs.ErrNotFound.WithMessage("no such volume: " + name)
 }
+func (f *fakeBackend) OpenVolumeFile(context.Context, string, string) (*os.File, *api.FileList, error) {
+	return nil, &api.FileList{Entries: []api.FileInfo{}}, nil
+}
+func (f *fakeBackend) PutVolumeFile(_ context.Context, _, p string, body io.Reader) (*api.FileWritten, error) {
+	n, err := io.Copy(io.Discard, body)
+	return &api.FileWritten{Path: p, Size: n}, err
+}
+func (f *fakeBackend) DeleteVolumeFile(context.Context, string, string) error { return nil }
 func (f *fakeBackend) Executions(context.Context, string, int) ([]api.ExecutionSummary, error) {
 	return []api.ExecutionSummary{}, nil
 }

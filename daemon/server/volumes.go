@@ -1,7 +1,10 @@
 package server
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -39,6 +42,62 @@ func (s *Server) getVolume(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) error {
 	if err := s.b.DeleteVolume(r.Context(), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// The files of a volume, without a session: a file or a folder's listing,
+// an upload, a removal; paths from the volume's root.
+
+func (s *Server) getVolumeFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	f, list, err := s.b.OpenVolumeFile(r.Context(), r.PathValue("name"), p)
+	if err != nil {
+		return err
+	}
+	if list != nil {
+		writeJSON(w, http.StatusOK, list)
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, io.LimitReader(f, fi.Size()))
+	return nil
+}
+
+func (s *Server) putVolumeFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > s.o.MaxUploadBytes {
+		return api.ErrPayloadTooLarge.WithMessage(fmt.Sprintf("the upload is %d bytes, over the limit of %d", r.ContentLength, s.o.MaxUploadBytes))
+	}
+	res, err := s.b.PutVolumeFile(r.Context(), r.PathValue("name"), p, http.MaxBytesReader(w, r.Body, s.o.MaxUploadBytes+1))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (s *Server) deleteVolumeFile(w http.ResponseWriter, r *http.Request) error {
+	p, err := pathParam(r)
+	if err != nil {
+		return err
+	}
+	if err := s.b.DeleteVolumeFile(r.Context(), r.PathValue("name"), p); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
