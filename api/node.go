@@ -44,6 +44,15 @@ type Node struct {
 	// (RuntimeRunc, RuntimeRunsc): usable on this host and allowed by
 	// strict_runtime. GET /v1/info says why another is not.
 	Runtimes []string `json:"runtimes"`
+	// Volumes are the volumes the caller may see, and their sizes: disk
+	// the data dir holds for them whatever runs.
+	Volumes NodeVolumes `json:"volumes"`
+}
+
+// NodeVolumes counts volumes and their sizes.
+type NodeVolumes struct {
+	Count  int   `json:"count"`
+	SizeMB int64 `json:"size_mb"`
 }
 
 // NodeResources are memory, CPUs and running sessions, as capacity or as

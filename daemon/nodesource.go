@@ -36,6 +36,18 @@ func (s nodeSource) Pools(ctx context.Context) map[string]api.NodePool {
 
 func (s nodeSource) Runtimes() []string { return s.d.runtimes.usable() }
 
+func (s nodeSource) Volumes(ctx context.Context) api.NodeVolumes {
+	var n api.NodeVolumes
+	all, _ := s.d.store.Volumes()
+	for _, v := range all {
+		if callerFrom(ctx).mayUse(v.OwnerUID) {
+			n.Count++
+			n.SizeMB += v.SizeMB
+		}
+	}
+	return n
+}
+
 func (s nodeSource) RequireRoot(ctx context.Context, what string) error {
 	return callerFrom(ctx).requireRoot(what)
 }

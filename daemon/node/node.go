@@ -35,6 +35,8 @@ type Source interface {
 	Pools(ctx context.Context) map[string]api.NodePool
 	// Runtimes are the names of the runtimes a session can ask for here.
 	Runtimes() []string
+	// Volumes are the volumes the caller may see, counted.
+	Volumes(ctx context.Context) api.NodeVolumes
 	// RequireRoot refuses a caller who is not root; what names the
 	// operation.
 	RequireRoot(ctx context.Context, what string) error
@@ -117,6 +119,7 @@ func (n *Node) Node(ctx context.Context) (*api.Node, error) {
 		Pools:     n.src.Pools(ctx),
 		Templates: []string{},
 		Runtimes:  n.src.Runtimes(),
+		Volumes:   n.src.Volumes(ctx),
 	}
 	if a.Labels == nil {
 		a.Labels = map[string]string{}

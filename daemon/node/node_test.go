@@ -55,9 +55,12 @@ type fakeSource struct {
 func (f *fakeSource) Sessions(context.Context) []store.Record       { return f.sessions }
 func (f *fakeSource) Pools(context.Context) map[string]api.NodePool { return f.pools }
 func (f *fakeSource) Runtimes() []string                            { return f.runtimes }
-func (f *fakeSource) CgroupsWritable() error                        { return f.cgroups }
-func (f *fakeSource) PoolsHealth() (error, bool)                    { return f.poolErr, f.poolShort }
-func (f *fakeSource) DataDirSpace() (int64, bool, error)            { return f.free, f.short, f.spaceErr }
+func (f *fakeSource) Volumes(context.Context) api.NodeVolumes {
+	return api.NodeVolumes{Count: 1, SizeMB: 64}
+}
+func (f *fakeSource) CgroupsWritable() error             { return f.cgroups }
+func (f *fakeSource) PoolsHealth() (error, bool)         { return f.poolErr, f.poolShort }
+func (f *fakeSource) DataDirSpace() (int64, bool, error) { return f.free, f.short, f.spaceErr }
 
 func (f *fakeSource) RequireRoot(ctx context.Context, what string) error {
 	if ctx.Value(rootKey{}) == nil {
@@ -120,7 +123,8 @@ func TestNodeCounts(t *testing.T) {
 		Labels: map[string]string{"zone": "a"}, Capacity: api.NodeResources{MemoryMB: 2048, CPUs: 6, Sessions: 10},
 		Allocated:        api.NodeResources{MemoryMB: 320, CPUs: 0.3, Sessions: 2},
 		SessionsByStatus: api.NodeSessions{Running: 1, Paused: 1, Stopped: 1, Failed: 1},
-		Pools:            src.pools, Templates: []string{"data", "python"}, Runtimes: []string{api.RuntimeRunc}}
+		Pools:            src.pools, Templates: []string{"data", "python"}, Runtimes: []string{api.RuntimeRunc},
+		Volumes: api.NodeVolumes{Count: 1, SizeMB: 64}}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("got  %+v\nwant %+v", *got, want)
 	}
