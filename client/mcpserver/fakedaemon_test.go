@@ -42,6 +42,9 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/sessions", f.create)
 	mux.HandleFunc("GET /v1/sessions", f.list)
+	mux.HandleFunc("GET /v1/volumes", func(w http.ResponseWriter, _ *http.Request) {
+		answer(w, 200, api.VolumeList{Volumes: []api.Volume{{Name: "data", SizeMB: 64, UsedMB: 1, MountedBy: []string{}}}})
+	})
 	mux.HandleFunc("DELETE /v1/sessions/{id}", f.delete)
 	mux.HandleFunc("GET /v1/sessions/{id}", f.get1)
 	mux.HandleFunc("POST /v1/sessions/{id}/exec", f.exec)
@@ -113,6 +116,7 @@ func (f *fakeDaemon) create(w http.ResponseWriter, r *http.Request) {
 		at := time.Unix(int64(*req.DeadlineS), 0).UTC()
 		s.Deadline = &at
 	}
+	s.Volumes = req.Volumes
 	f.sessions[s.ID] = s
 	f.mu.Unlock()
 	answer(w, 201, s)

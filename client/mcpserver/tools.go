@@ -71,6 +71,15 @@ type CreateSessionInput struct {
 	Labels   map[string]string `json:"labels,omitempty" jsonschema:"labels to find the session by"`
 	// DeadlineS is deadline_s: 0 (absent) is none, as a model leaves it.
 	DeadlineS int `json:"deadline_s,omitempty" jsonschema:"end the session this many seconds from now, whatever it is doing (stopped, files kept); absent: no deadline"`
+	// Volumes are api.VolumeMount's, as a model writes them.
+	Volumes []VolumeInput `json:"volumes,omitempty" jsonschema:"volumes of yours to mount (list_volumes): files kept across sessions and shared with your other sessions"`
+}
+
+// VolumeInput is one volume create_session mounts.
+type VolumeInput struct {
+	Name     string `json:"name" jsonschema:"the volume's name"`
+	Path     string `json:"path" jsonschema:"where the session sees it, an absolute path such as /data"`
+	ReadOnly bool   `json:"read_only,omitempty" jsonschema:"mount it read-only"`
 }
 
 // DeleteSessionInput is delete_session's.
@@ -157,6 +166,7 @@ func (s *Server) addTools() {
 	s.addJobTools()
 	s.addProcessTools()
 	s.addContextTools()
+	s.addVolumeTools()
 }
 
 // cancelInterrupts is the output callback of the tools' executions: with
@@ -333,6 +343,9 @@ func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in C
 	}
 	if in.DeadlineS != 0 {
 		req.DeadlineS = &in.DeadlineS
+	}
+	for _, v := range in.Volumes {
+		req.Volumes = append(req.Volumes, api.VolumeMount{Name: v.Name, Path: v.Path, ReadOnly: v.ReadOnly})
 	}
 	sess, err := s.create(ctx, req)
 	if err != nil {
