@@ -128,18 +128,23 @@ func overlayOf(dir, empty, target string) error {
 func unmountView(p *paths) error {
 	var errs []error
 	for _, d := range []string{p.packages, p.image, p.etc, p.rootfs} {
-		for {
-			err := unix.Unmount(d, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
-			if err == unix.EINVAL || err == unix.ENOENT {
-				break
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("unmount %s: %w", d, err))
-				break
-			}
-		}
+		errs = append(errs, unmountAll(d))
 	}
 	return errors.Join(errs...)
+}
+
+// unmountAll unmounts whatever is mounted at d, however many times over;
+// nothing mounted is fine.
+func unmountAll(d string) error {
+	for {
+		err := unix.Unmount(d, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+		if err == unix.EINVAL || err == unix.ENOENT {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("unmount %s: %w", d, err)
+		}
+	}
 }
 
 // overlaySupported tries an overlay like the view's in dir. Without

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/isolation/idmap"
 	"github.com/sandboxd/sandboxd/isolation/idmount"
@@ -96,15 +95,9 @@ func unmountVolumes(p *paths) error {
 	var errs []error
 	for _, e := range ents {
 		mp := filepath.Join(dir, e.Name())
-		for {
-			err := unix.Unmount(mp, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
-			if err == unix.EINVAL || err == unix.ENOENT {
-				break
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
-				break
-			}
+		if err := unmountAll(mp); err != nil {
+			errs = append(errs, err)
+			continue // never removed while mounted
 		}
 		if err := os.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)

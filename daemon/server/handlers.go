@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -389,6 +390,11 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return writeFileOrList(w, f, list)
+}
+
+// writeFileOrList answers a folder's listing, or else a file's bytes.
+func writeFileOrList(w http.ResponseWriter, f *os.File, list *api.FileList) error {
 	if list != nil {
 		writeJSON(w, http.StatusOK, list)
 		return nil

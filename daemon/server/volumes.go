@@ -2,9 +2,7 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/sandboxd/sandboxd/api"
 )
@@ -60,20 +58,7 @@ func (s *Server) getVolumeFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list != nil {
-		writeJSON(w, http.StatusOK, list)
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(w, io.LimitReader(f, fi.Size()))
-	return nil
+	return writeFileOrList(w, f, list)
 }
 
 func (s *Server) putVolumeFile(w http.ResponseWriter, r *http.Request) error {
