@@ -108,10 +108,20 @@ func TestVolumes(t *testing.T) {
 			t.Fatalf("another user's mount: %d %q", code, stderr)
 		}
 
-		// Across a daemon restart, the files and the mounts stay.
+		// Across a daemon restart, the files and the mounts stay; a
+		// session stopped and started mounts it again.
 		d.bounce("restart")
 		if x := d.sh(t, b, `cat /mnt/shared/f`); x.Stdout != "from-a\nfrom-b\n" {
 			t.Fatalf("after a restart: %+v", x)
+		}
+		if _, err := d.c.StopSession(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.c.StartSession(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if x := d.sh(t, b, `cat /mnt/shared/f`); x.Stdout != "from-a\nfrom-b\n" {
+			t.Fatalf("after a stop and start: %+v", x)
 		}
 
 		// The CLI: ls, a session of its own with -v, rm refused, then done.
