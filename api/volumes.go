@@ -12,6 +12,9 @@ type Volume struct {
 	CreatedAt time.Time `json:"created_at"`
 	// MountedBy are the sessions that mount it (running or not).
 	MountedBy []string `json:"mounted_by"`
+	// SharedWith are the users whose sessions may mount it too (as
+	// "OWNER_UID/NAME"), each as its own user.
+	SharedWith []uint32 `json:"shared_with,omitempty"`
 }
 
 // CreateVolumeRequest is the body of POST /v1/volumes.
@@ -20,6 +23,9 @@ type CreateVolumeRequest struct {
 	Name string `json:"name"`
 	// SizeMB is its quota: writes past it fail with ENOSPC.
 	SizeMB int64 `json:"size_mb"`
+	// SharedWith are other users whose sessions may mount it (the owner
+	// says so; nobody else's may).
+	SharedWith []uint32 `json:"shared_with,omitempty"`
 }
 
 // VolumeList is the body of GET /v1/volumes.
@@ -29,6 +35,7 @@ type VolumeList struct {
 
 // VolumeMount is a volume a session mounts, at Path, read-only or not.
 type VolumeMount struct {
+	// Name is the caller's volume, or "OWNER_UID/NAME" one shared with it.
 	Name     string `json:"name"`
 	Path     string `json:"path"`
 	ReadOnly bool   `json:"read_only,omitempty"`

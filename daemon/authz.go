@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"slices"
 
 	"github.com/containerd/errdefs"
 
@@ -21,6 +22,8 @@ import (
 //     Names are per owner: a bare name is the caller's own template, else
 //     root's, never another user's (pool.Templates.lookup); another's is named
 //     only as "uid/name", by root or its owner (mayUseTemplate).
+//   - volumes: their owner's, and root's; users the owner shared one with
+//     see it and mount it (as "uid/name"), nothing more (mayMountVolume).
 //   - root only: templates of a folder, root filesystem imports.
 //   - warm pools: the pools of a user's templates together stay within
 //     that user's share (pool_share_per_uid); root's templates (the
@@ -35,6 +38,13 @@ func callerFrom(ctx context.Context) caller { return caller{identity.From(ctx)} 
 
 // mayUse reports whether the caller may see and manage what owner owns.
 func (c caller) mayUse(owner uint32) bool { return c.IsRoot() || c.Owns(owner) }
+
+// mayMountVolume reports whether the caller's sessions may mount (and the
+// caller see) a volume of owner shared with sharedWith: the owner's, root's,
+// and those of the users the owner named.
+func (c caller) mayMountVolume(owner uint32, sharedWith []uint32) bool {
+	return c.mayUse(owner) || (c.Known() && slices.Contains(sharedWith, c.UID))
+}
 
 // mayUseTemplate reports whether the caller may see and use a template of
 // owner: root's templates are everyone's.

@@ -61,7 +61,12 @@ func (v Volumes) CreateVolume(ctx context.Context, req *api.CreateVolumeRequest)
 	if minMB := int64(volume.MinBytes >> 20); req.SizeMB < minMB || req.SizeMB > v.d.cfg.Max.DiskMB {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "size_mb %d: a volume is %d to %d MB (the daemon's max disk_mb)", req.SizeMB, minMB, v.d.cfg.Max.DiskMB)
 	}
-	rec := &store.Volume{VolumeID: disk.VolumePrefix + newID(), Name: req.Name, SizeMB: req.SizeMB, OwnerUID: c.UID, CreatedAt: now()}
+	if len(req.SharedWith) > maxSharedWith {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "shared_with names %d users: a volume is shared with at most %d", len(req.SharedWith), maxSharedWith)
+	}
+	shared := slices.Compact(slices.Sorted(slices.Values(req.SharedWith)))
+	rec := &store.Volume{VolumeID: disk.VolumePrefix + newID(), Name: req.Name, SizeMB: req.SizeMB, OwnerUID: c.UID, CreatedAt: now(),
+		SharedWith: slices.DeleteFunc(shared, func(u uint32) bool { return u == c.UID })}
 	if _, err := v.find(c.UID, req.Name); err == nil {
 		return nil, api.Errorf(errdefs.ErrConflict, "you have a volume named %s", api.Quote(req.Name))
 	}
@@ -97,17 +102,17 @@ func (v Volumes) ListVolumes(ctx context.Context) ([]api.Volume, error) {
 	}
 	out := []api.Volume{}
 	for _, rec := range all {
-		if c.mayUse(rec.OwnerUID) {
+		if c.mayMountVolume(rec.OwnerUID, rec.SharedWith) {
 			out = append(out, v.api(rec))
 		}
 	}
 	return out, nil
 }
 
-// GetVolume is one of the caller's volumes (root: "uid/name" names
-// another user's).
+// GetVolume is one of the caller's volumes, or "uid/name" another user's
+// that root or one it is shared with sees.
 func (v Volumes) GetVolume(ctx context.Context, name string) (*api.Volume, error) {
-	rec, err := v.lookup(ctx, name)
+	rec, err := v.visible(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +161,20 @@ func (v Volumes) lookup(ctx context.Context, name string) (*store.Volume, error)
 	return v.find(owner, name)
 }
 
+// visible is lookup, and for "uid/name" also a volume shared with the
+// caller: what it may see and mount.
+func (v Volumes) visible(ctx context.Context, name string) (*store.Volume, error) {
+	c := callerFrom(ctx)
+	if uid, rest, ok := cutOwner(name); ok && !c.mayUse(uid) {
+		rec, err := v.find(uid, rest)
+		if err != nil || !c.mayMountVolume(rec.OwnerUID, rec.SharedWith) {
+			return nil, api.Errorf(errdefs.ErrNotFound, "no such volume: %s", api.Quote(name))
+		}
+		return rec, nil
+	}
+	return v.lookup(ctx, name)
+}
+
 // find is owner's volume name.
 func (v Volumes) find(owner uint32, name string) (*store.Volume, error) {
 	all, err := v.d.store.Volumes()
@@ -186,7 +205,8 @@ func (v Volumes) mountedBy(vid string) []string {
 // api is rec as the API shows it.
 func (v Volumes) api(rec *store.Volume) api.Volume {
 	used, _, _ := volume.Usage(v.d.cfg.DiskQuota, v.d.paths.volume(rec.VolumeID))
-	return api.Volume{Name: rec.Name, SizeMB: rec.SizeMB, UsedMB: used >> 20, OwnerUID: rec.OwnerUID, CreatedAt: rec.CreatedAt, MountedBy: v.mountedBy(rec.VolumeID)}
+	return api.Volume{Name: rec.Name, SizeMB: rec.SizeMB, UsedMB: used >> 20, OwnerUID: rec.OwnerUID, CreatedAt: rec.CreatedAt,
+		MountedBy: v.mountedBy(rec.VolumeID), SharedWith: slices.Clone(rec.SharedWith)}
 }
 
 // mounts turns a create's volumes into the record's, holding each volume
@@ -199,7 +219,6 @@ func (v Volumes) mounts(ctx context.Context, req []api.VolumeMount, u isolation.
 	if len(req) > maxVolumeMounts {
 		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "%d volumes: a session mounts at most %d", len(req), maxVolumeMounts)
 	}
-	c := callerFrom(ctx)
 	var out []store.VolumeMount
 	for i, m := range req {
 		if err := isolation.CheckVolumePath(m.Path, u); err != nil {
@@ -210,7 +229,7 @@ func (v Volumes) mounts(ctx context.Context, req []api.VolumeMount, u isolation.
 				return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "two volumes at %s", api.Quote(m.Path))
 			}
 		}
-		rec, err := v.find(c.UID, m.Name)
+		rec, err := v.visible(ctx, m.Name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -242,8 +261,12 @@ func (v Volumes) mounts(ctx context.Context, req []api.VolumeMount, u isolation.
 	}, nil
 }
 
-// maxVolumeMounts bounds the volumes of one session.
-const maxVolumeMounts = 16
+// maxVolumeMounts bounds the volumes of one session; maxSharedWith the
+// users a volume is shared with.
+const (
+	maxVolumeMounts = 16
+	maxSharedWith   = 64
+)
 
 // cutOwner splits "uid/name", root's way of naming another user's volume.
 func cutOwner(s string) (uint32, string, bool) {

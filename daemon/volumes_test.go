@@ -135,6 +135,36 @@ func TestVolumes(t *testing.T) {
 		t.Fatalf("after the delete: %v", err)
 	}
 
+	// Shared: 1001 shares its volume with 1002, who sees and mounts it as
+	// "1001/data", and may do nothing more; 1003 sees none.
+	if _, err := vs.CreateVolume(as(1001), &api.CreateVolumeRequest{Name: "shared", SizeMB: 16, SharedWith: []uint32{1002, 1002, 1001}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := vs.GetVolume(as(1002), "1001/shared"); err != nil || len(v.SharedWith) != 1 || v.SharedWith[0] != 1002 {
+		t.Fatalf("a shared volume's get: %+v %v", v, err)
+	}
+	if list, err := vs.ListVolumes(as(1002)); err != nil || len(list) != 1 || list[0].Name != "shared" {
+		t.Fatalf("1002's list: %+v %v", list, err)
+	}
+	sh, err := d.CreateSession(as(1002), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "1001/shared", Path: "/shared"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vs.DeleteVolume(as(1002), "1001/shared"); !errdefs.IsNotFound(err) {
+		t.Fatalf("a shared user's delete: %v", err)
+	}
+	if _, err := vs.PutVolumeFile(as(1002), "1001/shared", "/x", strings.NewReader("x")); !errdefs.IsNotFound(err) {
+		t.Fatalf("a shared user's upload: %v", err)
+	}
+	for _, name := range []string{"1001/shared", "1001/data"} {
+		if _, err := d.CreateSession(as(1003), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: name, Path: "/v"}}}); !errdefs.IsNotFound(err) {
+			t.Fatalf("a stranger mounts %s: %v", name, err)
+		}
+	}
+	if err := d.DeleteSession(as(1002), sh.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	// A restart keeps it, and its session's mount.
 	if err := d.Close(context.Background()); err != nil {
 		t.Fatal(err)

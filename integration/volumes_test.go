@@ -104,8 +104,30 @@ func TestVolumes(t *testing.T) {
 		if _, stderr, code := runCtl(t, d.socket, other, "", "volume", "inspect", "data"); code == 0 || !strings.Contains(stderr, "no such volume") {
 			t.Fatalf("another user's inspect: %d %q", code, stderr)
 		}
-		if _, stderr, code := runCtl(t, d.socket, other, "", "create", "--volume", "data:/data"); code == 0 || !strings.Contains(stderr, "no such volume") {
+		if _, stderr, code := runCtl(t, d.socket, other, "", "create", "--volume", "0/data:/data"); code == 0 || !strings.Contains(stderr, "no such volume") {
 			t.Fatalf("another user's mount: %d %q", code, stderr)
+		}
+		// Unless the owner shares it: then its sessions mount it, as their
+		// own user, and see the others' files.
+		if _, stderr, code := d.ctl(t, "", "volume", "create", "team", "--size", "16", "--share-with", "54321"); code != 0 {
+			t.Fatalf("volume create --share-with: %d %q", code, stderr)
+		}
+		if _, err := d.c.PutVolumeFile(ctx, "team", "/notes", strings.NewReader("from root\n")); err != nil {
+			t.Fatal(err)
+		}
+		out, stderr, code := runCtl(t, d.socket, other, "", "create", "--volume", "0/team:/team")
+		if code != 0 {
+			t.Fatalf("a shared volume's mount: %d %q", code, stderr)
+		}
+		theirs := strings.TrimSpace(out)
+		if x := d.sh(t, theirs, `cat /team/notes && echo theirs > /team/mine && `+owner("/team/mine")); x.Stdout != "from root\n1000 sandbox\n" {
+			t.Fatalf("in the shared volume: %+v", x)
+		}
+		if err := d.c.DeleteSession(ctx, theirs); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.c.DeleteVolume(ctx, "team"); err != nil {
+			t.Fatal(err)
 		}
 
 		// Across a daemon restart, the files and the mounts stay; a
@@ -133,7 +155,7 @@ func TestVolumes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		out, stderr, code := d.ctl(t, "", "create", "-v", "data:/opt/data:ro")
+		out, stderr, code = d.ctl(t, "", "create", "-v", "data:/opt/data:ro")
 		if code != 0 {
 			t.Fatalf("create -v: %d %q", code, stderr)
 		}

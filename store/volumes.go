@@ -19,6 +19,8 @@ type Volume struct {
 	SizeMB    int64     `json:"size_mb"`
 	OwnerUID  uint32    `json:"owner_uid"`
 	CreatedAt time.Time `json:"created_at"`
+	// SharedWith are the users whose sessions may mount it too.
+	SharedWith []uint32 `json:"shared_with,omitempty"`
 }
 
 // VolumeKey is a volume's key in its bucket: "uid/name" (names hold no

@@ -20,7 +20,8 @@ func newVolumeCmd(a *app) *cobra.Command {
 		Long: `A volume is a filesystem of its own size that outlives sessions and daemon
 restarts. Your sessions mount it at create (create --volume NAME:/PATH[:ro]),
 several at once: each sees what the others wrote, as its own user's files.
-Writes past its size fail with "No space left on device".`,
+Writes past its size fail with "No space left on device". With --share-with,
+other users' sessions may mount it too (as OWNER_UID/NAME), each as its own user.`,
 		Example: `  sandboxctl volume create data --size 512
   s=$(sandboxctl create --volume data:/data)
   sandboxctl exec $s --shell -c 'date > /data/when'
@@ -36,12 +37,16 @@ Writes past its size fail with "No space left on device".`,
 func newVolumeCreateCmd(a *app) *cobra.Command {
 	var req api.CreateVolumeRequest
 	var asJSON bool
+	var shareWith []uint
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Make a volume and print its name",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Name = args[0]
+			for _, u := range shareWith {
+				req.SharedWith = append(req.SharedWith, uint32(u))
+			}
 			v, err := a.client().CreateVolume(cmd.Context(), req)
 			if err != nil {
 				return err
@@ -54,6 +59,7 @@ func newVolumeCreateCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&req.SizeMB, "size", 1024, "its size in MB: writes past it fail with ENOSPC")
+	cmd.Flags().UintSliceVar(&shareWith, "share-with", nil, "let this user's sessions mount it too, as OWNER_UID/NAME (repeatable, or comma-separated uids)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -80,13 +86,17 @@ func newVolumeLsCmd(a *app) *cobra.Command {
 				return nil
 			}
 			tw := newTable()
-			fmt.Fprintln(tw, "NAME\tOWNER\tSIZE\tUSED\tMOUNTED BY\tCREATED")
+			fmt.Fprintln(tw, "NAME\tOWNER\tSIZE\tUSED\tMOUNTED BY\tSHARED WITH\tCREATED")
 			for _, v := range vs {
 				by := strings.Join(v.MountedBy, ",")
 				if by == "" {
 					by = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%d MB\t%d MB\t%s\t%s\n", v.Name, v.OwnerUID, v.SizeMB, v.UsedMB, by, ago(v.CreatedAt))
+				shared := "-"
+				if len(v.SharedWith) > 0 {
+					shared = strings.Trim(fmt.Sprint(v.SharedWith), "[]")
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d MB\t%d MB\t%s\t%s\t%s\n", v.Name, v.OwnerUID, v.SizeMB, v.UsedMB, by, shared, ago(v.CreatedAt))
 			}
 			return tw.Flush()
 		},

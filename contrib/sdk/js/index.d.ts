@@ -124,6 +124,8 @@ export declare class Session {
   name: string;
   /** When the session ends whatever it does (deadlineS, setDeadline); null: no deadline. */
   deadline: Date | null;
+  /** The volumes it mounts. */
+  volumes: VolumeMount[];
   static fromJSON(raw: unknown): Session;
 }
 
@@ -274,6 +276,32 @@ export declare class CodeContext {
   cwd: string;
   createdAt: Date | null;
   static fromJSON(raw: unknown): CodeContext;
+}
+
+/** A volume a session mounts: the caller's volume name at path (absolute), read-only or not. */
+export declare class VolumeMount {
+  constructor(f?: Partial<VolumeMount>);
+  name: string;
+  path: string;
+  readOnly: boolean;
+  static fromJSON(raw: unknown): VolumeMount;
+}
+
+/**
+ * A filesystem of its own size that outlives sessions: writes past sizeMb fail with ENOSPC
+ * inside; while mountedBy (sessions, running or not) is not empty, deleting it is Conflict.
+ */
+export declare class Volume {
+  constructor(f?: Partial<Volume>);
+  name: string;
+  sizeMb: number;
+  usedMb: number;
+  ownerUid: number;
+  createdAt: Date | null;
+  mountedBy: string[];
+  /** Other users whose sessions may mount it too, as "{ownerUid}/{name}". */
+  sharedWith: number[];
+  static fromJSON(raw: unknown): Volume;
 }
 
 /** One change a watch saw; rename is the old path (the new one comes as a create), overflow has no path. */
@@ -486,6 +514,18 @@ export interface SessionFields {
   name?: string;
   /** The session ends (is stopped, /workspace kept) this many seconds from now, whatever it does. Not for run (the daemon refuses it). */
   deadlineS?: number;
+  /** The caller's volumes to mount (up to 16), each at its absolute path. Not for run (the daemon refuses it). */
+  volumes?: VolumeMountOptions | VolumeMountOptions[];
+}
+
+/** A volume to mount: a plain object or a VolumeMount. */
+export interface VolumeMountOptions {
+  /** One of the caller's volumes (client.createVolume). */
+  name: string;
+  /** An absolute path in the sandbox, outside /workspace, /tmp, the user's home and the system's folders. */
+  path: string;
+  /** Writes fail (EROFS) when true. */
+  readOnly?: boolean;
 }
 
 /** Not a field of the create but its Idempotency-Key header. */
@@ -524,6 +564,13 @@ export interface CreateContextOptions extends CallOptions {
   cwd?: string;
   /** A Python context to copy: the new one starts with its globals, imports and folder, then they diverge. */
   from?: string | CodeContext;
+}
+
+export interface CreateVolumeOptions extends CallOptions {
+  /** Its size in MB (at least 16): writes past it fail with ENOSPC inside. */
+  sizeMb: number;
+  /** Other users whose sessions may mount it too (as "{ownerUid}/{name}"). */
+  sharedWith?: number[];
 }
 
 export type CommandOptions = Omit<ExecOptions, "language">;
@@ -647,6 +694,16 @@ export declare class Client {
   deleteContext(id: string, cid: string, opts?: CallOptions): Promise<void>;
   /** Starts a context's interpreter afresh. */
   restartContext(id: string, cid: string, opts?: CallOptions): Promise<CodeContext>;
+
+  /** A volume of sizeMb; Conflict for a name the caller has, ResourceExhausted when the disk cannot hold it. */
+  createVolume(name: string, sizeMb: number, opts?: CallOptions): Promise<Volume>;
+  createVolume(name: string, opts: CreateVolumeOptions): Promise<Volume>;
+  /** The caller's volumes (root: everyone's). */
+  volumes(opts?: CallOptions): Promise<Volume[]>;
+  /** One volume; NotFound for another user's (root names it "{uid}/{name}"). */
+  volume(name: string | Volume, opts?: CallOptions): Promise<Volume>;
+  /** Removes a volume and its files; Conflict while a session (running or not) mounts it. */
+  deleteVolume(name: string | Volume, opts?: CallOptions): Promise<void>;
 
   exec(id: string, code: string, opts?: ExecOptions): Promise<Execution>;
   /** Starts code without waiting for it (wait false): the execution's id. */

@@ -24,6 +24,7 @@ import {
   STATUS_RUNNING,
   Session,
   Stats,
+  Volume,
 } from "./models.js";
 import {
   attachedFields,
@@ -36,6 +37,7 @@ import {
   metaHeaders,
   sessionRequest,
   termSize,
+  volumeName,
 } from "./requests.js";
 import { STREAM_MIME, Transport, apiPath, errorOf } from "./transport.js";
 
@@ -348,6 +350,62 @@ export class Client {
    */
   async restartContext(id, cid, opts) {
     return CodeContext.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "contexts", cid, "restart"), opts));
+  }
+
+  // Volumes.
+
+  /**
+   * POST /v1/volumes: a volume of `sizeMb` (at least 16; writes past it
+   * fail with ENOSPC inside), given as a number or as `{sizeMb}` with the
+   * call's options. Conflict for a name the caller has; ResourceExhausted
+   * when the data dir or the caller's disk share cannot hold it.
+   * @param {string} name
+   * @param {number | ({sizeMb: number, sharedWith?: number[]} & CallOptions)} sizeMb
+   * @param {CallOptions} [opts]
+   */
+  async createVolume(name, sizeMb, opts) {
+    const o = typeof sizeMb === "object" && sizeMb !== null ? sizeMb : { ...opts, sizeMb };
+    if (typeof o.sizeMb !== "number" || !Number.isFinite(o.sizeMb)) {
+      // Absent, the daemon would take 0 and refuse it less clearly.
+      throw new TypeError(`a volume's sizeMb is a number of MB, not ${JSON.stringify(o.sizeMb)}`);
+    }
+    /** @type {Record<string, unknown>} */
+    const json = { name: volumeName(name), size_mb: o.sizeMb };
+    if (o.sharedWith?.length) json.shared_with = o.sharedWith;
+    return Volume.fromJSON(await this._json("POST", "/v1/volumes", o, { json }));
+  }
+
+  /**
+   * GET /v1/volumes: the caller's volumes (root: everyone's).
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Volume[]>}
+   */
+  async volumes(opts) {
+    const out = await this._json("GET", "/v1/volumes", opts);
+    const list = out && Array.isArray(out.volumes) ? out.volumes : [];
+    return list.map((/** @type {unknown} */ v) => Volume.fromJSON(v));
+  }
+
+  /**
+   * GET /v1/volumes/{name}: one volume, its use and the sessions that mount
+   * it; NotFound for another user's. Root names another user's as
+   * "{uid}/{name}".
+   * @param {string | Volume} name
+   * @param {CallOptions} [opts]
+   */
+  async volume(name, opts) {
+    return Volume.fromJSON(await this._json("GET", apiPath("v1", "volumes", volumeName(name)), opts));
+  }
+
+  /**
+   * DELETE /v1/volumes/{name}: the volume and its files are gone. Conflict
+   * while any session's record names it, running or stopped: delete those
+   * sessions first.
+   * @param {string | Volume} name
+   * @param {CallOptions} [opts]
+   */
+  async deleteVolume(name, opts) {
+    await this._json("DELETE", apiPath("v1", "volumes", volumeName(name)), opts);
   }
 
   // Executions.

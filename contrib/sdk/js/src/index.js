@@ -61,6 +61,8 @@ export {
   ProcessLogs,
   Session,
   Stats,
+  Volume,
+  VolumeMount,
   STATUS_ERROR,
   STATUS_INTERRUPTED,
   STATUS_KILLED,

@@ -129,6 +129,8 @@ export class Session {
     this.name = f.name ?? "";
     /** When the session ends whatever it does; null: no deadline. @type {Date | null} */
     this.deadline = f.deadline ?? null;
+    /** The volumes it mounts. @type {VolumeMount[]} */
+    this.volumes = f.volumes ?? [];
   }
 
   /** @param {unknown} raw */
@@ -154,6 +156,7 @@ export class Session {
       idleAction: str(d, "idle_action"),
       name: str(d, "name"),
       deadline: time(d.deadline),
+      volumes: Array.isArray(d.volumes) ? d.volumes.map((/** @type {unknown} */ v) => VolumeMount.fromJSON(v)) : [],
     });
   }
 }
@@ -567,6 +570,69 @@ export class CodeContext {
   static fromJSON(raw) {
     const d = obj(raw);
     return new CodeContext({ id: str(d, "id"), language: str(d, "language"), cwd: str(d, "cwd"), createdAt: time(d.created_at) });
+  }
+}
+
+/**
+ * A volume a session mounts: the caller's volume `name` at `path` in the
+ * sandbox (absolute), read-only or not. Sandbox.create({volumes}) takes
+ * these or plain objects of the same fields; Session.volumes reads them back.
+ */
+export class VolumeMount {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.name = f.name ?? "";
+    /** @type {string} */
+    this.path = f.path ?? "";
+    /** @type {boolean} */
+    this.readOnly = f.readOnly ?? false;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new VolumeMount({ name: str(d, "name"), path: str(d, "path"), readOnly: d.read_only === true });
+  }
+}
+
+/**
+ * A filesystem of its own size that outlives sessions (docs/API.md,
+ * Volumes): writes past `sizeMb` fail with ENOSPC inside; `mountedBy` are
+ * the sessions whose records name it, running or not, and while there are
+ * any it cannot be deleted (Conflict).
+ */
+export class Volume {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.name = f.name ?? "";
+    /** @type {number} */
+    this.sizeMb = f.sizeMb ?? 0;
+    /** @type {number} */
+    this.usedMb = f.usedMb ?? 0;
+    /** @type {number} */
+    this.ownerUid = f.ownerUid ?? 0;
+    /** @type {Date | null} */
+    this.createdAt = f.createdAt ?? null;
+    /** @type {string[]} */
+    this.mountedBy = f.mountedBy ?? [];
+    /** @type {number[]} Other users whose sessions may mount it (as "{ownerUid}/{name}"). */
+    this.sharedWith = f.sharedWith ?? [];
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Volume({
+      name: str(d, "name"),
+      sizeMb: int(d, "size_mb"),
+      usedMb: int(d, "used_mb"),
+      ownerUid: int(d, "owner_uid"),
+      createdAt: time(d.created_at),
+      mountedBy: strs(d, "mounted_by"),
+      sharedWith: Array.isArray(d.shared_with) ? d.shared_with.filter((/** @type {unknown} */ u) => typeof u === "number") : [],
+    });
   }
 }
 

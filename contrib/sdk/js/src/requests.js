@@ -25,6 +25,7 @@ export const SESSION_FIELDS = Object.freeze({
   idleAction: "idle_action",
   name: "name",
   deadlineS: "deadline_s",
+  volumes: "volumes",
 });
 
 /** The header that makes a create idempotent (docs/API.md, POST /v1/sessions). */
@@ -78,6 +79,7 @@ export function sessionRequest(fields) {
     if (v === undefined || v === null) continue;
     if (k === "env" || k === "labels") body[wire] = stringMap(v);
     else if (k === "allow" || k === "mcpServers") body[wire] = typeof v === "string" ? [v] : [...v];
+    else if (k === "volumes") body[wire] = volumeMounts(v);
     else body[wire] = v;
   }
   return body;
@@ -148,6 +150,47 @@ export function contextRequest(opts) {
   const from = contextId(opts.from);
   if (from) body.from = from;
   return body;
+}
+
+// The fields of a volume mount (api.VolumeMount), the SDK's name and the
+// wire's: the daemon refuses unknown fields, so a typo fails here, before a
+// session is asked for.
+const MOUNT_FIELDS = Object.freeze({ name: "name", path: "path", readOnly: "read_only" });
+
+/**
+ * The `volumes` of a create request from mounts ({name, path, readOnly?}
+ * objects or VolumeMounts); one mount alone is taken as a list of it.
+ * read_only goes only when set, as the daemon writes it.
+ * @param {Iterable<{name: string, path: string, readOnly?: boolean}> | {name: string, path: string, readOnly?: boolean}} v
+ * @returns {Array<Record<string, any>>}
+ */
+export function volumeMounts(v) {
+  const list = v !== null && typeof v === "object" && !(Symbol.iterator in v) ? [v] : [...v];
+  return list.map((m) => {
+    if (m === null || typeof m !== "object" || Array.isArray(m)) {
+      throw new TypeError(`a volume mount is an object {name, path, readOnly?}, not ${JSON.stringify(m)}`);
+    }
+    const unknown = Object.keys(m).filter((k) => !Object.hasOwn(MOUNT_FIELDS, k) && /** @type {any} */ (m)[k] !== undefined);
+    if (unknown.length) {
+      throw new TypeError(`unknown volume mount field(s): ${unknown.sort().join(", ")}; known: ${Object.keys(MOUNT_FIELDS).join(", ")}`);
+    }
+    /** @type {Record<string, any>} */
+    const out = { name: String(m.name ?? ""), path: String(m.path ?? "") };
+    if (m.readOnly) out.read_only = true;
+    return out;
+  });
+}
+
+/**
+ * The name the wire takes for a volume: a name, or a Volume (any object
+ * with a string name). An empty one would name the list, not a volume.
+ * @param {string | {name: string}} v
+ * @returns {string}
+ */
+export function volumeName(v) {
+  const name = typeof v === "string" ? v : v !== null && typeof v === "object" ? v.name : undefined;
+  if (typeof name !== "string" || !name) throw new TypeError(`a volume name is required, not ${JSON.stringify(v)}`);
+  return name;
 }
 
 /** The header an upload gives each metadata key (api.MetaHeaderPrefix). */

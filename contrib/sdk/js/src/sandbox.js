@@ -76,7 +76,8 @@ export class Sandbox {
    * is Conflict. `socket` is the daemon's socket (default
    * $SANDBOXD_SOCKET, else /run/sandboxd/sandboxd.sock); `requestTimeoutMs`
    * bounds each call but executions (null: no bound); `client` shares a
-   * Client.
+   * Client. `volumes` mounts the caller's volumes (client.createVolume),
+   * each `{name, path, readOnly?}` or a VolumeMount.
    * @param {Record<string, any> & Connection & {idempotencyKey?: string, signal?: AbortSignal}} [opts]
    */
   static async create(opts = {}) {

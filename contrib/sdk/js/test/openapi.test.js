@@ -32,6 +32,8 @@ import {
   ProcessChunk,
   Session,
   Stats,
+  Volume,
+  VolumeMount,
 } from "sandboxd";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -65,6 +67,8 @@ const MODELS = {
   HealthCheck,
   DataDirHealth,
   ErrorDetail,
+  Volume,
+  VolumeMount,
 };
 
 // Wire properties whose field is not their camelCase name: a rename must be

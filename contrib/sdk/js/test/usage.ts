@@ -24,6 +24,8 @@ import {
   Sandbox,
   SandboxdError,
   Session,
+  Volume,
+  VolumeMount,
   Stats,
   ToolResult,
   Toolbox,
@@ -38,6 +40,7 @@ import {
   TOOL_NAMES,
   type AnthropicToolResult,
   type AttachChunk,
+  type CreateVolumeOptions,
   type CommandOutput,
   type ExecOptions,
   type FollowOptions,
@@ -47,6 +50,7 @@ import {
   type StartProcessOptions,
   type SubmitOptions,
   type ToolName,
+  type VolumeMountOptions,
   type WaitOptions,
 } from "sandboxd";
 import { SandboxdTool, langchainTools } from "sandboxd/langchain";
@@ -121,6 +125,16 @@ export async function example(signal: AbortSignal): Promise<string> {
   await sbx.contexts.delete(restarted);
   await sbx.client.createContext(sbx.id, { language: "shell" });
   console.log(meta, perms, ctxIds);
+  const vol: Volume = await sbx.client.createVolume("data", 32);
+  const volOpts: CreateVolumeOptions = { sizeMb: 64, signal };
+  await sbx.client.createVolume("more", volOpts);
+  const mounts: VolumeMountOptions[] = [{ name: vol.name, path: "/data" }, new VolumeMount({ name: "more", path: "/mnt/v", readOnly: true })];
+  await using withVolumes = await Sandbox.create({ volumes: mounts });
+  const mounted: VolumeMount[] = withVolumes.session.volumes;
+  const used: number[] = (await sbx.client.volumes()).map((v: Volume) => v.usedMb + v.sizeMb);
+  const by: string[] = (await sbx.client.volume(vol)).mountedBy;
+  await sbx.client.deleteVolume("more", { requestTimeoutMs: 1000 });
+  console.log(mounted.map((m) => m.readOnly), used, by);
   await sbx.files.write("data.bin", new Uint8Array([0, 1]));
   const bytes: Buffer = await sbx.files.read("data.bin");
   const text: string = await sbx.files.read("data.csv", "utf8");

@@ -37,6 +37,8 @@ from sandboxd.models import (
     ProcessChunk,
     Session,
     Stats,
+    Volume,
+    VolumeMount,
 )
 
 SPEC_PATH = pathlib.Path(
@@ -67,6 +69,8 @@ MODELS: dict[str, Any] = {
     "HealthCheck": HealthCheck,
     "DataDirHealth": DataDirHealth,
     "ErrorDetail": ErrorDetail,
+    "Volume": Volume,
+    "VolumeMount": VolumeMount,
 }
 
 # Wire properties a model keeps under another name (schema -> property ->

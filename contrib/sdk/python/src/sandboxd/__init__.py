@@ -61,6 +61,8 @@ from .models import (
     ProcessLogs,
     Session,
     Stats,
+    Volume,
+    VolumeMount,
 )
 from .oneshot import run
 from .processes import Processes
@@ -115,6 +117,8 @@ __all__ = [
     "Session",
     "Stats",
     "Unavailable",
+    "Volume",
+    "VolumeMount",
     "run",
     "run_async",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from ._api_volumes import volume_mounts
 from ._transport import Caller, api_path
 from .models import Session, Stats
 
@@ -28,6 +29,7 @@ SESSION_FIELDS = (
     "idle_action",
     "name",
     "deadline_s",
+    "volumes",
 )
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -51,6 +53,8 @@ def session_request(fields: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if k in ("env", "labels"):
             body[k] = {str(a): str(b) for a, b in v.items()}
+        elif k == "volumes":
+            body[k] = volume_mounts(v)
         elif k in ("allow", "mcp_servers"):
             body[k] = [v] if isinstance(v, str) else list(v)
         elif k in _INT_FIELDS and isinstance(v, float) and v.is_integer():

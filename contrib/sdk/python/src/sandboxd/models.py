@@ -33,6 +33,8 @@ __all__ = [
     "DataDirHealth",
     "ErrorDetail",
     "Health",
+    "Volume",
+    "VolumeMount",
 ]
 
 # Execution statuses (docs/API.md, Execution). A timeout or a kill is not an
@@ -145,6 +147,7 @@ class Session:
     name: str = ""
     # When the session ends whatever it does (UTC); None: no deadline.
     deadline: datetime | None = None
+    volumes: list[VolumeMount] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Session:
@@ -169,6 +172,7 @@ class Session:
             idle_action=_str(d, "idle_action"),
             name=_str(d, "name"),
             deadline=_time(d.get("deadline")),
+            volumes=[VolumeMount.from_json(v) for v in d.get("volumes") or [] if isinstance(v, dict)],
         )
 
 
@@ -485,6 +489,57 @@ class CodeContext:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> CodeContext:
         return cls(id=_str(d, "id"), language=_str(d, "language"), cwd=_str(d, "cwd"), created_at=_time(d.get("created_at")))
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    """A volume a session mounts: the caller's volume ``name`` at ``path``
+    in the sandbox (absolute), read-only or not. Sandbox(volumes=[...])
+    takes these or dicts of the same keys; Session.volumes reads them back."""
+
+    name: str
+    path: str = ""
+    read_only: bool = False
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> VolumeMount:
+        return cls(name=_str(d, "name"), path=_str(d, "path"), read_only=d.get("read_only") is True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire's object; read_only only when set, as the daemon writes it."""
+        body: dict[str, Any] = {"name": self.name, "path": self.path}
+        if self.read_only:
+            body["read_only"] = True
+        return body
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A filesystem of its own size that outlives sessions (docs/API.md,
+    Volumes): writes past ``size_mb`` fail with ENOSPC inside; ``mounted_by``
+    are the sessions whose records name it, running or not, and while there
+    are any it cannot be deleted (Conflict)."""
+
+    name: str
+    size_mb: int = 0
+    used_mb: int = 0
+    owner_uid: int = 0
+    created_at: datetime | None = None
+    mounted_by: list[str] = field(default_factory=list)
+    #: other users whose sessions may mount it too, as "{owner_uid}/{name}"
+    shared_with: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Volume:
+        return cls(
+            name=_str(d, "name"),
+            size_mb=_int(d, "size_mb"),
+            used_mb=_int(d, "used_mb"),
+            owner_uid=_int(d, "owner_uid"),
+            created_at=_time(d.get("created_at")),
+            mounted_by=_strs(d, "mounted_by"),
+            shared_with=[u for u in d.get("shared_with") or [] if isinstance(u, int) and not isinstance(u, bool)],
+        )
 
 
 @dataclass(frozen=True)

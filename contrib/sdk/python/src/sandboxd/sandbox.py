@@ -22,7 +22,7 @@ from .commands import Commands
 from .contexts import Contexts, context_id
 from .errors import NotFound
 from .files import Files
-from .models import CodeContext, Execution, ExecutionSummary, Session, Stats
+from .models import CodeContext, Execution, ExecutionSummary, Session, Stats, VolumeMount
 from .processes import Processes, shell_argv
 
 
@@ -37,6 +37,8 @@ class Sandbox:
     Conflict. ``socket`` is the daemon's socket (default $SANDBOXD_SOCKET,
     else /run/sandboxd/sandboxd.sock); ``request_timeout`` bounds each
     call but executions (None: no bound); ``client`` shares a Client.
+    ``volumes`` mounts the caller's volumes (Client.create_volume), each a
+    VolumeMount or a dict ``{"name", "path", "read_only"}``.
     """
 
     commands: Commands
@@ -81,6 +83,7 @@ class Sandbox:
         idle_action: str | None = None,
         name: str | None = None,
         deadline_s: int | None = None,
+        volumes: Iterable[VolumeMount | Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
@@ -106,6 +109,7 @@ class Sandbox:
             idle_action=idle_action,
             name=name,
             deadline_s=deadline_s,
+            volumes=volumes,
         )
         if idempotency_key is None:
             self._bind(c, c.create_session(**fields), True)
