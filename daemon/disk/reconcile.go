@@ -29,6 +29,10 @@ func (a *Admission) Reconcile(ctx context.Context, disks []Disk, failed func(id 
 		known[d.ID] = true
 	}
 	for _, folder := range []string{"sessions", "volumes"} {
+		what := "session"
+		if folder == "volumes" {
+			what = "volume"
+		}
 		ents, err := os.ReadDir(filepath.Join(a.cfg.DataDir, folder))
 		if errors.Is(err, fs.ErrNotExist) && folder == "volumes" {
 			continue // a data dir from before volumes
@@ -40,10 +44,10 @@ func (a *Admission) Reconcile(ctx context.Context, disks []Disk, failed func(id 
 			if known[e.Name()] {
 				continue
 			}
-			if err := volume.Remove(a.Dir(e.Name())); err != nil {
-				a.log.Warn("remove orphan folder", "folder", folder, "id", e.Name(), "err", err)
+			if err := volume.Remove(filepath.Join(a.cfg.DataDir, folder, e.Name())); err != nil {
+				a.log.Warn("remove orphan "+what+" folder", what, e.Name(), "err", err)
 			} else {
-				a.log.Info("removed orphan folder", "folder", folder, "id", e.Name())
+				a.log.Info("removed orphan "+what+" folder", what, e.Name())
 			}
 		}
 	}
