@@ -67,8 +67,9 @@ func (v Volumes) CreateVolume(ctx context.Context, req *api.CreateVolumeRequest)
 	shared := slices.Compact(slices.Sorted(slices.Values(req.SharedWith)))
 	rec := &store.Volume{VolumeID: disk.VolumePrefix + newID(), Name: req.Name, SizeMB: req.SizeMB, OwnerUID: c.UID, CreatedAt: now(),
 		SharedWith: slices.DeleteFunc(shared, func(u uint32) bool { return u == c.UID })}
+	taken := api.Errorf(errdefs.ErrConflict, "you have a volume named %s", api.Quote(req.Name))
 	if _, err := v.find(c.UID, req.Name); err == nil {
-		return nil, api.Errorf(errdefs.ErrConflict, "you have a volume named %s", api.Quote(req.Name))
+		return nil, taken
 	}
 	if err := v.d.disk.Ensure(ctx, rec.VolumeID, rec.SizeMB, disk.Session(rec.OwnerUID), v.d.tmpl.YieldDisk); err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (v Volumes) CreateVolume(ctx context.Context, req *api.CreateVolumeRequest)
 	}
 	if err := v.d.store.CreateVolume(rec); err != nil {
 		if errdefs.IsAlreadyExists(err) {
-			return fail(api.Errorf(errdefs.ErrConflict, "you have a volume named %s", api.Quote(req.Name)))
+			return fail(taken)
 		}
 		return fail(recordErr(rec.VolumeID, err))
 	}

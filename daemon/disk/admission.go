@@ -66,15 +66,12 @@ func (a *Admission) Dir(id string) string {
 	return filepath.Join(a.cfg.DataDir, "sessions", id)
 }
 
-// sessionDir is Dir (for sessions, mostly).
-func (a *Admission) sessionDir(id string) string { return a.Dir(id) }
-
 // Freed is how many promises have ended so far.
 func (a *Admission) Freed() uint64 { return a.freed.Load() }
 
 // Writable says why session id's filesystem takes no writes, nil if it
 // does.
-func (a *Admission) Writable(id string) error { return a.probe.Writable(a.sessionDir(id)) }
+func (a *Admission) Writable(id string) error { return a.probe.Writable(a.Dir(id)) }
 
 // promise is one disk's entry in the ledger.
 type promise struct {
@@ -108,7 +105,7 @@ func (a *Admission) budgetLocked() (budget, error) {
 	}
 	b := budget{free: free, floor: a.cfg.DataDirMinFreeMB << 20, overcommit: a.cfg.DiskOvercommit}
 	for id, p := range a.promised {
-		b.outstanding += max(0, p.size-a.probe.Allocated(a.sessionDir(id)))
+		b.outstanding += max(0, p.size-a.probe.Allocated(a.Dir(id)))
 		b.promised = satAdd(b.promised, p.size)
 	}
 	return b, nil
@@ -218,7 +215,7 @@ func (a *Admission) promise(ctx context.Context, id string, size int64, owner Ow
 	if _, ok := a.promised[id]; ok {
 		return false, nil
 	}
-	if a.probe.Exists(a.sessionDir(id)) {
+	if a.probe.Exists(a.Dir(id)) {
 		a.promised[id] = promise{size: size, owner: owner}
 		return false, nil
 	}
@@ -264,7 +261,7 @@ func (a *Admission) Ensure(ctx context.Context, id string, diskMB int64, owner O
 }
 
 func (a *Admission) ensure(ctx context.Context, id string, diskMB int64, owner Owner) error {
-	dir := a.sessionDir(id)
+	dir := a.Dir(id)
 	isNew, err := a.promise(ctx, id, diskMB<<20, owner)
 	if err != nil {
 		return err
