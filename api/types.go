@@ -138,6 +138,14 @@ type CreateSessionRequest struct {
 	DeadlineS *int `json:"deadline_s,omitempty"`
 	// Volumes are the caller's volumes the session mounts (volumes.go).
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Snapshot makes the session from a snapshot of the caller's
+	// (snapshots.go): its files and settings. Only Name, Labels (added
+	// to the snapshot's), Env (over the snapshot's), IdleAction,
+	// DeadlineS and Volumes may be given beside it.
+	Snapshot string `json:"snapshot,omitempty"`
+	// Count, with Snapshot, makes that many sessions (1 to MaxCount), and
+	// the answer is a SessionList.
+	Count int `json:"count,omitempty"`
 }
 
 // PackagesRequest is the body of POST /v1/sessions/{id}/packages: pip

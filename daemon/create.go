@@ -54,12 +54,25 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	if err := d.node.CheckDraining(); err != nil {
 		return nil, err
 	}
-	rec, t, err := d.checkCreate(ctx, req)
+	var (
+		rec  *store.Record
+		t    *pool.Template
+		snap *store.Snapshot
+		err  error
+	)
+	if req.Snapshot != "" {
+		rec, t, snap, err = d.State().Snapshots.fromSnapshot(ctx, req)
+	} else {
+		rec, t, err = d.checkCreate(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if len(req.Volumes) > 0 && !persist {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "volumes are mounted by sessions: create one (POST /v1/sessions)")
+	}
+	if req.Count > 1 {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "count %d: several sessions are made from a snapshot (POST /v1/sessions with snapshot and count)", req.Count)
 	}
 	var mounted func()
 	if rec.Volumes, mounted, err = d.State().Volumes.mounts(ctx, req.Volumes, d.tmpl.UserOf(rec.Template)); err != nil {
@@ -94,8 +107,9 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	clock.Lap("admit")
 	started := time.Now()
 	var s *session
-	// A pooled sandbox was started without the session's volumes.
-	if p := d.tmpl.PoolOf(t); p != nil && len(rec.Volumes) == 0 {
+	// A pooled sandbox was started without the session's volumes, or a
+	// snapshot's files.
+	if p := d.tmpl.PoolOf(t); p != nil && len(rec.Volumes) == 0 && snap == nil {
 		if sb := p.Claim(ctx, rec, clock.Lap); sb != nil {
 			s = sessionOf(sb)
 		}
@@ -113,6 +127,13 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	} else {
 		source = "cold"
 		s = newSession(rec)
+		if snap != nil {
+			source = "snapshot"
+			if err := d.State().Snapshots.seed(ctx, s, snap); err != nil {
+				_ = d.launch.destroy(s)
+				return nil, err
+			}
+		}
 		if err := d.launch.start(ctx, s, false); err != nil {
 			d.metrics.CreateFailed()
 			_ = d.launch.destroy(s)

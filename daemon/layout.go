@@ -19,6 +19,12 @@ func (l layout) volume(vid string) string { return filepath.Join(l.dataDir, "vol
 
 func (l layout) volumeData(vid string) string { return volume.Workspace(l.volume(vid)) }
 
+// snapshots holds the snapshots' folders; snapshot is snapshot sid's
+// (see snapshots.go).
+func (l layout) snapshots() string { return filepath.Join(l.dataDir, "snapshots") }
+
+func (l layout) snapshot(sid string) string { return filepath.Join(l.snapshots(), sid) }
+
 // workspace is the host folder of a session's /workspace.
 func (l layout) workspace(id string) string { return volume.Workspace(l.session(id)) }
 

@@ -58,6 +58,9 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := d.State().Snapshots.reconcile(ctx); err != nil {
+		return err
+	}
 	d.tmpl.Reconcile()
 	d.gateway.Reconcile(func(id string) bool { _, ok := d.sessions.get(id); return ok })
 	if d.net.owner != nil {

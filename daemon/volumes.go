@@ -28,16 +28,16 @@ import (
 // Volumes serves the API's volumes.
 type Volumes struct{ d *Daemon }
 
-// State serves the API's state beyond one interpreter: code contexts and
-// volumes, each an area of the router's (and issue 33's next ones:
-// snapshots, undo).
+// State serves the API's state beyond one interpreter: code contexts,
+// volumes and snapshots, each an area of the router's.
 type State struct {
-	Contexts Contexts
-	Volumes  Volumes
+	Contexts  Contexts
+	Volumes   Volumes
+	Snapshots Snapshots
 }
 
-// State serves the API's contexts and volumes.
-func (d *Daemon) State() State { return State{Contexts{d}, Volumes{d}} }
+// State serves the API's contexts, volumes and snapshots.
+func (d *Daemon) State() State { return State{Contexts{d}, Volumes{d}, Snapshots{d}} }
 
 // volumeUse counts, by volume id, the creates under way that will mount
 // a volume: a delete meanwhile would take it from under them.

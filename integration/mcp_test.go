@@ -279,8 +279,9 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	if err := json.Unmarshal(out, &seen); err != nil {
 		t.Fatalf("the client's report %q: %v", out, err)
 	}
-	wantTools := []string{"create_context", "create_session", "delete_context", "delete_session", "get_execution", "install_packages", "interrupt", "kill_process",
-		"list_contexts", "list_executions", "list_processes", "list_sessions", "list_volumes", "pause_session", "process_logs", "read_file", "resume_session", "run_python", "run_shell", "start_execution", "start_process", "write_file", "write_stdin"}
+	wantTools := []string{"create_context", "create_session", "delete_context", "delete_session", "fork_session", "get_execution", "install_packages", "interrupt", "kill_process",
+		"list_contexts", "list_executions", "list_processes", "list_sessions", "list_snapshots", "list_volumes", "pause_session", "process_logs", "read_file", "resume_session", "run_python", "run_shell",
+		"snapshot_session", "start_execution", "start_process", "write_file", "write_stdin"}
 	switch {
 	case seen.Server.Name != "sandboxd" || !slices.Equal(seen.Tools, wantTools):
 		t.Errorf("server %+v, tools %v", seen.Server, seen.Tools)

@@ -101,6 +101,10 @@ func TestRecordJSON(t *testing.T) {
 			StartedAt: at, DurationMS: 1.5, Truncated: true, StateReset: true},
 		"template": &Template{Name: "t", Description: "d", Rootfs: "host", Env: map[string]string{"A": "1"}, Preload: "import json",
 			Limits: &LimitDefaults{MemoryMB: &m, CPUs: &c}, PoolSize: &n, OwnerUID: 1000, CreatedAt: at},
+		"volume": &Volume{VolumeID: "volume-v", Name: "data", SizeMB: 64, OwnerUID: 1000, CreatedAt: at, SharedWith: []uint32{1001}},
+		"snapshot": &Snapshot{SnapshotID: "p", Name: "warm", OwnerUID: 1000, CreatedAt: at, SizeBytes: 4096, Fork: true,
+			Session: Record{ID: "s", OwnerUID: 1000, Template: "python", Limits: Limits{MemoryMB: 512}, Network: "none",
+				Volumes: []VolumeMount{{Name: "data", OwnerUID: 1000, VolumeID: "volume-v", Path: "/data", ReadOnly: true}}}},
 	}
 	for name, v := range tests {
 		t.Run(name, func(t *testing.T) {

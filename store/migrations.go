@@ -37,6 +37,11 @@ var migrations = []migration{
 		_, err := tx.CreateBucketIfNotExists(bucketVolumes)
 		return err
 	},
+	// 4 -> 5: snapshots.
+	func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketSnapshots)
+		return err
+	},
 }
 
 // templatesPerOwner moves every template of an owner but root from its
@@ -138,7 +143,7 @@ func (v newerSchema) Error() string {
 var schemaBuckets = []struct {
 	name  []byte
 	since int
-}{{bucketMeta, 1}, {bucketSessions, 1}, {bucketExecutions, 1}, {bucketTemplates, 2}, {bucketVolumes, 4}}
+}{{bucketMeta, 1}, {bucketSessions, 1}, {bucketExecutions, 1}, {bucketTemplates, 2}, {bucketVolumes, 4}, {bucketSnapshots, 5}}
 
 // checkSchema finds, read-only, what would make Open's migration fail or
 // leave the schema incomplete in a database whose pages are sound: a
@@ -181,7 +186,7 @@ func checkRecords(tx *bolt.Tx) error {
 	for _, b := range []struct {
 		name []byte
 		rec  func() any
-	}{{bucketSessions, func() any { return new(Record) }}, {bucketTemplates, func() any { return new(Template) }}, {bucketVolumes, func() any { return new(Volume) }}} {
+	}{{bucketSessions, func() any { return new(Record) }}, {bucketTemplates, func() any { return new(Template) }}, {bucketVolumes, func() any { return new(Volume) }}, {bucketSnapshots, func() any { return new(Snapshot) }}} {
 		bk := tx.Bucket(b.name)
 		if bk == nil {
 			continue // a bucket an older schema lacks

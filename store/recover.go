@@ -28,12 +28,13 @@ type Salvage struct {
 	// KeptAs is where the damaged file was moved.
 	KeptAs string
 
-	// Sessions, Templates, Volumes and Executions are the records of the
-	// new database, at SchemaVersion (VersionLost: the stored version
-	// could not be read; the records were taken as this sandboxd's).
-	Sessions, Templates, Volumes, Executions int
-	SchemaVersion                            int
-	VersionLost                              bool
+	// Sessions, Templates, Volumes, Snapshots and Executions are the
+	// records of the new database, at SchemaVersion (VersionLost: the
+	// stored version could not be read; the records were taken as this
+	// sandboxd's).
+	Sessions, Templates, Volumes, Snapshots, Executions int
+	SchemaVersion                                       int
+	VersionLost                                         bool
 	// Reattached counts records found on pages a damaged page had cut off
 	// from their tree, put back by what they hold. SearchedOrphans is
 	// false when the freelist could not be read: cut-off pages could then

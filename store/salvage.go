@@ -59,7 +59,7 @@ func salvage(pf *pageFile, dst *bolt.DB, rep *Salvage) error {
 	if sv.version > SchemaVersion {
 		return fmt.Errorf("the database has schema version %d, newer than this sandboxd knows (%d): recover it with that sandboxd", sv.version, SchemaVersion)
 	}
-	for _, b := range [][]byte{bucketSessions, bucketTemplates, bucketVolumes} {
+	for _, b := range [][]byte{bucketSessions, bucketTemplates, bucketVolumes, bucketSnapshots} {
 		if v, ok := top[string(b)]; ok {
 			if _, err := sv.w.bucket(v, 1, sv.record(b, false)); err != nil {
 				return err
@@ -131,6 +131,8 @@ func (sv *salvager) record(bucket []byte, orphan bool) elementFunc {
 			err = json.Unmarshal(v, new(Record))
 		case bytes.Equal(bucket, bucketVolumes):
 			err = json.Unmarshal(v, new(Volume))
+		case bytes.Equal(bucket, bucketSnapshots):
+			err = json.Unmarshal(v, new(Snapshot))
 		default:
 			err = json.Unmarshal(v, new(Template))
 		}
@@ -208,7 +210,7 @@ func (sv *salvager) classify(flags uint32, k, v []byte) error {
 	if flags&bucketLeafFlag != 0 {
 		// The only nested buckets are the sessions' histories.
 		switch string(k) {
-		case string(bucketMeta), string(bucketSessions), string(bucketTemplates), string(bucketExecutions), string(bucketVolumes):
+		case string(bucketMeta), string(bucketSessions), string(bucketTemplates), string(bucketExecutions), string(bucketVolumes), string(bucketSnapshots):
 			return nil
 		}
 		id := string(k)
@@ -221,6 +223,7 @@ func (sv *salvager) classify(flags uint32, k, v []byte) error {
 		SessionID string `json:"session_id"`
 		Name      string `json:"name"`
 		VolumeID  string `json:"volume_id"`
+		Snapshot  string `json:"snapshot_id"`
 		OwnerUID  uint32 `json:"owner_uid"`
 	}
 	if json.Unmarshal(v, &probe) != nil {
@@ -230,6 +233,8 @@ func (sv *salvager) classify(flags uint32, k, v []byte) error {
 	switch {
 	case len(k) == 8 && probe.SessionID != "":
 		return sv.execution(probe.SessionID, true)(flags, k, v)
+	case probe.Snapshot != "" && probe.Snapshot == string(k):
+		return sv.record(bucketSnapshots, true)(flags, k, v)
 	case probe.ID != "" && probe.ID == string(k):
 		return sv.record(bucketSessions, true)(flags, k, v)
 	case probe.VolumeID != "" && VolumeKey(probe.OwnerUID, probe.Name) == string(k):
@@ -281,6 +286,7 @@ func (sv *salvager) finish(dst *bolt.DB) error {
 		sv.rep.Sessions = sessions.Stats().KeyN
 		sv.rep.Templates = tx.Bucket(bucketTemplates).Stats().KeyN
 		sv.rep.Volumes = tx.Bucket(bucketVolumes).Stats().KeyN
+		sv.rep.Snapshots = tx.Bucket(bucketSnapshots).Stats().KeyN
 		return tx.Bucket(bucketMeta).Put(keyVersion, []byte(strconv.Itoa(v)))
 	})
 }

@@ -54,6 +54,7 @@ var (
 	keyHealth       = []byte("health")
 	bucketTemplates = []byte("templates")
 	bucketVolumes   = []byte("volumes")
+	bucketSnapshots = []byte("snapshots")
 	keyVersion      = []byte("version")
 )
 

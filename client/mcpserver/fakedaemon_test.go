@@ -35,6 +35,7 @@ type fakeDaemon struct {
 	execs    []string          // id + ":" + code, in order (id + "/" + context + ":" + code in a context)
 	contexts map[string][]api.CodeContext
 	attached fakeAttached
+	snaps    fakeSnapshots
 }
 
 func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
@@ -61,6 +62,7 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("POST /v1/sessions/{id}/packages", f.exec)
 	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
 	f.contextRoutes(mux)
+	f.snapshotRoutes(mux)
 	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
 	// On a Unix socket, as the daemon: a short path, for its 107 bytes.
 	dir, err := os.MkdirTemp("", "mcpfake-")
@@ -106,6 +108,10 @@ func (f *fakeDaemon) session(w http.ResponseWriter, r *http.Request) (string, bo
 func (f *fakeDaemon) create(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateSessionRequest
 	_ = json.NewDecoder(r.Body).Decode(&req)
+	if req.Snapshot != "" {
+		f.createFromSnapshot(w, &req)
+		return
+	}
 	f.mu.Lock()
 	f.n++
 	s := &api.Session{ID: fmt.Sprintf("s%d", f.n), Template: "python", Status: "running", Network: "none", Labels: req.Labels, CreatedAt: time.Unix(0, 0).UTC()}

@@ -65,7 +65,7 @@ func TestTools(t *testing.T) {
 		"start_process": {"command"}, "list_processes": nil, "process_logs": {"pid"}, "kill_process": {"pid"},
 		"pause_session": nil, "resume_session": nil, "write_stdin": {"pid"},
 		"create_context": nil, "list_contexts": nil, "delete_context": {"context"},
-		"list_volumes": nil,
+		"list_volumes": nil, "snapshot_session": nil, "fork_session": nil, "list_snapshots": nil,
 	}
 	got := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {
@@ -84,7 +84,7 @@ func TestTools(t *testing.T) {
 		if schema.Type != "object" || !slices.Equal(schema.Required, want[tool.Name]) || tool.Description == "" {
 			t.Errorf("%s: schema %s, description %q; want required %v", tool.Name, b, tool.Description, want[tool.Name])
 		}
-		if _, takes := schema.Properties["session_id"]; takes != (tool.Name != "create_session" && tool.Name != "list_sessions" && tool.Name != "list_volumes") {
+		if _, takes := schema.Properties["session_id"]; takes != (tool.Name != "create_session" && tool.Name != "list_sessions" && tool.Name != "list_volumes" && tool.Name != "list_snapshots") {
 			t.Errorf("%s: session_id in its schema is %v", tool.Name, takes)
 		}
 		if tool.OutputSchema == nil {

@@ -73,6 +73,8 @@ type CreateSessionInput struct {
 	DeadlineS int `json:"deadline_s,omitempty" jsonschema:"end the session this many seconds from now, whatever it is doing (stopped, files kept); absent: no deadline"`
 	// Volumes are api.VolumeMount's, as a model writes them.
 	Volumes []VolumeInput `json:"volumes,omitempty" jsonschema:"volumes of yours to mount (list_volumes): files kept across sessions and shared with your other sessions"`
+	// Snapshot starts the session from one (api.CreateSessionRequest's).
+	Snapshot string `json:"snapshot,omitempty" jsonschema:"a snapshot of yours (snapshot_session, list_snapshots), by id or name, to start the session from: its files and settings (then give only labels, deadline_s and volumes beside it)"`
 }
 
 // VolumeInput is one volume create_session mounts.
@@ -167,6 +169,7 @@ func (s *Server) addTools() {
 	s.addProcessTools()
 	s.addContextTools()
 	s.addVolumeTools()
+	s.addSnapshotTools()
 }
 
 // cancelInterrupts is the output callback of the tools' executions: with
@@ -320,6 +323,9 @@ func (s *Server) readFile(ctx context.Context, _ *mcp.CallToolRequest, in ReadFi
 
 func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in CreateSessionInput) (*mcp.CallToolResult, SessionOutput, error) {
 	req := s.opts.Create
+	if in.Snapshot != "" {
+		req = s.fromSnapshot(in.Snapshot)
+	}
 	if in.Template != "" {
 		req.Template = in.Template
 	}

@@ -174,8 +174,9 @@ func (f *sessionFlags) request(fs *pflag.FlagSet) (*api.CreateSessionRequest, er
 func newCreateCmd(a *app) *cobra.Command {
 	var f sessionFlags
 	var asJSON bool
-	var key, deadline string
+	var key, deadline, snapshot string
 	var volumes []string
+	var count int
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
 		Short: "Create a session and print its id",
@@ -189,11 +190,17 @@ With --deadline, the session ends (is stopped, its files kept) that long
 from now whatever it is doing; sandboxctl update changes it.
 
 With --volume NAME:/PATH[:ro] (repeated), the session mounts your volumes
-(sandboxctl volume create) at those paths.`,
+(sandboxctl volume create) at those paths.
+
+With --snapshot, the session is made from a snapshot (sandboxctl snapshot
+create): its files and settings; only --name, --label, --env, --idle-action,
+--deadline and --volume may be given beside it. With --count N too, N
+sessions are made, all or none, and their ids printed one a line.`,
 		Example: `  sandboxctl create --memory 512M --name agent-1 --label agent=a1
   sandboxctl create --deadline 30m
   sandboxctl create --volume data:/data --volume models:/models:ro
-  sandboxctl create --idempotency-key "$(uuidgen)"`,
+  sandboxctl create --idempotency-key "$(uuidgen)"
+  sandboxctl create --snapshot warm --count 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request(cmd.Flags())
@@ -216,6 +223,18 @@ With --volume NAME:/PATH[:ro] (repeated), the session mounts your volumes
 					return err
 				}
 				req.Volumes = append(req.Volumes, m)
+			}
+			req.Snapshot = snapshot
+			if cmd.Flags().Changed("count") {
+				if key != "" {
+					return errors.New("give --idempotency-key or --count, not both")
+				}
+				req.Count = count
+				ss, err := a.client().CreateSessions(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				return printSessions(cmd.OutOrStdout(), ss, asJSON)
 			}
 			var s *api.Session
 			if key != "" {
@@ -240,6 +259,10 @@ With --volume NAME:/PATH[:ro] (repeated), the session mounts your volumes
 	_ = cmd.RegisterFlagCompletionFunc("deadline", cobra.NoFileCompletions)
 	cmd.Flags().StringArrayVarP(&volumes, "volume", "v", nil, "mount your volume NAME at PATH: NAME:/PATH, or NAME:/PATH:ro read-only (repeatable)")
 	_ = cmd.RegisterFlagCompletionFunc("volume", a.completeVolumes)
+	cmd.Flags().StringVar(&snapshot, "snapshot", "", "make the session from your snapshot (id or name): its files and settings")
+	_ = cmd.RegisterFlagCompletionFunc("snapshot", a.completeSnapshots)
+	cmd.Flags().IntVar(&count, "count", 1, fmt.Sprintf("with --snapshot, make this many sessions (1 to %d), all or none, and print their ids one a line", api.MaxCount))
+	_ = cmd.RegisterFlagCompletionFunc("count", cobra.NoFileCompletions)
 	return cmd
 }
 

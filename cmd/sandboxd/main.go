@@ -204,6 +204,7 @@ func run(cfg config.Config) error {
 		TemplateBackend: d.Templates(),
 		ContextBackend:  d.State().Contexts,
 		VolumeBackend:   d.State().Volumes,
+		SnapshotBackend: d.State().Snapshots,
 	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,

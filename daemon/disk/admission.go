@@ -77,6 +77,8 @@ func (a *Admission) Writable(id string) error { return a.probe.Writable(a.Dir(id
 type promise struct {
 	size  int64
 	owner Owner
+	// held is a folder being written (Hold), not a disk.
+	held bool
 }
 
 // Owner is whom a disk is promised to: a session's owner, or a warm

@@ -31,15 +31,25 @@ const TarMIME = "application/x-tar"
 // ReadTar writes rel (a folder, its contents under its own name; or a
 // file) to w as a tar stream.
 func (f *FS) ReadTar(r Root, rel string, w io.Writer) error {
+	base := path.Base("/" + rel)
+	if rel == "" {
+		base = strings.TrimPrefix(r.String(), "/")
+	}
+	return f.readTar(r, rel, base, w)
+}
+
+// ReadTarContents writes what root r holds to w as a tar stream, its
+// entries named from r ("./dir/file"): what WriteTar at r's top puts back
+// where it was (a snapshot of /workspace).
+func (f *FS) ReadTarContents(r Root, w io.Writer) error { return f.readTar(r, "", ".", w) }
+
+// readTar writes rel to w under the name base.
+func (f *FS) readTar(r Root, rel, base string, w io.Writer) error {
 	root, err := f.rootDir(r)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(root)
-	base := path.Base("/" + rel)
-	if rel == "" {
-		base = strings.TrimPrefix(r.String(), "/")
-	}
 	tw := tar.NewWriter(w)
 	n := 0
 	dirRel, name := splitName(rel)

@@ -26,6 +26,7 @@ type Backend interface {
 	TemplateBackend
 	ContextBackend
 	VolumeBackend
+	SnapshotBackend
 }
 
 // Backends are the areas' backends, each served by whichever owner holds
@@ -44,11 +45,12 @@ type Backends struct {
 	TemplateBackend
 	ContextBackend
 	VolumeBackend
+	SnapshotBackend
 }
 
 // BackendsOf serves every area from b (a test's fake that implements all).
 func BackendsOf(b Backend) Backends {
-	return Backends{b, b, b, b, b, b, b, b, b, b}
+	return Backends{b, b, b, b, b, b, b, b, b, b, b}
 }
 
 // missing names an area no backend serves, or is "".
@@ -74,6 +76,8 @@ func (b Backends) missing() string {
 		return "contexts"
 	case b.VolumeBackend == nil:
 		return "volumes"
+	case b.SnapshotBackend == nil:
+		return "snapshots"
 	}
 	return ""
 }
@@ -163,6 +167,24 @@ type VolumeBackend interface {
 	OpenVolumeFile(ctx context.Context, name, path string) (*os.File, *api.FileList, error)
 	PutVolumeFile(ctx context.Context, name, path string, body io.Reader) (*api.FileWritten, error)
 	DeleteVolumeFile(ctx context.Context, name, path string) error
+}
+
+// SnapshotBackend serves snapshots (a session's files and settings kept
+// beyond it), the sessions made from them, and forks.
+type SnapshotBackend interface {
+	CreateSnapshot(ctx context.Context, id string, req *api.CreateSnapshotRequest) (*api.Snapshot, error)
+	ListSnapshots(ctx context.Context) ([]api.Snapshot, error)
+	GetSnapshot(ctx context.Context, ref string) (*api.Snapshot, error)
+	DeleteSnapshot(ctx context.Context, ref string) error
+	// CreateSessions makes req.Count sessions from req.Snapshot, all or
+	// none.
+	CreateSessions(ctx context.Context, req *api.CreateSessionRequest) ([]api.Session, error)
+	// Fork makes sessions that start where session id is now.
+	Fork(ctx context.Context, id string, req *api.ForkRequest) ([]api.Session, error)
+	// ExportSnapshot answers what writes the snapshot as one tar stream;
+	// ImportSnapshot makes one of the caller's from such a stream.
+	ExportSnapshot(ctx context.Context, ref string) (func(io.Writer) error, error)
+	ImportSnapshot(ctx context.Context, name string, body io.Reader) (*api.Snapshot, error)
 }
 
 // HistoryBackend reads a session's executions, running or recorded.

@@ -103,6 +103,27 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, required 
 	return requireFields(present, required)
 }
 
+// decodeOptional is decode for a body that may be left out (all its
+// fields optional): an empty body is the zero request.
+func (s *Server) decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBytes))
+	if err == nil && len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	return s.decode(w, r, v)
+}
+
+// errReader fails with err (nil: io.EOF).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
+}
+
 // requireFields checks that each field of required is among present (the
 // body's top-level keys whose value is not null). Names match as
 // encoding/json matches them: without regard to case.
@@ -119,6 +140,14 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	var req api.CreateSessionRequest
 	if err := s.decode(w, r, &req); err != nil {
 		return err
+	}
+	if req.Count != 0 {
+		ss, err := s.b.CreateSessions(r.Context(), &req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, api.SessionList{Sessions: ss})
+		return nil
 	}
 	sess, created, err := s.b.CreateSessionOnce(r.Context(), &req, r.Header.Get(api.HeaderIdempotencyKey))
 	if err != nil {

@@ -83,6 +83,13 @@ func (s *Server) table() []route {
 		{"GET", "/v1/volumes/{name}/files", []string{"path"}, s.getVolumeFile},
 		{"PUT", "/v1/volumes/{name}/files", []string{"path"}, s.putVolumeFile},
 		{"DELETE", "/v1/volumes/{name}/files", []string{"path"}, s.deleteVolumeFile},
+		{"POST", "/v1/sessions/{id}/snapshots", nil, s.createSnapshot},
+		{"POST", "/v1/sessions/{id}/fork", nil, s.fork},
+		{"GET", "/v1/snapshots", nil, s.listSnapshots},
+		{"GET", "/v1/snapshots/{id}", nil, s.getSnapshot},
+		{"DELETE", "/v1/snapshots/{id}", nil, s.deleteSnapshot},
+		{"GET", "/v1/snapshots/{id}/export", nil, s.exportSnapshot},
+		{"POST", "/v1/snapshots/import", []string{"name"}, s.importSnapshot},
 	}
 	if s.o.Metrics != nil {
 		rs = append(rs, route{"GET", "/metrics", nil, s.metrics})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -173,6 +174,43 @@ func (f *fakeBackend) PutVolumeFile(_ context.Context, _, p string, body io.Read
 	return &api.FileWritten{Path: p, Size: n}, err
 }
 func (f *fakeBackend) DeleteVolumeFile(context.Context, string, string) error { return nil }
+func (f *fakeBackend) CreateSnapshot(_ context.Context, id string, req *api.CreateSnapshotRequest) (*api.Snapshot, error) {
+	return &api.Snapshot{ID: "snap1", SessionID: id, Name: req.Name}, nil
+}
+func (f *fakeBackend) ListSnapshots(context.Context) ([]api.Snapshot, error) {
+	return []api.Snapshot{{ID: "snap1", SessionID: "s1"}}, nil
+}
+func (f *fakeBackend) GetSnapshot(_ context.Context, ref string) (*api.Snapshot, error) {
+	if ref != "snap1" {
+		return nil, api.Errorf(errdefs.ErrNotFound, "no such snapshot: %s", ref)
+	}
+	return &api.Snapshot{ID: ref, SessionID: "s1"}, nil
+}
+func (f *fakeBackend) DeleteSnapshot(context.Context, string) error { return nil }
+func (f *fakeBackend) ExportSnapshot(_ context.Context, ref string) (func(io.Writer) error, error) {
+	if ref != "snap1" {
+		return nil, api.Errorf(errdefs.ErrNotFound, "no such snapshot: %s", ref)
+	}
+	return func(w io.Writer) error { _, err := io.WriteString(w, "tar"); return err }, nil
+}
+func (f *fakeBackend) ImportSnapshot(_ context.Context, name string, body io.Reader) (*api.Snapshot, error) {
+	b, _ := io.ReadAll(body)
+	return &api.Snapshot{ID: "snap2", Name: name, SizeMB: int64(len(b))}, nil
+}
+func (f *fakeBackend) CreateSessions(_ context.Context, req *api.CreateSessionRequest) ([]api.Session, error) {
+	out := make([]api.Session, req.Count)
+	for i := range out {
+		out[i] = api.Session{ID: fmt.Sprintf("from-%s-%d", req.Snapshot, i)}
+	}
+	return out, nil
+}
+func (f *fakeBackend) Fork(_ context.Context, id string, req *api.ForkRequest) ([]api.Session, error) {
+	out := make([]api.Session, max(req.Count, 1))
+	for i := range out {
+		out[i] = api.Session{ID: fmt.Sprintf("fork-%s-%d", id, i)}
+	}
+	return out, nil
+}
 func (f *fakeBackend) Executions(context.Context, string, int) ([]api.ExecutionSummary, error) {
 	return []api.ExecutionSummary{}, nil
 }

@@ -304,6 +304,27 @@ export declare class Volume {
   static fromJSON(raw: unknown): Volume;
 }
 
+/**
+ * A session's files and settings kept beyond it; sessions are made from it (Sandbox.create({snapshot}),
+ * Sandbox.fromSnapshot). With memory false (files only) their first execution says stateReset.
+ */
+export declare class Snapshot {
+  constructor(f?: Partial<Snapshot>);
+  id: string;
+  /** The session it was taken of. */
+  sessionId: string;
+  /** The owner's name for it ("" for none); usable wherever its id is. */
+  name: string;
+  ownerUid: number;
+  template: string;
+  runtime: string;
+  /** Whether sessions made from it keep the interpreter's variables. */
+  memory: boolean;
+  sizeMb: number;
+  createdAt: Date | null;
+  static fromJSON(raw: unknown): Snapshot;
+}
+
 /** One change a watch saw; rename is the old path (the new one comes as a create), overflow has no path. */
 export declare class FileEvent {
   constructor(f?: Partial<FileEvent>);
@@ -516,6 +537,19 @@ export interface SessionFields {
   deadlineS?: number;
   /** The caller's volumes to mount (up to 16), each at its absolute path. Not for run (the daemon refuses it). */
   volumes?: VolumeMountOptions | VolumeMountOptions[];
+  /**
+   * Makes the session from a snapshot (an id, a name or a Snapshot): its files and settings. Only name,
+   * labels (added to its), env (over its), idleAction, deadlineS and volumes may be given beside it.
+   */
+  snapshot?: string | Snapshot;
+}
+
+/** The fields a session made from a snapshot may have beside it. */
+export type SnapshotSessionFields = Pick<SessionFields, "name" | "labels" | "env" | "idleAction" | "deadlineS" | "volumes">;
+
+export interface CountOptions {
+  /** How many sessions to make: 1 (the default) to 100. */
+  count?: number;
 }
 
 /** A volume to mount: a plain object or a VolumeMount. */
@@ -705,6 +739,19 @@ export declare class Client {
   /** Removes a volume and its files; Conflict while a session (running or not) mounts it. */
   deleteVolume(name: string | Volume, opts?: CallOptions): Promise<void>;
 
+  /** Keeps the session's files and settings as a snapshot; Conflict for a name the caller has. */
+  createSnapshot(id: string, opts?: { name?: string } & CallOptions): Promise<Snapshot>;
+  /** The caller's snapshots (root: everyone's). */
+  snapshots(opts?: CallOptions): Promise<Snapshot[]>;
+  /** One snapshot, by id or the caller's name for it; NotFound for another user's. */
+  snapshot(ref: string | Snapshot, opts?: CallOptions): Promise<Snapshot>;
+  /** Removes a snapshot and its files; sessions made from it live on. */
+  deleteSnapshot(ref: string | Snapshot, opts?: CallOptions): Promise<void>;
+  /** count sessions (default 1) made from a snapshot, all or none (name only with count 1). */
+  createSessions(snapshot: string | Snapshot, opts?: SnapshotSessionFields & CountOptions & CallOptions): Promise<Session[]>;
+  /** count new sessions (default 1) that start where session id is now; it runs on. */
+  forkSession(id: string, opts?: CountOptions & CallOptions): Promise<Session[]>;
+
   exec(id: string, code: string, opts?: ExecOptions): Promise<Execution>;
   /** Starts code without waiting for it (wait false): the execution's id. */
   startExec(id: string, code: string, opts?: SubmitOptions): Promise<string>;
@@ -849,6 +896,11 @@ export declare class Sandbox implements AsyncDisposable {
   static create(opts?: SessionFields & IdempotencyOptions & Connection & { signal?: AbortSignal }): Promise<Sandbox>;
   static connect(id: string, opts?: Connection & { signal?: AbortSignal }): Promise<Sandbox>;
   static list(opts?: LabelFilter & Connection & { signal?: AbortSignal }): Promise<Session[]>;
+  /** count Sandboxes (default 1) made from a snapshot, all or none; their first execution says stateReset (files only). */
+  static fromSnapshot(
+    snapshot: string | Snapshot,
+    opts?: SnapshotSessionFields & CountOptions & Connection & { signal?: AbortSignal },
+  ): Promise<Sandbox[]>;
 
   readonly id: string;
   /** The session as the daemon last answered it. */
@@ -879,6 +931,10 @@ export declare class Sandbox implements AsyncDisposable {
     network: string,
     opts?: { allow?: string | string[]; egressKbps?: number; maxConnections?: number } & CallOptions,
   ): Promise<Session>;
+  /** Keeps the session's files and settings as a snapshot, which outlives it; the session runs on. */
+  createSnapshot(opts?: { name?: string } & CallOptions): Promise<Snapshot>;
+  /** count new Sandboxes (default 1) that start where this one is now; this one runs on. */
+  fork(opts?: CountOptions & CallOptions): Promise<Sandbox[]>;
   /** Deletes the session; false if it was gone already. */
   kill(opts?: CallOptions): Promise<boolean>;
   delete(opts?: CallOptions): Promise<boolean>;

@@ -23,11 +23,13 @@ import {
   ProcessLogs,
   STATUS_RUNNING,
   Session,
+  Snapshot,
   Stats,
   Volume,
 } from "./models.js";
 import {
   attachedFields,
+  checkCount,
   contextRequest,
   execRequest,
   execRequestTimeout,
@@ -36,6 +38,7 @@ import {
   labelQuery,
   metaHeaders,
   sessionRequest,
+  snapshotRef,
   termSize,
   volumeName,
 } from "./requests.js";
@@ -127,6 +130,16 @@ export function splitOptions(opts, more = []) {
     else fields[k] = v;
   }
   return { call, fields };
+}
+
+/**
+ * The sessions of a SessionList answer (api.SessionList).
+ * @param {any} out
+ * @returns {Session[]}
+ */
+function sessionList(out) {
+  const list = out && Array.isArray(out.sessions) ? out.sessions : [];
+  return list.map((/** @type {unknown} */ s) => Session.fromJSON(s));
 }
 
 /**
@@ -406,6 +419,83 @@ export class Client {
    */
   async deleteVolume(name, opts) {
     await this._json("DELETE", apiPath("v1", "volumes", volumeName(name)), opts);
+  }
+
+  // Snapshots and fork.
+
+  /**
+   * POST /v1/sessions/{id}/snapshots: the session's /workspace files and
+   * settings kept as a snapshot, `name` the caller's name for it (unique
+   * among theirs: Conflict otherwise). The session is frozen only while its
+   * files are read, and runs on.
+   * @param {string} id
+   * @param {{name?: string} & CallOptions} [opts]
+   */
+  async createSnapshot(id, opts = {}) {
+    const json = opts.name ? { name: opts.name } : {};
+    return Snapshot.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "snapshots"), opts, { json }));
+  }
+
+  /**
+   * GET /v1/snapshots: the caller's snapshots (root: everyone's).
+   * @param {CallOptions} [opts]
+   * @returns {Promise<Snapshot[]>}
+   */
+  async snapshots(opts) {
+    const out = await this._json("GET", "/v1/snapshots", opts);
+    const list = out && Array.isArray(out.snapshots) ? out.snapshots : [];
+    return list.map((/** @type {unknown} */ s) => Snapshot.fromJSON(s));
+  }
+
+  /**
+   * GET /v1/snapshots/{ref}: one snapshot, by its id or the caller's name
+   * for it; NotFound for another user's.
+   * @param {string | Snapshot} ref
+   * @param {CallOptions} [opts]
+   */
+  async snapshot(ref, opts) {
+    return Snapshot.fromJSON(await this._json("GET", apiPath("v1", "snapshots", snapshotRef(ref)), opts));
+  }
+
+  /**
+   * DELETE /v1/snapshots/{ref}: the snapshot and its files are gone;
+   * sessions made from it live on.
+   * @param {string | Snapshot} ref
+   * @param {CallOptions} [opts]
+   */
+  async deleteSnapshot(ref, opts) {
+    await this._json("DELETE", apiPath("v1", "snapshots", snapshotRef(ref)), opts);
+  }
+
+  /**
+   * POST /v1/sessions with a snapshot and a count: `count` sessions (1 to
+   * MAX_COUNT, default 1) made from the snapshot, all of them or none. The
+   * other options may be name (only with count 1), labels (added to the
+   * snapshot's), env (over the snapshot's), idleAction, deadlineS and
+   * volumes: the rest is the snapshot's (InvalidArgument otherwise).
+   * createSession({snapshot}) makes one and resolves to it alone.
+   * @param {string | Snapshot} snapshot
+   * @param {Record<string, any> & {count?: number} & CallOptions} [opts]
+   * @returns {Promise<Session[]>}
+   */
+  async createSessions(snapshot, opts = {}) {
+    const { call, fields } = splitOptions(opts, ["count"]);
+    const json = { ...sessionRequest({ ...fields, snapshot: snapshotRef(snapshot) }), count: checkCount(call.count) };
+    return sessionList(await this._json("POST", "/v1/sessions", call, { json }));
+  }
+
+  /**
+   * POST /v1/sessions/{id}/fork: `count` new sessions (1 to MAX_COUNT,
+   * default 1) that start where session id is now: its files, settings and
+   * volumes. The source is frozen only while its files are read, and runs
+   * on; the snapshot in between is nobody's.
+   * @param {string} id
+   * @param {{count?: number} & CallOptions} [opts]
+   * @returns {Promise<Session[]>}
+   */
+  async forkSession(id, opts = {}) {
+    const json = { count: checkCount(opts.count) };
+    return sessionList(await this._json("POST", apiPath("v1", "sessions", id, "fork"), opts, { json }));
   }
 
   // Executions.

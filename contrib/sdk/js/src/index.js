@@ -60,6 +60,7 @@ export {
   ProcessChunk,
   ProcessLogs,
   Session,
+  Snapshot,
   Stats,
   Volume,
   VolumeMount,

@@ -637,6 +637,53 @@ export class Volume {
 }
 
 /**
+ * A session's state kept beyond it (docs/API.md, Snapshots): its /workspace
+ * files and settings, and with `memory` its interpreter's variables too.
+ * Sessions are made from it as often as wanted (Sandbox.create({snapshot}),
+ * Sandbox.fromSnapshot). With `memory` false (files only) the first
+ * execution of such a session says `stateReset`.
+ */
+export class Snapshot {
+  /** @param {Record<string, any>} [f] */
+  constructor(f = {}) {
+    /** @type {string} */
+    this.id = f.id ?? "";
+    /** @type {string} The session it was taken of. */
+    this.sessionId = f.sessionId ?? "";
+    /** @type {string} The owner's name for it ("" for none); usable wherever its id is. */
+    this.name = f.name ?? "";
+    /** @type {number} */
+    this.ownerUid = f.ownerUid ?? 0;
+    /** @type {string} */
+    this.template = f.template ?? "";
+    /** @type {string} */
+    this.runtime = f.runtime ?? "";
+    /** @type {boolean} Whether sessions made from it keep the interpreter's variables. */
+    this.memory = f.memory ?? false;
+    /** @type {number} */
+    this.sizeMb = f.sizeMb ?? 0;
+    /** @type {Date | null} */
+    this.createdAt = f.createdAt ?? null;
+  }
+
+  /** @param {unknown} raw */
+  static fromJSON(raw) {
+    const d = obj(raw);
+    return new Snapshot({
+      id: str(d, "id"),
+      sessionId: str(d, "session_id"),
+      name: str(d, "name"),
+      ownerUid: int(d, "owner_uid"),
+      template: str(d, "template"),
+      runtime: str(d, "runtime"),
+      memory: d.memory === true,
+      sizeMb: int(d, "size_mb"),
+      createdAt: time(d.created_at),
+    });
+  }
+}
+
+/**
  * One change a watch saw: `type` is create, write, remove, rename (the old
  * path; the new one comes as a create), chmod, or overflow (no path: the
  * kernel dropped events).

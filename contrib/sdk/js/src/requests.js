@@ -26,6 +26,7 @@ export const SESSION_FIELDS = Object.freeze({
   name: "name",
   deadlineS: "deadline_s",
   volumes: "volumes",
+  snapshot: "snapshot",
 });
 
 /** The header that makes a create idempotent (docs/API.md, POST /v1/sessions). */
@@ -80,6 +81,7 @@ export function sessionRequest(fields) {
     if (k === "env" || k === "labels") body[wire] = stringMap(v);
     else if (k === "allow" || k === "mcpServers") body[wire] = typeof v === "string" ? [v] : [...v];
     else if (k === "volumes") body[wire] = volumeMounts(v);
+    else if (k === "snapshot") body[wire] = snapshotRef(v);
     else body[wire] = v;
   }
   return body;
@@ -191,6 +193,36 @@ export function volumeName(v) {
   const name = typeof v === "string" ? v : v !== null && typeof v === "object" ? v.name : undefined;
   if (typeof name !== "string" || !name) throw new TypeError(`a volume name is required, not ${JSON.stringify(v)}`);
   return name;
+}
+
+/** The most sessions one create from a snapshot, or one fork, makes (api.MaxCount). */
+export const MAX_COUNT = 100;
+
+/**
+ * The id or name the wire takes for a snapshot: either, or a Snapshot (any
+ * object with a string id). An empty one would name the list, not a
+ * snapshot.
+ * @param {string | {id: string}} v
+ * @returns {string}
+ */
+export function snapshotRef(v) {
+  const ref = typeof v === "string" ? v : v !== null && typeof v === "object" ? v.id : undefined;
+  if (typeof ref !== "string" || !ref) throw new TypeError(`a snapshot id or name is required, not ${JSON.stringify(v)}`);
+  return ref;
+}
+
+/**
+ * A count of sessions to make, checked here: a whole number from 1 to
+ * MAX_COUNT (absent: 1).
+ * @param {number | undefined | null} count
+ * @returns {number}
+ */
+export function checkCount(count) {
+  const n = count ?? 1;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > MAX_COUNT) {
+    throw new RangeError(`count is a whole number from 1 to ${MAX_COUNT}, not ${JSON.stringify(count)}`);
+  }
+  return n;
 }
 
 /** The header an upload gives each metadata key (api.MetaHeaderPrefix). */

@@ -77,7 +77,10 @@ export class Sandbox {
    * $SANDBOXD_SOCKET, else /run/sandboxd/sandboxd.sock); `requestTimeoutMs`
    * bounds each call but executions (null: no bound); `client` shares a
    * Client. `volumes` mounts the caller's volumes (client.createVolume),
-   * each `{name, path, readOnly?}` or a VolumeMount.
+   * each `{name, path, readOnly?}` or a VolumeMount. `snapshot` (an id, a
+   * name or a Snapshot) makes the session from a snapshot: its files and
+   * settings, so only name, labels, env, idleAction, deadlineS and volumes
+   * may be given beside it (fromSnapshot makes several).
    * @param {Record<string, any> & Connection & {idempotencyKey?: string, signal?: AbortSignal}} [opts]
    */
   static async create(opts = {}) {
@@ -97,6 +100,22 @@ export class Sandbox {
   static async connect(id, opts = {}) {
     const c = clientOf(opts);
     return new this(c, await c.getSession(id, { signal: opts.signal }));
+  }
+
+  /**
+   * `count` Sandboxes (1 to 100, default 1) made from a snapshot (an id, a
+   * name or a Snapshot), all of them or none: each starts with its files
+   * and settings; `labels` are added to the snapshot's, `env` goes over
+   * its; `name` only with count 1. Files only today: each one's first
+   * execution says `stateReset`.
+   * @param {string | import("./models.js").Snapshot} snapshot
+   * @param {Record<string, any> & {count?: number} & Connection & {signal?: AbortSignal}} [opts]
+   * @returns {Promise<Sandbox[]>}
+   */
+  static async fromSnapshot(snapshot, opts = {}) {
+    const { socket, requestTimeoutMs, client, ...rest } = opts;
+    const c = clientOf({ socket, requestTimeoutMs, client });
+    return (await c.createSessions(snapshot, rest)).map((s) => new this(c, s, true));
   }
 
   /**
@@ -207,6 +226,31 @@ export class Sandbox {
   async setNetwork(network, opts) {
     this._session = await this._client.setNetwork(this.id, network, opts);
     return this._session;
+  }
+
+  /**
+   * Keeps the session's /workspace files and settings as a snapshot
+   * (`name`: the caller's name for it, unique among theirs), which outlives
+   * the session: Sandbox.create({snapshot}) and fromSnapshot make sessions
+   * from it, client.deleteSnapshot removes it. The session is frozen only
+   * while its files are read, and runs on.
+   * @param {{name?: string} & CallOptions} [opts]
+   */
+  createSnapshot(opts) {
+    return this._client.createSnapshot(this.id, opts);
+  }
+
+  /**
+   * `count` new Sandboxes (1 to 100, default 1) that start where this one
+   * is now: its files, settings and volumes (files only today: each one's
+   * first execution says `stateReset`). This one runs on. Each is the
+   * caller's to delete, as any Sandbox.
+   * @param {{count?: number} & CallOptions} [opts]
+   * @returns {Promise<Sandbox[]>}
+   */
+  async fork(opts) {
+    const ctor = /** @type {typeof Sandbox} */ (this.constructor);
+    return (await this._client.forkSession(this.id, opts)).map((s) => new ctor(this._client, s, true));
   }
 
   /**

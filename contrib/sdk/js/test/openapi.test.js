@@ -31,6 +31,7 @@ import {
   Process,
   ProcessChunk,
   Session,
+  Snapshot,
   Stats,
   Volume,
   VolumeMount,
@@ -69,6 +70,7 @@ const MODELS = {
   ErrorDetail,
   Volume,
   VolumeMount,
+  Snapshot,
 };
 
 // Wire properties whose field is not their camelCase name: a rename must be

@@ -24,6 +24,7 @@ import {
   Sandbox,
   SandboxdError,
   Session,
+  Snapshot,
   Volume,
   VolumeMount,
   Stats,
@@ -47,6 +48,7 @@ import {
   type OpenAIToolMessage,
   type OutputOptions,
   type SessionFields,
+  type SnapshotSessionFields,
   type StartProcessOptions,
   type SubmitOptions,
   type ToolName,
@@ -135,6 +137,20 @@ export async function example(signal: AbortSignal): Promise<string> {
   const by: string[] = (await sbx.client.volume(vol)).mountedBy;
   await sbx.client.deleteVolume("more", { requestTimeoutMs: 1000 });
   console.log(mounted.map((m) => m.readOnly), used, by);
+  const snap: Snapshot = await sbx.createSnapshot({ name: "base", signal });
+  await sbx.client.createSnapshot(sbx.id);
+  await using fromSnap = await Sandbox.create({ snapshot: snap, labels: { copy: "1" } });
+  const extra: SnapshotSessionFields = { env: { A: "1" }, deadlineS: 60 };
+  const fromMany: Sandbox[] = await Sandbox.fromSnapshot("base", { count: 2, ...extra });
+  const forks: Sandbox[] = await fromSnap.fork({ count: 2, requestTimeoutMs: 5000 });
+  const forked: Session[] = await sbx.client.forkSession(sbx.id);
+  const many: Session[] = await sbx.client.createSessions(snap, { count: 3, name: undefined });
+  const snaps: Snapshot[] = await sbx.client.snapshots();
+  const sizes: number[] = snaps.map((s) => s.sizeMb);
+  const memory: boolean = (await sbx.client.snapshot(snap)).memory;
+  await sbx.client.deleteSnapshot("base");
+  for (const s of [...fromMany, ...forks]) await s.kill();
+  console.log(forked.length, many.length, sizes, memory, snap.sessionId, snap.createdAt);
   await sbx.files.write("data.bin", new Uint8Array([0, 1]));
   const bytes: Buffer = await sbx.files.read("data.bin");
   const text: string = await sbx.files.read("data.csv", "utf8");

@@ -36,6 +36,7 @@ from sandboxd.models import (
     Process,
     ProcessChunk,
     Session,
+    Snapshot,
     Stats,
     Volume,
     VolumeMount,
@@ -71,6 +72,7 @@ MODELS: dict[str, Any] = {
     "ErrorDetail": ErrorDetail,
     "Volume": Volume,
     "VolumeMount": VolumeMount,
+    "Snapshot": Snapshot,
 }
 
 # Wire properties a model keeps under another name (schema -> property ->

@@ -6,7 +6,7 @@ from typing import Any, Iterable, Mapping
 
 from ._api_volumes import volume_mounts
 from ._transport import Caller, api_path
-from .models import Session, Stats
+from .models import Session, Snapshot, Stats
 
 # The fields of POST /v1/sessions (api.CreateSessionRequest), which POST
 # /v1/run takes too. The daemon refuses unknown fields, so only these go.
@@ -30,6 +30,7 @@ SESSION_FIELDS = (
     "name",
     "deadline_s",
     "volumes",
+    "snapshot",
 )
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -55,6 +56,8 @@ def session_request(fields: Mapping[str, Any]) -> dict[str, Any]:
             body[k] = {str(a): str(b) for a, b in v.items()}
         elif k == "volumes":
             body[k] = volume_mounts(v)
+        elif k == "snapshot":
+            body[k] = v.id if isinstance(v, Snapshot) else v
         elif k in ("allow", "mcp_servers"):
             body[k] = [v] if isinstance(v, str) else list(v)
         elif k in _INT_FIELDS and isinstance(v, float) and v.is_integer():

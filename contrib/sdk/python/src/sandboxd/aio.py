@@ -27,7 +27,23 @@ from ._api_exec import DEFAULT_POLL_INTERVAL, OnOutput
 from ._api_processes import DEFAULT_FOLLOW_INTERVAL
 from .client import Client
 from .errors import RequestTimeout
-from .models import STATUS_RUNNING, CodeContext, Execution, ExecutionSummary, FileEvent, FileInfo, FileStat, FileWritten, Output, Process, ProcessChunk, ProcessLogs, Session, Stats
+from .models import (
+    STATUS_RUNNING,
+    CodeContext,
+    Execution,
+    ExecutionSummary,
+    FileEvent,
+    FileInfo,
+    FileStat,
+    FileWritten,
+    Output,
+    Process,
+    ProcessChunk,
+    ProcessLogs,
+    Session,
+    Snapshot,
+    Stats,
+)
 from .oneshot import run
 from .sandbox import Sandbox
 
@@ -377,6 +393,11 @@ class AsyncSandbox:
         return cls(await asyncio.to_thread(Sandbox.connect, id, **kwargs))
 
     @classmethod
+    async def from_snapshot(cls, snapshot: str | Snapshot, count: int = 1, **kwargs: Any) -> builtins.list[AsyncSandbox]:
+        """``count`` AsyncSandboxes made from a snapshot (see Sandbox.from_snapshot)."""
+        return [cls(s) for s in await asyncio.to_thread(Sandbox.from_snapshot, snapshot, count, **kwargs)]
+
+    @classmethod
     async def list(
         cls,
         label: str | Iterable[str] | None = None,
@@ -439,6 +460,14 @@ class AsyncSandbox:
 
     async def set_network(self, network: str, **kwargs: Any) -> Session:
         return await asyncio.to_thread(self.sync.set_network, network, **kwargs)
+
+    async def snapshot(self, name: str | None = None) -> Snapshot:
+        """Keeps the session's files and settings (see Sandbox.snapshot)."""
+        return await asyncio.to_thread(self.sync.snapshot, name)
+
+    async def fork(self, count: int = 1) -> builtins.list[AsyncSandbox]:
+        """``count`` new sessions that start where this one is (see Sandbox.fork)."""
+        return [AsyncSandbox(s) for s in await asyncio.to_thread(self.sync.fork, count)]
 
     async def kill(self) -> bool:
         return await asyncio.to_thread(self.sync.kill)

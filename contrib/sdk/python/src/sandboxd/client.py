@@ -13,6 +13,7 @@ from ._api_files import FileCalls
 from ._api_files_ops import FileOpsCalls
 from ._api_processes import ProcessCalls
 from ._api_sessions import SessionCalls
+from ._api_snapshots import SnapshotCalls
 from ._api_system import SystemCalls
 from ._api_volumes import VolumeCalls
 from ._attach import AttachCalls
@@ -24,7 +25,7 @@ the daemon's next bytes. A create that has to start a sandbox takes well
 under a second; executions are bounded by their own timeout instead."""
 
 
-class Client(SessionCalls, ExecCalls, ContextCalls, ProcessCalls, AttachedProcessCalls, AttachCalls, FileCalls, FileOpsCalls, VolumeCalls, SystemCalls):
+class Client(SessionCalls, ExecCalls, ContextCalls, ProcessCalls, AttachedProcessCalls, AttachCalls, FileCalls, FileOpsCalls, VolumeCalls, SnapshotCalls, SystemCalls):
     """A client of one daemon.
 
     ``socket`` is its Unix socket (default: $SANDBOXD_SOCKET, else

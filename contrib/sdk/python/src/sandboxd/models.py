@@ -33,6 +33,7 @@ __all__ = [
     "DataDirHealth",
     "ErrorDetail",
     "Health",
+    "Snapshot",
     "Volume",
     "VolumeMount",
 ]
@@ -539,6 +540,40 @@ class Volume:
             created_at=_time(d.get("created_at")),
             mounted_by=_strs(d, "mounted_by"),
             shared_with=[u for u in d.get("shared_with") or [] if isinstance(u, int) and not isinstance(u, bool)],
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A session's state kept beyond it (docs/API.md, Snapshots): its
+    /workspace files and settings, and with ``memory`` its interpreter's
+    variables too. Sessions are made from it as often as wanted
+    (``Sandbox(snapshot=...)``, ``Sandbox.from_snapshot``). With ``memory``
+    False (files only) the first execution of such a session says
+    ``state_reset``."""
+
+    id: str
+    session_id: str = ""
+    name: str = ""
+    owner_uid: int = 0
+    template: str = ""
+    runtime: str = ""
+    memory: bool = False
+    size_mb: int = 0
+    created_at: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Snapshot:
+        return cls(
+            id=_str(d, "id"),
+            session_id=_str(d, "session_id"),
+            name=_str(d, "name"),
+            owner_uid=_int(d, "owner_uid"),
+            template=_str(d, "template"),
+            runtime=_str(d, "runtime"),
+            memory=d.get("memory") is True,
+            size_mb=_int(d, "size_mb"),
+            created_at=_time(d.get("created_at")),
         )
 
 

@@ -22,7 +22,7 @@ from .commands import Commands
 from .contexts import Contexts, context_id
 from .errors import NotFound
 from .files import Files
-from .models import CodeContext, Execution, ExecutionSummary, Session, Stats, VolumeMount
+from .models import CodeContext, Execution, ExecutionSummary, Session, Snapshot, Stats, VolumeMount
 from .processes import Processes, shell_argv
 
 
@@ -38,7 +38,10 @@ class Sandbox:
     else /run/sandboxd/sandboxd.sock); ``request_timeout`` bounds each
     call but executions (None: no bound); ``client`` shares a Client.
     ``volumes`` mounts the caller's volumes (Client.create_volume), each a
-    VolumeMount or a dict ``{"name", "path", "read_only"}``.
+    VolumeMount or a dict ``{"name", "path", "read_only"}``. ``snapshot``
+    (an id, a name or a Snapshot) makes the session from a snapshot: its
+    files and settings, so only name, labels, env, idle_action, deadline_s
+    and volumes may be given beside it (from_snapshot makes several).
     """
 
     commands: Commands
@@ -84,6 +87,7 @@ class Sandbox:
         name: str | None = None,
         deadline_s: int | None = None,
         volumes: Iterable[VolumeMount | Mapping[str, Any]] | None = None,
+        snapshot: str | Snapshot | None = None,
         idempotency_key: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
@@ -110,6 +114,7 @@ class Sandbox:
             name=name,
             deadline_s=deadline_s,
             volumes=volumes,
+            snapshot=snapshot,
         )
         if idempotency_key is None:
             self._bind(c, c.create_session(**fields), True)
@@ -139,6 +144,40 @@ class Sandbox:
         c = client or Client(socket, request_timeout=request_timeout)
         sbx = cls.__new__(cls)
         sbx._bind(c, c.get_session(id), False)
+        return sbx
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        snapshot: str | Snapshot,
+        count: int = 1,
+        *,
+        name: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        idle_action: str | None = None,
+        deadline_s: int | None = None,
+        volumes: Iterable[VolumeMount | Mapping[str, Any]] | None = None,
+        socket: str | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        client: Client | None = None,
+    ) -> builtins.list[Sandbox]:
+        """``count`` Sandboxes (1 to 100) made from a snapshot (an id, a
+        name or a Snapshot), all of them or none: each starts with its
+        files and settings; ``labels`` are added to the snapshot's, ``env``
+        goes over its; ``name`` only with count 1. Files only today: each
+        one's first execution says ``state_reset``."""
+        c = client or Client(socket, request_timeout=request_timeout)
+        ss = c.create_sessions(
+            snapshot, count, name=name, labels=labels, env=env, idle_action=idle_action, deadline_s=deadline_s, volumes=volumes
+        )
+        return [cls._bound(c, s) for s in ss]
+
+    @classmethod
+    def _bound(cls, client: Client, session: Session) -> Sandbox:
+        """A Sandbox of a session a call other than the create made."""
+        sbx = cls.__new__(cls)
+        sbx._bind(client, session, True)
         return sbx
 
     @classmethod
@@ -233,6 +272,21 @@ class Sandbox:
         ``allow``, "open"); connections it no longer allows are cut."""
         self._session = self._client.set_network(self.id, network, allow=allow, egress_kbps=egress_kbps, max_connections=max_connections)
         return self._session
+
+    def snapshot(self, name: str | None = None) -> Snapshot:
+        """Keeps the session's /workspace files and settings as a snapshot
+        (``name``: the caller's name for it, unique among theirs), which
+        outlives the session: Sandbox(snapshot=...) and from_snapshot make
+        sessions from it, Client.delete_snapshot removes it. The session
+        is frozen only while its files are read, and runs on."""
+        return self._client.create_snapshot(self.id, name=name)
+
+    def fork(self, count: int = 1) -> builtins.list[Sandbox]:
+        """``count`` new Sandboxes (1 to 100) that start where this one is
+        now: its files, settings and volumes (files only today: each one's
+        first execution says ``state_reset``). This one runs on. Each is
+        the caller's to delete, as any Sandbox."""
+        return [type(self)._bound(self._client, s) for s in self._client.fork_session(self.id, count=count)]
 
     def kill(self) -> bool:
         """Deletes the session and everything of it; False if it was gone already."""
