@@ -24,6 +24,10 @@ const (
 	CodeInvalidArgument = "invalid_argument"
 	CodeNotFound        = "not_found"
 	CodeConflict        = "conflict"
+	// CodeFailedPrecondition is a 409 of the state the resource is in,
+	// not of the request (the contract's hibernate of a runc session; an
+	// undo of a session that keeps no checkpoints).
+	CodeFailedPrecondition = "failed_precondition"
 	// CodePermissionDenied extends the contract: the caller may see the
 	// resource but not change it (a template another user added).
 	CodePermissionDenied  = "permission_denied"
@@ -76,6 +80,7 @@ var codes = []struct {
 	{errdefs.IsInvalidArgument, errdefs.ErrInvalidArgument, CodeInvalidArgument, http.StatusBadRequest},
 	{errdefs.IsNotFound, errdefs.ErrNotFound, CodeNotFound, http.StatusNotFound},
 	{errdefs.IsConflict, errdefs.ErrConflict, CodeConflict, http.StatusConflict},
+	{errdefs.IsFailedPrecondition, errdefs.ErrFailedPrecondition, CodeFailedPrecondition, http.StatusConflict},
 	{errdefs.IsPermissionDenied, errdefs.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
 	{IsPayloadTooLarge, ErrPayloadTooLarge, CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
 	{errdefs.IsResourceExhausted, errdefs.ErrResourceExhausted, CodeResourceExhausted, http.StatusTooManyRequests},

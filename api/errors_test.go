@@ -21,6 +21,7 @@ func TestErrorRoundTrip(t *testing.T) {
 		{errdefs.ErrInvalidArgument.WithMessage("bad"), http.StatusBadRequest, CodeInvalidArgument, errdefs.IsInvalidArgument},
 		{fmt.Errorf("wrapped: %w", errdefs.ErrNotFound), http.StatusNotFound, CodeNotFound, errdefs.IsNotFound},
 		{Errorf(errdefs.ErrConflict, "session %s is stopped", "x"), http.StatusConflict, CodeConflict, errdefs.IsConflict},
+		{Errorf(errdefs.ErrFailedPrecondition, "keeps no checkpoints"), http.StatusConflict, CodeFailedPrecondition, errdefs.IsFailedPrecondition},
 		{errdefs.ErrPermissionDenied.WithMessage("not yours"), http.StatusForbidden, CodePermissionDenied, errdefs.IsPermissionDenied},
 		{ErrPayloadTooLarge.WithMessage("big"), http.StatusRequestEntityTooLarge, CodePayloadTooLarge, IsPayloadTooLarge},
 		{errdefs.ErrResourceExhausted, http.StatusTooManyRequests, CodeResourceExhausted, errdefs.IsResourceExhausted},

@@ -100,6 +100,8 @@ type Session struct {
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Volumes are the volumes it mounts.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Checkpoints is how many executions undo can go back (0: none).
+	Checkpoints int `json:"checkpoints,omitempty"`
 }
 
 // CreateSessionRequest is the body of POST /v1/sessions. Zero fields take
@@ -146,6 +148,20 @@ type CreateSessionRequest struct {
 	// Count, with Snapshot, makes that many sessions (1 to MaxCount), and
 	// the answer is a SessionList.
 	Count int `json:"count,omitempty"`
+	// Checkpoints keeps the state before each of the session's last
+	// Checkpoints executions (0 to 16; 0: none), for POST …/undo.
+	Checkpoints int `json:"checkpoints,omitempty"`
+}
+
+// UndoRequest is the body of POST /v1/sessions/{id}/undo.
+type UndoRequest struct {
+	// Steps is how many executions to go back (absent: 1).
+	Steps int `json:"steps,omitempty"`
+}
+
+// UndoResult is its answer.
+type UndoResult struct {
+	Undone int `json:"undone"`
 }
 
 // PackagesRequest is the body of POST /v1/sessions/{id}/packages: pip

@@ -40,3 +40,11 @@ type VolumeMount struct {
 	Path     string `json:"path"`
 	ReadOnly bool   `json:"read_only,omitempty"`
 }
+
+// UpdateVolumeRequest is the body of PATCH /v1/volumes/{name}: what the
+// owner may change after create.
+type UpdateVolumeRequest struct {
+	// SharedWith, when present, replaces the users the volume is shared
+	// with ([] shares it with no one).
+	SharedWith *[]uint32 `json:"shared_with,omitempty"`
+}

@@ -27,6 +27,16 @@ func (c *Client) Volume(ctx context.Context, name string) (*api.Volume, error) {
 	return &out, c.call(ctx, request{method: "GET", path: volumePath(name)}, &out)
 }
 
+// UpdateVolume replaces the users volume name is shared with (nil or
+// empty: no one); it answers the volume as it is now.
+func (c *Client) UpdateVolume(ctx context.Context, name string, sharedWith []uint32) (*api.Volume, error) {
+	if sharedWith == nil {
+		sharedWith = []uint32{}
+	}
+	var out api.Volume
+	return &out, c.call(ctx, request{method: "PATCH", path: volumePath(name), json: api.UpdateVolumeRequest{SharedWith: &sharedWith}}, &out)
+}
+
 func volumePath(name string) string { return "/v1/volumes/" + url.PathEscape(name) }
 
 // GetVolumeFile opens a file of a volume for reading, or lists a folder

@@ -202,6 +202,9 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err := checkName(req.Name); err != nil {
 		return nil, nil, err
 	}
+	if req.Checkpoints < 0 || req.Checkpoints > maxCheckpoints {
+		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "checkpoints %d: a session keeps 0 to %d", req.Checkpoints, maxCheckpoints)
+	}
 	var deadline time.Time
 	if req.DeadlineS != nil {
 		if err := checkDeadlineS(*req.DeadlineS, false); err != nil {
@@ -227,12 +230,13 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Network:    policy.Mode,
 		Allow:      allowList(policy),
 		EgressKbps: policy.EgressKbps, MaxConnections: policy.MaxConnections,
-		Labels:     req.Labels,
-		Env:        envList(env),
-		Runtime:    runtime,
-		MCPServers: slices.Clone(req.MCPServers),
-		IdleAction: cmp.Or(req.IdleAction, d.cfg.IdleAction),
-		Deadline:   deadline,
+		Labels:      req.Labels,
+		Env:         envList(env),
+		Runtime:     runtime,
+		MCPServers:  slices.Clone(req.MCPServers),
+		IdleAction:  cmp.Or(req.IdleAction, d.cfg.IdleAction),
+		Deadline:    deadline,
+		Checkpoints: req.Checkpoints,
 	}, t, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -153,7 +154,22 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 		Context: cx.ID, ContextCwd: cx.Cwd,
 		Lost:   func(ctx context.Context, e *api.Execution, cause error) { d.recoverExec(ctx, s, sb, e, cause) },
 		Killed: func() { d.journal.noticeOOM(s, sb) }}
-	return &execSlot{s: s, sb: sb, run: run, release: func() { s.ReleaseExec(); d.execs.Slots.Release() }}, nil
+	release := func() { s.ReleaseExec(); d.execs.Slots.Release() }
+	if rec.Checkpoints > 0 {
+		// The state before it, for undo: /workspace's checkpoint now, the
+		// interpreter's copy parked by the agent.
+		done, err := d.State().Undo.before(ctx, s, undoContext(cx.ID, req.Language), rec.Checkpoints)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		var once sync.Once
+		recorded := func(parked bool) { once.Do(func() { done(parked) }) }
+		run.Checkpoints, run.Parked = rec.Checkpoints, recorded
+		free := release
+		release = func() { recorded(false); free() }
+	}
+	return &execSlot{s: s, sb: sb, run: run, release: release}, nil
 }
 
 // recoverExec handles an execution whose sandbox stopped answering or died

@@ -208,7 +208,10 @@ type fakeBox struct {
 	vars map[string]string
 	// ctxVars are the variables of each code context but the default
 	// one (vars), by name: a context's own interpreter.
-	ctxVars   map[string]map[string]string
+	ctxVars map[string]map[string]string
+	// parked are the copies of each context's variables kept for undo
+	// (ExecOptions.Checkpoints), by context ("" the default one).
+	parked    map[string][]map[string]string
 	limits    isolation.Limits
 	frozen    bool
 	oomKills  uint64
@@ -284,6 +287,14 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 			vars, r.StateReset = b.startContext(o.Context), true
 		}
 	}
+	if o.Checkpoints > 0 && o.Language == isolation.LanguagePython {
+		if b.parked == nil {
+			b.parked = map[string][]map[string]string{}
+		}
+		p := append(b.parked[o.Context], maps.Clone(vars))
+		b.parked[o.Context] = p[max(0, len(p)-o.Checkpoints):]
+		r.Checkpoint = true
+	}
 	switch {
 	case code == "crash":
 		b.mu.Unlock()
@@ -356,6 +367,23 @@ func (b *fakeBox) StartContext(ctx context.Context, name, cwd, from, language st
 		maps.Copy(vars, src)
 	}
 	return nil
+}
+
+func (b *fakeBox) Undo(ctx context.Context, name string, steps int) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.parked[name]
+	if len(p) < steps {
+		return 0, fmt.Errorf("agent: context %s keeps %d checkpoints", name, len(p))
+	}
+	vars := p[len(p)-steps]
+	b.parked[name] = p[:len(p)-steps]
+	if name == "" {
+		b.vars = vars
+	} else {
+		b.ctxVars[name] = vars
+	}
+	return steps, nil
 }
 
 func (b *fakeBox) DeleteContext(ctx context.Context, name string) error {

@@ -80,13 +80,14 @@ func (sn Snapshots) fromSnapshot(ctx context.Context, req *api.CreateSessionRequ
 		Network:    src.Network,
 		Allow:      slices.Clone(src.Allow),
 		EgressKbps: src.EgressKbps, MaxConnections: src.MaxConnections,
-		Labels:     labels,
-		Env:        slices.Clone(env),
-		Runtime:    src.Runtime,
-		MCPServers: slices.Clone(src.MCPServers),
-		IdleAction: cmp.Or(req.IdleAction, src.IdleAction),
-		Deadline:   deadline,
-		Contexts:   slices.Clone(src.Contexts),
+		Labels:      labels,
+		Env:         slices.Clone(env),
+		Runtime:     src.Runtime,
+		MCPServers:  slices.Clone(src.MCPServers),
+		IdleAction:  cmp.Or(req.IdleAction, src.IdleAction),
+		Deadline:    deadline,
+		Contexts:    slices.Clone(src.Contexts),
+		Checkpoints: src.Checkpoints,
 	}, t, snap, nil
 }
 
@@ -104,6 +105,8 @@ func settingsBeside(req *api.CreateSessionRequest) string {
 		return "network"
 	case len(req.MCPServers) > 0:
 		return "mcp_servers"
+	case req.Checkpoints != 0:
+		return "checkpoints"
 	}
 	return ""
 }

@@ -114,6 +114,8 @@ func (l *launcher) start(ctx context.Context, s *session, warm bool) error {
 		_ = sb.Stop()
 		return err
 	}
+	// Its interpreters are new: no parked copy of the old ones is left.
+	s.undo.forget()
 	return nil
 }
 

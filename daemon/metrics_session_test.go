@@ -75,6 +75,7 @@ func TestMetricsShowNoSession(t *testing.T) {
 		ContextBackend:  d.State().Contexts,
 		VolumeBackend:   d.State().Volumes,
 		SnapshotBackend: d.State().Snapshots,
+		UndoBackend:     d.State().Undo,
 	}, server.Options{MaxRequestBytes: 1 << 20, Metrics: d.Metrics().Handler(), OnPanic: d.Metrics().CountPanic, Registerer: d.Metrics().Registry()}, log)
 	go srv.Serve(l)
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })

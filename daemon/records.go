@@ -24,7 +24,7 @@ func sessionView(r *store.Record) api.Session {
 		Limits: apiLimits(r.Limits), Network: r.Network, Allow: slices.Clone(r.Allow), Labels: maps.Clone(r.Labels),
 		EgressKbps: r.EgressKbps, MaxConnections: r.MaxConnections, Runtime: runtimeOf(r.Runtime),
 		MCPServers: slices.Clone(r.MCPServers), IdleAction: r.IdleAction, Deadline: deadlineView(r.Deadline),
-		Volumes: volumeMountsView(r.Volumes),
+		Volumes: volumeMountsView(r.Volumes), Checkpoints: r.Checkpoints,
 	}
 }
 

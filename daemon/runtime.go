@@ -107,6 +107,11 @@ type Executor interface {
 	// older daemon started it).
 	StartContext(ctx context.Context, name, cwd, from, language string) error
 	DeleteContext(ctx context.Context, name string) error
+	// Undo has context name's interpreter take back the copy the agent
+	// parked steps executions ago (ExecOptions.Checkpoints), and answers
+	// how many it went back; isolation.ErrContextUnsupported: the agent
+	// is too old to keep copies.
+	Undo(ctx context.Context, name string, steps int) (int, error)
 }
 
 // ProcessTable is the sandbox's processes beside its agent: started,

@@ -15,6 +15,7 @@ import (
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
+	"github.com/sandboxd/sandboxd/internal/durable"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -156,7 +157,7 @@ func (sn Snapshots) take(ctx context.Context, s *session, sid string) (_ *store.
 	if err != nil {
 		return nil, err
 	}
-	if err := syncRename(tmp, dir); err != nil {
+	if err := durable.RenameDir(tmp, dir); err != nil {
 		return nil, err
 	}
 	// What a session made from it must not inherit.
@@ -172,27 +173,6 @@ func (sn Snapshots) put(snap *store.Snapshot) error {
 		return recordErr(snap.SnapshotID, err)
 	}
 	return nil
-}
-
-// syncRename renames the complete folder tmp to dir, durably: the
-// folder's entries first, then the rename in its parent.
-func syncRename(tmp, dir string) error {
-	if err := syncDir(tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(dir))
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 // ListSnapshots lists the caller's snapshots (root: all).

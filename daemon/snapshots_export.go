@@ -16,6 +16,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/internal/durable"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -83,7 +84,7 @@ func createRequestOf(rec *store.Record) api.CreateSessionRequest {
 		Template: rec.Template, Runtime: runtimeOf(rec.Runtime),
 		MemoryMB: &l.MemoryMB, CPUs: &l.CPUs, Pids: &l.Pids, DiskMB: &l.DiskMB, TimeoutS: &l.TimeoutS, IdleTimeoutS: &l.IdleTimeoutS,
 		Network: rec.Network, Allow: rec.Allow, EgressKbps: &rec.EgressKbps, MaxConnections: &rec.MaxConnections,
-		Env: env, Labels: rec.Labels, MCPServers: rec.MCPServers, IdleAction: rec.IdleAction,
+		Env: env, Labels: rec.Labels, MCPServers: rec.MCPServers, IdleAction: rec.IdleAction, Checkpoints: rec.Checkpoints,
 	}
 }
 
@@ -207,5 +208,5 @@ func (sn Snapshots) writeImport(sid string, r io.Reader, size int64) (retErr err
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	return syncRename(tmp, dir)
+	return durable.RenameDir(tmp, dir)
 }

@@ -34,6 +34,8 @@ type session struct {
 	live execution.Lives
 	// procs are the background processes this daemon started.
 	procs process.Book
+	// undo is its undo history (undo.go).
+	undo undoState
 }
 
 // newSession is a session just made (created, pooled or a template's

@@ -28,17 +28,6 @@ import (
 // Volumes serves the API's volumes.
 type Volumes struct{ d *Daemon }
 
-// State serves the API's state beyond one interpreter: code contexts,
-// volumes and snapshots, each an area of the router's.
-type State struct {
-	Contexts  Contexts
-	Volumes   Volumes
-	Snapshots Snapshots
-}
-
-// State serves the API's contexts, volumes and snapshots.
-func (d *Daemon) State() State { return State{Contexts{d}, Volumes{d}, Snapshots{d}} }
-
 // volumeUse counts, by volume id, the creates under way that will mount
 // a volume: a delete meanwhile would take it from under them.
 type volumeUse struct {
@@ -61,12 +50,11 @@ func (v Volumes) CreateVolume(ctx context.Context, req *api.CreateVolumeRequest)
 	if minMB := int64(volume.MinBytes >> 20); req.SizeMB < minMB || req.SizeMB > v.d.cfg.Max.DiskMB {
 		return nil, api.Errorf(errdefs.ErrInvalidArgument, "size_mb %d: a volume is %d to %d MB (the daemon's max disk_mb)", req.SizeMB, minMB, v.d.cfg.Max.DiskMB)
 	}
-	if len(req.SharedWith) > maxSharedWith {
-		return nil, api.Errorf(errdefs.ErrInvalidArgument, "shared_with names %d users: a volume is shared with at most %d", len(req.SharedWith), maxSharedWith)
+	shared, err := sharedWith(req.SharedWith, c.UID)
+	if err != nil {
+		return nil, err
 	}
-	shared := slices.Compact(slices.Sorted(slices.Values(req.SharedWith)))
-	rec := &store.Volume{VolumeID: disk.VolumePrefix + newID(), Name: req.Name, SizeMB: req.SizeMB, OwnerUID: c.UID, CreatedAt: now(),
-		SharedWith: slices.DeleteFunc(shared, func(u uint32) bool { return u == c.UID })}
+	rec := &store.Volume{VolumeID: disk.VolumePrefix + newID(), Name: req.Name, SizeMB: req.SizeMB, OwnerUID: c.UID, CreatedAt: now(), SharedWith: shared}
 	taken := api.Errorf(errdefs.ErrConflict, "you have a volume named %s", api.Quote(req.Name))
 	if _, err := v.find(c.UID, req.Name); err == nil {
 		return nil, taken
@@ -139,6 +127,69 @@ func (v Volumes) DeleteVolume(ctx context.Context, name string) error {
 	}
 	v.remove(rec.VolumeID)
 	return nil
+}
+
+// UpdateVolume changes what the owner may change of a volume: the users
+// it is shared with. A user it stops being shared with must have no
+// session that mounts it (409): their sessions would keep a volume they
+// may no longer see.
+func (v Volumes) UpdateVolume(ctx context.Context, name string, req *api.UpdateVolumeRequest) (*api.Volume, error) {
+	rec, err := v.lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if req.SharedWith == nil {
+		out := v.api(rec)
+		return &out, nil
+	}
+	shared, err := sharedWith(*req.SharedWith, rec.OwnerUID)
+	if err != nil {
+		return nil, err
+	}
+	use := &v.d.volumes
+	use.mu.Lock()
+	defer use.mu.Unlock()
+	updated, err := v.d.store.UpdateVolume(rec.OwnerUID, rec.Name, func(cur *store.Volume) error {
+		var gone []uint32
+		for _, u := range cur.SharedWith {
+			if !slices.Contains(shared, u) {
+				gone = append(gone, u)
+			}
+		}
+		if len(gone) == 0 {
+			cur.SharedWith = shared
+			return nil
+		}
+		if use.pending[cur.VolumeID] > 0 {
+			return api.Errorf(errdefs.ErrConflict, "volume %s is being mounted by a session being created: try again", api.Quote(cur.Name))
+		}
+		for _, s := range v.d.sessions.all() {
+			r := s.Snapshot()
+			if slices.Contains(gone, r.OwnerUID) && slices.ContainsFunc(r.Volumes, func(m store.VolumeMount) bool { return m.VolumeID == cur.VolumeID }) {
+				return api.Errorf(errdefs.ErrConflict, "session %s of uid %d mounts volume %s: delete it before the volume stops being shared with that user", r.ID, r.OwnerUID, api.Quote(cur.Name))
+			}
+		}
+		cur.SharedWith = shared
+		return nil
+	})
+	if err != nil {
+		if errdefs.IsNotFound(err) { // deleted meanwhile
+			return nil, api.Errorf(errdefs.ErrNotFound, "no such volume: %s", api.Quote(name))
+		}
+		return nil, err
+	}
+	out := v.api(updated)
+	return &out, nil
+}
+
+// sharedWith checks and orders the users a volume of owner is shared
+// with (the owner is no one it is shared with).
+func sharedWith(uids []uint32, owner uint32) ([]uint32, error) {
+	if len(uids) > maxSharedWith {
+		return nil, api.Errorf(errdefs.ErrInvalidArgument, "shared_with names %d users: a volume is shared with at most %d", len(uids), maxSharedWith)
+	}
+	shared := slices.Compact(slices.Sorted(slices.Values(uids)))
+	return slices.DeleteFunc(shared, func(u uint32) bool { return u == owner }), nil
 }
 
 // remove lets go of volume vid's folder (unmounted first, so nothing
@@ -243,9 +294,14 @@ func (v Volumes) mounts(ctx context.Context, req []api.VolumeMount, u isolation.
 		use.pending = map[string]int{}
 	}
 	for _, m := range out {
-		// Deleted since it was found: the delete held the lock.
-		if _, err := v.find(m.OwnerUID, m.Name); err != nil {
+		// Deleted, or no longer shared with the caller, since it was
+		// found: the delete or the update held the lock.
+		rec, err := v.find(m.OwnerUID, m.Name)
+		if err != nil {
 			return nil, nil, err
+		}
+		if !callerFrom(ctx).mayMountVolume(rec.OwnerUID, rec.SharedWith) {
+			return nil, nil, api.Errorf(errdefs.ErrNotFound, "no such volume: %s", api.Quote(m.Name))
 		}
 	}
 	for _, m := range out {

@@ -187,3 +187,63 @@ func TestVolumes(t *testing.T) {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
+
+// TestVolumeUpdate: the owner changes whom a volume is shared with; a
+// user whose session mounts it cannot be left out until that session is
+// gone; after, their creates find no such volume; no one else may change
+// it.
+func TestVolumeUpdate(t *testing.T) {
+	t.Parallel()
+	d := newEnv(t, nil).start()
+	vs := d.State().Volumes
+	if _, err := vs.CreateVolume(as(1000), &api.CreateVolumeRequest{Name: "data", SizeMB: 16, SharedWith: []uint32{1001}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.CreateSession(as(1001), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "1000/data", Path: "/d"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(ctx context.Context, uids ...uint32) (*api.Volume, error) {
+		if uids == nil {
+			uids = []uint32{}
+		}
+		return vs.UpdateVolume(ctx, "data", &api.UpdateVolumeRequest{SharedWith: &uids})
+	}
+	if _, err := update(as(1000), 1002); !errdefs.IsConflict(err) {
+		t.Fatalf("leaving out a user whose session mounts it: %v", err)
+	}
+	if v, err := update(as(1000), 1002, 1001, 1000, 1002); err != nil || len(v.SharedWith) != 2 || v.SharedWith[0] != 1001 || v.SharedWith[1] != 1002 {
+		t.Fatalf("adding a user: %+v %v", v, err)
+	}
+	if _, err := vs.GetVolume(as(1002), "1000/data"); err != nil {
+		t.Fatalf("the added user's get: %v", err)
+	}
+	for name, ctx := range map[string]context.Context{"a stranger": as(1003), "a user it is shared with": as(1001)} {
+		if _, err := update(ctx); !errdefs.IsNotFound(err) {
+			t.Errorf("%s's update: %v", name, err)
+		}
+	}
+	many := make([]uint32, maxSharedWith+1)
+	for i := range many {
+		many[i] = uint32(2000 + i)
+	}
+	if _, err := update(as(1000), many...); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("too many users: %v", err)
+	}
+	if v, err := vs.UpdateVolume(as(1000), "data", &api.UpdateVolumeRequest{}); err != nil || len(v.SharedWith) != 2 {
+		t.Fatalf("an update that changes nothing: %+v %v", v, err)
+	}
+	if err := d.DeleteSession(as(1001), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := update(as(1000)); err != nil || len(v.SharedWith) != 0 {
+		t.Fatalf("sharing with no one: %+v %v", v, err)
+	}
+	if _, err := d.CreateSession(as(1001), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "1000/data", Path: "/d"}}}); !errdefs.IsNotFound(err) {
+		t.Fatalf("a mount after the sharing ended: %v", err)
+	}
+	one := []uint32{1001}
+	if v, err := vs.UpdateVolume(root, "1000/data", &api.UpdateVolumeRequest{SharedWith: &one}); err != nil || len(v.SharedWith) != 1 {
+		t.Fatalf("root's update, as uid/name: %+v %v", v, err)
+	}
+}

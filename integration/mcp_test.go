@@ -281,7 +281,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	}
 	wantTools := []string{"create_context", "create_session", "delete_context", "delete_session", "fork_session", "get_execution", "install_packages", "interrupt", "kill_process",
 		"list_contexts", "list_executions", "list_processes", "list_sessions", "list_snapshots", "list_volumes", "pause_session", "process_logs", "read_file", "resume_session", "run_python", "run_shell",
-		"snapshot_session", "start_execution", "start_process", "write_file", "write_stdin"}
+		"snapshot_session", "start_execution", "start_process", "undo", "write_file", "write_stdin"}
 	switch {
 	case seen.Server.Name != "sandboxd" || !slices.Equal(seen.Tools, wantTools):
 		t.Errorf("server %+v, tools %v", seen.Server, seen.Tools)

@@ -123,8 +123,19 @@ func TestVolumes(t *testing.T) {
 		if x := d.sh(t, theirs, `cat /team/notes && echo theirs > /team/mine && `+owner("/team/mine")); x.Stdout != "from root\n1000 sandbox\n" {
 			t.Fatalf("in the shared volume: %+v", x)
 		}
+		// Sharing ends only once their sessions are gone; then they find
+		// no such volume.
+		if _, stderr, code := d.ctl(t, "", "volume", "update", "team", "--no-sharing"); code == 0 || !strings.Contains(stderr, "mounts volume") {
+			t.Fatalf("volume update while their session mounts it: %d %q", code, stderr)
+		}
 		if err := d.c.DeleteSession(ctx, theirs); err != nil {
 			t.Fatal(err)
+		}
+		if _, stderr, code := d.ctl(t, "", "volume", "update", "team", "--no-sharing"); code != 0 {
+			t.Fatalf("volume update --no-sharing: %d %q", code, stderr)
+		}
+		if _, stderr, code := runCtl(t, d.socket, other, "", "create", "--volume", "0/team:/team"); code == 0 || !strings.Contains(stderr, "no such volume") {
+			t.Fatalf("a mount once sharing ended: %d %q", code, stderr)
 		}
 		if err := d.c.DeleteVolume(ctx, "team"); err != nil {
 			t.Fatal(err)

@@ -33,9 +33,17 @@ func (s *Sandbox) DeleteContext(ctx context.Context, name string) error {
 }
 
 func (s *Sandbox) context(ctx context.Context, action, name, cwd, from, language string) error {
+	return s.withAgent(ctx, contextWait, func(ctx context.Context, conn *agent.Conn) error {
+		return conn.Context(ctx, action, name, cwd, from, language)
+	})
+}
+
+// withAgent calls f with the agent's connection once no execution runs,
+// within ctx's deadline, or wait from now if it has none.
+func (s *Sandbox) withAgent(ctx context.Context, wait time.Duration, f func(context.Context, *agent.Conn) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, contextWait)
+		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
 	dl, _ := ctx.Deadline()
@@ -45,5 +53,5 @@ func (s *Sandbox) context(ctx context.Context, action, name, cwd, from, language
 	if err != nil {
 		return err
 	}
-	return conn.Context(ctx, action, name, cwd, from, language)
+	return f(ctx, conn)
 }

@@ -38,6 +38,11 @@ type ExecOptions struct {
 	// protocol 9 on; older ones display nothing). ExecResult.Outputs
 	// are those that came after.
 	OnDisplay func(RichOutput)
+	// Checkpoints, for a Python cell, parks a copy of its context's
+	// interpreter as it is before the cell, keeping the context's newest
+	// Checkpoints (at most agent.MaxCheckpoints; 0: none), which Undo
+	// puts back. Agents before protocol 17 park none.
+	Checkpoints int
 }
 
 // ExecError is the exception an execution's code raised (or a template's
@@ -73,6 +78,10 @@ type ExecResult struct {
 	Outputs    []RichOutput
 	Truncated  bool
 	StateReset bool
+	// Checkpoint says a copy of the interpreter as it was before the
+	// execution was parked (ExecOptions.Checkpoints): Undo can put it
+	// back.
+	Checkpoint bool
 	Duration   time.Duration
 	// Usage is what the sandbox's cgroup used while the execution ran.
 	Usage Usage
@@ -92,17 +101,18 @@ type Output func(stream, data string)
 // request is opts as the agent's wire request.
 func (o *ExecOptions) request() agent.Request {
 	return agent.Request{
-		ID:         o.ID,
-		Language:   o.Language,
-		Code:       o.Code,
-		Timeout:    o.Timeout.Seconds(),
-		Grace:      o.Grace.Seconds(),
-		Env:        o.Env,
-		Cwd:        o.Cwd,
-		Context:    o.Context,
-		ContextCwd: o.ContextCwd,
-		MaxOutput:  o.MaxOutput,
-		MaxAnswer:  o.MaxAnswer,
+		ID:          o.ID,
+		Language:    o.Language,
+		Code:        o.Code,
+		Timeout:     o.Timeout.Seconds(),
+		Grace:       o.Grace.Seconds(),
+		Env:         o.Env,
+		Cwd:         o.Cwd,
+		Context:     o.Context,
+		ContextCwd:  o.ContextCwd,
+		MaxOutput:   o.MaxOutput,
+		MaxAnswer:   o.MaxAnswer,
+		Checkpoints: o.Checkpoints,
 	}
 }
 
@@ -118,6 +128,7 @@ func resultOf(m *agent.Message) *ExecResult {
 		Outputs:    richOutputs(m.Outputs),
 		Truncated:  m.Truncated,
 		StateReset: m.StateReset,
+		Checkpoint: m.Checkpoint,
 		Duration:   time.Duration(m.DurationMS * float64(time.Millisecond)),
 	}
 }

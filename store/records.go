@@ -63,6 +63,8 @@ type Record struct {
 	Contexts []Context `json:"contexts,omitempty"`
 	// Volumes are the volumes the session mounts, at every start.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Checkpoints is how many executions undo can go back (0: none).
+	Checkpoints int `json:"checkpoints,omitempty"`
 }
 
 // VolumeMount is a volume a session mounts: its owner's name for it, the

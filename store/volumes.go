@@ -56,3 +56,29 @@ func (s *Store) DeleteVolume(owner uint32, name string) error {
 		return tx.Bucket(bucketVolumes).Delete([]byte(VolumeKey(owner, name)))
 	})
 }
+
+// UpdateVolume rewrites owner's volume name with change applied, in one
+// transaction (errdefs.ErrNotFound if it is gone); change may refuse.
+func (s *Store) UpdateVolume(owner uint32, name string, change func(*Volume) error) (*Volume, error) {
+	var out Volume
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bucketVolumes)
+		k := []byte(VolumeKey(owner, name))
+		b := bk.Get(k)
+		if b == nil {
+			return errdefs.ErrNotFound
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			return err
+		}
+		if err := change(&out); err != nil {
+			return err
+		}
+		nb, err := json.Marshal(&out)
+		if err != nil {
+			return err
+		}
+		return bk.Put(k, nb)
+	})
+	return &out, err
+}

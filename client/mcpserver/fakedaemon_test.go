@@ -36,6 +36,7 @@ type fakeDaemon struct {
 	contexts map[string][]api.CodeContext
 	attached fakeAttached
 	snaps    fakeSnapshots
+	undone   map[string]int // id -> executions undone so far
 }
 
 func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
@@ -63,6 +64,7 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *client.Client) {
 	mux.HandleFunc("PUT /v1/sessions/{id}/files", f.put)
 	f.contextRoutes(mux)
 	f.snapshotRoutes(mux)
+	mux.HandleFunc("POST /v1/sessions/{id}/undo", f.undo)
 	mux.HandleFunc("GET /v1/sessions/{id}/files", f.get)
 	// On a Unix socket, as the daemon: a short path, for its 107 bytes.
 	dir, err := os.MkdirTemp("", "mcpfake-")
@@ -123,6 +125,7 @@ func (f *fakeDaemon) create(w http.ResponseWriter, r *http.Request) {
 		s.Deadline = &at
 	}
 	s.Volumes = req.Volumes
+	s.Checkpoints = req.Checkpoints
 	f.sessions[s.ID] = s
 	f.mu.Unlock()
 	answer(w, 201, s)

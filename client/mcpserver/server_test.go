@@ -65,7 +65,7 @@ func TestTools(t *testing.T) {
 		"start_process": {"command"}, "list_processes": nil, "process_logs": {"pid"}, "kill_process": {"pid"},
 		"pause_session": nil, "resume_session": nil, "write_stdin": {"pid"},
 		"create_context": nil, "list_contexts": nil, "delete_context": {"context"},
-		"list_volumes": nil, "snapshot_session": nil, "fork_session": nil, "list_snapshots": nil,
+		"list_volumes": nil, "snapshot_session": nil, "fork_session": nil, "list_snapshots": nil, "undo": nil,
 	}
 	got := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {

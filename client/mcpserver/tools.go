@@ -75,6 +75,8 @@ type CreateSessionInput struct {
 	Volumes []VolumeInput `json:"volumes,omitempty" jsonschema:"volumes of yours to mount (list_volumes): files kept across sessions and shared with your other sessions"`
 	// Snapshot starts the session from one (api.CreateSessionRequest's).
 	Snapshot string `json:"snapshot,omitempty" jsonschema:"a snapshot of yours (snapshot_session, list_snapshots), by id or name, to start the session from: its files and settings (then give only labels, deadline_s and volumes beside it)"`
+	// Checkpoints is api.CreateSessionRequest's: 0 (absent) is none.
+	Checkpoints int `json:"checkpoints,omitempty" jsonschema:"keep the state before each of the session's last this many executions (1 to 16), so undo can take it back; absent: none"`
 }
 
 // VolumeInput is one volume create_session mounts.
@@ -139,6 +141,8 @@ type SessionOutput struct {
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Mine says this server made it (and deletes it when it closes).
 	Mine bool `json:"mine,omitempty"`
+	// Checkpoints is how many executions undo can go back (absent: none).
+	Checkpoints int `json:"checkpoints,omitempty"`
 }
 
 // SessionsOutput is list_sessions's.
@@ -170,6 +174,7 @@ func (s *Server) addTools() {
 	s.addContextTools()
 	s.addVolumeTools()
 	s.addSnapshotTools()
+	s.addUndoTools()
 }
 
 // cancelInterrupts is the output callback of the tools' executions: with
@@ -353,12 +358,19 @@ func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in C
 	for _, v := range in.Volumes {
 		req.Volumes = append(req.Volumes, api.VolumeMount{Name: v.Name, Path: v.Path, ReadOnly: v.ReadOnly})
 	}
+	if in.Checkpoints != 0 {
+		req.Checkpoints = in.Checkpoints
+	}
 	sess, err := s.create(ctx, req)
 	if err != nil {
 		return nil, SessionOutput{}, toolError(err)
 	}
 	out := s.sessionOutput(sess)
-	return textResult(fmt.Sprintf("created session %s (template %s, network %s)", sess.ID, sess.Template, sess.Network)), out, nil
+	undo := ""
+	if sess.Checkpoints > 0 {
+		undo = fmt.Sprintf("; undo can take back its last %d executions", sess.Checkpoints)
+	}
+	return textResult(fmt.Sprintf("created session %s (template %s, network %s)%s", sess.ID, sess.Template, sess.Network, undo)), out, nil
 }
 
 func (s *Server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in ListSessionsInput) (*mcp.CallToolResult, SessionsOutput, error) {
@@ -397,7 +409,7 @@ func (s *Server) sessionOutput(sess *api.Session) SessionOutput {
 	mine := s.created[sess.ID]
 	s.mu.Unlock()
 	return SessionOutput{ID: sess.ID, Status: sess.Status, Template: sess.Template, Network: sess.Network,
-		CreatedAt: sess.CreatedAt, Labels: sess.Labels, Deadline: sess.Deadline, Mine: mine}
+		CreatedAt: sess.CreatedAt, Labels: sess.Labels, Deadline: sess.Deadline, Mine: mine, Checkpoints: sess.Checkpoints}
 }
 
 // toolError is what the model reads of a failed call: the daemon's

@@ -58,7 +58,8 @@ type ContextDeletedOutput struct {
 
 func (s *Server) addContextTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "create_context", Description: "Create a code context in a sandbox session: a Python interpreter of its own " +
-		"(same files, separate variables), empty or a copy of another context's state (from: default to fork the current one). " +
+		"(same files, separate variables), empty or a fork of another context (from: its variables and imports copied, then they diverge; " +
+		"from default forks the current state). " +
 		"Pass its id as context to run_python to try several approaches side by side; returns the id."}, s.createContext)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_contexts", Description: "List a sandbox session's code contexts, default first."}, s.listContexts)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "delete_context", Description: "Delete a code context of a sandbox session and its variables."}, s.deleteContext)

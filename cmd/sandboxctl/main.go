@@ -108,7 +108,7 @@ has its own (0-5).`,
 		newLifecycleCmd(a, "resume", "Resume paused sessions where they stopped"),
 		newWaitCmd(a), newLogsCmd(a), newStdinCmd(a), newHealthCmd(a), newDialStdioCmd(a), newTopCmd(a), newKillCmd(a),
 		newPruneCmd(a),
-		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newContextCmd(a), newVolumeCmd(a), newSnapshotCmd(a), newForkCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a), newE2BCmd(a),
+		newNetworkCmd(a), newPipCmd(a), newPortCmd(a), newMCPCmd(a), newMCPProxyCmd(a), newHistoryCmd(a), newContextCmd(a), newVolumeCmd(a), newSnapshotCmd(a), newForkCmd(a), newUndoCmd(a), newEventsCmd(a), newDoctorCmd(a), newTemplateCmd(a), newE2BCmd(a),
 	)
 	root.AddCommand(manpage.Command(root, "1"))
 	return root

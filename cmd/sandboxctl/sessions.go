@@ -176,7 +176,7 @@ func newCreateCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var key, deadline, snapshot string
 	var volumes []string
-	var count int
+	var count, checkpoints int
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
 		Short: "Create a session and print its id",
@@ -200,7 +200,8 @@ sessions are made, all or none, and their ids printed one a line.`,
   sandboxctl create --deadline 30m
   sandboxctl create --volume data:/data --volume models:/models:ro
   sandboxctl create --idempotency-key "$(uuidgen)"
-  sandboxctl create --snapshot warm --count 4`,
+  sandboxctl create --snapshot warm --count 4
+  sandboxctl create --checkpoints 5          # then: sandboxctl undo ID`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request(cmd.Flags())
@@ -225,6 +226,7 @@ sessions are made, all or none, and their ids printed one a line.`,
 				req.Volumes = append(req.Volumes, m)
 			}
 			req.Snapshot = snapshot
+			req.Checkpoints = checkpoints
 			if cmd.Flags().Changed("count") {
 				if key != "" {
 					return errors.New("give --idempotency-key or --count, not both")
@@ -260,6 +262,8 @@ sessions are made, all or none, and their ids printed one a line.`,
 	cmd.Flags().StringArrayVarP(&volumes, "volume", "v", nil, "mount your volume NAME at PATH: NAME:/PATH, or NAME:/PATH:ro read-only (repeatable)")
 	_ = cmd.RegisterFlagCompletionFunc("volume", a.completeVolumes)
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "make the session from your snapshot (id or name): its files and settings")
+	cmd.Flags().IntVar(&checkpoints, "checkpoints", 0, "keep the state before each of the last N executions (0 to 16), for sandboxctl undo")
+	_ = cmd.RegisterFlagCompletionFunc("checkpoints", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("snapshot", a.completeSnapshots)
 	cmd.Flags().IntVar(&count, "count", 1, fmt.Sprintf("with --snapshot, make this many sessions (1 to %d), all or none, and print their ids one a line", api.MaxCount))
 	_ = cmd.RegisterFlagCompletionFunc("count", cobra.NoFileCompletions)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,7 @@ other users' sessions may mount it too (as OWNER_UID/NAME), each as its own user
   sandboxctl volume cp data:/when -
   sandboxctl rm $s && sandboxctl volume rm data`,
 	}
-	cmd.AddCommand(newVolumeCreateCmd(a), newVolumeLsCmd(a), newVolumeInspectCmd(a), newVolumeRmCmd(a), newVolumeCpCmd(a))
+	cmd.AddCommand(newVolumeCreateCmd(a), newVolumeLsCmd(a), newVolumeInspectCmd(a), newVolumeUpdateCmd(a), newVolumeRmCmd(a), newVolumeCpCmd(a))
 	return cmd
 }
 
@@ -103,6 +104,42 @@ func newVolumeLsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print names only")
+	return cmd
+}
+
+func newVolumeUpdateCmd(a *app) *cobra.Command {
+	var shareWith []uint
+	var asJSON, none bool
+	cmd := &cobra.Command{
+		Use:   "update NAME --share-with UID... | --no-sharing",
+		Short: "Change whom a volume is shared with (the users given replace the ones before)",
+		Long: `update replaces the users a volume of yours is shared with by those given
+(--no-sharing: with no one). A user whose sessions mount it cannot be left
+out until those sessions are deleted.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeVolumes,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("share-with") == none {
+				return errors.New("give either --share-with UID (repeatable) or --no-sharing")
+			}
+			uids := []uint32{}
+			for _, u := range shareWith {
+				uids = append(uids, uint32(u))
+			}
+			v, err := a.client().UpdateVolume(cmd.Context(), args[0], uids)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(os.Stdout, v)
+			}
+			fmt.Println(v.Name)
+			return nil
+		},
+	}
+	cmd.Flags().UintSliceVar(&shareWith, "share-with", nil, "the users whose sessions may mount it (repeatable, or comma-separated uids)")
+	cmd.Flags().BoolVar(&none, "no-sharing", false, "share it with no one")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 

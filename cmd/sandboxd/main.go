@@ -205,6 +205,7 @@ func run(cfg config.Config) error {
 		ContextBackend:  d.State().Contexts,
 		VolumeBackend:   d.State().Volumes,
 		SnapshotBackend: d.State().Snapshots,
+		UndoBackend:     d.State().Undo,
 	}, server.Options{
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		MaxUploadBytes:  cfg.MaxUploadBytes,

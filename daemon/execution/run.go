@@ -33,6 +33,11 @@ type Run struct {
 	// memory?).
 	Lost   func(ctx context.Context, e *api.Execution, cause error)
 	Killed func()
+	// Checkpoints, above 0, has the agent park a copy of the interpreter
+	// before the code runs, keeping that many (undo); Parked then hears
+	// whether it did, once the sandbox answered.
+	Checkpoints int
+	Parked      func(bool)
 }
 
 // Exec runs execution e of req in r's sandbox. It fails no more: what
@@ -53,19 +58,23 @@ func (b *Book) Exec(ctx context.Context, r *Run, e *api.Execution, out *Capture,
 
 	started := time.Now()
 	res, err := sb.Exec(ctx, &isolation.ExecOptions{
-		ID:         e.ID,
-		Language:   req.Language,
-		Code:       req.Code,
-		Timeout:    r.Timeout,
-		Grace:      b.opts.Grace,
-		Env:        r.Env,
-		Cwd:        req.Cwd,
-		Context:    r.Context,
-		ContextCwd: r.ContextCwd,
-		MaxOutput:  b.opts.MaxOutput,
-		MaxAnswer:  b.opts.MaxAnswer,
-		OnDisplay:  func(o isolation.RichOutput) { out.Display(APIOutput(o)) },
+		ID:          e.ID,
+		Language:    req.Language,
+		Code:        req.Code,
+		Timeout:     r.Timeout,
+		Grace:       b.opts.Grace,
+		Env:         r.Env,
+		Cwd:         req.Cwd,
+		Context:     r.Context,
+		ContextCwd:  r.ContextCwd,
+		Checkpoints: r.Checkpoints,
+		MaxOutput:   b.opts.MaxOutput,
+		MaxAnswer:   b.opts.MaxAnswer,
+		OnDisplay:   func(o isolation.RichOutput) { out.Display(APIOutput(o)) },
 	}, out.Add)
+	if r.Parked != nil {
+		r.Parked(err == nil && res.Checkpoint)
+	}
 	e.Stdout, e.Stderr = out.Text()
 	e.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	if err != nil {

@@ -27,6 +27,7 @@ type Backend interface {
 	ContextBackend
 	VolumeBackend
 	SnapshotBackend
+	UndoBackend
 }
 
 // Backends are the areas' backends, each served by whichever owner holds
@@ -46,11 +47,12 @@ type Backends struct {
 	ContextBackend
 	VolumeBackend
 	SnapshotBackend
+	UndoBackend
 }
 
 // BackendsOf serves every area from b (a test's fake that implements all).
 func BackendsOf(b Backend) Backends {
-	return Backends{b, b, b, b, b, b, b, b, b, b, b}
+	return Backends{b, b, b, b, b, b, b, b, b, b, b, b}
 }
 
 // missing names an area no backend serves, or is "".
@@ -78,6 +80,8 @@ func (b Backends) missing() string {
 		return "volumes"
 	case b.SnapshotBackend == nil:
 		return "snapshots"
+	case b.UndoBackend == nil:
+		return "undo"
 	}
 	return ""
 }
@@ -160,6 +164,8 @@ type VolumeBackend interface {
 	CreateVolume(ctx context.Context, req *api.CreateVolumeRequest) (*api.Volume, error)
 	ListVolumes(ctx context.Context) ([]api.Volume, error)
 	GetVolume(ctx context.Context, name string) (*api.Volume, error)
+	// UpdateVolume changes whom it is shared with.
+	UpdateVolume(ctx context.Context, name string, req *api.UpdateVolumeRequest) (*api.Volume, error)
 	// DeleteVolume refuses (conflict) while a session mounts it.
 	DeleteVolume(ctx context.Context, name string) error
 	// OpenVolumeFile, PutVolumeFile and DeleteVolumeFile serve a
@@ -185,6 +191,11 @@ type SnapshotBackend interface {
 	// ImportSnapshot makes one of the caller's from such a stream.
 	ExportSnapshot(ctx context.Context, ref string) (func(io.Writer) error, error)
 	ImportSnapshot(ctx context.Context, name string, body io.Reader) (*api.Snapshot, error)
+}
+
+// UndoBackend takes a session back to before its last executions.
+type UndoBackend interface {
+	Undo(ctx context.Context, id string, req *api.UndoRequest) (*api.UndoResult, error)
 }
 
 // HistoryBackend reads a session's executions, running or recorded.

@@ -122,7 +122,7 @@ func TestOpenAPIEnums(t *testing.T) {
 			api.ActionPaused, api.ActionResumed, api.ActionRestarted, api.ActionDeleted, api.ActionFailed, api.ActionOOM,
 			api.ActionTimeout, api.ActionInterrupted, api.ActionRestored, api.ActionLost}},
 		{"ErrorDetail.code", prop("ErrorDetail", "code"), []any{api.CodeInvalidArgument, api.CodeNotFound, api.CodeConflict,
-			api.CodePermissionDenied, api.CodePayloadTooLarge, api.CodeResourceExhausted, api.CodeInternal, api.CodeUnavailable,
+			api.CodeFailedPrecondition, api.CodePermissionDenied, api.CodePayloadTooLarge, api.CodeResourceExhausted, api.CodeInternal, api.CodeUnavailable,
 			api.CodeBadGateway}},
 	} {
 		if !reflect.DeepEqual(c.s.Enum, c.want) {

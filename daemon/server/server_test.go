@@ -160,6 +160,13 @@ func (f *fakeBackend) GetVolume(_ context.Context, name string) (*api.Volume, er
 	}
 	return &api.Volume{Name: name, SizeMB: 64, MountedBy: []string{"s1"}}, nil
 }
+func (f *fakeBackend) UpdateVolume(_ context.Context, name string, req *api.UpdateVolumeRequest) (*api.Volume, error) {
+	v := &api.Volume{Name: name, SizeMB: 64, MountedBy: []string{}}
+	if req.SharedWith != nil {
+		v.SharedWith = *req.SharedWith
+	}
+	return v, nil
+}
 func (f *fakeBackend) DeleteVolume(_ context.Context, name string) error {
 	if name == "data" {
 		return errdefs.ErrConflict.WithMessage("volume data is mounted by sessions [s1]: delete them first")
@@ -187,6 +194,9 @@ func (f *fakeBackend) GetSnapshot(_ context.Context, ref string) (*api.Snapshot,
 	return &api.Snapshot{ID: ref, SessionID: "s1"}, nil
 }
 func (f *fakeBackend) DeleteSnapshot(context.Context, string) error { return nil }
+func (f *fakeBackend) Undo(_ context.Context, _ string, req *api.UndoRequest) (*api.UndoResult, error) {
+	return &api.UndoResult{Undone: max(req.Steps, 1)}, nil
+}
 func (f *fakeBackend) ExportSnapshot(_ context.Context, ref string) (func(io.Writer) error, error) {
 	if ref != "snap1" {
 		return nil, api.Errorf(errdefs.ErrNotFound, "no such snapshot: %s", ref)

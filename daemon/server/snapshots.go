@@ -32,6 +32,19 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) undo(w http.ResponseWriter, r *http.Request) error {
+	var req api.UndoRequest
+	if err := s.decodeOptional(w, r, &req); err != nil {
+		return err
+	}
+	res, err := s.b.Undo(r.Context(), r.PathValue("id"), &req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request) error {
 	ss, err := s.b.ListSnapshots(r.Context())
 	if err != nil {

@@ -38,6 +38,19 @@ func (s *Server) getVolume(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) updateVolume(w http.ResponseWriter, r *http.Request) error {
+	var req api.UpdateVolumeRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	v, err := s.b.UpdateVolume(r.Context(), r.PathValue("name"), &req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
 func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) error {
 	if err := s.b.DeleteVolume(r.Context(), r.PathValue("name")); err != nil {
 		return err

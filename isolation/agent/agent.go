@@ -131,6 +131,15 @@ type Request struct {
 	// From, in an OpContext start, is the context whose interpreter the
 	// new one is a copy of (forked: its globals, copied on write).
 	From string `json:"from,omitempty"`
+	// Checkpoints, in an exec of a Python cell, asks the agent to park a
+	// copy of the context's interpreter as it is before the cell, keeping
+	// the newest Checkpoints of them (at most MaxCheckpoints; 0: none),
+	// which an OpUndo puts back. Version 17 on; the Conn drops it for
+	// older agents.
+	Checkpoints int `json:"checkpoints,omitempty"`
+	// Steps, in an OpUndo, is how many executions to take back (1: the
+	// last), counted in the context's parked copies.
+	Steps int `json:"steps,omitempty"`
 }
 
 // Message is one line from the agent. Which fields are set depends on Type.
@@ -150,6 +159,13 @@ type Message struct {
 	Output     *Output `json:"output,omitempty"`
 	Truncated  bool    `json:"truncated,omitempty"`
 	StateReset bool    `json:"state_reset,omitempty"`
+	// Checkpoint, in a done line, says a copy of the interpreter as it was
+	// before the cell was parked (Request.Checkpoints): an OpUndo can put
+	// it back.
+	Checkpoint bool `json:"checkpoint,omitempty"`
+	// Undone, in a TypeUndone line, is how many executions were taken
+	// back.
+	Undone     int     `json:"undone,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	// Protocol, in a pong, is the agent's protocol version; absent (0)
 	// from agents of version 1.

@@ -131,6 +131,10 @@ func (a *Conn) Exec(req Request, wait time.Duration, onOutput func(kind, data st
 			return nil, err
 		}
 	}
+	if a.Version() < undoVersion {
+		// Older agents park no copies (they would ignore the field).
+		req.Checkpoints = 0
+	}
 	dl := time.Now().Add(wait)
 	_ = a.c.SetReadDeadline(dl)
 	defer a.c.SetReadDeadline(time.Time{})

@@ -22,6 +22,11 @@ const (
 	// (Action "delete") the worker of Request.Context, in Request.Cwd
 	// (version 15 on). The answer is a TypeContext line, or an error.
 	OpContext = "context"
+	// OpUndo puts back a context's interpreter as it was before one of
+	// its last executions (Request.Steps back), from the copies an exec's
+	// Request.Checkpoints parked (version 17 on; see undo.go). The
+	// answer is a TypeUndone line, or an error.
+	OpUndo = "undo"
 )
 
 // ContextDefault is the context of the agent's first interpreter: the
@@ -41,6 +46,9 @@ const (
 	// TypeContext answers an OpContext: Message.Context and the
 	// worker's PID (0 once deleted).
 	TypeContext = "context"
+	// TypeUndone answers an OpUndo: Message.Context, Message.Undone (the
+	// steps taken back) and the worker's PID.
+	TypeUndone = "undone"
 )
 
 // Statuses of an execution's done line (Message.Status). They are the
@@ -90,6 +98,8 @@ func pyConsts() []pyConst {
 		{"OP_INTERRUPT", OpInterrupt},
 		{"OP_RECLAIM", OpReclaim},
 		{"OP_CONTEXT", OpContext},
+		{"OP_UNDO", OpUndo},
+		{"MAX_CHECKPOINTS", MaxCheckpoints},
 		{"CONTEXT_DEFAULT", ContextDefault},
 		{"TYPE_PONG", TypePong},
 		{"TYPE_STDOUT", TypeStdout},
@@ -98,6 +108,7 @@ func pyConsts() []pyConst {
 		{"TYPE_ERROR", TypeError},
 		{"TYPE_DISPLAY", TypeDisplay},
 		{"TYPE_CONTEXT", TypeContext},
+		{"TYPE_UNDONE", TypeUndone},
 		{"STATUS_OK", StatusOK},
 		{"STATUS_ERROR", StatusError},
 		{"STATUS_TIMEOUT", StatusTimeout},

@@ -25,9 +25,10 @@ import "errors"
 //	9     9-14      display lines and bundles
 //	15    15        contexts
 //	16    16        processes started by the agent (spawn.go)
+//	17    17        undo checkpoints (undo.go)
 //
 // testdata keeps the last version of each older wire (agent-v2, -v3,
-// -v4, -v5, -v8, -v12, -v15; agent-v1 as the one that says no protocol) and today's
+// -v4, -v5, -v8, -v12, -v15, -v16; agent-v1 as the one that says no protocol) and today's
 // Conn is tested against each (TestAgentContract); the current wire is
 // the current files.
 //
@@ -138,6 +139,25 @@ import "errors"
 //	   before 16 the runtime starts every process (Sandbox.Spawn). A
 //	   shell execution whose output has closed polls for its command's
 //	   end from 1 ms up (it waited up to 50 ms).
+//	17 undo checkpoints: an exec of a Python cell with "checkpoints":K
+//	   (1 to 16) first has the context's worker fork a copy of itself
+//	   (as a "from" copy), which the supervisor stops (SIGSTOP) and
+//	   parks, keeping the context's newest K; its done says
+//	   "checkpoint": true (absent for K 0, shell, JavaScript: node does
+//	   not fork, and a fork that failed, which is logged and fails
+//	   nothing). {"op":"undo","context":C,"steps":N} wakes (SIGCONT) C's
+//	   N-th newest parked copy as its worker and kills the current one
+//	   and the newer copies: {"type":"undone","context":C,"undone":N,
+//	   "pid":P}, or an error "context C keeps M checkpoints" and nothing
+//	   changes. A parked copy costs the pages its worker wrote since, in
+//	   the sandbox's memory; an execution's stop spares it, a reset
+//	   kills only the worker's group while one is parked, and a context's
+//	   start or delete kills them. Conn.Undo refuses agents before 17
+//	   with ErrUnsupported, and Exec drops their Checkpoints. A shell
+//	   execution's stop spares the workers by pid too, not only as
+//	   processes older than it, and a worker answers its fork (a "from"
+//	   copy's too) once the copy has called setsid: a reset of the
+//	   source's group, or the SIGSTOP, found it there before.
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -149,12 +169,12 @@ import "errors"
 //
 // add it to savedProtocols (contract_test.go), set ProtocolVersion to
 // Revision, and make the Conn adapt where the wires differ.
-const ProtocolVersion = 16
+const ProtocolVersion = 17
 
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 16
+const Revision = 17
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

@@ -126,6 +126,8 @@ export declare class Session {
   deadline: Date | null;
   /** The volumes it mounts. */
   volumes: VolumeMount[];
+  /** How many executions undo can go back (0: none). */
+  checkpoints: number;
   static fromJSON(raw: unknown): Session;
 }
 
@@ -542,6 +544,8 @@ export interface SessionFields {
    * labels (added to its), env (over its), idleAction, deadlineS and volumes may be given beside it.
    */
   snapshot?: string | Snapshot;
+  /** Keep the state before each of the last this many executions (0 to 16), for undo. */
+  checkpoints?: number;
 }
 
 /** The fields a session made from a snapshot may have beside it. */
@@ -598,6 +602,16 @@ export interface CreateContextOptions extends CallOptions {
   cwd?: string;
   /** A Python context to copy: the new one starts with its globals, imports and folder, then they diverge. */
   from?: string | CodeContext;
+}
+
+export interface UpdateVolumeOptions extends CallOptions {
+  /** Replaces the users whose sessions may mount it ([]: no one). */
+  sharedWith: number[];
+}
+
+export interface UndoOptions extends CallOptions {
+  /** How many executions to go back: 1 (the default) to 16. */
+  steps?: number;
 }
 
 export interface CreateVolumeOptions extends CallOptions {
@@ -736,8 +750,17 @@ export declare class Client {
   volumes(opts?: CallOptions): Promise<Volume[]>;
   /** One volume; NotFound for another user's (root names it "{uid}/{name}"). */
   volume(name: string | Volume, opts?: CallOptions): Promise<Volume>;
+  /** Replaces whom a volume is shared with; Conflict while a user left out has a session mounting it. */
+  updateVolume(name: string | Volume, opts: UpdateVolumeOptions): Promise<Volume>;
   /** Removes a volume and its files; Conflict while a session (running or not) mounts it. */
   deleteVolume(name: string | Volume, opts?: CallOptions): Promise<void>;
+
+  /**
+   * Takes session id back over its last steps executions (default 1): how many were undone. Conflict
+   * for a session made without checkpoints or for more steps than it keeps.
+   */
+  undo(id: string, steps?: number, opts?: CallOptions): Promise<number>;
+  undo(id: string, opts: UndoOptions): Promise<number>;
 
   /** Keeps the session's files and settings as a snapshot; Conflict for a name the caller has. */
   createSnapshot(id: string, opts?: { name?: string } & CallOptions): Promise<Snapshot>;
@@ -935,6 +958,9 @@ export declare class Sandbox implements AsyncDisposable {
   createSnapshot(opts?: { name?: string } & CallOptions): Promise<Snapshot>;
   /** count new Sandboxes (default 1) that start where this one is now; this one runs on. */
   fork(opts?: CountOptions & CallOptions): Promise<Sandbox[]>;
+  /** Takes the session back over its last steps executions (default 1; made with checkpoints): how many were undone. */
+  undo(steps?: number, opts?: CallOptions): Promise<number>;
+  undo(opts: UndoOptions): Promise<number>;
   /** Deletes the session; false if it was gone already. */
   kill(opts?: CallOptions): Promise<boolean>;
   delete(opts?: CallOptions): Promise<boolean>;

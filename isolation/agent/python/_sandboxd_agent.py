@@ -41,6 +41,20 @@
 # worker kills that worker's process group only while others live: the
 # sandbox-wide kill would take them too.
 #
+# Undo checkpoints (protocol 17): an exec with "checkpoints":K > 0 of a
+# Python cell first has the context's worker fork a copy of itself (as a
+# "from" copy is made), which the supervisor stops (SIGSTOP) and parks on
+# the context's list, keeping the newest K (older ones are killed); the
+# done says "checkpoint": true. A parked copy costs only the pages the
+# worker has written since (copy on write), in the sandbox's memory.
+# {"op":"undo","context":C,"steps":N} wakes (SIGCONT) the N-th newest as
+# C's worker and kills the current one and the newer copies; answered by
+# {"type":"undone","context":C,"undone":N,"pid":P}, or an error when C
+# keeps fewer. Parked copies are their own sessions (setsid): an
+# execution's stop spares them (worker_pids), a worker's reset kills only
+# its own group while any is parked (alone), and a context's start or
+# delete kills them. Node workers do not fork: JavaScript cells park none.
+#
 # The template's preload code (argv[1], if any) runs in every new worker
 # before its first cell, as a cell of its own whose output is dropped: user
 # code finds what it imported already there, after a state reset too. The
@@ -63,8 +77,8 @@ import _sandboxd_procs as procs
 import _sandboxd_shell as shell
 import _sandboxd_spawn as spawn
 from _sandboxd_consts import (
-    CONTEXT_DEFAULT, LANGUAGE_JAVASCRIPT, LANGUAGE_PYTHON, LANGUAGE_SHELL, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, PROTOCOL,
-    STATUS_ERROR, STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG)
+    CONTEXT_DEFAULT, LANGUAGE_JAVASCRIPT, LANGUAGE_PYTHON, LANGUAGE_SHELL, MAX_CHECKPOINTS, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, OP_UNDO,
+    PROTOCOL, STATUS_ERROR, STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG, TYPE_UNDONE)
 from _sandboxd_daemon import Daemon
 from _sandboxd_wire import log
 
@@ -124,6 +138,9 @@ class Agent:
         # worker is the context "default"'s; contexts the others', by name.
         self.worker = cells.Worker()
         self.contexts = {}
+        # parked: each context's parked copies (Workers, stopped), by
+        # name, oldest first (see checkpoint).
+        self.parked = {}
         self.worker.start()
         # The processes there before an execution (see kill_new): noted
         # while idle, once the last execution's answer is out, so that no
@@ -143,13 +160,78 @@ class Agent:
         self.before = procs.snapshot(self.before)
 
     def alone(self):
-        """Whether the default worker is the only one: a reset may then
-        kill everything in the sandbox."""
-        return not self.contexts
+        """Whether the default worker is the only one (no other context's,
+        no parked copy): a reset may then kill everything in the sandbox."""
+        return not self.contexts and not any(self.parked.values())
 
     def worker_pids(self):
-        """The workers' pids, which an execution's stop spares."""
-        return tuple(w.pid for w in (self.worker, *self.contexts.values()) if w.pid)
+        """The workers' pids and their parked copies', which an
+        execution's stop spares."""
+        parked = (w for ws in self.parked.values() for w in ws)
+        return tuple(w.pid for w in (self.worker, *self.contexts.values(), *parked) if w.pid)
+
+    def checkpoint(self, name, w, keep):
+        """Parks a copy of context name's worker w as it is now (forked,
+        then stopped), keeping the newest keep of its copies; returns
+        whether it did. A copy that cannot be made is logged, and the
+        execution runs without it."""
+        if keep <= 0 or w.node or not w.pid or w.exited() is not None:
+            return False  # none asked; node does not fork; a dead worker has no state
+        try:
+            copy = w.fork(self.tokens, "")
+        except Exception as e:  # noqa: BLE001 - an execution never fails for its checkpoint
+            log("checkpoint of context %r: %s" % (name, e))
+            return False
+        copy.cwd = w.cwd  # where it starts afresh after a reset
+        try:
+            os.kill(copy.pid, signal.SIGSTOP)
+        except OSError as e:
+            log("checkpoint of context %r: %s" % (name, e))
+            copy.stop(alone=False)
+            return False
+        parked = self.parked.setdefault(name, [])
+        parked.append(copy)
+        while len(parked) > keep:
+            parked.pop(0).stop(alone=False)
+        return True
+
+    def drop_parked(self, name):
+        """Kills context name's parked copies: it starts afresh or ends."""
+        for w in self.parked.pop(name, ()):
+            w.stop(alone=False)
+
+    def undo(self, req):
+        """Puts back context C's worker as it was before its last N
+        executions that parked a copy: the N-th newest parked copy
+        resumes as C's worker; the current worker and the newer copies
+        are killed."""
+        name = str(req.get("context") or CONTEXT_DEFAULT)
+        steps = req.get("steps")
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise ValueError("undo needs steps, a whole number from 1")
+        parked = self.parked.get(name, [])
+        if len(parked) < steps:
+            self.daemon.send({"type": TYPE_ERROR, "message": "context %s keeps %d checkpoints" % (name, len(parked))})
+            return
+        target, newer = parked[-steps], parked[len(parked) - steps + 1:]
+        del parked[len(parked) - steps:]
+        if not parked:
+            del self.parked[name]
+        cur = self.worker if name == CONTEXT_DEFAULT else self.contexts.get(name)
+        if cur is not None:
+            # Its own group: the copies are sessions of their own.
+            cur.stop(alone=False)
+        for w in newer:
+            w.stop(alone=False)
+        try:
+            os.kill(target.pid, signal.SIGCONT)
+        except OSError:
+            pass  # it has ended: the next execution finds it gone (state_reset)
+        if name == CONTEXT_DEFAULT:
+            self.worker = target
+        else:
+            self.contexts[name] = target
+        self.daemon.send({"type": TYPE_UNDONE, "context": name, "undone": steps, "pid": target.pid})
 
     def start_context(self, name, cwd, source=None, language=LANGUAGE_PYTHON):
         """Starts context name's worker, afresh if it has one: a new
@@ -170,6 +252,7 @@ class Agent:
         old = self.contexts.pop(name, None)
         if old is not None:
             old.stop(alone=False)
+        self.drop_parked(name)
         self.contexts[name] = w
         if source is None and language == LANGUAGE_PYTHON:
             self.preload(w)
@@ -193,6 +276,9 @@ class Agent:
             if action != "start":
                 raise ValueError("the default context cannot be deleted")
             self.restart(self.worker, alone=False)
+            # After: the worker's end gives its copies to the supervisor,
+            # which then reaps them as it kills them.
+            self.drop_parked(name)
             pid = self.worker.pid
         elif action == "start":
             source = req.get("from")
@@ -202,6 +288,7 @@ class Agent:
             w = self.contexts.pop(name, None)
             if w is not None:
                 w.stop(alone=False)
+            self.drop_parked(name)
             pid = 0
         else:
             raise ValueError("unknown context action %r" % action)
@@ -249,8 +336,11 @@ class Agent:
             except ValueError as e:
                 return {"status": STATUS_ERROR, "exit_code": 1, "result": None, "outputs": [], "truncated": False,
                         "state_reset": False, "error": {"name": "LanguageUnavailable", "value": str(e), "traceback": ""}}
+        parked = self.checkpoint(name, w, checkpoints_of(req))
         done = cells.execute(self, req, exec_id=exec_id, start=start, w=w)
         done["state_reset"] = done["state_reset"] or (started and lost)
+        if parked:
+            done["checkpoint"] = True
         return done
 
     def serve(self):
@@ -318,12 +408,24 @@ class Agent:
         elif op == OP_CONTEXT:
             self.context(req)
             self.settle()
+        elif op == OP_UNDO:
+            self.undo(req)
+            self.settle()
         elif op == OP_INTERRUPT:
             pass  # nothing runs: the execution it was for has ended
         elif op == OP_RECLAIM:
             procs.kill_largest()  # a process left running holds the memory
         else:
             self.daemon.send({"type": TYPE_ERROR, "message": "unknown op %r" % op})
+
+
+def checkpoints_of(req):
+    """How many parked copies an exec keeps (its "checkpoints"), within
+    0..MAX_CHECKPOINTS; anything not a number is 0."""
+    k = req.get("checkpoints")
+    if not isinstance(k, int) or isinstance(k, bool):
+        return 0
+    return max(0, min(k, MAX_CHECKPOINTS))
 
 
 def main():

@@ -107,7 +107,8 @@ class Worker:
     def fork(self, tokens, cwd):
         """A new worker, a copy of this one's interpreter (every global,
         copied on write), started in cwd if given, as its own process
-        group; see _sandboxd_fork. Raises OSError if it cannot."""
+        group; see _sandboxd_fork. Raises OSError if it cannot. It makes
+        contexts' "from" copies and undo checkpoints (see _sandboxd_agent)."""
         self.seq += 1
         token = tokens.next()
         pending = (json_dumps({"fork": True, "cwd": cwd, "seq": self.seq, "token": token}) + "\n").encode()
@@ -165,7 +166,10 @@ class Worker:
                 try:
                     os.killpg(self.pid, signal.SIGKILL)
                 except OSError:
-                    pass
+                    try:
+                        os.kill(self.pid, signal.SIGKILL)  # not (yet) a group of its own
+                    except OSError:
+                        pass
             procs.reap(self.pid)
             if alone:
                 # Other workers are children too: waiting for no child

@@ -7,6 +7,14 @@
 # start (FORK_FD in the worker), as SCM_RIGHTS, then replies with the
 # copy's pid. Both processes import this module; only the C halves of
 # socket are used, as elsewhere in the supervisor.
+#
+# An undo checkpoint (protocol 17) is the same copy, made before a cell
+# runs, which the supervisor stops (SIGSTOP) at once and parks until an
+# undo wakes it (SIGCONT) as its context's worker, or it is dropped. Its
+# setsid keeps it out of the worker's group, which a reset kills. While
+# the source lives the parked copy is its child (a stopped child is not
+# reported to its wait, and reap_copies takes it once it is killed); the
+# source's end (a reset, an undo) gives it to the supervisor.
 import _socket
 import os
 import sys
@@ -68,10 +76,17 @@ def fork_worker(chan_fd, become):
     sup, wk = channel()
     mine = (out_w, err_w, req_r, rep_w, wk.fileno())
     theirs = (out_r, err_r, rep_r, req_w, sup.fileno())
+    # The source answers once the copy is a session of its own: a reset
+    # of the source's group, or a SIGSTOP that parks the copy, must not
+    # find it still in the source's group.
+    ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.setsid()
+            os.close(ready_r)
+            os.write(ready_w, b"s")
+            os.close(ready_w)
             COPIES.clear()
             for fd in theirs:
                 os.close(fd)
@@ -84,6 +99,11 @@ def fork_worker(chan_fd, become):
         except BaseException:  # noqa: BLE001 - never back into the source's loop
             os._exit(1)
     COPIES.append(pid)
+    os.close(ready_w)
+    try:
+        os.read(ready_r, 1)  # its byte, or EOF if it died first
+    finally:
+        os.close(ready_r)
     try:
         send_fds(chan_fd, theirs)
     finally:

@@ -64,7 +64,8 @@ def execute(agent, req, exec_id):
     # Stopping: for the daemon's interrupt, SIGINT to the command's
     # group, the kill at kill_at if it has not ended by then; for the
     # timeout, the kill at once. Either way, what the command started
-    # goes too once it has ended (kill_new).
+    # goes too once it has ended (kill_new), but the workers and their
+    # parked copies (see _sandboxd_agent's checkpoints).
     stopping = None  # STATUS_TIMEOUT or STATUS_INTERRUPTED, once stopping
     kill_at = None
     resignal_at = None
@@ -91,7 +92,7 @@ def execute(agent, req, exec_id):
             # Now, not after the wait: what left the group (or was
             # forked while the group's kill went round) may be a fork
             # bomb's, which would fill the pids limit meanwhile.
-            procs.kill_new(agent.before)
+            procs.kill_new(agent.before, spare=agent.worker_pids())
             status = procs.reap(p.pid)
             procs.wait_group_gone(p.pid)
             # Nothing is left to kill after: the group's members
@@ -121,7 +122,7 @@ def execute(agent, req, exec_id):
             elif not drain(fd, caps[fd]):
                 fds.remove(fd)
     if stopping and not killed:
-        procs.kill_new(agent.before)
+        procs.kill_new(agent.before, spare=agent.worker_pids())
     # The reaper took the status: Popen must not wait for the pid.
     rc = os.waitstatus_to_exitcode(status) if status is not None else 1
     p.returncode = rc

@@ -424,6 +424,32 @@ class KillNew(unittest.TestCase):
         self.assertIsNone(procs.stat(1 << 30))
 
 
+class Checkpoints(unittest.TestCase):
+    # Parked copies (protocol 17) outlive what kills an execution's
+    # leftovers and a worker's reset: they are spared by pid, and a reset
+    # beside them kills the worker's group only.
+    def fake(self, parked):
+        a = mock.Mock(spec=["worker", "contexts", "parked"])
+        a.worker = mock.Mock(pid=10)
+        a.contexts = {"c": mock.Mock(pid=20)}
+        a.parked = {"": [mock.Mock(pid=11), mock.Mock(pid=0)], "c": [mock.Mock(pid=21)]} if parked else {}
+        return a
+
+    def test_parked_copies_are_spared(self):
+        self.assertEqual(sorted(agent.Agent.worker_pids(self.fake(True))), [10, 11, 20, 21])
+
+    def test_no_sandbox_wide_reset_beside_parked_copies(self):
+        a = self.fake(True)
+        a.contexts = {}
+        self.assertFalse(agent.Agent.alone(a))
+        a.parked = {"": []}
+        self.assertTrue(agent.Agent.alone(a))
+
+    def test_checkpoints_bounded(self):
+        for k, want in ((None, 0), (0, 0), (3, 3), (99, agent.MAX_CHECKPOINTS), (-1, 0), (True, 0), ("2", 0)):
+            self.assertEqual(agent.checkpoints_of({"checkpoints": k}), want, k)
+
+
 class Reaper(unittest.TestCase):
     def test_watched_status_is_kept(self):
         procs.spawning()

@@ -30,6 +30,7 @@ import {
 import {
   attachedFields,
   checkCount,
+  checkSteps,
   contextRequest,
   execRequest,
   execRequestTimeout,
@@ -38,6 +39,7 @@ import {
   labelQuery,
   metaHeaders,
   sessionRequest,
+  sharedWith,
   snapshotRef,
   termSize,
   volumeName,
@@ -411,6 +413,19 @@ export class Client {
   }
 
   /**
+   * PATCH /v1/volumes/{name}: `sharedWith` replaces the users the volume is
+   * shared with ([]: no one); the owner or root only. Conflict while a user
+   * left out has a session that mounts it: that user deletes those sessions
+   * first.
+   * @param {string | Volume} name
+   * @param {{sharedWith: number[]} & CallOptions} opts
+   */
+  async updateVolume(name, opts) {
+    const json = { shared_with: sharedWith(opts?.sharedWith) };
+    return Volume.fromJSON(await this._json("PATCH", apiPath("v1", "volumes", volumeName(name)), opts, { json }));
+  }
+
+  /**
    * DELETE /v1/volumes/{name}: the volume and its files are gone. Conflict
    * while any session's record names it, running or stopped: delete those
    * sessions first.
@@ -496,6 +511,28 @@ export class Client {
   async forkSession(id, opts = {}) {
     const json = { count: checkCount(opts.count) };
     return sessionList(await this._json("POST", apiPath("v1", "sessions", id, "fork"), opts, { json }));
+  }
+
+  // Undo.
+
+  /**
+   * POST /v1/sessions/{id}/undo: the session back over its last `steps`
+   * executions (1 to MAX_CHECKPOINTS, default 1), whatever their language
+   * or context: the interpreters and /workspace as they were before them.
+   * Resolves to how many were undone. Conflict (the daemon's failed
+   * precondition) for a session made without checkpoints, or for more
+   * steps than it keeps. `steps` is a number or `{steps}` with the call's
+   * options.
+   * @param {string} id
+   * @param {number | ({steps?: number} & CallOptions)} [steps]
+   * @param {CallOptions} [opts]
+   * @returns {Promise<number>}
+   */
+  async undo(id, steps, opts) {
+    const o = typeof steps === "object" && steps !== null ? steps : { ...opts, steps };
+    const json = { steps: checkSteps(o.steps) };
+    const out = await this._json("POST", apiPath("v1", "sessions", id, "undo"), o, { json });
+    return out && Number.isInteger(out.undone) ? out.undone : 0;
   }
 
   // Executions.

@@ -105,6 +105,7 @@ const CLASSES = [
   ["invalid_argument", 400, InvalidArgument],
   ["not_found", 404, NotFound],
   ["conflict", 409, Conflict],
+  ["failed_precondition", 409, Conflict],
   ["permission_denied", 403, PermissionDenied],
   ["payload_too_large", 413, PayloadTooLarge],
   ["resource_exhausted", 429, ResourceExhausted],

@@ -131,6 +131,8 @@ export class Session {
     this.deadline = f.deadline ?? null;
     /** The volumes it mounts. @type {VolumeMount[]} */
     this.volumes = f.volumes ?? [];
+    /** How many executions undo can go back (0: none). @type {number} */
+    this.checkpoints = f.checkpoints ?? 0;
   }
 
   /** @param {unknown} raw */
@@ -157,6 +159,7 @@ export class Session {
       name: str(d, "name"),
       deadline: time(d.deadline),
       volumes: Array.isArray(d.volumes) ? d.volumes.map((/** @type {unknown} */ v) => VolumeMount.fromJSON(v)) : [],
+      checkpoints: int(d, "checkpoints"),
     });
   }
 }

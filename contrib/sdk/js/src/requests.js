@@ -27,6 +27,7 @@ export const SESSION_FIELDS = Object.freeze({
   deadlineS: "deadline_s",
   volumes: "volumes",
   snapshot: "snapshot",
+  checkpoints: "checkpoints",
 });
 
 /** The header that makes a create idempotent (docs/API.md, POST /v1/sessions). */
@@ -223,6 +224,38 @@ export function checkCount(count) {
     throw new RangeError(`count is a whole number from 1 to ${MAX_COUNT}, not ${JSON.stringify(count)}`);
   }
   return n;
+}
+
+/** The most executions a session keeps for undo, and the most one undo goes back. */
+export const MAX_CHECKPOINTS = 16;
+
+/**
+ * The steps of an undo, checked here: a whole number from 1 to
+ * MAX_CHECKPOINTS (absent: 1).
+ * @param {number | undefined | null} steps
+ * @returns {number}
+ */
+export function checkSteps(steps) {
+  const n = steps ?? 1;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > MAX_CHECKPOINTS) {
+    throw new RangeError(`steps is a whole number from 1 to ${MAX_CHECKPOINTS}, not ${JSON.stringify(steps)}`);
+  }
+  return n;
+}
+
+/**
+ * The users a volume is shared with, as the wire takes them: uids, whole
+ * numbers from 0 ([]: no one). Absent is a TypeError, not "no one": a
+ * forgotten option must not unshare a volume.
+ * @param {unknown} v
+ * @returns {number[]}
+ */
+export function sharedWith(v) {
+  if (!Array.isArray(v)) throw new TypeError(`sharedWith is an array of uids ([]: no one), not ${JSON.stringify(v)}`);
+  for (const u of v) {
+    if (typeof u !== "number" || !Number.isInteger(u) || u < 0) throw new TypeError(`a uid is a whole number, not ${JSON.stringify(u)}`);
+  }
+  return [...v];
 }
 
 /** The header an upload gives each metadata key (api.MetaHeaderPrefix). */

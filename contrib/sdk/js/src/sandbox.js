@@ -80,7 +80,9 @@ export class Sandbox {
    * each `{name, path, readOnly?}` or a VolumeMount. `snapshot` (an id, a
    * name or a Snapshot) makes the session from a snapshot: its files and
    * settings, so only name, labels, env, idleAction, deadlineS and volumes
-   * may be given beside it (fromSnapshot makes several).
+   * may be given beside it (fromSnapshot makes several). `checkpoints`
+   * (0 to 16) keeps the state before each of the last that many
+   * executions, for `undo`.
    * @param {Record<string, any> & Connection & {idempotencyKey?: string, signal?: AbortSignal}} [opts]
    */
   static async create(opts = {}) {
@@ -251,6 +253,21 @@ export class Sandbox {
   async fork(opts) {
     const ctor = /** @type {typeof Sandbox} */ (this.constructor);
     return (await this._client.forkSession(this.id, opts)).map((s) => new ctor(this._client, s, true));
+  }
+
+  /**
+   * Takes the session back over its last `steps` executions (1 to 16,
+   * default 1): the interpreters they ran in get back their variables and
+   * imports from before them, and /workspace its files. Resolves to how
+   * many were undone. Conflict for a session made without `checkpoints`,
+   * or for more steps than it keeps. Network effects, /tmp and other
+   * processes are not rolled back.
+   * @param {number | ({steps?: number} & CallOptions)} [steps]
+   * @param {CallOptions} [opts]
+   * @returns {Promise<number>}
+   */
+  async undo(steps, opts) {
+    return this._client.undo(this.id, steps, opts);
   }
 
   /**

@@ -52,6 +52,8 @@ import {
   type StartProcessOptions,
   type SubmitOptions,
   type ToolName,
+  type UndoOptions,
+  type UpdateVolumeOptions,
   type VolumeMountOptions,
   type WaitOptions,
 } from "sandboxd";
@@ -135,6 +137,10 @@ export async function example(signal: AbortSignal): Promise<string> {
   const mounted: VolumeMount[] = withVolumes.session.volumes;
   const used: number[] = (await sbx.client.volumes()).map((v: Volume) => v.usedMb + v.sizeMb);
   const by: string[] = (await sbx.client.volume(vol)).mountedBy;
+  const share: UpdateVolumeOptions = { sharedWith: [1001], signal };
+  const shared: number[] = (await sbx.client.updateVolume(vol, share)).sharedWith;
+  await sbx.client.updateVolume("data", { sharedWith: [] });
+  console.log(shared);
   await sbx.client.deleteVolume("more", { requestTimeoutMs: 1000 });
   console.log(mounted.map((m) => m.readOnly), used, by);
   const snap: Snapshot = await sbx.createSnapshot({ name: "base", signal });
@@ -150,6 +156,12 @@ export async function example(signal: AbortSignal): Promise<string> {
   const memory: boolean = (await sbx.client.snapshot(snap)).memory;
   await sbx.client.deleteSnapshot("base");
   for (const s of [...fromMany, ...forks]) await s.kill();
+  await using undoable = await Sandbox.create({ checkpoints: 3 });
+  const kept: number = undoable.session.checkpoints;
+  const undone: number = (await undoable.undo()) + (await undoable.undo(2, { signal })) + (await undoable.undo({ steps: 1 }));
+  const undoOpts: UndoOptions = { steps: 2, requestTimeoutMs: 5000 };
+  const undone2: number = (await sbx.client.undo(undoable.id)) + (await sbx.client.undo(undoable.id, 2)) + (await sbx.client.undo(undoable.id, undoOpts));
+  console.log(kept, undone, undone2);
   console.log(forked.length, many.length, sizes, memory, snap.sessionId, snap.createdAt);
   await sbx.files.write("data.bin", new Uint8Array([0, 1]));
   const bytes: Buffer = await sbx.files.read("data.bin");

@@ -31,6 +31,7 @@ SESSION_FIELDS = (
     "deadline_s",
     "volumes",
     "snapshot",
+    "checkpoints",
 )
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
@@ -38,7 +39,7 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 
 # Fields the daemon reads as whole numbers: 2.0 from Python must go as 2,
 # which Go's decoder takes for an int (it refuses "2.0").
-_INT_FIELDS = {"memory_mb", "pids", "disk_mb", "timeout_s", "idle_timeout_s", "egress_kbps", "max_connections", "deadline_s"}
+_INT_FIELDS = {"memory_mb", "pids", "disk_mb", "timeout_s", "idle_timeout_s", "egress_kbps", "max_connections", "deadline_s", "checkpoints"}
 
 
 def session_request(fields: Mapping[str, Any]) -> dict[str, Any]:

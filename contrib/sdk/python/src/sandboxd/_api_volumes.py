@@ -1,4 +1,4 @@
-"""Volume calls of the API: create, list, get, delete; and the mounts a
+"""Volume calls of the API: create, list, get, update (sharing), delete; and the mounts a
 session's create takes.
 
 A volume is a filesystem of its own size that outlives sessions and
@@ -76,6 +76,22 @@ class VolumeCalls(Caller):
         mount it; NotFound for another user's. Root names another user's
         as "{uid}/{name}"."""
         with self._t.send("GET", api_path("v1", "volumes", volume_name(name)), timeout=self._timeout(request_timeout)) as a:
+            return Volume.from_json(a.json())
+
+    def update_volume(self, name: str | Volume, *, shared_with: Iterable[int], request_timeout: float | None = None) -> Volume:
+        """PATCH /v1/volumes/{name}: ``shared_with`` replaces the users the
+        volume is shared with (empty: no one); the owner or root only.
+        Conflict while a user left out has a session that mounts it: that
+        user deletes those sessions first."""
+        if isinstance(shared_with, (str, bytes, int)):
+            raise TypeError(f"shared_with is a list of uids, not {type(shared_with).__name__}")
+        uids: list[int] = []
+        for u in shared_with:
+            if isinstance(u, bool) or not isinstance(u, int) or u < 0:
+                raise ValueError(f"a uid is a whole number, not {u!r}")
+            uids.append(u)
+        body = {"shared_with": uids}
+        with self._t.send("PATCH", api_path("v1", "volumes", volume_name(name)), json_body=body, timeout=self._timeout(request_timeout)) as a:
             return Volume.from_json(a.json())
 
     def delete_volume(self, name: str | Volume, *, request_timeout: float | None = None) -> None:

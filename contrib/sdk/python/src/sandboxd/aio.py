@@ -469,6 +469,10 @@ class AsyncSandbox:
         """``count`` new sessions that start where this one is (see Sandbox.fork)."""
         return [AsyncSandbox(s) for s in await asyncio.to_thread(self.sync.fork, count)]
 
+    async def undo(self, steps: int = 1) -> int:
+        """Takes the session back over its last executions (see Sandbox.undo)."""
+        return await asyncio.to_thread(self.sync.undo, steps)
+
     async def kill(self) -> bool:
         return await asyncio.to_thread(self.sync.kill)
 

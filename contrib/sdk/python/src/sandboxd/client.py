@@ -15,6 +15,7 @@ from ._api_processes import ProcessCalls
 from ._api_sessions import SessionCalls
 from ._api_snapshots import SnapshotCalls
 from ._api_system import SystemCalls
+from ._api_undo import UndoCalls
 from ._api_volumes import VolumeCalls
 from ._attach import AttachCalls
 from ._transport import Transport
@@ -25,7 +26,7 @@ the daemon's next bytes. A create that has to start a sandbox takes well
 under a second; executions are bounded by their own timeout instead."""
 
 
-class Client(SessionCalls, ExecCalls, ContextCalls, ProcessCalls, AttachedProcessCalls, AttachCalls, FileCalls, FileOpsCalls, VolumeCalls, SnapshotCalls, SystemCalls):
+class Client(SessionCalls, ExecCalls, ContextCalls, ProcessCalls, AttachedProcessCalls, AttachCalls, FileCalls, FileOpsCalls, VolumeCalls, SnapshotCalls, UndoCalls, SystemCalls):
     """A client of one daemon.
 
     ``socket`` is its Unix socket (default: $SANDBOXD_SOCKET, else

@@ -140,6 +140,7 @@ _CLASSES: tuple[tuple[str, int, type[SandboxdError]], ...] = (
     ("invalid_argument", 400, InvalidArgument),
     ("not_found", 404, NotFound),
     ("conflict", 409, Conflict),
+    ("failed_precondition", 409, Conflict),
     ("permission_denied", 403, PermissionDenied),
     ("payload_too_large", 413, PayloadTooLarge),
     ("resource_exhausted", 429, ResourceExhausted),

@@ -149,6 +149,8 @@ class Session:
     # When the session ends whatever it does (UTC); None: no deadline.
     deadline: datetime | None = None
     volumes: list[VolumeMount] = field(default_factory=list)
+    # How many executions undo can go back (0: none; Sandbox(checkpoints=K)).
+    checkpoints: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Session:
@@ -174,6 +176,7 @@ class Session:
             name=_str(d, "name"),
             deadline=_time(d.get("deadline")),
             volumes=[VolumeMount.from_json(v) for v in d.get("volumes") or [] if isinstance(v, dict)],
+            checkpoints=_int(d, "checkpoints"),
         )
 
 

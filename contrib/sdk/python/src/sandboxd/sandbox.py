@@ -42,6 +42,8 @@ class Sandbox:
     (an id, a name or a Snapshot) makes the session from a snapshot: its
     files and settings, so only name, labels, env, idle_action, deadline_s
     and volumes may be given beside it (from_snapshot makes several).
+    ``checkpoints`` (0 to 16) keeps the state before each of the last that
+    many executions, for ``undo``.
     """
 
     commands: Commands
@@ -88,6 +90,7 @@ class Sandbox:
         deadline_s: int | None = None,
         volumes: Iterable[VolumeMount | Mapping[str, Any]] | None = None,
         snapshot: str | Snapshot | None = None,
+        checkpoints: int | None = None,
         idempotency_key: str | None = None,
         socket: str | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
@@ -115,6 +118,7 @@ class Sandbox:
             deadline_s=deadline_s,
             volumes=volumes,
             snapshot=snapshot,
+            checkpoints=checkpoints,
         )
         if idempotency_key is None:
             self._bind(c, c.create_session(**fields), True)
@@ -287,6 +291,15 @@ class Sandbox:
         first execution says ``state_reset``). This one runs on. Each is
         the caller's to delete, as any Sandbox."""
         return [type(self)._bound(self._client, s) for s in self._client.fork_session(self.id, count=count)]
+
+    def undo(self, steps: int = 1) -> int:
+        """Takes the session back over its last ``steps`` executions (1 to
+        16): the interpreters they ran in get back their variables and
+        imports from before them, and /workspace its files. Answers how
+        many were undone. FailedPrecondition for a session made without
+        ``checkpoints``, or for more steps than it keeps. Network effects,
+        /tmp and other processes are not rolled back."""
+        return self._client.undo(self.id, steps=steps)
 
     def kill(self) -> bool:
         """Deletes the session and everything of it; False if it was gone already."""
