@@ -158,7 +158,7 @@ func (d *Daemon) claimForExec(ctx context.Context, s *session, req *api.ExecRequ
 	if rec.Checkpoints > 0 {
 		// The state before it, for undo: /workspace's checkpoint now, the
 		// interpreter's copy parked by the agent.
-		done, err := d.State().Undo.before(ctx, s, undoContext(cx.ID, req.Language), rec.Checkpoints)
+		done, err := d.State().Undo.before(ctx, s, cx.ID, req.Language, rec.Checkpoints)
 		if err != nil {
 			release()
 			return nil, err

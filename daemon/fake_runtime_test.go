@@ -211,7 +211,9 @@ type fakeBox struct {
 	ctxVars map[string]map[string]string
 	// parked are the copies of each context's variables kept for undo
 	// (ExecOptions.Checkpoints), by context ("" the default one).
-	parked    map[string][]map[string]string
+	parked map[string][]map[string]string
+	// noCopies is an agent that parks no copy (older than protocol 17).
+	noCopies  bool
 	limits    isolation.Limits
 	frozen    bool
 	oomKills  uint64
@@ -287,7 +289,7 @@ func (b *fakeBox) Exec(ctx context.Context, o *isolation.ExecOptions, out isolat
 			vars, r.StateReset = b.startContext(o.Context), true
 		}
 	}
-	if o.Checkpoints > 0 && o.Language == isolation.LanguagePython {
+	if o.Checkpoints > 0 && o.Language == isolation.LanguagePython && !b.noCopies {
 		if b.parked == nil {
 			b.parked = map[string][]map[string]string{}
 		}

@@ -68,12 +68,14 @@ type undoHistory struct {
 
 // undoStep is one execution that can be undone: the workspace's checkpoint
 // id before it, and the interpreter it ran in (Parked: the agent parked a
-// copy of it; false for a shell execution, or one the agent could not
-// fork).
+// copy of it; false for a shell or JavaScript execution, which has none
+// to park, and for a Python one whose copy the agent could not make:
+// Python says which).
 type undoStep struct {
 	ID      uint64 `json:"id"`
 	Context string `json:"context,omitempty"`
 	Parked  bool   `json:"parked,omitempty"`
+	Python  bool   `json:"python,omitempty"`
 }
 
 // checkpointsDir is session id's undo folder: on its own disk, beside
@@ -138,7 +140,7 @@ func (st *undoState) forget() { st.stale.Store(true) }
 // before takes /workspace's checkpoint before an execution of s in agent
 // context cx, and holds s's undo lock until done is called with whether
 // the agent parked a copy of the interpreter (done must be called once).
-func (u Undo) before(ctx context.Context, s *session, cx string, keep int) (done func(parked bool), err error) {
+func (u Undo) before(ctx context.Context, s *session, cx, language string, keep int) (done func(parked bool), err error) {
 	s.undo.mu.Lock()
 	h, err := u.history(s)
 	if err == nil {
@@ -158,7 +160,7 @@ func (u Undo) before(ctx context.Context, s *session, cx string, keep int) (done
 		if s.undo.stale.Load() {
 			return // the sandbox was replaced meanwhile: no history
 		}
-		h.Steps = append(h.Steps, undoStep{ID: id, Context: cx, Parked: parked})
+		h.Steps = append(h.Steps, undoStep{ID: id, Context: undoContext(cx, language), Parked: parked, Python: language == api.LanguagePython})
 		if n := len(h.Steps) - keep; n > 0 {
 			h.Steps = h.Steps[n:]
 		}
@@ -208,6 +210,14 @@ func (u Undo) Undo(ctx context.Context, id string, req *api.UndoRequest) (*api.U
 	popped := h.Steps[len(h.Steps)-steps:]
 	per := map[string]int{}
 	var order []string
+	// Going back over a Python execution whose interpreter was not copied
+	// would take /workspace back without it: refused, rather than half
+	// done, saying how far undo can go.
+	for i := len(popped) - 1; i >= 0; i-- {
+		if popped[i].Python && !popped[i].Parked {
+			return nil, api.Errorf(errdefs.ErrFailedPrecondition, "session %s's interpreter was not copied before one of those executions (its sandbox's agent predates undo, or the copy failed): undo can go back %d executions", rec.ID, len(popped)-1-i)
+		}
+	}
 	for _, st := range popped {
 		if !st.Parked {
 			continue

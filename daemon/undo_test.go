@@ -95,6 +95,19 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("undo after a restart of the session: %v", err)
 	}
 
+	// An agent that parks no copy (an older one): undo refuses to take
+	// /workspace back without the interpreter, and says how far it can go.
+	mustExec(t, d, as(1000), s.ID, "y = 1")
+	box := e.h.box(s.ID)
+	box.mu.Lock()
+	box.noCopies = true
+	box.mu.Unlock()
+	mustExec(t, d, as(1000), s.ID, "y = 2")
+	mustExec(t, d, as(1000), s.ID, "echo hi > /dev/null")
+	if _, err := undo.Undo(as(1000), s.ID, &api.UndoRequest{Steps: 2}); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "can go back 0 executions") {
+		t.Fatalf("undo over an execution whose interpreter was not copied: %v", err)
+	}
+
 	plain, err := d.CreateSession(as(1000), &api.CreateSessionRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 func newMCPCmd(a *app) *cobra.Command {
 	var f sessionFlags
 	var keep bool
+	var checkpoints int
 	cmd := &cobra.Command{
 		Use:   "mcp [flags]",
 		Short: "Serve sandboxd to an AI agent as a Model Context Protocol server on stdio",
@@ -37,6 +38,9 @@ Claude Code, Cursor, VS Code, an agent framework) to start. Its tools:
                     given or kept open; list_processes, process_logs,
                     write_stdin and kill_process follow it
   pause_session     freeze a session, memory kept; resume_session
+  undo              take a session back over its last executions (one made
+                    with checkpoints: --checkpoints for the server's own)
+  snapshot_session, fork_session, list_snapshots, list_volumes, contexts
 
 A tool call that leaves out session_id uses the server's own session, made
 on first use with the flags given here (and said in that call's result).
@@ -53,6 +57,7 @@ See docs/mcp.md for client configurations.`,
 			if err != nil {
 				return err
 			}
+			req.Checkpoints = checkpoints
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -74,5 +79,6 @@ See docs/mcp.md for client configurations.`,
 	}
 	f.addTo(cmd, a)
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the sessions this server made when it ends")
+	cmd.Flags().IntVar(&checkpoints, "checkpoints", 0, "its own session keeps the state before each of its last N executions (0 to 16), for the undo tool")
 	return cmd
 }

@@ -17,9 +17,9 @@ package sandboxfs
 // differs from the newest checkpoint's: ctime is set by the kernel on
 // every change of content or inode, and no call lets sandboxed code set
 // it back, so a change cannot pass for old. A manifest is written to a
-// temp name, synced and renamed into place after its blobs are synced:
-// after a crash a manifest is whole or absent, and blobs no manifest
-// names are removed on open.
+// temp name and renamed into place after its blobs: after a daemon's
+// crash a manifest is whole or absent, and blobs no manifest names are
+// removed on open. Nothing is synced (see save).
 
 import (
 	"encoding/json"
@@ -39,7 +39,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/api"
-	"github.com/sandboxd/sandboxd/internal/durable"
 )
 
 // manifestVersion is the manifest format written; another is refused.
@@ -241,9 +240,6 @@ func (c *Checkpoints) drop(gone func(id uint64) bool) error {
 			return err
 		}
 	}
-	if len(ids) > 0 {
-		return durable.SyncDir(c.manifestDir())
-	}
 	return nil
 }
 
@@ -342,7 +338,11 @@ func validPath(p string) bool {
 	return true
 }
 
-// save writes m as manifests/<id>: to a temp name, synced, renamed.
+// save writes m as manifests/<id>: to a temp name, renamed. Nothing is
+// synced: checkpoints are only as good as the parked interpreter copies
+// beside them, which a host crash ends (the session's next sandbox drops
+// its history), while a daemon crash loses nothing the page cache holds.
+// A sync each would cost an execution a journal commit or more.
 func (c *Checkpoints) save(m *manifest) error {
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -355,9 +355,6 @@ func (c *Checkpoints) save(m *manifest) error {
 		return diskFull(err)
 	}
 	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -368,7 +365,7 @@ func (c *Checkpoints) save(m *manifest) error {
 		_ = os.Remove(tmp)
 		return diskFull(err)
 	}
-	return durable.SyncDir(c.manifestDir())
+	return nil
 }
 
 // index maps m's entries by path.
@@ -387,16 +384,6 @@ func readNames(dir string) ([]string, error) {
 	}
 	defer f.Close()
 	return f.Readdirnames(-1)
-}
-
-// syncFS syncs the file system that holds dir.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
 }
 
 // sortedNames lists the folder fd (opened for reading), sorted, so a

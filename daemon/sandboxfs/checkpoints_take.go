@@ -37,11 +37,6 @@ func (c *Checkpoints) Take(ctx context.Context, id uint64) error {
 	t := &taker{c: c, ctx: ctx, m: &manifest{Version: manifestVersion, ID: id}}
 	err = t.walk(top, "")
 	if err == nil {
-		// One sync of the session's disk for every blob, before the
-		// manifest names them (an fsync each costs a journal commit each).
-		err = syncFS(c.blobDir())
-	}
-	if err == nil {
 		err = c.save(t.m)
 	}
 	if err != nil {
