@@ -187,30 +187,15 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkEnv(req.Env); err != nil {
-		return nil, nil, err
-	}
-	if err := api.CheckLabels(req.Labels); err != nil {
-		return nil, nil, err
-	}
 	if err := d.gateway.CheckGrant(req.MCPServers); err != nil {
-		return nil, nil, err
-	}
-	if err := checkIdleAction(req.IdleAction); err != nil {
-		return nil, nil, err
-	}
-	if err := checkName(req.Name); err != nil {
 		return nil, nil, err
 	}
 	if req.Checkpoints < 0 || req.Checkpoints > maxCheckpoints {
 		return nil, nil, api.Errorf(errdefs.ErrInvalidArgument, "checkpoints %d: a session keeps 0 to %d", req.Checkpoints, maxCheckpoints)
 	}
-	var deadline time.Time
-	if req.DeadlineS != nil {
-		if err := checkDeadlineS(*req.DeadlineS, false); err != nil {
-			return nil, nil, err
-		}
-		deadline = deadlineAt(d.clock.Now(), *req.DeadlineS)
+	deadline, err := checkOwnSettings(d.clock.Now(), req)
+	if err != nil {
+		return nil, nil, err
 	}
 	// The template's environment, then the session's over it.
 	env := maps.Clone(t.Def().Env)
@@ -238,6 +223,31 @@ func (d *Daemon) checkCreate(ctx context.Context, req *api.CreateSessionRequest)
 		Deadline:    deadline,
 		Checkpoints: req.Checkpoints,
 	}, t, nil
+}
+
+// checkOwnSettings checks what a create gives a session of its own, a
+// session made from a snapshot too (env, labels, idle action, name), and
+// answers its deadline from now (zero: none).
+func checkOwnSettings(now time.Time, req *api.CreateSessionRequest) (deadline time.Time, err error) {
+	if err := checkEnv(req.Env); err != nil {
+		return deadline, err
+	}
+	if err := api.CheckLabels(req.Labels); err != nil {
+		return deadline, err
+	}
+	if err := checkIdleAction(req.IdleAction); err != nil {
+		return deadline, err
+	}
+	if err := checkName(req.Name); err != nil {
+		return deadline, err
+	}
+	if req.DeadlineS != nil {
+		if err := checkDeadlineS(*req.DeadlineS, false); err != nil {
+			return deadline, err
+		}
+		deadline = deadlineAt(now, *req.DeadlineS)
+	}
+	return deadline, nil
 }
 
 // limitsOf is the runtime side of a session's limits.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/containerd/errdefs"
 	"golang.org/x/sync/errgroup"
@@ -39,24 +38,9 @@ func (sn Snapshots) fromSnapshot(ctx context.Context, req *api.CreateSessionRequ
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("snapshot %s: %w", snap.SnapshotID, err)
 	}
-	if err := checkEnv(req.Env); err != nil {
+	deadline, err := checkOwnSettings(sn.d.clock.Now(), req)
+	if err != nil {
 		return nil, nil, nil, err
-	}
-	if err := api.CheckLabels(req.Labels); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := checkIdleAction(req.IdleAction); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := checkName(req.Name); err != nil {
-		return nil, nil, nil, err
-	}
-	var deadline time.Time
-	if req.DeadlineS != nil {
-		if err := checkDeadlineS(*req.DeadlineS, false); err != nil {
-			return nil, nil, nil, err
-		}
-		deadline = deadlineAt(sn.d.clock.Now(), *req.DeadlineS)
 	}
 	labels := maps.Clone(src.Labels)
 	if len(req.Labels) > 0 && labels == nil {

@@ -95,6 +95,11 @@ func TestSocketActivation(t *testing.T) {
 		d.listener = lf
 	})
 	defer lf.Close()
+	// The daemon says how it got its socket once it serves it: a client
+	// may be answered before that line is written (the VM's run saw it).
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(d.log(), `"socket_activated"`) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(d.log(), `"socket_activated":true`) {
 		t.Fatalf("the daemon made its own socket:\n%s", d.log())
 	}
