@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/containerd/errdefs"
 
@@ -75,11 +74,7 @@ func (sn Snapshots) ExportSnapshot(ctx context.Context, ref string) (func(io.Wri
 // settings.
 func createRequestOf(rec *store.Record) api.CreateSessionRequest {
 	l := rec.Limits
-	env := map[string]string{}
-	for _, kv := range rec.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	env := mergeEnv(rec.Env, nil) // the record's "K=V" list as a map
 	return api.CreateSessionRequest{
 		Template: rec.Template, Runtime: runtimeOf(rec.Runtime),
 		MemoryMB: &l.MemoryMB, CPUs: &l.CPUs, Pids: &l.Pids, DiskMB: &l.DiskMB, TimeoutS: &l.TimeoutS, IdleTimeoutS: &l.IdleTimeoutS,
