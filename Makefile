@@ -221,8 +221,8 @@ bench: build node-deps $(RUNSC_NET)
 	@command -v bwrap >/dev/null || (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null))
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxd-bench ./cmd/sandboxd-bench
 	bin/sandboxd-bench --sandboxd bin/sandboxd --json bench.json --scale $(BENCH_SCALE) --runsc-also $(RUNSC_NET):systrap
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -skip 'Throughput|DNS|Fork5|ParkedCopy' -benchtime 200x -count 1 ./integration/
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'Fork5|ParkedCopy' -benchtime 5x -count 1 ./integration/
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -skip 'Throughput|DNS|Fork5|ParkedCopy|Gvisor' -benchtime 200x -count 1 ./integration/
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'Fork5|ParkedCopy|Gvisor' -benchtime 5x -count 1 ./integration/
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'Throughput|DNS' -benchtime 5x -count 1 ./integration/
 
 # fuzz runs each fuzz target for a number of inputs (about 10 s each here

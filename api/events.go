@@ -22,6 +22,8 @@ const (
 	ActionInterrupted = "interrupted"
 	ActionRestored    = "restored"
 	ActionLost        = "lost"
+	ActionHibernated  = "hibernated"
+	ActionWoken       = "woken"
 )
 
 // SessionEvent is one line of GET /v1/events: something that happened to

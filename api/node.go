@@ -67,8 +67,10 @@ type NodeResources struct {
 type NodeSessions struct {
 	Running int `json:"running"`
 	Paused  int `json:"paused"`
-	Stopped int `json:"stopped"`
-	Failed  int `json:"failed"`
+	// Hibernated sessions hold no memory: they are not allocated.
+	Hibernated int `json:"hibernated"`
+	Stopped    int `json:"stopped"`
+	Failed     int `json:"failed"`
 }
 
 // NodePool is one template's warm pool: sandboxes ready to be claimed,

@@ -29,6 +29,10 @@ const (
 	// StatusPaused is a session whose every process is frozen (POST
 	// …/pause): memory and interpreter state kept, no CPU.
 	StatusPaused = "paused"
+	// StatusHibernated is a session whose memory is saved on disk and
+	// whose sandbox is gone (POST …/hibernate, runsc): no memory, no
+	// CPU; any execution, file call, attach or port request wakes it.
+	StatusHibernated = "hibernated"
 	// StatusInterrupted is an execution stopped on request while it ran,
 	// as its timeout would have stopped it.
 	StatusInterrupted = "interrupted"
@@ -461,8 +465,10 @@ type SessionInfo struct {
 	Total   int `json:"total"`
 	Running int `json:"running"`
 	Paused  int `json:"paused"`
-	Stopped int `json:"stopped"`
-	Failed  int `json:"failed"`
+	// Hibernated sessions hold no sandbox: their memory is on disk.
+	Hibernated int `json:"hibernated"`
+	Stopped    int `json:"stopped"`
+	Failed     int `json:"failed"`
 }
 
 // PoolInfo describes the warm pools: Size and Idle are their totals,

@@ -99,6 +99,12 @@ func (c *Client) PauseSession(ctx context.Context, id string) (*api.Session, err
 	return c.lifecycle(ctx, id, "pause")
 }
 
+// HibernateSession saves the session's memory to disk and ends its
+// sandbox (runsc): RAM and CPU freed; its next use wakes it.
+func (c *Client) HibernateSession(ctx context.Context, id string) (*api.Session, error) {
+	return c.lifecycle(ctx, id, "hibernate")
+}
+
 // ResumeSession lets a paused session run on where it stopped.
 func (c *Client) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
 	return c.lifecycle(ctx, id, "resume")

@@ -68,12 +68,13 @@ func (d *Daemon) UpdateSession(ctx context.Context, id string, req *api.UpdateSe
 	})
 }
 
-// deadlineDue says whether the session runs (or is paused) past its
+// deadlineDue says whether the session runs (or is paused, or
+// hibernated) past its
 // deadline at t: a stopped or failed one has nothing left to end.
 func deadlineDue(s *session, t time.Time) bool {
 	rec := s.Snapshot()
 	st := sess.Status(rec.Status)
-	return (st == sess.Running || st == sess.Paused) && !rec.Deadline.IsZero() && !t.Before(rec.Deadline)
+	return (st == sess.Running || st == sess.Paused || st == sess.Hibernated) && !rec.Deadline.IsZero() && !t.Before(rec.Deadline)
 }
 
 // deadlineReason is the reason a session stopped at its deadline gives.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,8 @@ type fakeHost struct {
 	// daemon starts).
 	runtimes []isolation.RuntimeInfo
 	netnses  int // made by NewNetNS
+	// noCheckpoints is a runsc that cannot save memory (runc never can).
+	noCheckpoints bool
 }
 
 func newFakeHost(tmp string) *fakeHost {
@@ -111,6 +114,18 @@ func (r fakeRuntime) Start(ctx context.Context, spec *isolation.Spec) (Sandbox, 
 	}
 	if err := os.MkdirAll(b.tmp, 0o700); err != nil {
 		return nil, err
+	}
+	if spec.Memory != "" {
+		if err := b.restoreMemory(spec.Memory); err != nil {
+			return nil, err
+		}
+		// The /tmp the daemon filled (a snapshot's), as the runtime
+		// shows it.
+		if _, err := os.Stat(spec.Tmp); err == nil {
+			if err := os.CopyFS(b.tmp, os.DirFS(spec.Tmp)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	h.running[spec.ID] = b
 	return b, nil
@@ -182,6 +197,59 @@ func (r fakeRuntime) Info() isolation.Info {
 	return isolation.Info{Name: "fake", CgroupVersion: 2, Runtimes: slices.Clone(r.h.runtimes)}
 }
 func (fakeRuntime) Close() error { return nil }
+
+func (r fakeRuntime) CanCheckpoint(rt string) bool {
+	r.h.mu.Lock()
+	defer r.h.mu.Unlock()
+	return rt == isolation.RuntimeRunsc && !r.h.noCheckpoints
+}
+
+// fakeMemory is a fake sandbox's memory image's file in its folder.
+const fakeMemory = "vars.json"
+
+// Checkpoint keeps the box's variables (its default context's) in dir,
+// as runsc keeps a sandbox's memory; a background process refuses it,
+// as the agent does.
+func (b *fakeBox) Checkpoint(ctx context.Context, dir string, paused func() error) error {
+	if !(fakeRuntime{b.h}).CanCheckpoint(isolation.RuntimeRunsc) {
+		return isolation.ErrCheckpointUnsupported
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.procs) > 0 {
+		return &isolation.CheckpointRefusedError{Reason: "a process started beside the interpreter still runs"}
+	}
+	buf, err := json.Marshal(b.vars)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, fakeMemory), buf, 0o600); err != nil {
+		return err
+	}
+	return paused()
+}
+
+// Hibernate keeps the box's variables as Checkpoint does, and the box
+// dies.
+func (b *fakeBox) Hibernate(ctx context.Context, dir string, saved func() error) error {
+	if err := b.Checkpoint(ctx, dir, saved); err != nil {
+		return err
+	}
+	b.die(isolation.ExitInfo{Known: true, Signal: 9})
+	return nil
+}
+
+// restoreMemory takes the variables a Checkpoint kept in dir.
+func (b *fakeBox) restoreMemory(dir string) error {
+	buf, err := os.ReadFile(filepath.Join(dir, fakeMemory))
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return json.Unmarshal(buf, &b.vars)
+}
 
 // fakeBox is one fake sandbox: a tiny interpreter whose variables live
 // as long as the sandbox. Code it knows:

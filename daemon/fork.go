@@ -16,6 +16,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/disk"
 	"github.com/sandboxd/sandboxd/daemon/pool"
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
+	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
 
@@ -115,10 +116,52 @@ func (sn Snapshots) seed(ctx context.Context, s *session, snap *store.Snapshot) 
 	if _, err := d.sessionFS(s).WriteTar(sandboxfs.Workspace, "", f, max(rec.Limits.DiskMB<<20, snap.SizeBytes)); err != nil {
 		return fmt.Errorf("unpack snapshot %s: %w", snap.SnapshotID, err)
 	}
-	if !snap.Memory {
-		s.SetResetUntold()
+	if snap.Memory && sameMounts(rec.Volumes, snap.Session.Volumes) && d.rt.CanCheckpoint(runtimeOf(rec.Runtime)) {
+		return sn.seedMemory(s, snap)
 	}
+	s.SetResetUntold()
 	return nil
+}
+
+// seedMemory has the new session's first start restore the snapshot's
+// memory, over its /tmp as the memory knows it.
+func (sn Snapshots) seedMemory(s *session, snap *store.Snapshot) error {
+	d := sn.d
+	rec := s.Snapshot()
+	snapDir := d.paths.snapshot(snap.SnapshotID)
+	fs := d.sessionFS(s)
+	fs.Tmp = volume.Tmp(d.paths.session(rec.ID))
+	if err := os.MkdirAll(fs.Tmp, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(fs.Tmp, fs.UID, fs.GID); err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(snapDir, snapshotTmpTar))
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap.SnapshotID, err)
+	}
+	defer f.Close()
+	if _, err := fs.WriteTar(sandboxfs.Tmp, "", f, max(rec.Limits.DiskMB<<20, snap.SizeBytes)); err != nil {
+		return fmt.Errorf("unpack snapshot %s's /tmp: %w", snap.SnapshotID, err)
+	}
+	s.memory = filepath.Join(snapDir, snapshotMemory)
+	return nil
+}
+
+// sameMounts says whether a session of volumes a sees its volumes where
+// one of b did, and as writable: a memory image holds its mounts, and
+// restores only over the same.
+func sameMounts(a, b []store.VolumeMount) bool {
+	key := func(ms []store.VolumeMount) []string {
+		out := make([]string, len(ms))
+		for i, m := range ms {
+			out[i] = fmt.Sprintf("%s %t", m.Path, m.ReadOnly)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(a), key(b))
 }
 
 // CreateSessions makes req.Count sessions from the snapshot req names

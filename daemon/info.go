@@ -63,6 +63,8 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 			info.Sessions.Running++
 		case sess.Paused:
 			info.Sessions.Paused++
+		case sess.Hibernated:
+			info.Sessions.Hibernated++
 		case sess.Stopped:
 			info.Sessions.Stopped++
 		case sess.Failed:

@@ -79,6 +79,7 @@ func (l *launcher) start(ctx context.Context, s *session, warm bool) error {
 	spec := l.spec(s, &rec)
 	spec.Image, spec.Warm = t.Image(), warm
 	spec.Preload, spec.Packages = t.Boot()
+	spec.Memory, s.memory = s.memory, ""
 	if err := openGateway(l.gateway, l.rt, &rec); err != nil {
 		return fmt.Errorf("session %s MCP gateway: %w", rec.ID, err)
 	}
@@ -94,6 +95,18 @@ func (l *launcher) start(ctx context.Context, s *session, warm bool) error {
 	sb, err := l.rt.Start(ctx, spec)
 	if ns != nil {
 		ns.Close() // the sandbox holds it now, or it goes with its link
+	}
+	if err != nil && spec.Memory != "" && ctx.Err() == nil {
+		// A memory image this runtime cannot restore (another runsc
+		// build or platform than the one that saved it): the session
+		// starts afresh on the snapshot's files, and its first execution
+		// says so.
+		logging.From(ctx).Warn("restore from a memory snapshot failed: starting afresh", "session", rec.ID, "err", err)
+		s.SetResetUntold()
+		if err := l.net.release(ctx, s, true); err != nil {
+			return err
+		}
+		return l.start(ctx, s, warm)
 	}
 	if err != nil {
 		return fmt.Errorf("start sandbox for session %s: %w", rec.ID, err)

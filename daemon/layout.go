@@ -25,6 +25,12 @@ func (l layout) snapshots() string { return filepath.Join(l.dataDir, "snapshots"
 
 func (l layout) snapshot(sid string) string { return filepath.Join(l.snapshots(), sid) }
 
+// hibernated holds the memory images of hibernated sessions; hibernation
+// is session id's (see hibernate.go).
+func (l layout) hibernated() string { return filepath.Join(l.dataDir, "hibernated") }
+
+func (l layout) hibernation(id string) string { return filepath.Join(l.hibernated(), id) }
+
 // workspace is the host folder of a session's /workspace.
 func (l layout) workspace(id string) string { return volume.Workspace(l.session(id)) }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
+	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/identity"
 	"github.com/sandboxd/sandboxd/internal/logging"
 )
@@ -28,6 +29,9 @@ func (d *Daemon) StartSession(ctx context.Context, id string) (*api.Session, err
 	return d.lifecycle(ctx, id, opStart, func(s *session) error {
 		if s.Paused() != nil {
 			return d.resumeSession(ctx, s)
+		}
+		if st, _ := s.Status(); st == sess.Hibernated {
+			return d.State().Snapshots.wake(ctx, s)
 		}
 		if s.Sandbox() != nil {
 			return nil
@@ -49,6 +53,9 @@ func (d *Daemon) RestartSession(ctx context.Context, id string) (*api.Session, e
 			return err
 		}
 		clearPassedDeadline(s, t)
+		if err := d.State().Snapshots.forgetHibernation(s.ID()); err != nil {
+			return err
+		}
 		return d.restartSandbox(ctx, s, api.ActionRestarted, "")
 	})
 }
@@ -99,6 +106,14 @@ func (d *Daemon) lifecycle(ctx context.Context, id, name string, op func(*sessio
 func (d *Daemon) stopSession(ctx context.Context, s *session, reason string) error {
 	sb := s.TakeSandbox()
 	if sb == nil {
+		if st, _ := s.Status(); st == sess.Hibernated {
+			// Its memory goes; its files stay.
+			if err := d.State().Snapshots.forgetHibernation(s.ID()); err != nil {
+				return err
+			}
+			s.SetStopped(reason)
+			return d.journal.commit(ctx, s, api.ActionStopped, reason)
+		}
 		return nil
 	}
 	if err := sb.Stop(); err != nil {
@@ -142,6 +157,21 @@ func (d *Daemon) restartSandbox(ctx context.Context, s *session, action, why str
 	return d.journal.commit(ctx, s, action, why)
 }
 
+// idleOp is the operation that carries out action (config.IdleStop…) on
+// session s, and its name: a session that cannot hibernate is paused.
+func (d *Daemon) idleOp(s *session, action string) (string, func(context.Context, *session, string) error) {
+	switch action {
+	case config.IdleHibernate:
+		if d.rt.CanCheckpoint(runtimeOf(s.Snapshot().Runtime)) {
+			return opHibernate, d.State().Snapshots.hibernate
+		}
+		return opPause, d.pauseSession
+	case config.IdlePause:
+		return opPause, d.pauseSession
+	}
+	return opStop, d.stopSession
+}
+
 // repairCtx is a context for work a request caused that must not die
 // with it (a restart after a crash mid-exec): it keeps the request's
 // values (its logger) but not its cancellation, and acts as the daemon.
@@ -170,7 +200,7 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			// Past its lifetime a session stops even in the middle of an
 			// execution: the limit is the operator's.
 			var reason string
-			pause := false
+			action := config.IdleStop
 			switch {
 			case running && expired(&d.cfg, s, t):
 				reason = fmt.Sprintf("reached the maximum session lifetime of %d s (max_session_lifetime_s)", d.cfg.MaxSessionLifetimeS)
@@ -179,14 +209,11 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 				reason = deadlineReason(s)
 			case idle:
 				reason = fmt.Sprintf("idle timeout: unused for longer than idle_timeout_s (%d s)", s.Snapshot().Limits.IdleTimeoutS)
-				pause = idleAction(&d.cfg, s) == config.IdlePause
+				action = idleAction(&d.cfg, s)
 			default:
 				continue
 			}
-			op, act := opStop, d.stopSession
-			if pause {
-				op, act = opPause, d.pauseSession
-			}
+			op, act := d.idleOp(s, action)
 			if !s.TryBegin(op) {
 				continue // something else is under way; next tick
 			}

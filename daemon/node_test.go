@@ -171,7 +171,7 @@ func TestNodeEmpty(t *testing.T) {
 	}
 	b, _ := json.Marshal(n)
 	for _, want := range []string{`"labels":{}`, `"pools":{}`, `"templates":[]`, `"runtimes":[]`,
-		`"allocated":{"memory_mb":0,"cpus":0,"sessions":0}`, `"sessions_by_status":{"running":0,"paused":0,"stopped":0,"failed":0}`} {
+		`"allocated":{"memory_mb":0,"cpus":0,"sessions":0}`, `"sessions_by_status":{"running":0,"paused":0,"hibernated":0,"stopped":0,"failed":0}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", b, want)
 		}

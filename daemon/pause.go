@@ -21,10 +21,14 @@ func (d *Daemon) PauseSession(ctx context.Context, id string) (*api.Session, err
 	})
 }
 
-// ResumeSession lets a paused session run on where it stopped. Resuming a
-// running session changes nothing; a stopped one must be started.
+// ResumeSession lets a paused session run on where it stopped, and wakes
+// a hibernated one. Resuming a running session changes nothing; a
+// stopped one must be started.
 func (d *Daemon) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
 	return d.lifecycle(ctx, id, opResume, func(s *session) error {
+		if st, _ := s.Status(); st == sess.Hibernated {
+			return d.State().Snapshots.wake(ctx, s)
+		}
 		return d.resumeSession(ctx, s)
 	})
 }
@@ -66,10 +70,15 @@ func (d *Daemon) resumeSession(ctx context.Context, s *session) error {
 	return d.journal.commit(ctx, s, api.ActionResumed, "")
 }
 
-// awake resumes the session if it is paused: an execution, a file call,
-// stats or a port on a paused session resumes it first.
+// awake resumes the session if it is paused, and wakes it if it is
+// hibernated: an execution, a file call, stats or a port on such a
+// session resumes it first.
 func (d *Daemon) awake(ctx context.Context, s *session) error {
-	if st, _ := s.Status(); st != sess.Paused {
+	st, _ := s.Status()
+	if st == sess.Hibernated {
+		return d.State().Snapshots.awake(ctx, s)
+	}
+	if st != sess.Paused {
 		return nil
 	}
 	if err := s.Begin(ctx, opResume); err != nil {
@@ -117,8 +126,8 @@ func idleAction(c *config.Config, s *session) string {
 // checkIdleAction checks a create's idle_action.
 func checkIdleAction(a string) error {
 	switch a {
-	case "", config.IdleStop, config.IdlePause:
+	case "", config.IdleStop, config.IdlePause, config.IdleHibernate:
 		return nil
 	}
-	return api.Errorf(errdefs.ErrInvalidArgument, "idle_action %s: use %q or %q", api.Quote(a), config.IdleStop, config.IdlePause)
+	return api.Errorf(errdefs.ErrInvalidArgument, "idle_action %s: use %q, %q or %q", api.Quote(a), config.IdleStop, config.IdlePause, config.IdleHibernate)
 }

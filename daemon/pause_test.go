@@ -149,8 +149,8 @@ func TestIdleActionPause(t *testing.T) {
 	if got, _ := d.GetSession(as(1000), paused.ID); got.Status != api.StatusPaused || !e.h.box(paused.ID).isFrozen() {
 		t.Errorf("idle session: %+v", got)
 	}
-	if _, err := d.CreateSession(as(1000), &api.CreateSessionRequest{IdleAction: "hibernate"}); !errdefs.IsInvalidArgument(err) {
-		t.Errorf("idle_action hibernate: %v", err)
+	if _, err := d.CreateSession(as(1000), &api.CreateSessionRequest{IdleAction: "sleep"}); !errdefs.IsInvalidArgument(err) {
+		t.Errorf("idle_action sleep: %v", err)
 	}
 }
 

@@ -69,6 +69,9 @@ func (d *Daemon) reconcile(ctx context.Context) error {
 		}
 	}
 	restored, lost := d.restoreSessions(ctx)
+	if err := d.State().Snapshots.reconcileHibernated(ctx); err != nil {
+		return err
+	}
 	left, err := d.rt.Leftovers()
 	if err != nil {
 		return err

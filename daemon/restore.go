@@ -54,6 +54,16 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if err := d.rt.Cleanup(rec.ID); err != nil {
 			d.log.Warn("remove what is left of a lost sandbox", "session", rec.ID, "err", err)
 		}
+		if st == sess.Running && d.State().Snapshots.hibernated(rec.ID) {
+			// A daemon killed once its memory was saved, before it was
+			// recorded: it is hibernated.
+			if err := s.SetHibernated("hibernated by request"); err == nil {
+				if err := d.journal.commit(ctx, s, api.ActionHibernated, "hibernated by request"); err != nil {
+					d.log.Error("record hibernated session", "session", rec.ID, "err", err)
+				}
+				continue
+			}
+		}
 		s.Update(func(r *store.Record) {
 			if r.IDBase != 0 && (d.launch.ids == nil || !d.launch.ids.Holds(r.IDBase)) {
 				r.IDBase = 0 // its ids are not ours any more

@@ -44,6 +44,10 @@ type Runtime interface {
 	// takes its network at start (isolation.RuntimeInfo.NetworkAtStart),
 	// given to it in Spec.NetNS (isolation.NetNSPath).
 	NewNetNS() (*os.File, error)
+	// CanCheckpoint says whether sandboxes of runtime rt can have their
+	// memory saved (Lifecycle.Checkpoint) and be started from it
+	// (isolation.Spec.Memory).
+	CanCheckpoint(rt string) bool
 	// Close lets go of the runtime; running sandboxes stay.
 	Close() error
 }
@@ -77,6 +81,18 @@ type Lifecycle interface {
 	// gone. Detach lets go of it, running, for the next daemon.
 	Stop() error
 	Detach()
+	// Checkpoint saves the sandbox's memory into folder dir (which it
+	// makes), calls paused while the sandbox is still paused after that,
+	// and resumes it (isolation.Sandbox.Checkpoint):
+	// isolation.ErrCheckpointUnsupported where its runtime cannot,
+	// *isolation.CheckpointRefusedError where the sandbox holds what
+	// cannot be saved.
+	Checkpoint(ctx context.Context, dir string, paused func() error) error
+	// Hibernate saves the sandbox's memory into folder dir (which it
+	// makes), calls saved while the sandbox is paused after that, and
+	// the sandbox ends (the caller has let go of it first); if the
+	// memory cannot be saved, or saved fails, it runs on.
+	Hibernate(ctx context.Context, dir string, saved func() error) error
 	// Exited is closed when the sandbox's init has exited; Exit then says
 	// how.
 	Exited() <-chan struct{}

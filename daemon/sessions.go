@@ -64,6 +64,9 @@ func (d *Daemon) DeleteSession(ctx context.Context, id string) error {
 	if err := d.launch.destroy(s); err != nil {
 		return err
 	}
+	if err := d.State().Snapshots.forgetHibernation(id); err != nil {
+		return err
+	}
 	d.tmpl.Wake() // its disk space is free again
 	if err := d.store.DeleteSession(id); err != nil {
 		return recordErr(id, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/sandboxd/sandboxd/daemon/sandboxfs"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
 	"github.com/sandboxd/sandboxd/internal/durable"
+	"github.com/sandboxd/sandboxd/isolation"
 	"github.com/sandboxd/sandboxd/isolation/volume"
 	"github.com/sandboxd/sandboxd/store"
 )
@@ -45,8 +47,13 @@ const opSnapshot = "taking a snapshot"
 // real bytes of the data dir.
 const maxSnapshotsPerUID = 64
 
-// snapshotTar is the snapshot folder's file of /workspace.
-const snapshotTar = "workspace.tar"
+// A snapshot folder's files: /workspace's tar, and in a memory snapshot
+// /tmp's and the runtime's image of the memory (a folder).
+const (
+	snapshotTar    = "workspace.tar"
+	snapshotTmpTar = "tmp.tar"
+	snapshotMemory = "memory"
+)
 
 // CreateSnapshot keeps the session's files and settings as a snapshot of
 // its owner's. A running session is frozen while its files are read.
@@ -100,13 +107,26 @@ func (sn Snapshots) checkRoom(owner uint32, name string) error {
 	return nil
 }
 
-// take writes the session's files into a new snapshot folder, complete
+// take writes the session's state into a new snapshot folder, complete
 // on return, and answers its record (not yet stored). The caller holds
-// the session's operation.
+// the session's operation. A running session of a runtime that saves
+// memory (runsc) keeps its memory too: see takeMemory.
 func (sn Snapshots) take(ctx context.Context, s *session, sid string) (_ *store.Snapshot, retErr error) {
 	d := sn.d
 	rec := s.Snapshot()
+	sb := s.Sandbox()
+	running := false
+	if st, _ := s.Status(); sb != nil && st == sess.Running {
+		running = true
+	}
+	memory := running && d.rt.CanCheckpoint(runtimeOf(rec.Runtime))
 	used, _, _ := volume.Usage(d.cfg.DiskQuota, d.paths.session(rec.ID))
+	if memory {
+		// The image is about the memory the sandbox uses.
+		if st, err := sb.Stats(); err == nil {
+			used += int64(st.MemoryBytes)
+		}
+	}
 	release, err := d.disk.Hold(ctx, "snapshot-"+sid, used)
 	if err != nil {
 		return nil, err
@@ -122,38 +142,18 @@ func (sn Snapshots) take(ctx context.Context, s *session, sid string) (_ *store.
 			_ = os.RemoveAll(tmp)
 		}
 	}()
-	f, err := os.OpenFile(filepath.Join(tmp, snapshotTar), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// The files are read with every process of the session stopped: no
-	// half-written file is kept.
-	if sb := s.Sandbox(); sb != nil {
-		if st, _ := s.Status(); st == sess.Running {
-			t0 := time.Now()
-			if err := sb.Freeze(); err != nil {
-				_ = sb.Thaw()
-				return nil, fmt.Errorf("freeze session %s: %w", rec.ID, err)
-			}
-			defer func() {
-				if err := sb.Thaw(); err != nil {
-					d.log.Warn("thaw after a snapshot", "session", rec.ID, "err", err)
-				}
-				d.log.Debug("session frozen for a snapshot", "session", rec.ID, "took", time.Since(t0))
-			}()
-		}
-	}
-	if err := d.sessionFS(s).ReadTarContents(sandboxfs.Workspace, f); err != nil {
-		if errors.Is(err, errdefs.ErrNotFound) {
+	if memory {
+		memory, err = sn.takeMemory(ctx, s, sb, tmp)
+		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("read session %s's files: %w", rec.ID, err)
 	}
-	if err := f.Sync(); err != nil {
-		return nil, err
+	if !memory {
+		if err := sn.takeFiles(s, sb, running, tmp); err != nil {
+			return nil, err
+		}
 	}
-	fi, err := f.Stat()
+	size, err := folderSize(tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,93 @@ func (sn Snapshots) take(ctx context.Context, s *session, sid string) (_ *store.
 	}
 	// What a session made from it must not inherit.
 	rec.Status, rec.Reason, rec.Idempotency = "", "", nil
-	return &store.Snapshot{SnapshotID: sid, OwnerUID: rec.OwnerUID, CreatedAt: now(), SizeBytes: fi.Size(), Session: rec}, nil
+	return &store.Snapshot{SnapshotID: sid, OwnerUID: rec.OwnerUID, CreatedAt: now(), SizeBytes: size, Memory: memory, Session: rec}, nil
+}
+
+// takeFiles writes the session's /workspace into folder dir, with every
+// process of a running session stopped (frozen): no half-written file is
+// kept.
+func (sn Snapshots) takeFiles(s *session, sb Sandbox, running bool, dir string) error {
+	d := sn.d
+	if running {
+		id := s.ID()
+		t0 := time.Now()
+		if err := sb.Freeze(); err != nil {
+			_ = sb.Thaw()
+			return fmt.Errorf("freeze session %s: %w", id, err)
+		}
+		defer func() {
+			if err := sb.Thaw(); err != nil {
+				d.log.Warn("thaw after a snapshot", "session", id, "err", err)
+			}
+			d.log.Debug("session frozen for a snapshot", "session", id, "took", time.Since(t0))
+		}()
+	}
+	return sn.writeTar(s, sandboxfs.Workspace, filepath.Join(dir, snapshotTar))
+}
+
+// takeMemory saves the running session's memory into folder dir (its
+// image in snapshotMemory), and its /workspace and /tmp as the image
+// knows them: read while the sandbox is still paused after the image is
+// written (a session restored from it must find every file its memory
+// had looked up). It answers false, having kept nothing, where the
+// sandbox cannot save its memory after all (an agent of an older
+// daemon's): the caller keeps its files alone.
+func (sn Snapshots) takeMemory(ctx context.Context, s *session, sb Sandbox, dir string) (bool, error) {
+	t0 := time.Now()
+	err := sb.Checkpoint(ctx, filepath.Join(dir, snapshotMemory), func() error {
+		if err := sn.writeTar(s, sandboxfs.Workspace, filepath.Join(dir, snapshotTar)); err != nil {
+			return err
+		}
+		return sn.writeTar(s, sandboxfs.Tmp, filepath.Join(dir, snapshotTmpTar))
+	})
+	var refused *isolation.CheckpointRefusedError
+	switch {
+	case err == nil:
+		sn.d.log.Debug("session's memory saved for a snapshot", "session", s.ID(), "took", time.Since(t0))
+		return true, nil
+	case errors.Is(err, isolation.ErrCheckpointUnsupported):
+		return false, os.RemoveAll(filepath.Join(dir, snapshotMemory))
+	case errors.As(err, &refused):
+		return false, api.Errorf(errdefs.ErrFailedPrecondition, "session %s's memory cannot be saved now: %s", s.ID(), refused.Reason)
+	}
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return false, err
+	}
+	return false, fmt.Errorf("save session %s's memory: %w", s.ID(), err)
+}
+
+// writeTar writes the session's folder root (/workspace, /tmp) as the
+// files API's tar into the new file path.
+func (sn Snapshots) writeTar(s *session, root sandboxfs.Root, path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := sn.d.sessionFS(s).ReadTarContents(root, f); err != nil {
+		if errors.Is(err, errdefs.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("read session %s's files: %w", s.ID(), err)
+	}
+	return f.Sync()
+}
+
+// folderSize is the bytes of the regular files in folder dir.
+func folderSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		fi, err := e.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
 }
 
 // put records snapshot snap, its folder written: from then on it is
@@ -277,24 +363,9 @@ func (sn Snapshots) reconcile(ctx context.Context) error {
 		}
 		known[s.SnapshotID] = true
 	}
-	ents, err := os.ReadDir(sn.d.paths.snapshots())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if known[e.Name()] {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(sn.d.paths.snapshots(), e.Name())); err != nil {
-			sn.d.log.Warn("remove orphan snapshot folder", "snapshot", e.Name(), "err", err)
-		} else {
-			sn.d.log.Info("removed orphan snapshot folder", "snapshot", e.Name())
-		}
-	}
-	return nil
+	return removeOthers(sn.d.paths.snapshots(), known, func(name string, err error) {
+		sn.d.log.Warn("remove orphan snapshot folder", "snapshot", name, "err", err)
+	})
 }
 
 // snapshotView is s as the API shows it.

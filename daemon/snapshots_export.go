@@ -45,8 +45,11 @@ func (sn Snapshots) ExportSnapshot(ctx context.Context, ref string) (func(io.Wri
 		f.Close()
 		return nil, err
 	}
+	// Files and settings only, whatever it holds: a memory image is
+	// tied to the runsc build and platform that made it, and gVisor
+	// trusts what it restores, so no node loads one it did not make.
 	m, err := json.MarshalIndent(api.SnapshotManifest{Format: api.SnapshotFormat, Name: s.Name, CreatedAt: s.CreatedAt,
-		Memory: s.Memory, Session: createRequestOf(&s.Session)}, "", "  ")
+		Session: createRequestOf(&s.Session)}, "", "  ")
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -18,9 +18,11 @@ const (
 	opStop   = "stopping"
 	opDelete = "deleting"
 	// opNetwork changes the network policy; the status stays.
-	opNetwork = "changing its network"
-	opPause   = "pausing"
-	opResume  = "resuming"
+	opNetwork   = "changing its network"
+	opPause     = "pausing"
+	opResume    = "resuming"
+	opHibernate = "hibernating"
+	opWake      = "waking"
 	// opUpdate changes the settings of PATCH /v1/sessions/{id} (the
 	// deadline); the status stays.
 	opUpdate = "changing its settings"
@@ -36,6 +38,9 @@ type session struct {
 	procs process.Book
 	// undo is its undo history (undo.go).
 	undo undoState
+	// memory is a memory snapshot's image its next start restores
+	// (fork.go's seed), once.
+	memory string
 }
 
 // newSession is a session just made (created, pooled or a template's

@@ -447,12 +447,12 @@ func (d *daemon) exec(t testing.TB, id, lang, code string, timeout float64) *api
 	return e
 }
 
-func (d *daemon) py(t *testing.T, id, code string) *api.Execution {
+func (d *daemon) py(t testing.TB, id, code string) *api.Execution {
 	t.Helper()
 	return d.exec(t, id, api.LanguagePython, code, 0)
 }
 
-func (d *daemon) sh(t *testing.T, id, code string) *api.Execution {
+func (d *daemon) sh(t testing.TB, id, code string) *api.Execution {
 	t.Helper()
 	return d.exec(t, id, api.LanguageShell, code, 0)
 }

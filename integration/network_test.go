@@ -55,7 +55,7 @@ func netRuntimes(t *testing.T, body func(t *testing.T, rt, cfg string)) {
 }
 
 // runscNet is the runsc make builds for networked runsc sessions.
-func runscNet(t *testing.T) string {
+func runscNet(t testing.TB) string {
 	t.Helper()
 	p, err := filepath.Abs("../dist/runsc/runsc")
 	if err != nil {

@@ -57,8 +57,13 @@ func BenchmarkSnapshotNewSession(b *testing.B) {
 // included: 250 ms; runc here, files only). make bench runs it 20 times.
 func BenchmarkFork5(b *testing.B) {
 	d := startDaemon(b, "pool_size = 0\n")
+	benchFork5(b, d, benchSnapshotSource(b, d))
+}
+
+// benchFork5 times forks of 5 sessions of src; between forks (off the
+// clock) they go.
+func benchFork5(b *testing.B, d *daemon, src string) {
 	ctx := context.Background()
-	src := benchSnapshotSource(b, d)
 	var made []api.Session
 	measure(b, func() error {
 		var err error

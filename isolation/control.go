@@ -112,6 +112,7 @@ func (r *Runtime) newSandbox(s *Spec, ld *Launched) *Sandbox {
 		gid:           r.GID(),
 		home:          s.User.HomeDir(),
 	}
+	sb.agentOwner[0], sb.agentOwner[1] = r.HostOwner(s.IDBase)
 	// Under runsc the kernel's kills are the Sentry's (the sandbox's
 	// end), the agent's reclaims the processes'.
 	sb.oomKills = func() (uint64, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/sandboxd/sandboxd/isolation/agent"
@@ -35,10 +37,16 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 
 // reconnect connects a restored sandbox's agent. An agent that accepts
 // but does not answer yet is busy: it is kept, and connected to later.
+// So is one that does not listen, in a sandbox whose agent makes its own
+// socket (runsc): a daemon was killed during a checkpoint (see
+// checkpoint.go), and the agent listens again once it has ended, or
+// after agent.QuiesceWait.
 func (sb *Sandbox) reconnect(ctx context.Context) (*Sandbox, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if _, err := sb.connect(cctx, false); err != nil && !errors.Is(err, agent.ErrUnresponsive) {
+	_, err := sb.connect(cctx, false)
+	quiet := filepath.Dir(sb.paths.sock) == sb.paths.agent && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
+	if err != nil && !errors.Is(err, agent.ErrUnresponsive) && !quiet {
 		_ = sb.destroy()
 		return nil, fmt.Errorf("sandbox agent: %w", err)
 	}

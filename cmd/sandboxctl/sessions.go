@@ -102,7 +102,7 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&f.labels, "label", "l", nil, "label key=value (repeatable)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
 	fs.StringVar(&f.name, "name", "", "name the session (unique among yours): usable wherever its id is")
-	fs.StringVar(&f.idleAction, "idle-action", "", `what the idle timeout does: "stop" or "pause" (default: the daemon's idle_action)`)
+	fs.StringVar(&f.idleAction, "idle-action", "", `what the idle timeout does: "stop", "pause" or "hibernate" (runsc; else pause) (default: the daemon's idle_action)`)
 	fs.StringSliceVar(&f.mcp, "mcp", nil, "let code in the session call this MCP server of the host's, through the gateway (repeatable or comma-separated; see sandboxctl info)")
 }
 
@@ -113,7 +113,7 @@ func (f *sessionFlags) addTo(cmd *cobra.Command, a *app) {
 	_ = cmd.RegisterFlagCompletionFunc("network", completeNetwork)
 	_ = cmd.RegisterFlagCompletionFunc("runtime", completeRuntime)
 	_ = cmd.RegisterFlagCompletionFunc("mcp", a.completeMCPServers)
-	_ = cmd.RegisterFlagCompletionFunc("idle-action", cobra.FixedCompletions([]string{"stop", "pause"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("idle-action", cobra.FixedCompletions([]string{"stop", "pause", "hibernate"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 var completeRuntime = cobra.FixedCompletions([]string{api.RuntimeRunc, api.RuntimeRunsc}, cobra.ShellCompDirectiveNoFileComp)
@@ -415,7 +415,7 @@ func newLifecycleCmd(a *app, op, short string) *cobra.Command {
 			c := a.client()
 			fn := map[string]func(context.Context, string) (*api.Session, error){
 				"stop": c.StopSession, "start": c.StartSession, "restart": c.RestartSession,
-				"pause": c.PauseSession, "resume": c.ResumeSession,
+				"pause": c.PauseSession, "resume": c.ResumeSession, "hibernate": c.HibernateSession,
 			}[op]
 			if all {
 				var err error
@@ -435,7 +435,7 @@ func newLifecycleCmd(a *app, op, short string) *cobra.Command {
 
 // lifecycleFrom is the status --all picks for each operation.
 var lifecycleFrom = map[string]string{"stop": api.StatusRunning, "start": api.StatusStopped, "restart": api.StatusRunning,
-	"pause": api.StatusRunning, "resume": api.StatusPaused}
+	"pause": api.StatusRunning, "resume": api.StatusPaused, "hibernate": api.StatusRunning}
 
 // allIDs is the ids of the caller's sessions with the given status.
 func allIDs(ctx context.Context, c *client.Client, status string) ([]string, error) {

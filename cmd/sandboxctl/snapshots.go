@@ -19,9 +19,15 @@ func newSnapshotCmd(a *app) *cobra.Command {
 		Long: `A snapshot keeps a session's files (/workspace) and settings (template,
 limits, env, network policy, labels, runtime) beyond it. create --snapshot
 makes sessions from it, as many times as wanted; the session it was taken
-from runs on (frozen only while its files are read). The interpreter's
-memory is not kept: the first execution of a session made from a snapshot
-starts a fresh interpreter (its answer says state_reset).`,
+from runs on (paused only while its state is read).
+
+Under runsc (a gVisor from 2025 on) a running session's snapshot keeps its
+memory too (MEMORY yes): sessions made from it, and forks, go on with the
+interpreter's variables and the processes that ran. Under runc, or of a
+stopped session, it keeps files only: the first execution of a session
+made from it starts a fresh interpreter (its answer says state_reset).
+A process started beside the interpreter (exec -d, a terminal) must end
+before a memory snapshot. export writes files and settings only.`,
 		Example: `  sandboxctl snapshot create $s --name warm
   sandboxctl create --snapshot warm --count 4
   sandboxctl snapshot ls

@@ -108,7 +108,8 @@ type Config struct {
 	// refuses to start it again (0: no limit).
 	MaxSessionLifetimeS int `toml:"max_session_lifetime_s"`
 	// IdleAction is what a session's idle timeout does: "stop" (its
-	// processes end, the workspace stays) or "pause" (frozen, state kept).
+	// processes end, the workspace stays), "pause" (frozen, state kept)
+	// or "hibernate" (memory to disk, runsc; else pause).
 	IdleAction string `toml:"idle_action"`
 	// ShutdownGraceS is how long a stopping daemon lets requests in flight
 	// finish.
@@ -146,6 +147,9 @@ type Config struct {
 const (
 	IdleStop  = "stop"
 	IdlePause = "pause"
+	// IdleHibernate saves an idle session's memory to disk (runsc); a
+	// session that cannot hibernate is paused.
+	IdleHibernate = "hibernate"
 )
 
 // Node is what GET /v1/node tells schedulers of this daemon beyond

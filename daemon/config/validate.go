@@ -73,7 +73,7 @@ func (c *Config) Validate() error {
 	check(c.Runsc.Path == "" || filepath.IsAbs(c.Runsc.Path), "runsc.path must be an absolute path, or \"\" to find runsc on PATH")
 	check(slices.Contains([]string{"ptrace", "systrap", "kvm"}, c.Runsc.Platform), "runsc.platform must be \"ptrace\", \"systrap\" or \"kvm\"")
 	check(c.MaxSessionLifetimeS >= 0, "max_session_lifetime_s must be 0 (no limit) or more")
-	check(c.IdleAction == IdleStop || c.IdleAction == IdlePause, "idle_action must be %q or %q", IdleStop, IdlePause)
+	check(c.IdleAction == IdleStop || c.IdleAction == IdlePause || c.IdleAction == IdleHibernate, "idle_action must be %q, %q or %q", IdleStop, IdlePause, IdleHibernate)
 	d, m := c.Defaults, c.Max
 	check(d.MemoryMB >= MinMemoryMB && d.MemoryMB <= m.MemoryMB, "defaults.memory_mb must be between %d and max.memory_mb", MinMemoryMB)
 	check(d.CPUs > 0 && d.CPUs <= m.CPUs, "defaults.cpus must be above 0 and at most max.cpus")

@@ -80,11 +80,11 @@ func (m *Metrics) countEnd(action, reason string) {
 	m.endReasons.WithLabelValues(endClass(action, reason)).Inc()
 }
 
-// SessionDeleted counts the end of a session deleted while it ran or was
-// paused (was, its status then); one deleted after it stopped had its end
-// counted then.
+// SessionDeleted counts the end of a session deleted while it ran, was
+// paused or hibernated (was, its status then); one deleted after it
+// stopped had its end counted then.
 func (m *Metrics) SessionDeleted(was sess.Status) {
-	if was == sess.Running || was == sess.Paused {
+	if was == sess.Running || was == sess.Paused || was == sess.Hibernated {
 		m.countEnd(api.ActionDeleted, "")
 	}
 }

@@ -37,7 +37,7 @@ type Source interface {
 type RuntimeStatus struct{ Runtime, Status string }
 
 // SessionStatuses are the statuses every runtime's series show, 0 or not.
-var SessionStatuses = []string{api.StatusRunning, api.StatusPaused, api.StatusStopped, api.StatusFailed}
+var SessionStatuses = []string{api.StatusRunning, api.StatusPaused, api.StatusHibernated, api.StatusStopped, api.StatusFailed}
 
 // Watch points the scrape-time series at src, and the sessions' DNS
 // tallies at its sessions. Called once, when the daemon is built.

@@ -143,6 +143,8 @@ func (n *Node) Node(ctx context.Context) (*api.Node, error) {
 			a.Allocated.Sessions++
 			a.Allocated.MemoryMB += rec.Limits.MemoryMB
 			a.Allocated.CPUs += rec.Limits.CPUs
+		case sess.Hibernated:
+			a.SessionsByStatus.Hibernated++
 		case sess.Stopped:
 			a.SessionsByStatus.Stopped++
 		case sess.Failed:

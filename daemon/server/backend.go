@@ -187,6 +187,9 @@ type SnapshotBackend interface {
 	CreateSessions(ctx context.Context, req *api.CreateSessionRequest) ([]api.Session, error)
 	// Fork makes sessions that start where session id is now.
 	Fork(ctx context.Context, id string, req *api.ForkRequest) ([]api.Session, error)
+	// HibernateSession saves the session's memory to disk and ends its
+	// sandbox; its next use wakes it.
+	HibernateSession(ctx context.Context, id string) (*api.Session, error)
 	// ExportSnapshot answers what writes the snapshot as one tar stream;
 	// ImportSnapshot makes one of the caller's from such a stream.
 	ExportSnapshot(ctx context.Context, ref string) (func(io.Writer) error, error)

@@ -108,7 +108,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		s    *openapi3.Schema
 		want []any
 	}{
-		{"Session.status", prop("Session", "status"), []any{api.StatusRunning, api.StatusPaused, api.StatusStopped, api.StatusFailed}},
+		{"Session.status", prop("Session", "status"), []any{api.StatusRunning, api.StatusPaused, api.StatusHibernated, api.StatusStopped, api.StatusFailed}},
 		{"Stats.status", prop("Stats", "status"), []any{api.StatusRunning, api.StatusStopped, api.StatusFailed}},
 		{"Execution.status", prop("Execution", "status"), execStatuses},
 		{"ExecutionSummary.status", prop("ExecutionSummary", "status"), execStatuses},
@@ -120,7 +120,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		{"Event.type", prop("Event", "type"), []any{api.EventStdout, api.EventStderr, api.EventDone, api.EventDisplay, api.EventError}},
 		{"SessionEvent.action", prop("SessionEvent", "action"), []any{api.ActionCreated, api.ActionStarted, api.ActionStopped,
 			api.ActionPaused, api.ActionResumed, api.ActionRestarted, api.ActionDeleted, api.ActionFailed, api.ActionOOM,
-			api.ActionTimeout, api.ActionInterrupted, api.ActionRestored, api.ActionLost}},
+			api.ActionTimeout, api.ActionInterrupted, api.ActionRestored, api.ActionLost, api.ActionHibernated, api.ActionWoken}},
 		{"ErrorDetail.code", prop("ErrorDetail", "code"), []any{api.CodeInvalidArgument, api.CodeNotFound, api.CodeConflict,
 			api.CodeFailedPrecondition, api.CodePermissionDenied, api.CodePayloadTooLarge, api.CodeResourceExhausted, api.CodeInternal, api.CodeUnavailable,
 			api.CodeBadGateway}},

@@ -42,6 +42,7 @@ func (s *Server) table() []route {
 		{"POST", "/v1/sessions/{id}/restart", nil, s.lifecycle(s.b.RestartSession)},
 		{"POST", "/v1/sessions/{id}/pause", nil, s.lifecycle(s.b.PauseSession)},
 		{"POST", "/v1/sessions/{id}/resume", nil, s.lifecycle(s.b.ResumeSession)},
+		{"POST", "/v1/sessions/{id}/hibernate", nil, s.lifecycle(s.b.HibernateSession)},
 		{"PATCH", "/v1/sessions/{id}/network", nil, s.setNetwork},
 		{"POST", "/v1/sessions/{id}/packages", nil, s.packages},
 		{"POST", "/v1/sessions/{id}/exec", nil, s.exec},

@@ -97,6 +97,9 @@ func (f *fakeBackend) PauseSession(_ context.Context, id string) (*api.Session, 
 func (f *fakeBackend) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
 	return f.StartSession(ctx, id)
 }
+func (f *fakeBackend) HibernateSession(_ context.Context, id string) (*api.Session, error) {
+	return &api.Session{ID: id, Status: api.StatusHibernated}, nil
+}
 func (f *fakeBackend) SetNetwork(_ context.Context, id string, r *api.NetworkRequest) (*api.Session, error) {
 	return &api.Session{ID: id, Network: r.Network, Allow: r.Allow}, nil
 }
@@ -455,6 +458,9 @@ func TestServerWithClient(t *testing.T) {
 	}
 	if s, err := c.ResumeSession(ctx, "s1"); err != nil || s.Status != api.StatusRunning {
 		t.Fatalf("resume: %+v %v", s, err)
+	}
+	if s, err := c.HibernateSession(ctx, "s1"); err != nil || s.Status != api.StatusHibernated {
+		t.Fatalf("hibernate: %+v %v", s, err)
 	}
 	if ok, err := c.Interrupt(ctx, "s1"); !ok || err != nil {
 		t.Fatalf("interrupt: %v %v", ok, err)

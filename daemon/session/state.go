@@ -50,17 +50,30 @@ func (s *Session[S]) SetSandbox(sb S) error {
 }
 
 // SetStopped records a stop on purpose, once the sandbox (taken with
-// TakeSandbox) is gone. A failed session stays failed, with its reason;
-// a stopped one keeps its.
+// TakeSandbox) is gone, or a hibernated session's memory dropped. A
+// failed session stays failed, with its reason; a stopped one keeps its.
 func (s *Session[S]) SetStopped(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var none S
 	s.sb = none
-	if st := Status(s.rec.Status); st == Running || st == Paused {
+	if st := Status(s.rec.Status); st == Running || st == Paused || st == Hibernated {
 		s.unpause()
-		_ = s.transition(Stopped, reason) // allowed from both
+		_ = s.transition(Stopped, reason) // allowed from all three
 	}
+}
+
+// SetHibernated records that the session's memory is saved and its
+// sandbox (taken with TakeSandbox) is gone.
+func (s *Session[S]) SetHibernated(reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.transition(Hibernated, reason); err != nil {
+		return err
+	}
+	var none S
+	s.sb = none
+	return nil
 }
 
 // Pausable is the sandbox to freeze: the zero S (and no error) if the

@@ -20,6 +20,9 @@ const (
 	Failed Status = "failed"
 	// Paused keeps its sandbox, every process frozen.
 	Paused Status = "paused"
+	// Hibernated has no sandbox: its memory is saved on disk (runsc), and
+	// its next start restores it.
+	Hibernated Status = "hibernated"
 )
 
 // transitions are the moves a session's status may make, from the key to
@@ -34,16 +37,19 @@ const (
 //	                 failed ◄──────────────
 //
 //	running ──pause──► paused ──resume──► running
+//	running ──hibernate──► hibernated ──wake──► running
 //
 // Running to running is a new session's first start; failed to failed a
 // start of a failed session that fails again. A stop of a stopped or
 // failed session changes nothing (it is not a move); a paused session
-// stops or fails as a running one does.
+// stops or fails as a running one does. A hibernated session stops (its
+// memory dropped), wakes, or fails to wake.
 var transitions = map[Status][]Status{
-	Running: {Running, Stopped, Failed, Paused},
-	Paused:  {Running, Stopped, Failed},
-	Stopped: {Running, Failed},
-	Failed:  {Running, Failed},
+	Running:    {Running, Stopped, Failed, Paused, Hibernated},
+	Paused:     {Running, Stopped, Failed},
+	Stopped:    {Running, Failed},
+	Failed:     {Running, Failed},
+	Hibernated: {Running, Stopped, Failed},
 }
 
 // TransitionError is a move the table refuses. It is a conflict (409),

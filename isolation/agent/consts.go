@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Operations the daemon asks of the agent (Request.Op).
@@ -27,6 +28,12 @@ const (
 	// Request.Checkpoints parked (version 17 on; see undo.go). The
 	// answer is a TypeUndone line, or an error.
 	OpUndo = "undo"
+	// OpQuiesce readies the sandbox for gVisor's checkpoint (version 18
+	// on; see quiesce.go): the agent answers TypeQuiet, closes its
+	// connection and listeners (gVisor saves no socket bound on the host),
+	// and listens again once the checkpoint is done, in the sandbox and in
+	// every copy restored from it.
+	OpQuiesce = "quiesce"
 )
 
 // ContextDefault is the context of the agent's first interpreter: the
@@ -49,6 +56,8 @@ const (
 	// TypeUndone answers an OpUndo: Message.Context, Message.Undone (the
 	// steps taken back) and the worker's PID.
 	TypeUndone = "undone"
+	// TypeQuiet answers an OpQuiesce: the agent's listeners are closing.
+	TypeQuiet = "quiet"
 )
 
 // Statuses of an execution's done line (Message.Status). They are the
@@ -99,6 +108,9 @@ func pyConsts() []pyConst {
 		{"OP_RECLAIM", OpReclaim},
 		{"OP_CONTEXT", OpContext},
 		{"OP_UNDO", OpUndo},
+		{"OP_QUIESCE", OpQuiesce},
+		{"CHECKPOINT_PATH", CheckpointPath},
+		{"QUIESCE_WAIT", int(QuiesceWait / time.Second)},
 		{"MAX_CHECKPOINTS", MaxCheckpoints},
 		{"CONTEXT_DEFAULT", ContextDefault},
 		{"TYPE_PONG", TypePong},
@@ -109,6 +121,7 @@ func pyConsts() []pyConst {
 		{"TYPE_DISPLAY", TypeDisplay},
 		{"TYPE_CONTEXT", TypeContext},
 		{"TYPE_UNDONE", TypeUndone},
+		{"TYPE_QUIET", TypeQuiet},
 		{"STATUS_OK", StatusOK},
 		{"STATUS_ERROR", StatusError},
 		{"STATUS_TIMEOUT", StatusTimeout},

@@ -28,26 +28,38 @@ func (a *Conn) Context(ctx context.Context, action, name, cwd, from, language st
 	if err := a.supports(contextVersion, "a code context"); err != nil {
 		return err
 	}
+	_, err := a.ask(ctx, Request{Op: OpContext, Action: action, Context: name, Cwd: cwd, From: from, Language: language}, TypeContext)
+	return err
+}
+
+// ask sends req and reads the agent's lines until its answer, a line of
+// type answer, within ctx's deadline; an error line is a *RefusedError.
+// A line an earlier execution left (none is expected) is dropped.
+func (a *Conn) ask(ctx context.Context, req Request, answer string) (*Message, error) {
 	dl, _ := ctx.Deadline()
 	_ = a.c.SetReadDeadline(dl)
 	defer a.c.SetReadDeadline(time.Time{})
-	if err := a.send(Request{Op: OpContext, Action: action, Context: name, Cwd: cwd, From: from, Language: language}, dl); err != nil {
-		return err
+	if err := a.send(req, dl); err != nil {
+		return nil, err
 	}
 	for {
 		m, err := a.read()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch m.Type {
-		case TypeContext:
-			return nil
+		case answer:
+			return m, nil
 		case TypeError:
-			return fmt.Errorf("agent: %s", m.Message)
+			return nil, &RefusedError{Message: m.Message}
 		}
-		// A line an earlier execution left (none is expected) is dropped.
 	}
 }
+
+// RefusedError is a request the agent refused, and why.
+type RefusedError struct{ Message string }
+
+func (e *RefusedError) Error() string { return "agent: " + e.Message }
 
 // supports says whether the agent speaks protocol since or later, else
 // ErrUnsupported naming what needs it.

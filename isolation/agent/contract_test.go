@@ -23,7 +23,7 @@ type agentVersion struct {
 // each wire older than the current one, and version 1, which says no
 // protocol (see version.go). Versions between them speak the wire of the
 // one before and differ in nothing the daemon can see.
-var savedProtocols = []int{1, 2, 3, 4, 5, 8, 12, 15, 16}
+var savedProtocols = []int{1, 2, 3, 4, 5, 8, 12, 15, 16, 17}
 
 // agentsToSpeakTo are the saved agents and the current one.
 func agentsToSpeakTo(t *testing.T) []agentVersion {

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // undoVersion is the first protocol version with checkpoints: an exec's
@@ -31,23 +30,9 @@ func (a *Conn) Undo(ctx context.Context, name string, steps int) (undone int, er
 	if steps < 1 {
 		return 0, fmt.Errorf("agent: undo %d steps: at least 1", steps)
 	}
-	dl, _ := ctx.Deadline()
-	_ = a.c.SetReadDeadline(dl)
-	defer a.c.SetReadDeadline(time.Time{})
-	if err := a.send(Request{Op: OpUndo, Context: name, Steps: steps}, dl); err != nil {
+	m, err := a.ask(ctx, Request{Op: OpUndo, Context: name, Steps: steps}, TypeUndone)
+	if err != nil {
 		return 0, err
 	}
-	for {
-		m, err := a.read()
-		if err != nil {
-			return 0, err
-		}
-		switch m.Type {
-		case TypeUndone:
-			return m.Undone, nil
-		case TypeError:
-			return 0, fmt.Errorf("agent: %s", m.Message)
-		}
-		// A line an earlier execution left (none is expected) is dropped.
-	}
+	return m.Undone, nil
 }

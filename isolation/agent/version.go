@@ -169,12 +169,12 @@ import "errors"
 //
 // add it to savedProtocols (contract_test.go), set ProtocolVersion to
 // Revision, and make the Conn adapt where the wires differ.
-const ProtocolVersion = 17
+const ProtocolVersion = 18
 
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 17
+const Revision = 18
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

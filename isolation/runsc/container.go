@@ -29,10 +29,7 @@ func (e *engine) cgroup(id string, res *specs.LinuxResources) (ocgroups.Manager,
 // sandbox process's pid is in pidFile (or, when pidFile is "", runsc's
 // state says).
 func (e *engine) container(id, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
-	network := spec.Annotations[runscNetworkKey]
-	if network == "" {
-		network = runscNetNone // a sandbox of a daemon before networks
-	}
+	network := specNetwork(spec)
 	var pid int
 	if pidFile != "" {
 		b, err := os.ReadFile(pidFile)
@@ -63,6 +60,14 @@ func (e *engine) container(id, pidFile string, cg ocgroups.Manager, spec *specs.
 	}
 	return &gvisorContainer{rs: e.rs, id: id, network: network, python: spec.Process.Args[0], user: spec.Process.User,
 		pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
+}
+
+// specNetwork is the --network of the runsc sandbox of spec.
+func specNetwork(spec *specs.Spec) string {
+	if n := spec.Annotations[runscNetworkKey]; n != "" {
+		return n
+	}
+	return runscNetNone // a sandbox of a daemon before networks
 }
 
 // cgroupResources is the part of an OCI spec's resources the daemon sets,

@@ -36,6 +36,7 @@ type engine struct {
 var _ interface {
 	isolation.Engine
 	isolation.OwnKernel
+	isolation.Checkpointer
 } = (*engine)(nil)
 
 // New is the runsc engine as o configures it, for isolation.Options's
@@ -53,6 +54,10 @@ func New(o Options) isolation.NewEngine {
 		return &engine{r: r, rs: rs, seccomp: profile}, nil
 	}
 }
+
+// CanCheckpoint: a runsc that checkpoints a sandbox left running, and
+// whose sandboxes have gVisor's checkpoint file for the agent to wait on.
+func (e *engine) CanCheckpoint() bool { return e.rs.checkpoints }
 
 // OwnKernel: gVisor's Sentry is the sandbox's kernel, and its gofer opens
 // the root view.
@@ -113,6 +118,9 @@ func (e *engine) Start(_ context.Context, l *isolation.Launch) (_ *isolation.Lau
 	defer cancel()
 	network := runscNetwork(s)
 	create := rs.command(cctx, network, "create", "--bundle", l.Dir, "--pid-file", pidFile, s.ID)
+	if s.Memory != "" {
+		create = rs.restoreCommand(cctx, network, l.Dir, pidFile, s)
+	}
 	create.Stdout, create.Stderr = l.Log, l.Log
 	defer func() {
 		if retErr != nil {
@@ -130,6 +138,9 @@ func (e *engine) Start(_ context.Context, l *isolation.Launch) (_ *isolation.Lau
 	c, err := e.container(s.ID, pidFile, cg, spec)
 	if err != nil {
 		return nil, err
+	}
+	if s.Memory != "" {
+		return e.launched(l, c, t1, time.Now()), nil // restored: it runs
 	}
 	if _, err := rs.run(c.network, "start", s.ID); err != nil {
 		c.close()
@@ -157,6 +168,13 @@ func (e *engine) Restore(l *isolation.Launch) (*isolation.Launched, error) {
 	// Sentry, which would not answer frozen (the caller freezes it again).
 	if err := cg.Freeze(ocgroups.Thawed); err != nil {
 		return nil, fmt.Errorf("thaw sandbox: %w", err)
+	}
+	// Paused in gVisor: a daemon was killed while it checkpointed the
+	// sandbox (checkpoint.go), which it then would have resumed.
+	if st, err := e.rs.state(s.ID, specNetwork(&spec)); err == nil && st.Status == "paused" {
+		if _, err := e.rs.run(specNetwork(&spec), "resume", s.ID); err != nil {
+			return nil, err
+		}
 	}
 	c, err := e.container(s.ID, "", cg, &spec)
 	if err != nil {

@@ -48,6 +48,8 @@ type runsc struct {
 	// before 2023 refuse it on kernels from 6.0 (they take any network
 	// namespace for the host's).
 	networks bool
+	// checkpoints says it saves a running sandbox's memory (checkpoint.go).
+	checkpoints bool
 }
 
 // runscDate is the build date in runsc's version ("0.0~20221219.0",
@@ -106,9 +108,15 @@ func findRunsc(o Options) (*runsc, error) {
 		path: p, platform: platform,
 		version: strings.TrimPrefix(firstLine(out), "runsc version "), networks: true,
 	}
-	if m := runscDate.FindString(rs.version); m != "" && m < "20230101" && kernelAtLeast(6) {
+	m := runscDate.FindString(rs.version)
+	if m != "" && m < "20230101" && kernelAtLeast(6) {
 		rs.networks = false
 	}
+	// gVisor's checkpoint file, which the agent waits on for the end of a
+	// checkpoint (agent.CheckpointPath), is in builds from 2025 (the one
+	// make builds has it; Debian 12's, from 2022, has not). A build
+	// without it is refused by the agent, whatever its date says.
+	rs.checkpoints = m >= "20250101"
 	return rs, nil
 }
 

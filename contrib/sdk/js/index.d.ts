@@ -98,7 +98,7 @@ export declare class Limits {
   static fromJSON(raw: unknown): Limits;
 }
 
-export type SessionStatus = "running" | "paused" | "stopped" | "failed" | (string & {});
+export type SessionStatus = "running" | "paused" | "hibernated" | "stopped" | "failed" | (string & {});
 
 export declare class Session {
   constructor(f?: Partial<Session>);
@@ -532,7 +532,7 @@ export interface SessionFields {
   /** MCP servers of the daemon's [mcp.servers] the code may call through its gateway. */
   mcpServers?: string | string[];
   /** What the idle timeout does (absent: the daemon's default). */
-  idleAction?: "stop" | "pause" | (string & {});
+  idleAction?: "stop" | "pause" | "hibernate" | (string & {});
   /** A name, unique among the caller's sessions; usable wherever its id is. */
   name?: string;
   /** The session ends (is stopped, /workspace kept) this many seconds from now, whatever it does. Not for run (the daemon refuses it). */
@@ -724,6 +724,7 @@ export declare class Client {
   restartSession(id: string, opts?: CallOptions): Promise<Session>;
   /** Freezes every process (memory and state kept, no CPU); an exec, a file call or stats resumes it. */
   pauseSession(id: string, opts?: CallOptions): Promise<Session>;
+  hibernateSession(id: string, opts?: CallOptions): Promise<Session>;
   resumeSession(id: string, opts?: CallOptions): Promise<Session>;
   /** PATCH /v1/sessions/{id}: deadlineS sets the deadline that many seconds from now (0 removes it). */
   updateSession(id: string, opts?: { deadlineS?: number } & CallOptions): Promise<Session>;
@@ -947,6 +948,7 @@ export declare class Sandbox implements AsyncDisposable {
   interrupt(opts?: CallOptions): Promise<boolean>;
   /** Freezes every process (memory and variables kept, no CPU); an execution resumes it. */
   pause(opts?: CallOptions): Promise<Session>;
+  hibernate(opts?: CallOptions): Promise<Session>;
   resume(opts?: CallOptions): Promise<Session>;
   /** Ends the session this many seconds from now, whatever it does; 0 removes the deadline. */
   setDeadline(seconds: number, opts?: CallOptions): Promise<Session>;

@@ -74,10 +74,11 @@ import time
 
 import _sandboxd_cells as cells
 import _sandboxd_procs as procs
+import _sandboxd_quiesce as quiesce
 import _sandboxd_shell as shell
 import _sandboxd_spawn as spawn
 from _sandboxd_consts import (
-    CONTEXT_DEFAULT, LANGUAGE_JAVASCRIPT, LANGUAGE_PYTHON, LANGUAGE_SHELL, MAX_CHECKPOINTS, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_RECLAIM, OP_UNDO,
+    CONTEXT_DEFAULT, LANGUAGE_JAVASCRIPT, LANGUAGE_PYTHON, LANGUAGE_SHELL, MAX_CHECKPOINTS, OP_CONTEXT, OP_EXEC, OP_INTERRUPT, OP_PING, OP_QUIESCE, OP_RECLAIM, OP_UNDO,
     PROTOCOL, STATUS_ERROR, STATUS_OK, TYPE_CONTEXT, TYPE_DONE, TYPE_ERROR, TYPE_PONG, TYPE_UNDONE)
 from _sandboxd_daemon import Daemon
 from _sandboxd_wire import log
@@ -411,6 +412,11 @@ class Agent:
         elif op == OP_UNDO:
             self.undo(req)
             self.settle()
+        elif op == OP_QUIESCE:
+            if quiesce.quiesce(self) == "restore":
+                # A copy: its interpreters draw numbers of their own.
+                for w in (self.worker, *self.contexts.values(), *(w for ws in self.parked.values() for w in ws)):
+                    w.reseed = True
         elif op == OP_INTERRUPT:
             pass  # nothing runs: the execution it was for has ended
         elif op == OP_RECLAIM:

@@ -68,6 +68,9 @@ class Worker:
         self.ctrl_buf = b""
         self.seq = 0
         self.stray = 0
+        # reseed: the next cell reseeds the interpreter's random
+        # generators first (a copy restored from a checkpoint).
+        self.reseed = False
 
     def start(self):
         # The replies' pipe first: its read end is then below those of
@@ -235,8 +238,9 @@ def execute(agent, req, send=None, exec_id=None, start=None, w=None):
     token = agent.tokens.next()
     pending = (json_dumps({"code": req.get("code", ""), "env": req.get("env") or {},
                            "cwd": req.get("cwd") or "", "max_output": limit, "max_answer": budget.left,
-                           "noop": bool(req.get("noop")),
+                           "noop": bool(req.get("noop")), "reseed": w.reseed,
                            "seq": w.seq, "token": token}) + "\n").encode()
+    w.reseed = False
     # Most requests fit the pipe: no select needed to send them.
     pending = write_some(w.ctrl_w, pending)
     now = start if start is not None else time.monotonic()

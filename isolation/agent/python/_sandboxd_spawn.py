@@ -56,15 +56,20 @@ class Child:
 
 
 class Spawner:
-    def __init__(self, listener, wake):
+    def __init__(self, listener, wake, wake_w):
         self.listener = listener
-        self.wake = wake
+        self.wake, self.wake_w = wake, wake_w
         self.children = {}  # connection fd -> Child
         self.subprocess = None
+        # paused: a lock the main thread waits on while this thread closes
+        # its listener for a checkpoint (see pause).
+        self.paused = None
 
     def serve(self):
         while True:
-            fds = [self.listener.fileno(), self.wake, *self.children]
+            fds = [self.wake, *self.children]
+            if self.listener is not None:
+                fds.append(self.listener.fileno())
             try:
                 ready, _, _ = select.select(fds, [], [])
             except OSError as e:
@@ -76,11 +81,20 @@ class Spawner:
                         os.read(self.wake, 512)
                     except OSError:
                         pass
-                elif fd == self.listener.fileno():
+                elif self.listener is not None and fd == self.listener.fileno():
                     self.accept()
                 else:
                     self.command(fd)
             self.ended()
+            paused = self.paused
+            if paused is not None and self.listener is not None:
+                self.listener.close()
+                self.listener = None
+                try:
+                    os.unlink(SPAWN_PATH)
+                except OSError as e:
+                    log("unlink %s: %s" % (SPAWN_PATH, e))
+                paused.release()
 
     def accept(self):
         try:
@@ -231,4 +245,42 @@ def start(inherited):
     os.set_blocking(r, False)
     os.set_blocking(w, False)
     signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-    _thread.start_new_thread(Spawner(listener, r).serve, ())
+    SPAWNER[0] = Spawner(listener, r, w)
+    _thread.start_new_thread(SPAWNER[0].serve, ())
+
+
+# SPAWNER[0]: the Spawner serving, if any.
+SPAWNER = [None]
+
+
+def running():
+    """How many processes the daemon started are watched still."""
+    s = SPAWNER[0]
+    return len(s.children) if s is not None else 0
+
+
+def pause():
+    """Has the spawner's thread close its listener (for a checkpoint, see
+    _sandboxd_quiesce), and waits until it has."""
+    s = SPAWNER[0]
+    if s is None or s.listener is None:
+        return
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    s.paused = lock
+    os.write(s.wake_w, b"p")
+    if not lock.acquire(timeout=IO_WAIT):
+        log("spawner: did not pause")
+
+
+def resume():
+    """Listens for the daemon's processes again, after pause."""
+    s = SPAWNER[0]
+    if s is None or s.paused is None:
+        return
+    # paused goes first: the thread, woken by a child meanwhile, must not
+    # close the new listener.
+    listener = s.listener if s.listener is not None else listen_at(SPAWN_PATH)
+    s.paused = None
+    s.listener = listener
+    os.write(s.wake_w, b"r")

@@ -165,6 +165,8 @@ def worker_main(ctrl_r, ctrl_w):
         else:
             cell += 1
             seq, token = req.get("seq"), req.get("token")
+            if req.get("reseed"):
+                reseed()
 
             def send_display(out):
                 # Tokened as the reply is: the supervisor drops lines
@@ -192,6 +194,21 @@ def worker_main(ctrl_r, ctrl_w):
         # After the reply, not on its path: the next cell starts with the
         # agent's fds 1 and 2 whatever this one did to them.
         reset_std_streams()
+
+
+def reseed():
+    """Reseeds the random generators user code may have drawn from, from
+    the kernel's entropy: in a copy of a sandbox restored from a
+    checkpoint, which would otherwise draw the numbers every other copy
+    draws (see _sandboxd_quiesce)."""
+    for name in ("random", "numpy.random"):
+        m = sys.modules.get(name)
+        if m is None:
+            continue
+        try:
+            m.seed()
+        except Exception as e:  # noqa: BLE001 - user code may have replaced it
+            log("reseed %s: %r" % (name, e))
 
 
 # REQ_BUF[0]: what was read from the request pipe past the last line.

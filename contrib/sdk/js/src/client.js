@@ -278,9 +278,19 @@ export class Client {
     return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "pause"), opts));
   }
 
-  /** Lets a paused session run on where it stopped (no-op if running; Conflict if stopped). @param {string} id @param {CallOptions} [opts] */
+  /** Lets a paused session run on where it stopped, and wakes a hibernated one (no-op if running; Conflict if stopped). @param {string} id @param {CallOptions} [opts] */
   async resumeSession(id, opts) {
     return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "resume"), opts));
+  }
+
+  /**
+   * Saves the session's memory to disk and ends its sandbox (runsc; Conflict
+   * under runc): RAM and CPU freed, status "hibernated". An exec, a file
+   * call, start or resume wakes it where it was.
+   * @param {string} id @param {CallOptions} [opts]
+   */
+  async hibernateSession(id, opts) {
+    return Session.fromJSON(await this._json("POST", apiPath("v1", "sessions", id, "hibernate"), opts));
   }
 
   /**

@@ -207,6 +207,12 @@ export class Sandbox {
     return this._session;
   }
 
+  /** Saves the memory to disk and ends the sandbox (runsc): the next execution, file call or resume wakes it. @param {CallOptions} [opts] */
+  async hibernate(opts) {
+    this._session = await this._client.hibernateSession(this.id, opts);
+    return this._session;
+  }
+
   /**
    * Ends the session `seconds` from now, whatever it is doing (stopped,
    * /workspace kept), earlier or later than its deadline before; 0 removes

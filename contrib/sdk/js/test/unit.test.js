@@ -308,13 +308,15 @@ describe("requests", () => {
       (s) => {
         if (s.path === "/v1/sessions") return { status: 201, body: SESSION };
         if (s.path === "/v1/sessions/busy/pause") return errorReply(409, "conflict", "an execution is running: interrupt it or wait");
-        return { body: { ...SESSION, status: s.path.endsWith("/pause") ? "paused" : "running" } };
+        const status = s.path.endsWith("/pause") ? "paused" : s.path.endsWith("/hibernate") ? "hibernated" : "running";
+        return { body: { ...SESSION, status } };
       },
       async (d) => {
         const c = new Client({ socket: d.socket });
         for (const [op, call, status] of /** @type {const} */ ([
           ["pause", (/** @type {string} */ id) => c.pauseSession(id), "paused"],
           ["resume", (/** @type {string} */ id) => c.resumeSession(id), "running"],
+          ["hibernate", (/** @type {string} */ id) => c.hibernateSession(id), "hibernated"],
         ])) {
           d.seen.length = 0;
           assert.equal((await call("s1")).status, status);
@@ -562,6 +564,7 @@ describe("requests", () => {
           [() => c.restartSession("s1"), "POST", "/v1/sessions/s1/restart", []],
           [() => c.pauseSession("s1"), "POST", "/v1/sessions/s1/pause", []],
           [() => c.resumeSession("s1"), "POST", "/v1/sessions/s1/resume", []],
+          [() => c.hibernateSession("s1"), "POST", "/v1/sessions/s1/hibernate", []],
           [() => c.interrupt("s1"), "POST", "/v1/sessions/s1/interrupt", []],
           [() => c.stats("s1"), "GET", "/v1/sessions/s1/stats", []],
           [() => c.deleteSession("s1"), "DELETE", "/v1/sessions/s1", []],

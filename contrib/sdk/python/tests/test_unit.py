@@ -363,7 +363,7 @@ class TestRequests(FakeTestCase):
             c.interrupt("gone")
 
     def test_pause_resume(self) -> None:
-        status = {"pause": "paused", "resume": "running"}
+        status = {"pause": "paused", "resume": "running", "hibernate": "hibernated"}
 
         def route(s: Seen) -> Reply:
             if s.path == "/v1/sessions":
@@ -374,7 +374,7 @@ class TestRequests(FakeTestCase):
 
         d = self.serve(route)
         c = Client(d.socket)
-        for op, call in (("pause", c.pause_session), ("resume", c.resume_session)):
+        for op, call in (("pause", c.pause_session), ("resume", c.resume_session), ("hibernate", c.hibernate_session)):
             with self.subTest(op=op):
                 d.seen.clear()
                 self.assertEqual(call("s1").status, status[op])

@@ -155,9 +155,15 @@ class SessionCalls(Caller):
         return self._lifecycle(id, "pause", request_timeout)
 
     def resume_session(self, id: str, *, request_timeout: float | None = None) -> Session:
-        """Lets a paused session run on where it stopped (no-op if running;
-        Conflict if stopped)."""
+        """Lets a paused session run on where it stopped, and wakes a
+        hibernated one (no-op if running; Conflict if stopped)."""
         return self._lifecycle(id, "resume", request_timeout)
+
+    def hibernate_session(self, id: str, *, request_timeout: float | None = None) -> Session:
+        """Saves the session's memory to disk and ends its sandbox (runsc;
+        Conflict for runc): RAM and CPU freed, status "hibernated". An
+        exec, a file call, start or resume wakes it where it was."""
+        return self._lifecycle(id, "hibernate", request_timeout)
 
     def _lifecycle(self, id: str, op: str, request_timeout: float | None) -> Session:
         with self._t.send("POST", api_path("v1", "sessions", id, op), timeout=self._timeout(request_timeout)) as a:

@@ -455,6 +455,9 @@ class AsyncSandbox:
     async def resume(self) -> Session:
         return await asyncio.to_thread(self.sync.resume)
 
+    async def hibernate(self) -> Session:
+        return await asyncio.to_thread(self.sync.hibernate)
+
     async def set_deadline(self, seconds: int) -> Session:
         return await asyncio.to_thread(self.sync.set_deadline, seconds)
 

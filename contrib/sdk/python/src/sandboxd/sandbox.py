@@ -253,8 +253,16 @@ class Sandbox:
         return self._session
 
     def resume(self) -> Session:
-        """Lets a paused session run on where it stopped (no-op if running)."""
+        """Lets a paused session run on where it stopped, and wakes a
+        hibernated one (no-op if running)."""
         self._session = self._client.resume_session(self.id)
+        return self._session
+
+    def hibernate(self) -> Session:
+        """Saves the memory to disk and ends the sandbox (runsc; Conflict
+        under runc): RAM and CPU freed. The next execution, file call or
+        resume wakes it with its variables."""
+        self._session = self._client.hibernate_session(self.id)
         return self._session
 
     def set_deadline(self, seconds: int) -> Session:
