@@ -19,7 +19,7 @@ import (
 // gvisorBenchDaemon is a daemon whose sessions run on the runsc make
 // builds, without a pool.
 func gvisorBenchDaemon(b *testing.B) *daemon {
-	return startDaemon(b, fmt.Sprintf("pool_size = 0\ndefault_runtime = \"runsc\"\n[runsc]\npath = %q\n", runscNet(b)))
+	return startDaemon(b, fmt.Sprintf("pool_size = 0\ndefault_runtime = \"runsc\"\n[runsc]\npath = %q\nplatform = \"systrap\"\n", runscNet(b)))
 }
 
 // gvisorBenchSource is a session whose interpreter holds 50 MB and runs a
