@@ -132,7 +132,13 @@ func (f *fakeDaemon) PauseSession(_ context.Context, id string) (*api.Session, e
 	return f.setStatus(id, api.StatusRunning, api.StatusPaused)
 }
 
-func (f *fakeDaemon) ResumeSession(_ context.Context, id string) (*api.Session, error) {
+func (f *fakeDaemon) ResumeSession(ctx context.Context, id string) (*api.Session, error) {
+	f.mu.Lock()
+	hibernated := f.sessions[id] != nil && f.sessions[id].Status == api.StatusHibernated
+	f.mu.Unlock()
+	if hibernated {
+		return f.setStatus(id, api.StatusHibernated, api.StatusRunning)
+	}
 	return f.setStatus(id, api.StatusPaused, api.StatusRunning)
 }
 
@@ -159,6 +165,14 @@ func (f *fakeDaemon) SetDeadline(_ context.Context, id string, seconds int) (*ap
 	}
 	out := *s
 	return &out, nil
+}
+
+// hibernate marks a session hibernated, as sandboxd's idle_action
+// "hibernate" would.
+func (f *fakeDaemon) hibernate(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sessions[id].Status = api.StatusHibernated
 }
 
 // end marks a session stopped, as its deadline would.

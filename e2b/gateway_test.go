@@ -290,6 +290,30 @@ func TestTimeoutsPauseConnect(t *testing.T) {
 	}
 }
 
+// TestHibernatedIsPaused: a sandbox sandboxd hibernated (idle_action
+// "hibernate") is one E2B calls paused: listed, never discarded, and a
+// connect wakes it.
+func TestHibernatedIsPaused(t *testing.T) {
+	t.Parallel()
+	tg := newTestGateway(t)
+	s := tg.create(tg.key, `{"templateID":"base"}`)
+	tg.d.hibernate(s.SandboxID)
+	if code, body, _ := tg.do("GET", "/v2/sandboxes?state=paused", tg.key, ""); code != http.StatusOK || !strings.Contains(body, s.SandboxID) {
+		t.Fatalf("list paused: %d %s", code, body)
+	}
+	_, body, _ := tg.do("GET", "/sandboxes/"+s.SandboxID, tg.key, "")
+	var d sandboxDetail
+	if err := json.Unmarshal([]byte(body), &d); err != nil || d.State != "paused" {
+		t.Fatalf("detail of a hibernated sandbox: %s", body)
+	}
+	if code, _, _ := tg.do("POST", "/sandboxes/"+s.SandboxID+"/connect", tg.key, `{"timeout":30}`); code != http.StatusCreated {
+		t.Fatalf("connect to a hibernated one: %d", code)
+	}
+	if st := tg.d.sessions[s.SandboxID].Status; st != api.StatusRunning {
+		t.Fatalf("after the connect: %s", st)
+	}
+}
+
 func TestEndedAndKilled(t *testing.T) {
 	t.Parallel()
 	tg := newTestGateway(t)

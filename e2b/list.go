@@ -135,7 +135,7 @@ func (g *Gateway) sandboxes(r *http.Request, k keys.Key) ([]api.Session, error) 
 	}
 	out := all[:0]
 	for _, s := range all {
-		if s.Status == api.StatusRunning || s.Status == api.StatusPaused {
+		if live(s.Status) {
 			out = append(out, s)
 		} else {
 			g.discard(r.Context(), s.ID)

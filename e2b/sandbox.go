@@ -43,7 +43,7 @@ func (g *Gateway) serveSandbox(w http.ResponseWriter, r *http.Request, id string
 	case err != nil:
 		writeError(w, g.o.Log, err)
 		return
-	case s.Status == api.StatusPaused:
+	case paused(s.Status):
 		writeError(w, g.o.Log, errorf(http.StatusBadGateway, "sandbox %s is paused: connect to it to resume it", id))
 		return
 	case s.Status != api.StatusRunning:

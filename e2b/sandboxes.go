@@ -149,7 +149,7 @@ func (g *Gateway) lookup(ctx context.Context, k keys.Key, id string) (*api.Sessi
 	if err != nil {
 		return nil, err
 	}
-	if s.Status != api.StatusRunning && s.Status != api.StatusPaused {
+	if !live(s.Status) {
 		g.discard(ctx, s.ID)
 		return nil, notFound(id)
 	}
@@ -205,8 +205,17 @@ func (g *Gateway) listed(s *api.Session) listedSandbox {
 	}
 }
 
+// paused says whether a session of status is one E2B calls paused: frozen
+// in memory, or hibernated (its memory on disk); a connect resumes either.
+func paused(status string) bool {
+	return status == api.StatusPaused || status == api.StatusHibernated
+}
+
+// live says whether a session of status is a sandbox E2B still has.
+func live(status string) bool { return status == api.StatusRunning || paused(status) }
+
 func stateOf(status string) string {
-	if status == api.StatusPaused {
+	if paused(status) {
 		return "paused"
 	}
 	return "running"
@@ -238,7 +247,7 @@ func (g *Gateway) setTimeout(w http.ResponseWriter, r *http.Request, k keys.Key)
 	if err != nil {
 		return err
 	}
-	if s.Status == api.StatusPaused {
+	if paused(s.Status) {
 		return errorf(http.StatusConflict, "sandbox %s is paused: connect to it to set its timeout", s.ID)
 	}
 	if _, err := g.o.Daemon.SetDeadline(r.Context(), s.ID, *req.Timeout); err != nil {
@@ -292,7 +301,7 @@ func (g *Gateway) pause(w http.ResponseWriter, r *http.Request, k keys.Key) erro
 	if err != nil {
 		return err
 	}
-	if s.Status == api.StatusPaused {
+	if paused(s.Status) {
 		return errorf(http.StatusConflict, "sandbox %s is already paused", s.ID)
 	}
 	if _, err := g.o.Daemon.PauseSession(r.Context(), s.ID); err != nil {
@@ -313,7 +322,7 @@ func (g *Gateway) resume(w http.ResponseWriter, r *http.Request, k keys.Key) err
 	if err != nil {
 		return err
 	}
-	if s.Status != api.StatusPaused {
+	if !paused(s.Status) {
 		return errorf(http.StatusConflict, "sandbox %s is already running", s.ID)
 	}
 	s, err = g.wake(r.Context(), s, req.Timeout)
@@ -333,7 +342,7 @@ func (g *Gateway) connect(w http.ResponseWriter, r *http.Request, k keys.Key) er
 	if err != nil {
 		return err
 	}
-	if s.Status == api.StatusPaused {
+	if paused(s.Status) {
 		if s, err = g.wake(r.Context(), s, req.Timeout); err != nil {
 			return err
 		}

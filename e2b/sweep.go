@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/sandboxd/sandboxd/api"
 )
 
 // sweepEvery is how often the sweeper looks for ended sandboxes.
@@ -36,7 +35,7 @@ func (g *Gateway) sweep(ctx context.Context) {
 		return
 	}
 	for _, s := range all {
-		if s.Status != api.StatusRunning && s.Status != api.StatusPaused {
+		if !live(s.Status) {
 			g.discard(ctx, s.ID)
 		}
 	}
