@@ -3,7 +3,6 @@ package e2b
 import (
 	"context"
 	"time"
-
 )
 
 // sweepEvery is how often the sweeper looks for ended sandboxes.
