@@ -56,15 +56,7 @@ func TestMemorySnapshots(t *testing.T) {
 		t.Fatalf("snapshot of a running runsc session: %+v", snap)
 	}
 	// Exported, it holds files and settings: another node imports it.
-	write, err := sn.ExportSnapshot(as(1000), snap.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var exported bytes.Buffer
-	if err := write(&exported); err != nil {
-		t.Fatal(err)
-	}
-	if in, err := sn.ImportSnapshot(as(1000), "moved", bytes.NewReader(exported.Bytes())); err != nil || in.Memory {
+	if in, err := sn.ImportSnapshot(as(1000), "moved", bytes.NewReader(exportSnapshot(t, sn, as(1000), snap.ID))); err != nil || in.Memory {
 		t.Fatalf("import of an exported memory snapshot: %+v %v", in, err)
 	}
 	s, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Snapshot: "mem"})

@@ -287,15 +287,8 @@ func TestSnapshotExportImport(t *testing.T) {
 	if _, err := sn.ExportSnapshot(as(1001), snap.ID); !errdefs.IsNotFound(err) {
 		t.Fatalf("a stranger's export: %v", err)
 	}
-	write, err := sn.ExportSnapshot(as(1000), snap.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var exported bytes.Buffer
-	if err := write(&exported); err != nil {
-		t.Fatal(err)
-	}
-	in, err := sn.ImportSnapshot(as(1001), "", bytes.NewReader(exported.Bytes()))
+	exported := exportSnapshot(t, sn, as(1000), snap.ID)
+	in, err := sn.ImportSnapshot(as(1001), "", bytes.NewReader(exported))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,13 +310,13 @@ func TestSnapshotExportImport(t *testing.T) {
 		t.Fatalf("its file: %q", b)
 	}
 	f.Close()
-	if _, err := sn.ImportSnapshot(as(1001), "", bytes.NewReader(exported.Bytes())); !errdefs.IsConflict(err) {
+	if _, err := sn.ImportSnapshot(as(1001), "", bytes.NewReader(exported)); !errdefs.IsConflict(err) {
 		t.Fatalf("a second import of the name: %v", err)
 	}
 
 	manifest := func(edit func(m map[string]any)) []byte {
 		var m map[string]any
-		tr := tar.NewReader(bytes.NewReader(exported.Bytes()))
+		tr := tar.NewReader(bytes.NewReader(exported))
 		if _, err := tr.Next(); err != nil {
 			t.Fatal(err)
 		}
@@ -358,7 +351,7 @@ func TestSnapshotExportImport(t *testing.T) {
 		"over the limits": stream([2]string{"snapshot.json", string(manifest(func(m map[string]any) { m["session"].(map[string]any)["memory_mb"] = 1 << 30 }))}, [2]string{"workspace.tar", inner.String()}),
 		"no files":        stream([2]string{"snapshot.json", good}),
 		"files not tar":   stream([2]string{"snapshot.json", good}, [2]string{"workspace.tar", "garbage that is not a tar stream at all"}),
-		"cut short":       exported.Bytes()[:exported.Len()-2048],
+		"cut short":       exported[:len(exported)-2048],
 	} {
 		_, err := sn.ImportSnapshot(as(1002), "x-"+strings.ReplaceAll(name, " ", "-"), bytes.NewReader(body))
 		if !errdefs.IsInvalidArgument(err) && !errdefs.IsNotFound(err) {
@@ -375,6 +368,21 @@ func TestSnapshotExportImport(t *testing.T) {
 
 // FuzzReadManifest: whatever the stream, reading an import's manifest
 // answers a manifest of this format or an invalid-argument error.
+// exportSnapshot is the stream ExportSnapshot writes of snapshot ref, as
+// the caller of ctx.
+func exportSnapshot(t *testing.T, sn Snapshots, ctx context.Context, ref string) []byte {
+	t.Helper()
+	write, err := sn.ExportSnapshot(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 func FuzzReadManifest(f *testing.F) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
