@@ -159,7 +159,7 @@ func (d *Daemon) restartSandbox(ctx context.Context, s *session, action, why str
 
 // idleOp is the operation that carries out action (config.IdleStop…) on
 // session s, and its name: a session that cannot hibernate is paused.
-func (d *Daemon) idleOp(s *session, action string) (string, func(context.Context, *session, string) error) {
+func idleOp(d *Daemon, s *session, action string) (string, func(context.Context, *session, string) error) {
 	switch action {
 	case config.IdleHibernate:
 		if d.rt.CanCheckpoint(runtimeOf(s.Snapshot().Runtime)) {
@@ -213,7 +213,7 @@ func (d *Daemon) reapIdle(ctx context.Context) {
 			default:
 				continue
 			}
-			op, act := d.idleOp(s, action)
+			op, act := idleOp(d, s, action)
 			if !s.TryBegin(op) {
 				continue // something else is under way; next tick
 			}

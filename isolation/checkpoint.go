@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/sandboxd/sandboxd/isolation/agent"
@@ -148,17 +147,4 @@ func (s *Sandbox) dropConn(conn *agent.Conn) {
 	}
 	s.connMu.Unlock()
 	conn.Close()
-}
-
-// unsealAgentDir gives a runsc sandbox's agent folder back to the
-// sandbox's user, for its agent to listen there again (see
-// sealAgentDir; connect seals it once the daemon is connected).
-func (s *Sandbox) unsealAgentDir() error {
-	if filepath.Dir(s.paths.sock) != s.paths.agent {
-		return nil
-	}
-	if err := os.Chown(s.paths.agent, s.agentOwner[0], s.agentOwner[1]); err != nil {
-		return fmt.Errorf("agent folder: %w", err)
-	}
-	return nil
 }

@@ -591,20 +591,3 @@ func (s *Sandbox) SetLimits(l Limits) error {
 	release(err == nil)
 	return err
 }
-
-// sealAgentDir makes a runsc sandbox's agent folder root's once its agent
-// listens there. The agent made its socket in it as the sandbox's user,
-// which code runs as too: code could not connect to it (gVisor refuses a
-// connection from inside to a socket of the host's), but could rename it
-// and listen in its place, for the daemon to find after a restart. A
-// folder of root's, 0700, is closed to the sandbox's user on the host,
-// whatever gVisor remembers of it. runc sandboxes have no such folder.
-func sealAgentDir(p *paths) error {
-	if filepath.Dir(p.sock) != p.agent {
-		return nil
-	}
-	if err := os.Chown(p.agent, 0, 0); err != nil {
-		return fmt.Errorf("agent folder: %w", err)
-	}
-	return nil
-}
