@@ -27,6 +27,9 @@ import (
 // finds the session's sandbox gone and the image whole, and the session
 // hibernated (restoreSessions); reconcile removes a half-written one.
 
+// reasonHibernated is the reason of a session hibernated on request.
+const reasonHibernated = "hibernated by request"
+
 // HibernateSession saves the session's memory to disk and ends its
 // sandbox (runsc); hibernating a hibernated session changes nothing. A
 // paused session is resumed first; a runc session answers 409.
@@ -37,7 +40,7 @@ func (sn Snapshots) HibernateSession(ctx context.Context, id string) (*api.Sessi
 				return err
 			}
 		}
-		return sn.hibernate(ctx, s, "hibernated by request")
+		return sn.hibernate(ctx, s, reasonHibernated)
 	})
 }
 
@@ -46,15 +49,15 @@ func (sn Snapshots) HibernateSession(ctx context.Context, id string) (*api.Sessi
 func (sn Snapshots) hibernate(ctx context.Context, s *session, reason string) error {
 	d := sn.d
 	rec := s.Snapshot()
+	sb := s.Sandbox()
 	switch st, _ := s.Status(); {
 	case st == sess.Hibernated:
 		return nil
 	case !d.rt.CanCheckpoint(runtimeOf(rec.Runtime)):
 		return api.Errorf(errdefs.ErrFailedPrecondition, "session %s runs on %s, which cannot save its memory: pause it instead (POST /v1/sessions/%s/pause keeps it in memory)", rec.ID, runtimeOf(rec.Runtime), rec.ID)
-	case st != sess.Running || s.Sandbox() == nil:
+	case st != sess.Running || sb == nil:
 		return api.Errorf(errdefs.ErrConflict, "session %s is %s: only a running session hibernates", rec.ID, st)
 	}
-	sb := s.Sandbox()
 	var used int64
 	if st, err := sb.Stats(); err == nil {
 		used = int64(st.MemoryBytes)
@@ -85,19 +88,14 @@ func (sn Snapshots) hibernate(ctx context.Context, s *session, reason string) er
 		if err := s.SetHibernated(reason); err != nil {
 			return err
 		}
-		if err := d.journal.commit(ctx, s, api.ActionHibernated, reason); err != nil {
-			_ = s.SetSandbox(sb) // running again: allowed from hibernated
-			return err
-		}
-		return nil
+		return d.journal.commit(ctx, s, api.ActionHibernated, reason)
 	})
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		_ = os.RemoveAll(dir)
-		// Its memory was not kept: it runs on, the session's again.
-		if st, _ := s.Status(); st == sess.Hibernated {
-			_ = s.SetSandbox(sb)
-		} else if serr := s.SetSandbox(sb); serr != nil || !sb.Alive() {
+		// Its memory was not kept: it runs on, the session's again
+		// (running, from hibernated too, if the record could not say so).
+		if serr := s.SetSandbox(sb); serr != nil || !sb.Alive() {
 			_ = sb.Stop()
 			s.SetFailed("could not hibernate: " + err.Error())
 			_ = d.journal.commit(ctx, s, api.ActionFailed, "could not hibernate: "+err.Error())

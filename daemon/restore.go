@@ -57,8 +57,8 @@ func (d *Daemon) restoreSessions(ctx context.Context) (restored map[string]bool,
 		if st == sess.Running && d.State().Snapshots.hibernated(rec.ID) {
 			// A daemon killed once its memory was saved, before it was
 			// recorded: it is hibernated.
-			if err := s.SetHibernated("hibernated by request"); err == nil {
-				if err := d.journal.commit(ctx, s, api.ActionHibernated, "hibernated by request"); err != nil {
+			if err := s.SetHibernated(reasonHibernated); err == nil {
+				if err := d.journal.commit(ctx, s, api.ActionHibernated, reasonHibernated); err != nil {
 					d.log.Error("record hibernated session", "session", rec.ID, "err", err)
 				}
 				continue

@@ -3,7 +3,6 @@ package isolation
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // sealAgentDir makes a runsc sandbox's agent folder root's once its agent
@@ -14,7 +13,7 @@ import (
 // folder of root's, 0700, is closed to the sandbox's user on the host,
 // whatever gVisor remembers of it. runc sandboxes have no such folder.
 func sealAgentDir(p *paths) error {
-	if filepath.Dir(p.sock) != p.agent {
+	if !p.agentListens() {
 		return nil
 	}
 	if err := os.Chown(p.agent, 0, 0); err != nil {
@@ -27,7 +26,7 @@ func sealAgentDir(p *paths) error {
 // sandbox's user, for its agent to listen there again (see
 // sealAgentDir; connect seals it once the daemon is connected).
 func (s *Sandbox) unsealAgentDir() error {
-	if filepath.Dir(s.paths.sock) != s.paths.agent {
+	if !s.paths.agentListens() {
 		return nil
 	}
 	if err := os.Chown(s.paths.agent, s.agentOwner[0], s.agentOwner[1]); err != nil {

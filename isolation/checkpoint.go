@@ -19,7 +19,7 @@ import (
 // which starts sandboxes from such an image (Spec.Memory).
 type Checkpointer interface {
 	// CanCheckpoint says whether this engine's build saves memory
-	// (runsc: one from before 2024 has no checkpoint file inside for the
+	// (runsc: one from before 2025 has no checkpoint file inside for the
 	// agent to wait on).
 	CanCheckpoint() bool
 }
@@ -46,9 +46,11 @@ const checkpointWait = time.Minute
 // memory.
 func (r *Runtime) CanCheckpoint(rt string) bool {
 	e, err := r.engine(rt)
-	if err != nil {
-		return false
-	}
+	return err == nil && canCheckpoint(e)
+}
+
+// canCheckpoint says whether engine e can save a sandbox's memory.
+func canCheckpoint(e Engine) bool {
 	c, ok := e.(Checkpointer)
 	return ok && c.CanCheckpoint()
 }
@@ -68,11 +70,7 @@ func (s *Sandbox) Checkpoint(ctx context.Context, dir string, paused func() erro
 		paused = func() error { return nil }
 	}
 	return s.quiet(ctx, dir, func(ctx context.Context, cp CheckpointContainer) error {
-		err := cp.Checkpoint(ctx, dir, paused, false)
-		if _, cerr := s.connect(ctx, false); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("%w: after the checkpoint: %v", agent.ErrUnresponsive, cerr))
-		}
-		return err
+		return errors.Join(cp.Checkpoint(ctx, dir, paused, false), s.listenedAgain(ctx))
 	})
 }
 
@@ -88,12 +86,19 @@ func (s *Sandbox) Hibernate(ctx context.Context, dir string, saved func() error)
 	return s.quiet(ctx, dir, func(ctx context.Context, cp CheckpointContainer) error {
 		err := cp.Checkpoint(ctx, dir, saved, true)
 		if err != nil {
-			if _, cerr := s.connect(ctx, false); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("%w: after the checkpoint: %v", agent.ErrUnresponsive, cerr))
-			}
+			err = errors.Join(err, s.listenedAgain(ctx))
 		}
 		return err
 	})
+}
+
+// listenedAgain connects to the agent of a sandbox that goes on after a
+// checkpoint: it listens again once the checkpoint has ended.
+func (s *Sandbox) listenedAgain(ctx context.Context) error {
+	if _, err := s.connect(ctx, false); err != nil {
+		return fmt.Errorf("%w: after the checkpoint: %v", agent.ErrUnresponsive, err)
+	}
+	return nil
 }
 
 // quiet makes folder dir, has the agent close every socket of the host's

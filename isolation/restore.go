@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -45,7 +44,7 @@ func (sb *Sandbox) reconnect(ctx context.Context) (*Sandbox, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_, err := sb.connect(cctx, false)
-	quiet := filepath.Dir(sb.paths.sock) == sb.paths.agent && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
+	quiet := sb.paths.agentListens() && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
 	if err != nil && !errors.Is(err, agent.ErrUnresponsive) && !quiet {
 		_ = sb.destroy()
 		return nil, fmt.Errorf("sandbox agent: %w", err)

@@ -83,6 +83,10 @@ type paths struct {
 	volumes string
 }
 
+// agentListens says whether the agent makes its own socket, in agent
+// (runsc), rather than taking the daemon's (runc).
+func (p *paths) agentListens() bool { return filepath.Dir(p.sock) == p.agent }
+
 func (r *Runtime) pathsOf(id string) *paths {
 	dir := filepath.Join(r.stateDir, "sandboxes", id)
 	return &paths{
@@ -236,7 +240,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := e.(Checkpointer); s.Memory != "" && (!ok || !c.CanCheckpoint()) {
+	if s.Memory != "" && !canCheckpoint(e) {
 		return nil, ErrCheckpointUnsupported
 	}
 	p := r.pathsOf(s.ID)

@@ -3,7 +3,6 @@ package runsc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 
 	"github.com/sandboxd/sandboxd/isolation"
@@ -44,15 +43,10 @@ func (c *gvisorContainer) Checkpoint(ctx context.Context, dir string, paused fun
 	return errors.Join(err, c.runscCtx(context.Background(), "resume", c.id))
 }
 
-// runscCtx runs runsc args on this sandbox within ctx (and runscTimeout).
+// runscCtx runs runsc args on this sandbox within ctx.
 func (c *gvisorContainer) runscCtx(ctx context.Context, args ...string) error {
-	ctx, cancel := context.WithTimeout(ctx, runscTimeout)
-	defer cancel()
-	out, err := c.rs.command(ctx, c.network, args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("runsc %s: %w: %s", args[0], err, lastLine(out))
-	}
-	return nil
+	_, err := c.rs.runCtx(ctx, c.network, args...)
+	return err
 }
 
 // restoreCommand is `runsc restore` of sandbox s from its Memory, for

@@ -183,7 +183,12 @@ func (rs *runsc) command(ctx context.Context, network string, args ...string) *e
 // runscTimeout; an error carries the output's last line (runsc says what
 // went wrong there).
 func (rs *runsc) run(network string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
+	return rs.runCtx(context.Background(), network, args...)
+}
+
+// runCtx is run within ctx too.
+func (rs *runsc) runCtx(ctx context.Context, network string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, runscTimeout)
 	defer cancel()
 	out, err := rs.command(ctx, network, args...).CombinedOutput()
 	if err != nil {
