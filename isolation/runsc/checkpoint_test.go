@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 )
 
 // newCheckpointRuntime is a runtime on the runsc make builds (RUNSC_NET:
-// Debian 12's has no checkpoint file inside), on systrap.
-func newCheckpointRuntime(t *testing.T) *isolation.Runtime {
+// Debian 12's has no checkpoint file inside), on systrap, with more global
+// runsc flags.
+func newCheckpointRuntime(t *testing.T, flags ...string) *isolation.Runtime {
 	t.Helper()
 	testutil.RequiresRoot(t)
 	if testing.Short() {
@@ -36,12 +38,12 @@ func newCheckpointRuntime(t *testing.T) *isolation.Runtime {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no runsc that checkpoints (%v): make dist/runsc/runsc (make test does)", err)
 	}
-	tree, err := cgroups.Setup(context.Background(), "sandboxd-test-runsc-checkpoint", false, slog.Default())
+	tree, err := cgroups.Setup(context.Background(), "sandboxd-test-runsc-"+strings.ToLower(t.Name()), false, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := isolation.NewRuntime(isolation.Options{StateDir: searchableTempDir(t), UID: 2000000, GID: 2000000, UserNS: true, Seccomp: seccomp.Config{}, Cgroups: tree,
-		Engines: map[string]isolation.NewEngine{isolation.RuntimeRunsc: New(Options{Path: path, Platform: "systrap"})}})
+		Engines: map[string]isolation.NewEngine{isolation.RuntimeRunsc: New(Options{Path: path, Platform: "systrap", Flags: flags})}})
 	if err != nil {
 		t.Fatal(err)
 	}
