@@ -1,6 +1,7 @@
 package cgroups
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,5 +73,76 @@ func TestMeter(t *testing.T) {
 	var none *Meter
 	if cpu, peak := none.Stop(none.Start()); cpu != 0 || peak != 0 || NewMeter(map[string]string{"pids": "/x"}) != nil {
 		t.Error("a meter of nothing measures nothing")
+	}
+}
+
+// TestMeterHoldsItsFiles: a meter reads its CPU and usage files through
+// descriptors it keeps (what was written since shows), closes them on
+// Close, and reads by path after.
+func TestMeterHoldsItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"cpu.stat": "usage_usec 1000\n", "memory.current": "100\n", "memory.peak": "100\n"}
+	for k, v := range files {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := func() (n int) {
+		t.Helper()
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && filepath.Dir(l) == dir {
+				n++
+			}
+		}
+		return n
+	}
+	m := NewMeter(map[string]string{"": dir})
+	if n := held(); n != 2 {
+		t.Fatalf("the meter holds %d of its cgroup's files, want 2", n)
+	}
+	for round := range 3 {
+		k := m.Start()
+		if err := os.WriteFile(filepath.Join(dir, "cpu.stat"), fmt.Appendf(nil, "usage_usec %d\nuser_usec 5\n", 2000+round*1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if cpu, _ := m.Stop(k); cpu != time.Millisecond {
+			t.Fatalf("round %d: cpu %v, want 1ms", round, cpu)
+		}
+		if round == 1 {
+			m.Close()
+			if n := held(); n != 0 {
+				t.Fatalf("closed, the meter holds %d files", n)
+			}
+		}
+	}
+	m.Close() // twice is fine
+}
+
+// BenchmarkMeter: an execution's Start and Stop through held files
+// (NewMeter's) beside the same by path (a closed meter, as every
+// execution was before issue 34), on plain files standing in for a
+// cgroup's.
+func BenchmarkMeter(b *testing.B) {
+	dir := b.TempDir()
+	for k, v := range map[string]string{"cpu.stat": "usage_usec 1000\nuser_usec 900\nsystem_usec 100\n", "memory.current": "100\n", "memory.peak": "100\n"} {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, held := range []bool{false, true} {
+		b.Run(map[bool]string{false: "by-path", true: "held"}[held], func(b *testing.B) {
+			m := NewMeter(map[string]string{"": dir})
+			defer m.Close()
+			if !held {
+				m.Close()
+			}
+			for b.Loop() {
+				m.Stop(m.Start())
+			}
+		})
 	}
 }

@@ -38,6 +38,11 @@ func readKey(path, key string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return parseKey(b, key)
+}
+
+// parseKey is the value of key in a flat-keyed file's contents b.
+func parseKey(b []byte, key string) (uint64, error) {
 	for line := range strings.Lines(string(b)) {
 		k, v, ok := strings.Cut(line, " ")
 		if ok && k == key {

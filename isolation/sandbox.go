@@ -529,6 +529,9 @@ func (s *Sandbox) close() {
 	if conn != nil {
 		conn.Close()
 	}
+	// No meter from now on; one being made is done, and its files closed.
+	s.meterOnce.Do(func() {})
+	s.execMeter.Close()
 }
 
 // Stop kills every process of the sandbox and removes its cgroup and
