@@ -148,7 +148,9 @@ func TestSnapshots(t *testing.T) {
 		// A SIGKILL while a snapshot is written: after the restart it is
 		// whole or not there, no folder is left half made, and the source
 		// runs, thawed.
-		if x := d.sh(t, a, `head -c 200000000 /dev/zero > /workspace/big`); x.ExitCode != 0 {
+		// 120 s, not the default 30: under runsc, beside the whole suite
+		// on a slow host, the write took over 30 s (2026-11-29).
+		if x := d.exec(t, a, api.LanguageShell, `head -c 200000000 /dev/zero > /workspace/big`, 120); x.ExitCode != 0 {
 			t.Fatalf("a big file: %+v", x)
 		}
 		go func() { _, _ = d.c.CreateSnapshot(ctx, a, "killed") }()
