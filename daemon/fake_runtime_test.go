@@ -491,6 +491,19 @@ func (h *fakeHost) startSpecs() []isolation.Spec {
 	return slices.Clone(h.specs)
 }
 
+// specOf is the spec sandbox id last started with: a pool's refill may
+// start after the start a test asked for, so the last spec is not always it.
+func (h *fakeHost) specOf(id string) (isolation.Spec, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.specs) - 1; i >= 0; i-- {
+		if h.specs[i].ID == id {
+			return h.specs[i], true
+		}
+	}
+	return isolation.Spec{}, false
+}
+
 // sleep is the execution "sleep": it blocks, holding none of b's locks,
 // until Interrupt or its timeout.
 func (b *fakeBox) sleep(o *isolation.ExecOptions, r *isolation.ExecResult) (*isolation.ExecResult, error) {

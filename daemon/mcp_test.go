@@ -38,7 +38,7 @@ func TestMCPServersGrant(t *testing.T) {
 	if s.ID == pooled || strings.Join(s.MCPServers, ",") != "tools" {
 		t.Fatalf("session %+v (pooled sandbox %s)", s, pooled)
 	}
-	spec := e.h.lastSpec()
+	spec, _ := e.h.specOf(s.ID)
 	dir := d.gateway.Dir(s.ID, s.MCPServers)
 	if spec.Gateway != dir {
 		t.Errorf("the sandbox binds %q, want %q", spec.Gateway, dir)

@@ -42,9 +42,6 @@ func TestVolumes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e.h.mu.Lock()
-	starts := e.h.starts
-	e.h.mu.Unlock()
 	s, err := d.CreateSession(as(1000), &api.CreateSessionRequest{Volumes: []api.VolumeMount{{Name: "data", Path: "/data", ReadOnly: true}}})
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +49,8 @@ func TestVolumes(t *testing.T) {
 	if len(s.Volumes) != 1 || s.Volumes[0] != (api.VolumeMount{Name: "data", Path: "/data", ReadOnly: true}) {
 		t.Fatalf("the session's volumes: %+v", s.Volumes)
 	}
-	e.h.mu.Lock()
-	spec := e.h.specs[len(e.h.specs)-1]
-	cold := e.h.starts > starts
-	e.h.mu.Unlock()
-	if !cold || spec.ID != s.ID || len(spec.Volumes) != 1 || spec.Volumes[0].Path != "/data" || !spec.Volumes[0].ReadOnly {
+	spec, cold := e.h.specOf(s.ID)
+	if !cold || len(spec.Volumes) != 1 || spec.Volumes[0].Path != "/data" || !spec.Volumes[0].ReadOnly {
 		t.Fatalf("the sandbox's spec: cold %v, %+v", cold, spec.Volumes)
 	}
 	if fi, err := os.Stat(spec.Volumes[0].Source); err != nil || !fi.IsDir() {
