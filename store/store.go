@@ -332,11 +332,7 @@ func (s *Store) appendHistory(tx *bolt.Tx, id string, e *Execution) error {
 	if err != nil {
 		return err
 	}
-	seq, err := h.NextSequence()
-	if err != nil {
-		return err
-	}
-	if err := h.Put(seqKey(seq), eb); err != nil {
+	if err := h.Put(historyKey(h, e), eb); err != nil {
 		return err
 	}
 	s.total++
@@ -417,6 +413,24 @@ func (s *Store) Execution(id, eid string) (*Execution, error) {
 		err = errdefs.ErrNotFound.WithMessage("no such execution: " + eid)
 	}
 	return out, err
+}
+
+// historyKey is e's key in its session's history h: when it started, in
+// Unix nanoseconds, so a history is in the order its executions started
+// whatever order they ended in (one that waited its turn behind another
+// ends, and is recorded, just before it). Databases from before keyed
+// executions 1, 2, 3, …: older than any start, as they are.
+func historyKey(h *bolt.Bucket, e *Execution) []byte {
+	n := uint64(1)
+	if e.StartedAt.Unix() > 0 {
+		n = uint64(e.StartedAt.UnixNano())
+	} else if k, _ := h.Cursor().Last(); len(k) == 8 {
+		n = binary.BigEndian.Uint64(k) + 1 // no start: the newest
+	}
+	for h.Get(seqKey(n)) != nil { // two started in the same nanosecond
+		n++
+	}
+	return seqKey(n)
 }
 
 func seqKey(n uint64) []byte {

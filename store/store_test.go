@@ -193,3 +193,43 @@ func TestHistoryIsBoundedInTotal(t *testing.T) {
 		t.Fatalf("after reopen: %+v", a)
 	}
 }
+
+// TestHistoryIsInStartOrder: a history lists its executions by when they
+// started, not by when they were recorded (one queued behind another ends
+// first), after those a database from before keyed 1, 2, 3, …; two that
+// started in the same nanosecond are both kept.
+func TestHistoryIsInStartOrder(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "db"), Options{HistoryLimit: 10})
+	if err := s.PutSession(&Record{ID: "a", Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error { // as 4f81208 wrote it
+		h, err := tx.Bucket(bucketExecutions).CreateBucket([]byte("a"))
+		if err != nil {
+			return err
+		}
+		s.total++
+		return h.Put(seqKey(1), []byte(`{"id":"old","started_at":"2026-01-01T00:00:00Z"}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	for _, e := range []*Execution{
+		{ID: "queued", StartedAt: t0.Add(time.Millisecond)},
+		{ID: "first", StartedAt: t0},
+		{ID: "twin", StartedAt: t0},
+		{ID: "unstarted"},
+	} {
+		if err := s.AddExecutions([]Executed{{SessionID: "a", Execution: e}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.Executions("a", 0)
+	var ids []string
+	for _, e := range h {
+		ids = append(ids, e.ID)
+	}
+	if want := "unstarted queued twin first old"; err != nil || strings.Join(ids, " ") != want {
+		t.Fatalf("history %q %v, want %q", ids, err, want)
+	}
+}
