@@ -35,7 +35,8 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 }
 
 // reconnect connects a restored sandbox's agent. An agent that accepts
-// but does not answer yet is busy: it is kept, and connected to later.
+// but does not answer yet is busy: it is kept, and connected to later; so
+// is one whose socket's backlog is full.
 // So is one that does not listen, in a sandbox whose agent makes its own
 // socket (runsc): a daemon was killed during a checkpoint (see
 // checkpoint.go), and the agent listens again once it has ended, or
@@ -43,13 +44,25 @@ func (r *Runtime) Restore(ctx context.Context, s *Spec) (*Sandbox, error) {
 func (sb *Sandbox) reconnect(ctx context.Context) (*Sandbox, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_, err := sb.connect(cctx, false)
-	quiet := sb.paths.agentListens() && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
-	if err != nil && !errors.Is(err, agent.ErrUnresponsive) && !quiet {
+	if _, err := sb.connect(cctx, false); err != nil && !keptUnconnected(err, sb.paths.agentListens()) {
 		_ = sb.destroy()
 		return nil, fmt.Errorf("sandbox agent: %w", err)
 	}
 	return sb, nil
+}
+
+// keptUnconnected says whether a restored sandbox whose agent's connect
+// failed with err is kept, to be connected to later: its agent is busy,
+// or its socket is there with a full backlog, or, where the agent makes
+// its own socket, that socket is not there yet.
+func keptUnconnected(err error, agentListens bool) bool {
+	switch {
+	case errors.Is(err, agent.ErrUnresponsive), errors.Is(err, syscall.EAGAIN):
+		return true
+	case agentListens:
+		return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+	}
+	return false
 }
 
 // begin starts watching the sandbox's container (Launched.Begin): Exited

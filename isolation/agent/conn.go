@@ -67,7 +67,12 @@ const sentWait = 2 * time.Second
 func Dial(ctx context.Context, path string) (*Conn, error) {
 	var d net.Dialer
 	for {
-		c, err := d.DialContext(ctx, "unix", path)
+		// A connect to a Unix socket never waits (a full backlog fails
+		// with EAGAIN), so each dial goes without ctx's deadline: one made
+		// as it runs out fails as "i/o timeout", hiding why the socket did
+		// not answer (not there, refusing, or slow to accept), which the
+		// caller goes by.
+		c, err := d.DialContext(context.WithoutCancel(ctx), "unix", path)
 		if err == nil {
 			return &Conn{c: c, lines: newLineReader(c, MaxLine)}, nil
 		}
