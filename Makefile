@@ -70,7 +70,8 @@ down:
 # built as gVisor's own build does it, with its seccomp programs
 # precompiled (packaging/runsc/precompile.go): without them every start and
 # restore compiles two filters (27 ms of a start here, 200 ms of a restore
-# that pages its memory in on the session's one CPU).
+# that pages its memory in on the session's one CPU). -trimpath: the copy's
+# path differs per clone, and without it no clone reuses another's build.
 GVISOR_VERSION ?= v0.0.0-20260905035102-160fafc42237
 RUNSC_NET      := dist/runsc/runsc
 RUNSC_SRC      := dist/runsc/src
@@ -78,8 +79,8 @@ $(RUNSC_NET): packaging/runsc/precompile.go
 	rm -rf $(RUNSC_SRC) && mkdir -p $(dir $(RUNSC_SRC))
 	cp -r "$$($(GO) mod download -json gvisor.dev/gvisor@$(GVISOR_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')" $(RUNSC_SRC)
 	chmod -R u+w $(RUNSC_SRC) && cp packaging/runsc/precompile.go $(RUNSC_SRC)/
-	cd $(RUNSC_SRC) && CGO_ENABLED=0 $(GO) run ./precompile.go runsc/boot/filter runsc/fsgofer/filter
-	cd $(RUNSC_SRC) && CGO_ENABLED=0 $(GO) build -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$(GVISOR_VERSION)" -o $(CURDIR)/$@.new ./runsc
+	cd $(RUNSC_SRC) && CGO_ENABLED=0 $(GO) run -trimpath ./precompile.go runsc/boot/filter runsc/fsgofer/filter
+	cd $(RUNSC_SRC) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$(GVISOR_VERSION)" -o $(CURDIR)/$@.new ./runsc
 	mv $@.new $@ && rm -rf $(RUNSC_SRC)
 
 # test-deps: what the tests use beyond the build: matplotlib and pandas
@@ -226,7 +227,9 @@ packages-arm64: deps-arm64
 # with a network beside one without, DNS through the daemon beside DNS
 # straight to the upstream, a sandbox's TCP throughput beside the host's),
 # and E2B's SDK through `sandboxctl e2b serve` beside sandboxd's own API
-# (BenchmarkE2B: node runs the SDK).
+# (BenchmarkE2B: node runs the SDK); last the parts' own (the agent's
+# round trip beside a pipe to python3, the exec meter's files by path
+# beside held).
 # BENCH_SCALE=0.1 for a quick look.
 BENCH_SCALE ?= 1
 bench: build node-deps $(RUNSC_NET)
@@ -236,6 +239,7 @@ bench: build node-deps $(RUNSC_NET)
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -skip 'Throughput|DNS|Fork5|ParkedCopy|Gvisor' -benchtime 200x -count 1 ./integration/
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'Fork5|ParkedCopy|Gvisor' -benchtime 5x -count 1 ./integration/
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'Throughput|DNS' -benchtime 5x -count 1 ./integration/
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'AgentExec|Meter' -benchtime 2000x -count 1 ./isolation/agent/ ./cgroups/
 
 # fuzz runs each fuzz target for a number of inputs (about 10 s each here
 # per FUZZSCALE; make test: 1). The corpora in */testdata/fuzz run as plain

@@ -98,7 +98,7 @@ func TestLoad(t *testing.T) {
 }
 
 // TestThousandIdleSessions holds 1000 idle sessions (disk_mb 64), made by
-// 4 clients within a bounded time: every one is listed, the last made
+// 4 clients within 10 minutes: every one is listed, the last made
 // answers code, and deleting them leaves nothing (the harness checks
 // mounts, loop devices and cgroups at the end). The host only: the VM has
 // neither the memory nor the time.
@@ -130,7 +130,10 @@ func TestThousandIdleSessions(t *testing.T) {
 			}
 		}()
 	}
-	deadline := start.Add(5 * time.Minute)
+	// A bound against a daemon that hangs, not a speed goal (that is make
+	// bench's row): beside the rest of the package on a slow day, 4
+	// clients made 804 sessions in 5 minutes.
+	deadline := start.Add(10 * time.Minute)
 	for i := 0; i < n && time.Now().Before(deadline); i++ {
 		mu.Lock()
 		failed := first != nil

@@ -42,7 +42,7 @@ type runningAgent struct {
 //     is not PID 1 there, and a kill(-1) it made would not leave the
 //     namespace. The test is skipped where no pid namespace can be made
 //     (not root, and no unprivileged user namespaces).
-func startAgent(t *testing.T, files []File, pidns bool) *runningAgent {
+func startAgent(t testing.TB, files []File, pidns bool) *runningAgent {
 	t.Helper()
 	py := python3(t)
 	tmp := t.TempDir()
@@ -129,7 +129,7 @@ func startAgent(t *testing.T, files []File, pidns bool) *runningAgent {
 }
 
 // connect dials the agent and pings it, as the daemon does.
-func (ra *runningAgent) connect(t *testing.T) {
+func (ra *runningAgent) connect(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -165,7 +165,7 @@ func listenUnix(path string) (*os.File, error) {
 
 // exec runs req and returns the done message and what came on stdout and
 // stderr.
-func (ra *runningAgent) exec(t *testing.T, req Request) (m *Message, stdout, stderr string) {
+func (ra *runningAgent) exec(t testing.TB, req Request) (m *Message, stdout, stderr string) {
 	t.Helper()
 	if req.Timeout == 0 {
 		req.Timeout = 30
