@@ -18,7 +18,6 @@ func BenchmarkAgentExec(b *testing.B) {
 		ra.exec(b, req) // the worker's first cell sets it up
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			req.ID = ""
 			ra.exec(b, req)
 		}
 	})
@@ -38,14 +37,18 @@ func BenchmarkAgentExec(b *testing.B) {
 		}
 		b.Cleanup(func() { in.Close(); cmd.Wait() })
 		out := bufio.NewReader(outPipe)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		roundTrip := func() {
 			if _, err := in.Write([]byte("x = 1\n")); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := out.ReadString('\n'); err != nil {
 				b.Fatal(err)
 			}
+		}
+		roundTrip() // python3 has started
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			roundTrip()
 		}
 	})
 }
