@@ -418,7 +418,7 @@ func (s *Store) Execution(id, eid string) (*Execution, error) {
 // historyKey is e's key in its session's history h: when it started, in
 // Unix nanoseconds, so a history is in the order its executions started
 // whatever order they ended in (one that waited its turn behind another
-// ends, and is recorded, just before it). Databases from before keyed
+// can end, and be recorded, before it). Databases from before keyed
 // executions 1, 2, 3, …: older than any start, as they are.
 func historyKey(h *bolt.Bucket, e *Execution) []byte {
 	n := uint64(1)
