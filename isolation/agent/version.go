@@ -158,6 +158,17 @@ import "errors"
 //	   processes older than it, and a worker answers its fork (a "from"
 //	   copy's too) once the copy has called setsid: a reset of the
 //	   source's group, or the SIGSTOP, found it there before.
+//	18 {"op":"quiesce"} readies a gVisor sandbox for runsc checkpoint
+//	   (quiesce.go): the agent answers {"type":"quiet"}, closes the
+//	   daemon's connection and its listeners, waits on CheckpointPath
+//	   (or QuiesceWait) and listens again; a copy restored from the
+//	   image reseeds its interpreters' random. Conn.Quiesce refuses
+//	   agents before 18 with ErrUnsupported.
+//	19 (revision only; protocol 18) the reaper's status map is copied
+//	   before a loop over it: SIGCHLD's handler runs on the thread in
+//	   the loop (its lock is reentrant) and could add to it, and the
+//	   request ended in "dictionary changed size during iteration"
+//	   (a shell execution, seen under load).
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -174,7 +185,7 @@ const ProtocolVersion = 18
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 18
+const Revision = 19
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

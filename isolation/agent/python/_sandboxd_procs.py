@@ -78,8 +78,13 @@ def watch(pid):
     with LOCK:
         WATCHED.add(pid)
         SPAWNING[0] = False
-        for p in [p for p in EXITED if p not in WATCHED]:
-            del EXITED[p]
+        # The reaper is SIGCHLD's handler, which runs on this thread
+        # between any two bytecodes, and LOCK is reentrant: it may add to
+        # EXITED during a loop over it. list() copies the keys in one
+        # step, before the loop.
+        for p in list(EXITED):
+            if p not in WATCHED:
+                EXITED.pop(p, None)
 
 
 def unwatch(pid):

@@ -472,6 +472,23 @@ class Reaper(unittest.TestCase):
         self.assertEqual(os.waitstatus_to_exitcode(procs.child_status(pid)), 5)
         procs.unwatch(pid)
 
+    def test_watch_survives_the_reaper_adding_a_status_meanwhile(self):
+        # SIGCHLD's handler runs on the thread in watch() between two
+        # bytecodes of its loop, through the reentrant lock (CI: "dictionary
+        # changed size during iteration" ended a shell execution). The
+        # set's membership test stands in for that moment.
+        class Reaping(set):
+            def __contains__(self, p):
+                procs.EXITED[max(procs.EXITED) + 1] = 0
+                return set.__contains__(self, p)
+
+        watched = Reaping({101})
+        with mock.patch.object(procs, "WATCHED", watched), mock.patch.object(procs, "EXITED", {101: 0, 102: 0, 103: 0}):
+            procs.watch(104)
+            self.assertNotIn(102, procs.EXITED)
+            self.assertNotIn(103, procs.EXITED)
+            self.assertIn(101, procs.EXITED)
+
 
 class Budget(unittest.TestCase):
     def test_output_then_result_then_outputs(self):
