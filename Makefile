@@ -121,11 +121,13 @@ test-deps: deps sdk-deps node-deps $(RUNSC_NET)
 # at a time (-parallel 4; each starts its own daemon, a separate instance):
 # 568 s against 1250 s one after the other. The timeout is a package's:
 # integration took 607 s on a usual day and 1325 s on 2026-11-29, when this
-# host's page faults cost twice as much (~13 µs).
+# host's page faults cost twice as much (~13 µs). The tests' output goes
+# through internal/testreport, which prints what go test prints without -v
+# and then the slowest tests: where the suite's minutes go.
 test: test-deps
 	$(MAKE) --no-print-directory test-unit-nobody
 	$(GO) vet -tags '$(TAGS)' ./...
-	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 45m -parallel 4 ./...
+	bash -o pipefail -c "$(GO) test -json -tags '$(TAGS)' -race -count=1 -timeout 45m -parallel 4 ./... | $(GO) run ./internal/testreport -slowest 30"
 	$(MAKE) --no-print-directory fuzz FUZZSCALE=1
 	$(MAKE) --no-print-directory test-packages
 	$(MAKE) --no-print-directory test-kubernetes

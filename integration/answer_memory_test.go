@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,7 +32,7 @@ sys.modules['matplotlib.pyplot'] = m`, mb)
 // answers, and the daemon's memory comes back to near what it was once
 // the session is gone.
 func TestBigAnswersAreNotKept(t *testing.T) {
-	d := startDaemon(t, "history_record_bytes = 65536\n", func(d *daemon) { d.exe = plainDaemon(t) })
+	d := startDaemon(t, "history_record_bytes = 65536\n")
 	// The baseline: a daemon that has run a session and answered cells.
 	warm := d.session(t, nil)
 	d.py(t, warm, "1 + 1")
@@ -113,21 +112,4 @@ func fileSize(t *testing.T, p string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// plainDaemon is the sandboxd whose memory a test may measure: the race
-// detector's shadow memory grows the RSS of the one the suite runs by
-// several times what the daemon itself takes.
-func plainDaemon(t *testing.T) string {
-	t.Helper()
-	if !raceEnabled {
-		return filepath.Join(bin, "sandboxd")
-	}
-	exe := filepath.Join(t.TempDir(), "sandboxd")
-	cmd := exec.Command("go", "build", "-tags", "seccomp", "-o", exe, "../cmd/sandboxd")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build sandboxd without -race: %v\n%s", err, out)
-	}
-	return exe
 }

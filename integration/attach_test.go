@@ -21,7 +21,7 @@ import (
 func TestAttach(t *testing.T) {
 	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
-		d := startDaemon(t, cfg)
+		d := startDaemon(t, cfg, raced)
 		id := d.session(t, nil)
 		d.py(t, id, "x = 42")
 

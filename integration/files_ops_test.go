@@ -160,7 +160,7 @@ func TestFileOps(t *testing.T) {
 func TestFileWatch(t *testing.T) {
 	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
-		d := startDaemon(t, cfg)
+		d := startDaemon(t, cfg, raced)
 		ctx := context.Background()
 		id := d.session(t, nil)
 		evs := make(chan api.FileEvent, 1000)

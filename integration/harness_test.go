@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,23 +48,56 @@ func TestMain(m *testing.M) {
 	}
 	_ = os.Chmod(dir, 0o755) // other uids run sandboxctl from here
 	bin = dir
-	for _, name := range []string{"sandboxd", "sandboxctl"} {
-		args := []string{"build", "-tags", "seccomp"}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		args = append(args, "-o", filepath.Join(dir, name), "../cmd/"+name)
-		cmd := exec.Command("go", args...)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	if err := buildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := sweepTables(m.Run())
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildBinaries builds this tree's sandboxd and sandboxctl into dir,
+// without the race detector, and under -race a sandboxd-race beside them
+// for the tests that take it (raced). The suite is CPU-bound on this
+// 2-core host: the race detector made every daemon's own work several
+// times dearer (its CPU was about a third of the package's) and every
+// sandboxctl call cost ~135 ms of CPU at its start, which made the
+// package ~40% slower. The daemon's code is raced in its own packages'
+// tests under -race, and end to end in the tests that drive it
+// concurrently.
+func buildBinaries(dir string) error {
+	targets := [][]string{
+		{"sandboxd", "../cmd/sandboxd"},
+		{"sandboxctl", "../cmd/sandboxctl"},
+	}
+	if raceEnabled {
+		targets = append(targets, []string{"sandboxd-race", "../cmd/sandboxd", "-race"})
+	}
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, tg := range targets {
+		wg.Go(func() {
+			args := append([]string{"build", "-tags", "seccomp"}, tg[2:]...)
+			cmd := exec.Command("go", append(args, "-o", filepath.Join(dir, tg[0]), tg[1])...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("build %s: %v\n%s", tg[0], err, out)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// raced is a startDaemon option: the daemon is built with the race
+// detector when the suite is (go test -race), for a test that drives it
+// from many goroutines at once.
+func raced(d *daemon) {
+	if raceEnabled {
+		d.exe = filepath.Join(bin, "sandboxd-race")
+	}
 }
 
 // daemon is one sandboxd started for a test.
@@ -84,9 +119,9 @@ type daemon struct {
 	// binDir, if set, holds the sandboxd to run instead of this tree's (an
 	// older release, for upgrade tests).
 	binDir string
-	// exe, if set, is the sandboxd to run: this tree's, built without the
-	// race detector, for a test that measures the daemon's memory, or an
-	// older build that takes this tree's config (restore tests).
+	// exe, if set, is the sandboxd to run: this tree's, built with the
+	// race detector (raced), or an older build that takes this tree's
+	// config (restore tests).
 	exe string
 	// config is the test's own config lines, written over testConfig's at
 	// every launch (a test may change them between launches).

@@ -22,7 +22,7 @@ import (
 // mounts, loop devices, cgroups.
 func TestDeadPooledSandboxes(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, "pool_size = 2\nmax_sessions = 40\nmax_sessions_per_uid = 40\n")
+	d := startDaemon(t, "pool_size = 2\nmax_sessions = 40\nmax_sessions_per_uid = 40\n", raced)
 	ctx := context.Background()
 	waitPoolReady(t, d, 2)
 	info, err := d.c.Info(ctx)

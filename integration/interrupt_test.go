@@ -29,7 +29,7 @@ open("/workspace/finished", "w").close()`
 func TestInterrupt(t *testing.T) {
 	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
-		d := startDaemon(t, cfg)
+		d := startDaemon(t, cfg, raced)
 		ctx := context.Background()
 		id := d.session(t, nil)
 		d.py(t, id, "x = 42")

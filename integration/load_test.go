@@ -18,7 +18,7 @@ import (
 // daemon's memory must stay bounded.
 func TestLoad(t *testing.T) {
 	clients, duration := 50, 20*time.Second
-	d := startDaemon(t, "max_sessions_per_uid = 100\nmax_concurrent_execs = 100\n[defaults]\nmemory_mb = 128\n")
+	d := startDaemon(t, "max_sessions_per_uid = 100\nmax_concurrent_execs = 100\n[defaults]\nmemory_mb = 128\n", raced)
 	ctx := context.Background()
 	before := statOf(t, d.cmd.Process.Pid)
 	var (

@@ -147,7 +147,7 @@ func memTotalMB(t *testing.T) int64 {
 // --off takes sessions again; only root drains.
 func TestNodeDrain(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, "")
+	d := startDaemon(t, "", raced)
 	ctx := context.Background()
 	id := d.session(t, nil)
 	if err := os.Chmod(d.socket, 0o666); err != nil { // another user reaches the daemon

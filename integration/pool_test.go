@@ -85,7 +85,7 @@ func TestPoolFollowsDemand(t *testing.T) {
 	if freeMiB < 8<<10 {
 		t.Fatalf("the test needs 8 GiB free in %s, not %d MiB", os.TempDir(), freeMiB)
 	}
-	d := startDaemon(t, fmt.Sprintf("pool_size = 1\npool_max_size = 4\nmax_sessions = 20\ndisk_overcommit = 1.0\ndata_dir_min_free_mb = %d\n", freeMiB-6<<10-512))
+	d := startDaemon(t, fmt.Sprintf("pool_size = 1\npool_max_size = 4\nmax_sessions = 20\ndisk_overcommit = 1.0\ndata_dir_min_free_mb = %d\n", freeMiB-6<<10-512), raced)
 	ctx := context.Background()
 	waitFor(t, func() bool { return d.info(t).Pool.Idle == 1 })
 	var wg sync.WaitGroup

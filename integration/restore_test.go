@@ -258,7 +258,7 @@ func TestDeleteDuringExecution(t *testing.T) {
 // with a sandbox that answers), and nothing exists that no session owns.
 func TestCrashDuringCreateAndDelete(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, "")
+	d := startDaemon(t, "", raced)
 	ctx := context.Background()
 	rounds := 6
 	if testing.Short() {

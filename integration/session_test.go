@@ -241,7 +241,7 @@ func TestHistoryAndStats(t *testing.T) {
 // whole life, while others execute in a shared one.
 func TestConcurrentSessions(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, "")
+	d := startDaemon(t, "", raced)
 	ctx := context.Background()
 	shared := d.session(t, nil)
 	d.py(t, shared, "n = 0")

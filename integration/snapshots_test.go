@@ -21,7 +21,7 @@ import (
 func TestSnapshots(t *testing.T) {
 	t.Parallel()
 	eachRuntime(t, func(t *testing.T, rt, cfg string) {
-		d := startDaemon(t, cfg)
+		d := startDaemon(t, cfg, raced)
 		ctx := context.Background()
 		a := d.session(t, &api.CreateSessionRequest{Labels: map[string]string{"role": "source"}})
 		if x := d.sh(t, a, `mkdir -p /workspace/proj && echo v1 > /workspace/proj/data.txt && ln -s proj/data.txt /workspace/link`); x.ExitCode != 0 {
