@@ -161,16 +161,33 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 	// Shell: output, environment, exit status, timeout. Agents before
 	// revision 14 (saved protocols 1-12) may answer exit code 0 for a
 	// command their reaper took first (cb171a2; seen under a loaded CI):
-	// they are asked again.
+	// they are asked again. So are the saved agents when they fail a
+	// command with their reaper's race (fixed in revision 19: SIGCHLD's
+	// handler added to the map watch() looped over; CI saw agents v4 and
+	// v17 fail on it in one run): it is their bug, not the wire's, and
+	// the agent lives on.
+	shellExec := func(req Request) (*Message, string, string) {
+		t.Helper()
+		for try := 0; ; try++ {
+			m, stdout, stderr, err := ra.tryExec(req)
+			if err != nil && version < ProtocolVersion && try < 3 && strings.Contains(err.Error(), "dictionary changed size during iteration") {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("exec %q: %v", req.Code, err)
+			}
+			return m, stdout, stderr
+		}
+	}
 	shell := Request{Language: LanguageShell, Code: "echo out; echo err >&2; echo $SBX; pwd; exit 3", Env: map[string]string{"SBX": "env"}}
-	m, stdout, stderr := ra.exec(t, shell)
+	m, stdout, stderr := shellExec(shell)
 	for try := 0; version < 14 && m.ExitCode == 0 && try < 3; try++ {
-		m, stdout, stderr = ra.exec(t, shell)
+		m, stdout, stderr = shellExec(shell)
 	}
 	if m.Status != StatusError || m.ExitCode != 3 || m.Language != LanguageShell || stdout != "out\nenv\n"+ra.ws+"\n" || stderr != "err\n" {
 		t.Fatalf("shell: %+v %q %q", m, stdout, stderr)
 	}
-	m, _, _ = ra.exec(t, Request{Language: LanguageShell, Code: "sleep 60", Timeout: 0.5})
+	m, _, _ = shellExec(Request{Language: LanguageShell, Code: "sleep 60", Timeout: 0.5})
 	if m.Status != StatusTimeout || m.ExitCode != 124 {
 		t.Fatalf("shell timeout: %+v", m)
 	}

@@ -167,6 +167,15 @@ func listenUnix(path string) (*os.File, error) {
 // stderr.
 func (ra *runningAgent) exec(t testing.TB, req Request) (m *Message, stdout, stderr string) {
 	t.Helper()
+	m, stdout, stderr, err := ra.tryExec(req)
+	if err != nil {
+		t.Fatalf("exec %q: %v", req.Code, err)
+	}
+	return m, stdout, stderr
+}
+
+// tryExec is exec, with the error returned.
+func (ra *runningAgent) tryExec(req Request) (m *Message, stdout, stderr string, err error) {
 	if req.Timeout == 0 {
 		req.Timeout = 30
 	}
@@ -174,17 +183,14 @@ func (ra *runningAgent) exec(t testing.TB, req Request) (m *Message, stdout, std
 		req.Cwd = ra.ws
 	}
 	var out, errOut strings.Builder
-	m, err := ra.conn.Exec(req, time.Duration(req.Timeout*float64(time.Second))+30*time.Second, func(kind, data string) {
+	m, err = ra.conn.Exec(req, time.Duration(req.Timeout*float64(time.Second))+30*time.Second, func(kind, data string) {
 		if kind == TypeStdout {
 			out.WriteString(data)
 		} else {
 			errOut.WriteString(data)
 		}
 	}, nil)
-	if err != nil {
-		t.Fatalf("exec %q: %v", req.Code, err)
-	}
-	return m, out.String(), errOut.String()
+	return m, out.String(), errOut.String(), err
 }
 
 // result is an execution's result, "<nil>" for none.
