@@ -15,7 +15,7 @@ LOG       ?= /var/log/sandboxd.log
 # (its README says what it needs and where it caches the VM image).
 VM        ?= integration/vm/harness
 
-.PHONY: test-unit-nobody all deps test-deps build up down demo test test-unit test-vm test-vm-prepare test-vm-run test-beside-vm test-packages test-kubernetes bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
+.PHONY: test-unit-nobody all deps test-deps build up down demo test test-unit test-vm test-packages test-kubernetes bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
 
 all: build
 
@@ -110,44 +110,29 @@ test-deps: deps sdk-deps node-deps $(RUNSC_NET)
 		[ -z "$$made" ] || rm -f /usr/sbin/policy-rc.d; exit $$rc; }
 
 # test runs every test, as root: the sandbox tests need it and never skip.
-# This host's cgroups come first, then the VM harness
-# (integration/vm/harness): the sandbox tests again on cgroup v2 under
-# systemd, and the .deb's life, with the fuzzing and the packages' contents
-# checked meanwhile. Without the harness the run fails.
-# The run is CPU-bound on this 2-core host (2026-11-29: the integration
-# package left ~3% of the CPU idle). Running the VM beside the host's tests
-# was tried and was no faster (both starve: integration 1250 -> 1625 s, the
-# VM's ~15 -> 31 min); the fuzzing and the packages' checks run beside it
-# instead, in the ~0.7 core it leaves idle. Within the host's run the
-# integration tests run four at a time (-parallel 4; each starts its own
-# daemon, a separate instance), their daemons built without the race
-# detector but for the tests that take it (integration/harness_test.go,
-# raced): 1140 s against 1458 s with race-built daemons throughout. The
-# timeout is a package's: integration took 607 s on a usual day and 1458 s
-# on 2026-11-29, when this host's page faults cost twice as much (~13 µs).
-# The tests' output goes through internal/testreport, which prints what go
-# test prints without -v and then the slowest tests: where the minutes go.
+# This host's cgroups come first, then the packages' contents, then the VM
+# harness (integration/vm/harness): the sandbox tests again on cgroup v2
+# under systemd, and the .deb's life. Without the harness the run fails.
+# Running the VM beside the host's tests was tried (this host: 2 cores)
+# and was no faster, 44 min against ~42: the host's integration suite
+# leaves the CPU ~80% idle, but what it waits on is its sandboxes, which
+# the emulated VM then starves (integration 1250 s -> 1625 s, the VM's
+# ~15 -> 31 min). Within the host's run the integration tests run four
+# at a time (-parallel 4; each starts its own daemon, a separate instance):
+# 568 s against 1250 s one after the other. The timeout is a package's:
+# integration took 607 s on a usual day and 1325 s on 2026-11-29, when this
+# host's page faults cost twice as much (~13 µs). The tests' output goes
+# through internal/testreport, which prints what go test prints without -v
+# and then the slowest tests: where the suite's minutes go.
 test: test-deps
 	$(MAKE) --no-print-directory test-unit-nobody
 	$(GO) vet -tags '$(TAGS)' ./...
 	bash -o pipefail -c "$(GO) test -json -tags '$(TAGS)' -race -count=1 -timeout 45m -parallel 4 ./... | $(GO) run ./internal/testreport -slowest 30"
-	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (the harness is integration/vm/harness; make test VM=path/to/harness)"; exit 1; }
-	$(MAKE) --no-print-directory test-vm-prepare
-	@# The VM's two emulated CPUs keep ~1.3 of this host's 2 cores busy:
-	@# fuzzing and the packages' checks take the rest meanwhile, niced
-	@# under it (they took ~260 s after the VM's ~800 s before). The VM's
-	@# output is shown once theirs has been.
-	@echo "the VM runs (its output follows the fuzzing's and the packages'): $(VM)/run-in-vm dist/vm ./run-tests.sh"
-	@$(MAKE) --no-print-directory test-vm-run >dist/vm.log 2>&1 & vm=$$!; \
-		nice -n 19 $(MAKE) --no-print-directory test-beside-vm; rest=$$?; \
-		wait $$vm; vmrc=$$?; echo "=== the VM's run (exit $$vmrc)"; cat dist/vm.log; \
-		[ $$rest -eq 0 ] && [ $$vmrc -eq 0 ]
-
-# test-beside-vm is what make test runs while the VM does.
-test-beside-vm:
 	$(MAKE) --no-print-directory fuzz FUZZSCALE=1
 	$(MAKE) --no-print-directory test-packages
 	$(MAKE) --no-print-directory test-kubernetes
+	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (the harness is integration/vm/harness; make test VM=path/to/harness)"; exit 1; }
+	$(MAKE) --no-print-directory test-vm
 
 # test-packages checks what make packages and make packages-arm64 build
 # (integration/packages-test.sh): lintian on the .debs, the arm64
@@ -323,14 +308,7 @@ sdk-js: node-deps
 	mkdir -p dist/sdk
 	cd contrib/sdk/js && npm pack --pack-destination $(CURDIR)/dist/sdk --ignore-scripts --no-audit --no-fund
 
-# test-vm runs the VM's tests; make test prepares them, then runs them beside
-# the rest (test-vm-prepare builds what the VM takes into dist/vm, which
-# nothing else writes; test-vm-run boots it).
-test-vm:
-	$(MAKE) --no-print-directory test-vm-prepare
-	$(MAKE) --no-print-directory test-vm-run
-
-test-vm-prepare: deps
+test-vm: deps
 	rm -rf dist/vm && mkdir -p dist/vm/bin dist/vm/pkg
 	cp integration/vm/run-tests.sh integration/vm/package-test.sh integration/vm/tests.txt dist/vm/
 	$(MAKE) --no-print-directory packages PKG_VERSION=0.1.0~vmtest1
@@ -346,8 +324,6 @@ test-vm-prepare: deps
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/integration.test ./integration
 	$(MAKE) --no-print-directory old-release OLD_BIN=dist/vm/old-bin
 	$(VM)/install-host-deps
-
-test-vm-run:
 	# 8G (sparse): the packaged daemon's defaults promise no disk the data
 	# dir lacks (1 GiB floor, two pooled 1 GiB disks, the test's session).
 	# The guest has no network: its image holds what the .deb recommends
