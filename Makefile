@@ -119,9 +119,13 @@ test-deps: deps sdk-deps node-deps $(RUNSC_NET)
 # the emulated VM then starves (integration 1250 s -> 1625 s, the VM's
 # ~15 -> 31 min). Within the host's run the integration tests run four
 # at a time (-parallel 4; each starts its own daemon, a separate instance):
-# 568 s against 1250 s one after the other. The timeout is a package's:
-# integration took 607 s on a usual day and 1325 s on 2026-11-29, when this
-# host's page faults cost twice as much (~13 µs). The tests' output goes
+# 568 s against 1250 s one after the other. Their daemons are built
+# without the race detector but for the tests that take it (raced, in
+# integration/harness_test.go): the package is CPU-bound (~3% idle) and
+# took 1087-1140 s so, against 1458 s with race-built daemons throughout.
+# The timeout is a package's: integration took 607 s on a usual day and
+# 1458 s on 2026-11-29, when this host's page faults cost twice as much
+# (~13 µs). The tests' output goes
 # through internal/testreport, which prints what go test prints without -v
 # and then the slowest tests: where the suite's minutes go.
 test: test-deps
