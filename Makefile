@@ -119,19 +119,23 @@ test-deps: deps sdk-deps node-deps $(RUNSC_NET)
 # the emulated VM then starves (integration 1250 s -> 1625 s, the VM's
 # ~15 -> 31 min). Within the host's run the integration tests run four
 # at a time (-parallel 4; each starts its own daemon, a separate instance):
-# 568 s against 1250 s one after the other. Their daemons are built
-# without the race detector but for the tests that take it (raced, in
-# integration/harness_test.go): the package is CPU-bound (~3% idle) and
-# took 1087-1140 s so, against 1458 s with race-built daemons throughout.
-# The timeout is a package's: integration took 607 s on a usual day and
-# 1458 s on 2026-11-29, when this host's page faults cost twice as much
-# (~13 µs). The tests' output goes
-# through internal/testreport, which prints what go test prints without -v
-# and then the slowest tests: where the suite's minutes go.
+# 568 s against 1250 s one after the other. The integration package runs
+# without the race detector, in a go test of its own beside the other
+# packages' (with it): the package is CPU-bound (~3% idle), and its
+# daemons are built without it but for the tests that take it (raced in
+# integration/harness_test.go, SANDBOXD_TEST_RACE=1): 1087-1140 s so,
+# against 1458 s with race-built daemons throughout. The timeout is a
+# package's: integration took 607 s on a usual day and 1458 s on
+# 2026-11-29, when this host's page faults cost twice as much (~13 µs).
+# internal/testreport runs both go tests and prints what go test prints
+# without -v, then the slowest tests: where the suite's minutes go.
+RACE_PKGS = $(shell $(GO) list ./... | grep -v '/integration$$')
 test: test-deps
 	$(MAKE) --no-print-directory test-unit-nobody
 	$(GO) vet -tags '$(TAGS)' ./...
-	bash -o pipefail -c "$(GO) test -json -tags '$(TAGS)' -race -count=1 -timeout 45m -parallel 4 ./... | $(GO) run ./internal/testreport -slowest 30"
+	SANDBOXD_TEST_RACE=1 $(GO) run ./internal/testreport -slowest 30 \
+		"$(GO) test -json -tags '$(TAGS)' -race -count=1 -timeout 45m -parallel 4 $(RACE_PKGS)" \
+		"$(GO) test -json -tags '$(TAGS)' -count=1 -timeout 45m -parallel 4 ./integration"
 	$(MAKE) --no-print-directory fuzz FUZZSCALE=1
 	$(MAKE) --no-print-directory test-packages
 	$(MAKE) --no-print-directory test-kubernetes

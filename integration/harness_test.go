@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	// cgroup v2 VM).
 	if dir := os.Getenv("SANDBOXD_TEST_BIN"); dir != "" {
 		bin = dir
-		os.Exit(sweepTables(m.Run()))
+		os.Exit(run(m))
 	}
 	dir, err := os.MkdirTemp("", "sandboxd-bin-")
 	if err != nil {
@@ -53,14 +53,22 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := sweepTables(m.Run())
+	code := run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
+// run runs the tests, fails the run on what their daemons left (sweepTables)
+// and removes the files they shared.
+func run(m *testing.M) int {
+	code := sweepTables(m.Run())
+	shared.remove()
+	return code
+}
+
 // buildBinaries builds this tree's sandboxd and sandboxctl into dir,
-// without the race detector, and under -race a sandboxd-race beside them
-// for the tests that take it (raced). The suite is CPU-bound on this
+// without the race detector, and a sandboxd-race beside them for the tests
+// that take it (raced) when raceDaemons. The suite is CPU-bound on this
 // 2-core host: the race detector made every daemon's own work several
 // times dearer (its CPU was about a third of the package's) and every
 // sandboxctl call cost ~135 ms of CPU at its start, which made the
@@ -72,7 +80,7 @@ func buildBinaries(dir string) error {
 		{"sandboxd", "../cmd/sandboxd"},
 		{"sandboxctl", "../cmd/sandboxctl"},
 	}
-	if raceEnabled {
+	if raceDaemons {
 		targets = append(targets, []string{"sandboxd-race", "../cmd/sandboxd", "-race"})
 	}
 	errs := make([]error, len(targets))
@@ -91,11 +99,20 @@ func buildBinaries(dir string) error {
 	return errors.Join(errs...)
 }
 
+// raceDaemons says the raced tests' daemon is built with the race
+// detector: when this test binary is (go test -race), or when
+// SANDBOXD_TEST_RACE=1 asks for it. make test sets it and runs this
+// package without -race, beside the others with it: the test binary's
+// own work (a thousand sessions' clients, tarballs, sandboxctl's output)
+// raced cost the package minutes of CPU, for code that is not what the
+// package tests.
+var raceDaemons = raceEnabled || os.Getenv("SANDBOXD_TEST_RACE") == "1"
+
 // raced is a startDaemon option: the daemon is built with the race
-// detector when the suite is (go test -race), for a test that drives it
-// from many goroutines at once.
+// detector when raceDaemons, for a test that drives it from many
+// goroutines at once.
 func raced(d *daemon) {
-	if raceEnabled {
+	if raceDaemons {
 		d.exe = filepath.Join(bin, "sandboxd-race")
 	}
 }

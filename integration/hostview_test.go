@@ -231,8 +231,7 @@ func TestSandboxMountinfoHidesHostPaths(t *testing.T) {
 	t.Run("imported template", func(t *testing.T) {
 		notInVM(t) // the import's root filesystem is mounted as the python template's is
 		d := startDaemon(t, "")
-		tarball := filepath.Join(t.TempDir(), "rootfs.tar.gz")
-		writeRootfsTarball(t, tarball)
+		tarball := rootfsTarball(t)
 		if _, stderr, code := d.ctl(t, "", "template", "import", "hv", tarball); code != 0 {
 			t.Fatalf("import: %s", stderr)
 		}

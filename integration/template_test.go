@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -182,8 +183,7 @@ func TestTemplateImport(t *testing.T) {
 	t.Parallel()
 	d := startDaemon(t, "")
 	ctx := context.Background()
-	tarball := filepath.Join(t.TempDir(), "rootfs.tar.gz")
-	writeRootfsTarball(t, tarball)
+	tarball := rootfsTarball(t)
 
 	_, stderr, code := d.ctl(t, "", "template", "import", "mini", tarball, "--preload", "import json", "--memory", "128M", "--pool-size", "1")
 	if code != 0 {
@@ -315,6 +315,46 @@ func readAll(t *testing.T, r io.Reader) []byte {
 	return b
 }
 
+// shared holds files several tests read and none changes, each written
+// once, by the first test that needs it, and removed after the run.
+var shared sharedFiles
+
+type sharedFiles struct {
+	sync.Mutex
+	dir    string
+	rootfs string // rootfsTarball's
+}
+
+func (s *sharedFiles) remove() {
+	s.Lock()
+	defer s.Unlock()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// rootfsTarball is writeRootfsTarball's tarball, written once for the
+// tests that import it (~60 MB of the host's Python to read and compress).
+func rootfsTarball(t *testing.T) string {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.rootfs != "" {
+		return shared.rootfs
+	}
+	if shared.dir == "" {
+		dir, err := os.MkdirTemp("", "sandboxd-shared-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.dir = dir
+	}
+	path := filepath.Join(shared.dir, "rootfs.tar.gz")
+	writeRootfsTarball(t, path) // a test that fails here leaves it to the next
+	shared.rootfs = path
+	return path
+}
+
 // writeRootfsTarball tars up a minimal root filesystem from the host: its
 // python3 (at /usr/local/bin, as official Python images have it), the
 // standard library, the libraries they load, and dash as /bin/sh; plus a
@@ -327,7 +367,8 @@ func writeRootfsTarball(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zw := gzip.NewWriter(f)
+	// The fastest level: the tarball is read back at once, on this host.
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
 	w := tar.NewWriter(zw)
 	tw := &treeWriter{t: t, w: w, seen: map[string]bool{}}
 	python, err := filepath.EvalSymlinks("/usr/bin/python3")

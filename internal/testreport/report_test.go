@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -81,4 +83,40 @@ func FuzzReport(f *testing.F) {
 			t.Fatal("flushAll left output held")
 		}
 	})
+}
+
+// TestRunAll runs two go tests' worth of output side by side: both reach
+// the report, and one command's failure is the run's.
+func TestRunAll(t *testing.T) {
+	dir := t.TempDir()
+	half := strings.Index(stream, `{"Action":"start","Package":"q"}`)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := os.WriteFile(a, []byte(stream[:half]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(stream[half:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		commands []string
+		failed   bool
+	}{
+		{[]string{"cat " + a, "cat " + b}, false},
+		{[]string{"cat " + a, "cat " + b + "; exit 3"}, true},
+		{[]string{"cat " + a, "cat " + b, "exit 1"}, true},
+	} {
+		var out bytes.Buffer
+		r := newReport(&out)
+		if failed := runAll(r, c.commands); failed != c.failed {
+			t.Errorf("%q: failed %v, want %v", c.commands, failed, c.failed)
+		}
+		for _, want := range []string{"--- FAIL: TestBad (7.00s)", "panic: test timed out", "ok  \tr\t0.2s", "# r [r.test]"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%q: no %q in:\n%s", c.commands, want, out.String())
+			}
+		}
+		if len(r.times) != 3 {
+			t.Errorf("%q: %d tests timed, want 3", c.commands, len(r.times))
+		}
+	}
 }
