@@ -17,12 +17,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 )
 
 func main() {
@@ -30,7 +32,7 @@ func main() {
 	flag.Parse()
 	r := newReport(os.Stdout)
 	if flag.NArg() == 0 {
-		read(r, os.Stdin)
+		scan(os.Stdin, r.line)
 		end(r, *slowest)
 		return
 	}
@@ -48,23 +50,15 @@ func end(r *report, slowest int) {
 	r.summary(slowest)
 }
 
-// read feeds one go test's output to the report, line by line.
-func read(r *report, in io.Reader) {
-	lines := make(chan []byte)
-	go func() {
-		scan(in, lines)
-		close(lines)
-	}()
-	for b := range lines {
-		r.line(b)
-	}
-}
-
 // runAll runs each command, feeding all their outputs to the report as
 // their lines come, and says whether any failed.
-func runAll(r *report, commands []string) (failed bool) {
+func runAll(r *report, commands []string) bool {
 	lines := make(chan []byte)
-	var mu sync.Mutex
+	var failed atomic.Bool
+	fail := func(c string, err error) {
+		fmt.Fprintf(os.Stdout, "testreport: %s: %v\n", c, err)
+		failed.Store(true)
+	}
 	var wg sync.WaitGroup
 	for _, c := range commands {
 		cmd := exec.Command("sh", "-c", c)
@@ -74,17 +68,13 @@ func runAll(r *report, commands []string) (failed bool) {
 			err = cmd.Start()
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stdout, "testreport: %s: %v\n", c, err)
-			failed = true
+			fail(c, err)
 			continue
 		}
 		wg.Go(func() {
-			scan(out, lines)
+			scan(out, func(b []byte) { lines <- bytes.Clone(b) })
 			if err := cmd.Wait(); err != nil {
-				fmt.Fprintf(os.Stderr, "testreport: %s: %v\n", c, err)
-				mu.Lock()
-				failed = true
-				mu.Unlock()
+				fail(c, err)
 			}
 		})
 	}
@@ -95,21 +85,22 @@ func runAll(r *report, commands []string) (failed bool) {
 	for b := range lines {
 		r.line(b)
 	}
-	return failed
+	return failed.Load()
 }
 
-// scan sends in's lines, each its own copy, until in ends; then reads the
-// rest away, so that go test is never left blocked on a full pipe.
-func scan(in io.Reader, lines chan<- []byte) {
+// scan hands each of in's lines to each (the slice is reused after it
+// returns) until in ends; then reads the rest away, so that go test is
+// never left blocked on a full pipe.
+func scan(in io.Reader, each func([]byte)) {
 	s := bufio.NewScanner(in)
 	// A test's line of output can be long (a daemon's log line, a dump).
 	s.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for s.Scan() {
-		lines <- append([]byte(nil), s.Bytes()...)
+		each(s.Bytes())
 	}
 	if err := s.Err(); err != nil {
 		// The report shows what was running: the likeliest cause.
-		lines <- fmt.Appendf(nil, "testreport: reading go test's output: %v", err)
+		each(fmt.Appendf(nil, "testreport: reading go test's output: %v", err))
 	}
 	_, _ = io.Copy(io.Discard, in)
 }
