@@ -83,9 +83,9 @@ RUNSC_CACHE    ?= $(HOME)/.cache/sandboxd
 RUNSC_CACHED    = $(RUNSC_CACHE)/runsc-$(GVISOR_VERSION)-$(shell sha256sum packaging/runsc/precompile.go | cut -c1-16)-$(shell $(GO) env GOVERSION)
 $(RUNSC_NET): packaging/runsc/precompile.go
 	@mkdir -p $(dir $@) $(RUNSC_CACHE)
-	@if [ -x '$(RUNSC_CACHED)' ]; then echo "runsc: $(RUNSC_CACHED)"; cp '$(RUNSC_CACHED)' $@.new; else \
+	@c='$(RUNSC_CACHED)'; if [ -x "$$c" ]; then echo "runsc: $$c"; cp "$$c" $@.new; else \
 		$(MAKE) --no-print-directory runsc-from-source && \
-		cp $@.new '$(RUNSC_CACHED)'.$$$$ && mv '$(RUNSC_CACHED)'.$$$$ '$(RUNSC_CACHED)'; fi
+		cp $@.new "$$c.$$$$" && mv "$$c.$$$$" "$$c"; fi
 	mv $@.new $@
 .PHONY: runsc-from-source
 runsc-from-source:
