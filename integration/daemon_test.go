@@ -139,7 +139,7 @@ func TestSocketPermissions(t *testing.T) {
 		t.Fatalf("socket mode %v owner %d:%d", fi.Mode().Perm(), st.Uid, st.Gid)
 	}
 	// Outside the group, the socket is closed.
-	_, stderr, code := runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "ls")
+	_, stderr, code := runCtl(t, d.socket, otherUser, "", "ls")
 	if code == 0 || !strings.Contains(stderr, "permission denied") {
 		t.Fatalf("a stranger reached the socket: %d %q", code, stderr)
 	}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,7 +98,7 @@ func TestFileOps(t *testing.T) {
 		if err := os.Chmod(d.socket, 0o666); err != nil {
 			t.Fatal(err)
 		}
-		_, stderr, code := runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "stat", id+":a")
+		_, stderr, code := runCtl(t, d.socket, otherUser, "", "stat", id+":a")
 		if code == 0 || !strings.Contains(stderr, "no such session") {
 			t.Fatalf("another user's stat: %d %s", code, stderr)
 		}

@@ -452,6 +452,11 @@ func (d *daemon) ctl(t *testing.T, stdin string, args ...string) (string, string
 	return runCtl(t, d.socket, nil, stdin, args...)
 }
 
+// otherUser is a user other than root, with no account on the host: the
+// tests' "someone else" (a daemon's socket chmod 0666 lets them in).
+var otherUser = &syscall.Credential{Uid: 54321, Gid: 54321}
+
+// runCtl runs sandboxctl against socket as cred (nil: this process's).
 func runCtl(t *testing.T, socket string, cred *syscall.Credential, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "sandboxctl"), append([]string{"--socket", socket}, args...)...)

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,7 +113,7 @@ func TestNode(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code = runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "node", "--json")
+	out, stderr, code = runCtl(t, d.socket, otherUser, "", "node", "--json")
 	var theirs api.Node
 	if code != 0 || json.Unmarshal([]byte(out), &theirs) != nil {
 		t.Fatalf("another user's sandboxctl node --json: %d %s %s", code, out, stderr)
@@ -153,7 +152,7 @@ func TestNodeDrain(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil { // another user reaches the daemon
 		t.Fatal(err)
 	}
-	if _, stderr, code := runCtl(t, d.socket, &syscall.Credential{Uid: 54321, Gid: 54321}, "", "node", "drain"); code == 0 || !strings.Contains(stderr, "only root may drain the node") {
+	if _, stderr, code := runCtl(t, d.socket, otherUser, "", "node", "drain"); code == 0 || !strings.Contains(stderr, "only root may drain the node") {
 		t.Fatalf("a user's drain: %d %s", code, stderr)
 	}
 	wait := exec.Command(filepath.Join(bin, "sandboxctl"), "--socket", d.socket, "node", "drain", "--wait", "--interval", "100ms")

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -162,7 +161,7 @@ func TestOtherUsersSeeNothing(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	alice := otherUser
 	out, stderr, code := runCtl(t, d.socket, alice, "", "ls", "-q")
 	if code != 0 || strings.TrimSpace(out) != "" {
 		t.Fatalf("alice lists: %q %q %d", out, stderr, code)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -164,7 +163,7 @@ func snapshotShared(t *testing.T, d *daemon, snap *api.Snapshot) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	other := &syscall.Credential{Uid: 54321, Gid: 54321}
+	other := otherUser
 	if _, stderr, code := runCtl(t, d.socket, other, "", "create", "--snapshot", snap.ID); code == 0 || !strings.Contains(stderr, "no such snapshot") {
 		t.Fatalf("another user's create: %d %q", code, stderr)
 	}
@@ -178,7 +177,7 @@ func snapshotShared(t *testing.T, d *daemon, snap *api.Snapshot) {
 func snapshotMoved(t *testing.T, d *daemon) {
 	t.Helper()
 	ctx := context.Background()
-	other := &syscall.Credential{Uid: 54321, Gid: 54321}
+	other := otherUser
 	file := filepath.Join(t.TempDir(), "base.tar")
 	if _, stderr, code := d.ctl(t, "", "snapshot", "export", "base", "-o", file); code != 0 {
 		t.Fatalf("snapshot export: %d %q", code, stderr)

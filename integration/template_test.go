@@ -128,7 +128,7 @@ func TestTemplates(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	alice := otherUser
 	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "alices", "--rootfs", emptyRoot(t)); code == 0 || !strings.Contains(stderr, "only root") {
 		t.Errorf("alice names a folder: %q %d", stderr, code)
 	}
@@ -532,7 +532,7 @@ func TestTemplatePoolShare(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	alice := otherUser
 	bob := &syscall.Credential{Uid: 54322, Gid: 54322}
 
 	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "alice-pool", "--pool-size", "2"); code != 0 {
@@ -581,7 +581,7 @@ func TestTemplateNamesPerOwner(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	alice := &syscall.Credential{Uid: 54321, Gid: 54321}
+	alice := otherUser
 	bob := &syscall.Credential{Uid: 54322, Gid: 54322}
 	const leak = "import os\nWHO = 'alice:' + os.environ.get('ROOT_TOKEN', '')"
 	if _, stderr, code := runCtl(t, d.socket, alice, "", "template", "add", "data-science", "--preload", leak); code != 0 {
