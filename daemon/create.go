@@ -150,9 +150,10 @@ func (d *Daemon) newSession(ctx context.Context, req *api.CreateSessionRequest, 
 	// The record is durable before the answer: a crash after it finds the
 	// session, one before it an orphan sandbox that reconcile removes.
 	// The session's record, not rec: starting it gave it its id block
-	// and network slot.
+	// and network slot. AddSession: one disk sync (the store's session
+	// log), where a put is a database commit's two.
 	final := s.Snapshot()
-	if err := d.store.PutSession(&final); err != nil {
+	if err := d.store.AddSession(&final); err != nil {
 		_ = d.launch.destroy(s)
 		return nil, recordErr(rec.ID, err)
 	}

@@ -63,6 +63,9 @@ func logStoreReport(log *slog.Logger, r store.OpenReport) {
 	if r.CompactErr != nil {
 		log.Warn("database compaction failed: it serves as it was", "error", r.CompactErr)
 	}
+	if r.LogReplayed > 0 {
+		log.Info("new sessions' records replayed from the session log", "records", r.LogReplayed)
+	}
 	if r.LastGoodErr != nil {
 		log.Warn("no last-good copy of the database this start", "error", r.LastGoodErr)
 	}

@@ -28,9 +28,15 @@ type groupWrite struct {
 	lead chan struct{}
 }
 
+// updater runs read-write transactions: a *bolt.DB, or the Store's,
+// which folds the session log first.
+type updater interface {
+	Update(fn func(*bolt.Tx) error) error
+}
+
 // update runs fn in a read-write transaction, durable when it returns
 // nil, possibly together with other writers' functions.
-func (g *groupCommit) update(db *bolt.DB, fn func(*bolt.Tx) error) error {
+func (g *groupCommit) update(db updater, fn func(*bolt.Tx) error) error {
 	w := &groupWrite{fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, w)
@@ -63,7 +69,7 @@ func (g *groupCommit) update(db *bolt.DB, fn func(*bolt.Tx) error) error {
 // commitBatch commits every write of batch in one transaction; a write
 // whose function fails gets its error, and the others commit again
 // without it.
-func (g *groupCommit) commitBatch(db *bolt.DB, batch []*groupWrite) {
+func (g *groupCommit) commitBatch(db updater, batch []*groupWrite) {
 	for len(batch) > 0 {
 		g.commits.Add(1)
 		failed := -1

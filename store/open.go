@@ -26,6 +26,10 @@ type OpenReport struct {
 	// LastGood is the last-good copy written, or empty with LastGoodErr.
 	LastGood    string
 	LastGoodErr error
+	// LogReplayed counts the new sessions' records the session log held
+	// and the database did not (a daemon that died before folding them),
+	// now folded.
+	LogReplayed int
 }
 
 // maxReplaced bounds how often Open starts over because the file it

@@ -24,6 +24,9 @@ type salvager struct {
 	seqs map[string]uint64
 	// version is the stored schema version; -1: not read.
 	version int
+	// logFolded is the session log's folded mark, carried over (nil:
+	// not read).
+	logFolded []byte
 }
 
 // salvage fills dst, a new database, from pf.
@@ -116,6 +119,9 @@ func (sv *salvager) readVersion(flags uint32, k, v []byte) error {
 		if n, err := strconv.Atoi(string(v)); err == nil {
 			sv.version = n
 		}
+	}
+	if flags&bucketLeafFlag == 0 && bytes.Equal(k, keyLogFolded) && len(v) == 8 {
+		sv.logFolded = bytes.Clone(v)
 	}
 	return nil
 }
@@ -287,6 +293,11 @@ func (sv *salvager) finish(dst *bolt.DB) error {
 		sv.rep.Templates = tx.Bucket(bucketTemplates).Stats().KeyN
 		sv.rep.Volumes = tx.Bucket(bucketVolumes).Stats().KeyN
 		sv.rep.Snapshots = tx.Bucket(bucketSnapshots).Stats().KeyN
+		if sv.logFolded != nil {
+			if err := tx.Bucket(bucketMeta).Put(keyLogFolded, sv.logFolded); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket(bucketMeta).Put(keyVersion, []byte(strconv.Itoa(v)))
 	})
 }

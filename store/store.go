@@ -22,6 +22,8 @@
 //
 // Beside the database, in its folder:
 //
+//	<db>.sessions.log     new sessions' records, durable with one sync, not
+//	                      yet folded into the database (sessionlog.go)
 //	<db>.last-good        the database as the last start that found it sound had it
 //	<db>.corrupt-<time>   a damaged database Recover replaced
 //
@@ -40,6 +42,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -71,6 +74,12 @@ type Store struct {
 	report  OpenReport
 	// writes groups concurrent puts into one commit.
 	writes groupCommit
+	// log holds new sessions' records until they are folded into db
+	// (sessionlog.go); folding ends folder's goroutine.
+	log     *sessionLog
+	folding chan struct{}
+	folder  sync.WaitGroup
+	closed  atomic.Bool
 }
 
 // Options configure Open.
@@ -117,8 +126,10 @@ func Open(path string, o Options) (*Store, error) {
 	}
 	s := &Store{db: db, historyLimit: o.HistoryLimit, totalLimit: o.HistoryTotalLimit, report: rep}
 	// The check found the pages and the schema sound; a panic of bbolt's
-	// on anything it still missed is damage too, not a crash.
-	if err := protect(s.init); err != nil {
+	// on anything it still missed is damage too, not a crash. The log's
+	// records are replayed before the schema migrates: they are of the
+	// version the database has.
+	if err := protect(func() error { return s.openLog(path) }); err != nil {
 		db.Close()
 		var pe panicError
 		if errors.As(err, &pe) {
@@ -126,6 +137,16 @@ func Open(path string, o Options) (*Store, error) {
 		}
 		return nil, err
 	}
+	if err := protect(s.init); err != nil {
+		s.log.close()
+		db.Close()
+		var pe panicError
+		if errors.As(err, &pe) {
+			return nil, corrupt(path, err)
+		}
+		return nil, err
+	}
+	s.startFolder()
 	s.report.LastGood, s.report.LastGoodErr = LastGoodPath(path), s.saveLastGood(path)
 	if s.report.LastGoodErr != nil {
 		s.report.LastGood = ""
@@ -155,11 +176,37 @@ func (s *Store) init() error {
 // Report says what Open did to the file besides opening it.
 func (s *Store) Report() OpenReport { return s.report }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close folds what the session log holds into the database and closes
+// both. A second Close does nothing.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	close(s.folding)
+	s.folder.Wait()
+	err := s.flush()
+	return errors.Join(err, s.log.close(), s.db.Close())
+}
 
 // PutSession writes a session record.
 func (s *Store) PutSession(r *Record) error { return s.put(bucketSessions, r.ID, r) }
+
+// AddSession writes a new session's record, durable when it returns nil,
+// with one disk sync: it goes to the session log, which the database
+// takes in later (sessionlog.go). A record the log cannot take goes to
+// the database directly.
+func (s *Store) AddSession(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := s.log.append([]byte(r.ID), b); !errors.Is(err, errLogFull) {
+		return err
+	}
+	return s.writes.update(foldFirst{s}, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).Put([]byte(r.ID), b)
+	})
+}
 
 // put writes v as JSON under key in a top-level bucket.
 func (s *Store) put(bucket []byte, key string, v any) error {
@@ -167,13 +214,16 @@ func (s *Store) put(bucket []byte, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	return s.writes.update(s.db, func(tx *bolt.Tx) error {
+	return s.writes.update(foldFirst{s}, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucket).Put([]byte(key), b)
 	})
 }
 
 // GetSession reads one session record.
 func (s *Store) GetSession(id string) (*Record, error) {
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
 	var r Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketSessions).Get([]byte(id))
@@ -189,7 +239,12 @@ func (s *Store) GetSession(id string) (*Record, error) {
 }
 
 // Sessions lists every session record.
-func (s *Store) Sessions() ([]*Record, error) { return list[Record](s, bucketSessions) }
+func (s *Store) Sessions() ([]*Record, error) {
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
+	return list[Record](s, bucketSessions)
+}
 
 // list reads every JSON value of a top-level bucket, in key order.
 func list[T any](s *Store, bucket []byte) ([]*T, error) {
@@ -212,7 +267,7 @@ func (s *Store) DeleteSession(id string) error {
 	s.totalMu.Lock()
 	defer s.totalMu.Unlock()
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
 			return err
 		}
@@ -246,7 +301,7 @@ func (s *Store) AddExecutions(items []Executed) error {
 	s.totalMu.Lock()
 	defer s.totalMu.Unlock()
 	total := s.total
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		s.total = total // a retried or failed transaction counts afresh
 		sessions := tx.Bucket(bucketSessions)
 		for _, it := range items {
