@@ -27,8 +27,8 @@ type OpenReport struct {
 	LastGood    string
 	LastGoodErr error
 	// LogReplayed counts the new sessions' records the session log held
-	// and the database did not (a daemon that died before folding them),
-	// now folded.
+	// past the database's folded mark (a daemon that died before folding
+	// them), now folded.
 	LogReplayed int
 }
 

@@ -42,9 +42,9 @@ func (s *Store) flush() error {
 }
 
 // openLog opens the database's session log and replays what a daemon
-// that died left in it. A database without its meta
-// bucket is new (or was replaced by a new one): a log beside it is
-// another database's, and is dropped.
+// that died left in it. A database without its meta bucket is new (or
+// was replaced by a new one): a log beside it is another database's, and
+// is dropped.
 func (s *Store) openLog(path string) error {
 	var folded uint64
 	fresh := false
@@ -59,9 +59,8 @@ func (s *Store) openLog(path string) error {
 	if err != nil {
 		return err
 	}
-	s.log = l
+	s.log = l // Open closes it if what follows fails
 	if err := s.flush(); err != nil {
-		l.close()
 		return errors.Join(errors.New("replay the session log"), err)
 	}
 	s.report.LogReplayed = l.replayed

@@ -129,16 +129,15 @@ func Open(path string, o Options) (*Store, error) {
 	// on anything it still missed is damage too, not a crash. The log's
 	// records are replayed before the schema migrates: they are of the
 	// version the database has.
-	if err := protect(func() error { return s.openLog(path) }); err != nil {
-		db.Close()
-		var pe panicError
-		if errors.As(err, &pe) {
-			return nil, corrupt(path, err)
+	if err := protect(func() error {
+		if err := s.openLog(path); err != nil {
+			return err
 		}
-		return nil, err
-	}
-	if err := protect(s.init); err != nil {
-		s.log.close()
+		return s.init()
+	}); err != nil {
+		if s.log != nil {
+			s.log.close()
+		}
 		db.Close()
 		var pe panicError
 		if errors.As(err, &pe) {
