@@ -60,10 +60,11 @@ func (s *Store) openLog(path string) error {
 		return err
 	}
 	s.log = l // Open closes it if what follows fails
+	replayed := len(l.pending)
 	if err := s.flush(); err != nil {
 		return errors.Join(errors.New("replay the session log"), err)
 	}
-	s.report.LogReplayed = l.replayed
+	s.report.LogReplayed = replayed
 	return nil
 }
 

@@ -86,8 +86,6 @@ type sessionLog struct {
 
 	// kick wakes the folder.
 	kick chan struct{}
-	// replayed counts the entries a previous daemon left unfolded.
-	replayed int
 }
 
 // logPath is the session log of the database at path.
@@ -111,17 +109,17 @@ func openLog(path string, folded uint64, fresh bool) (*sessionLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("session log %s: %w", path, err)
 	}
+	if fresh {
+		chain = nil
+	}
 	l.seq, l.mark = folded, folded
 	for _, e := range chain {
-		if fresh {
-			break
-		}
 		if e.seq > folded {
 			l.pending = append(l.pending, e)
 		}
 		l.seq = max(l.seq, e.seq)
 	}
-	l.synced, l.replayed = l.seq, len(l.pending)
+	l.synced = l.seq
 	return l, nil
 }
 
