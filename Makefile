@@ -75,8 +75,10 @@ down:
 # The build (~90 s here, most of it compiling gVisor's 608 programs) is
 # kept in RUNSC_CACHE under a name made of everything that makes it: the
 # gVisor version, precompile.go's hash and Go's version (as Go's own build
-# cache keeps a clone's packages); a host without it builds it.
-GVISOR_VERSION ?= v0.0.0-20260905035102-160fafc42237
+# cache keeps a clone's packages); a host without it builds it. The
+# version is go.mod's: the daemon speaks to its sandboxes' control socket
+# through gVisor's urpc package (isolation/runsc/control.go).
+GVISOR_VERSION ?= $(shell sed -n 's,^[[:space:]]*gvisor.dev/gvisor \(v[^ ]*\).*,\1,p' go.mod)
 RUNSC_NET      := dist/runsc/runsc
 RUNSC_SRC      := dist/runsc/src
 RUNSC_CACHE    ?= $(HOME)/.cache/sandboxd

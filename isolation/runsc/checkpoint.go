@@ -3,7 +3,9 @@ package runsc
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/sandboxd/sandboxd/isolation"
 )
@@ -18,16 +20,74 @@ import (
 // Pin the implementation to the seam.
 var _ isolation.CheckpointContainer = (*gvisorContainer)(nil)
 
-// Checkpoint saves the sandbox into folder dir with `runsc checkpoint
-// --leave-running` while it is paused (`runsc pause`: gVisor counts its
-// stops, and the checkpoint's own resume leaves it paused), calls
-// paused, and resumes it, or with end (paused having succeeded) kills
-// it. Uncompressed: compression costs more time than the disk saves (an
+// Checkpoint saves the sandbox into folder dir while it is paused
+// (gVisor counts its stops: the checkpoint's own resume leaves it
+// paused), calls paused, and resumes it, or with end (paused having
+// succeeded) kills it. It speaks to the sandbox's control socket
+// (control.go), or runs runsc's commands where it finds none.
+// Uncompressed: compression costs more time than the disk saves (an
 // image is about the sandbox's memory in use), and a restore reads it at
 // once.
 func (c *gvisorContainer) Checkpoint(ctx context.Context, dir string, paused func() error, end bool) error {
 	ctx, cancel := context.WithTimeout(ctx, runscTimeout)
 	defer cancel()
+	if _, err := c.rs.controlSocket(c.id); err != nil || !controlSockets {
+		return c.checkpointByCommands(ctx, dir, paused, end)
+	}
+	if err := c.rs.control(ctx, c.id, ctlPause, nil); err != nil {
+		return err
+	}
+	// The mark says a resume is owed, to a daemon that starts after this
+	// one was killed (engine.Restore): runsc's state, which its own pause
+	// keeps, does not know of this one. Made once the pause has answered
+	// and removed before the resume is asked, it is never there for a
+	// sandbox that runs (a resume of a kernel not paused is a panic in
+	// gVisor); a kill in the instant between the two leaves the sandbox
+	// paused, as a kill between the agent's quiesce and the checkpoint
+	// leaves it unreachable.
+	mark := filepath.Join(c.dir, pausedMark)
+	err := os.WriteFile(mark, nil, 0o600)
+	if err == nil {
+		err = c.rs.checkpointCall(ctx, c.id, dir)
+	}
+	if err == nil {
+		err = paused()
+	}
+	if err == nil && end {
+		return c.Kill()
+	}
+	if rerr := os.Remove(mark); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		return errors.Join(err, rerr) // left paused, with its mark, for a restart to resume
+	}
+	// Resumed whatever happened, on a context of its own: the caller's
+	// may be what ended.
+	rctx, rcancel := context.WithTimeout(context.Background(), runscTimeout)
+	defer rcancel()
+	return errors.Join(err, c.rs.control(rctx, c.id, ctlResume, nil))
+}
+
+// pausedMark is the file in a sandbox's folder that says the daemon
+// paused it through its control socket and owes it a resume.
+const pausedMark = "paused-by-sandboxd"
+
+// resumeOwed resumes sandbox id, whose folder is dir, if a daemon that
+// was killed paused it for a checkpoint (its mark is there).
+func (rs *runsc) resumeOwed(id, dir string) error {
+	mark := filepath.Join(dir, pausedMark)
+	if _, err := os.Stat(mark); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
+	defer cancel()
+	if err := os.Remove(mark); err != nil {
+		return err
+	}
+	return rs.control(ctx, id, ctlResume, nil)
+}
+
+// checkpointByCommands is Checkpoint through runsc's commands (`runsc
+// pause`, `checkpoint --leave-running`, `resume`).
+func (c *gvisorContainer) checkpointByCommands(ctx context.Context, dir string, paused func() error, end bool) error {
 	if err := c.runscCtx(ctx, "pause", c.id); err != nil {
 		return err
 	}
@@ -38,8 +98,6 @@ func (c *gvisorContainer) Checkpoint(ctx context.Context, dir string, paused fun
 	if err == nil && end {
 		return c.Kill()
 	}
-	// Resumed whatever happened, on a context of its own: the caller's
-	// may be what ended.
 	return errors.Join(err, c.runscCtx(context.Background(), "resume", c.id))
 }
 

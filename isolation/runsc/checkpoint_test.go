@@ -24,6 +24,13 @@ import (
 // runsc flags.
 func newCheckpointRuntime(t *testing.T, flags ...string) *isolation.Runtime {
 	t.Helper()
+	r, _ := newCheckpointRuntimeIn(t, flags...)
+	return r
+}
+
+// newCheckpointRuntimeIn is newCheckpointRuntime, and its state folder.
+func newCheckpointRuntimeIn(t *testing.T, flags ...string) (*isolation.Runtime, string) {
+	t.Helper()
 	testutil.RequiresRoot(t)
 	if testing.Short() {
 		// The VM (cgroup v2, emulated) has Debian's runsc, which cannot
@@ -42,7 +49,8 @@ func newCheckpointRuntime(t *testing.T, flags ...string) *isolation.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := isolation.NewRuntime(isolation.Options{StateDir: searchableTempDir(t), UID: 2000000, GID: 2000000, UserNS: true, Seccomp: seccomp.Config{}, Cgroups: tree,
+	state := searchableTempDir(t)
+	r, err := isolation.NewRuntime(isolation.Options{StateDir: state, UID: 2000000, GID: 2000000, UserNS: true, Seccomp: seccomp.Config{}, Cgroups: tree,
 		Engines: map[string]isolation.NewEngine{isolation.RuntimeRunsc: New(Options{Path: path, Platform: "systrap", Flags: flags})}})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +63,7 @@ func newCheckpointRuntime(t *testing.T, flags ...string) *isolation.Runtime {
 	if !r.CanCheckpoint(isolation.RuntimeRunsc) {
 		t.Fatal("the runsc make builds cannot checkpoint")
 	}
-	return r
+	return r, state
 }
 
 // TestCheckpoint: a sandbox's memory saved while it runs on, and two
@@ -64,7 +72,7 @@ func newCheckpointRuntime(t *testing.T, flags ...string) *isolation.Runtime {
 // and go their own ways; the source runs on. A process started beside
 // the interpreter makes the agent refuse, and the sandbox lives on.
 func TestCheckpoint(t *testing.T) {
-	r := newCheckpointRuntime(t)
+	r, state := newCheckpointRuntimeIn(t)
 	dir := searchableTempDir(t)
 	start := func(id string, base uint32, memory string) *isolation.Sandbox {
 		t.Helper()
@@ -105,6 +113,11 @@ func TestCheckpoint(t *testing.T) {
 
 	image := filepath.Join(dir, "image")
 	err = src.Checkpoint(context.Background(), image, func() error {
+		// Paused through the control socket, not by runsc's commands:
+		// the mark of a resume owed is there.
+		if _, err := os.Stat(filepath.Join(state, "sandboxes", "ckpt-src", pausedMark)); err != nil {
+			return fmt.Errorf("paused by the control socket? %w", err)
+		}
 		if out, err := exec.Command("cp", "-a", filepath.Join(dir, "src"), filepath.Join(dir, "snap")).CombinedOutput(); err != nil {
 			return fmt.Errorf("%v: %s", err, out)
 		}
@@ -115,6 +128,9 @@ func TestCheckpoint(t *testing.T) {
 	}
 	if m, _ := isolationtest.Run(t, src, "python", "x += 1; f.write('src\\n'); f.flush(); x"); m.Result == nil || *m.Result != "42" {
 		t.Fatalf("the source after its checkpoint: %+v", m)
+	}
+	if _, err := os.Stat(filepath.Join(state, "sandboxes", "ckpt-src", pausedMark)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the mark of a resume owed is left after the resume: %v", err)
 	}
 	a := start("a", 1<<30+1<<16, image)
 	b := start("b", 1<<30+2<<16, image)
@@ -136,8 +152,17 @@ func TestCheckpoint(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "src", "log")); string(got) != "one\nsrc\n" {
 		t.Fatalf("the source's file: %q", got)
 	}
-	// A restored sandbox checkpoints in its turn.
-	if err := a.Checkpoint(context.Background(), filepath.Join(dir, "image2"), nil); err != nil {
+	// A restored sandbox checkpoints in its turn, here by runsc's
+	// commands (a runsc whose control socket the daemon does not find).
+	controlSockets = false
+	err = a.Checkpoint(context.Background(), filepath.Join(dir, "image2"), func() error {
+		if _, err := os.Stat(filepath.Join(state, "sandboxes", "ckpt-a", pausedMark)); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("paused by runsc's commands, yet the mark is there: %v", err)
+		}
+		return nil
+	})
+	controlSockets = true
+	if err != nil {
 		t.Fatal(err)
 	}
 	isolationtest.Run(t, a, "python", "x = 'a'; open('/tmp/h', 'w').write('h')")
@@ -163,5 +188,41 @@ func TestCheckpoint(t *testing.T) {
 	t.Cleanup(func() { _ = woken.Stop() })
 	if m, _ := isolationtest.Run(t, woken, "python", "(x, open('/tmp/h').read(), len(buf))"); m.Result == nil || *m.Result != "('a', 'h', 52428800)" {
 		t.Fatalf("woken: %+v", m)
+	}
+}
+
+// TestResumeOwed: a sandbox a killed daemon left paused through its
+// control socket, with the mark, is resumed by the next daemon's Restore
+// (resumeOwed), and the mark removed; without the mark, nothing is
+// resumed (a resume of a kernel not paused is a panic in gVisor).
+func TestResumeOwed(t *testing.T) {
+	r, state := newCheckpointRuntimeIn(t)
+	ws := searchableTempDir(t)
+	sb, err := r.Start(context.Background(), &isolation.Spec{ID: "owed", Runtime: isolation.RuntimeRunsc, Workspace: ws, Tmp: filepath.Join(ws, "tmp"), IDBase: 1 << 30,
+		Limits: isolation.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 256}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Stop() })
+	isolationtest.Run(t, sb, "python", "x = 1")
+	rs := &runsc{root: filepath.Join(state, "runsc")}
+	dir := filepath.Join(state, "sandboxes", "owed")
+	if err := rs.resumeOwed("owed", dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.control(context.Background(), "owed", ctlPause, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pausedMark), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.resumeOwed("owed", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, pausedMark)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the mark is left: %v", err)
+	}
+	if m, _ := isolationtest.Run(t, sb, "python", "x"); m.Result == nil || *m.Result != "1" {
+		t.Fatalf("after the resume owed: %+v", m)
 	}
 }

@@ -25,10 +25,10 @@ func (e *engine) cgroup(id string, res *specs.LinuxResources) (ocgroups.Manager,
 	return manager.New(&ocgroups.Cgroup{Path: e.r.Cgroups().PathFor(id), Resources: cgroupResources(res)})
 }
 
-// container is the runsc sandbox id of spec in cgroup cg, whose
-// sandbox process's pid is in pidFile (or, when pidFile is "", runsc's
-// state says).
-func (e *engine) container(id, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
+// container is the runsc sandbox id of spec in cgroup cg, with its
+// bundle in folder dir, whose sandbox process's pid is in pidFile (or,
+// when pidFile is "", runsc's state says).
+func (e *engine) container(id, dir, pidFile string, cg ocgroups.Manager, spec *specs.Spec) (*gvisorContainer, error) {
 	network := specNetwork(spec)
 	var pid int
 	if pidFile != "" {
@@ -58,7 +58,7 @@ func (e *engine) container(id, pidFile string, cg ocgroups.Manager, spec *specs.
 		unix.Close(pidfd)
 		return nil, err
 	}
-	return &gvisorContainer{rs: e.rs, id: id, network: network, python: spec.Process.Args[0], user: spec.Process.User,
+	return &gvisorContainer{rs: e.rs, id: id, dir: dir, network: network, python: spec.Process.Args[0], user: spec.Process.User,
 		pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
 }
 
@@ -93,6 +93,7 @@ func cgroupResources(l *specs.LinuxResources) *ocgroups.Resources {
 type gvisorContainer struct {
 	rs      *runsc
 	id      string
+	dir     string // its bundle's folder
 	network string // its --network
 	// python and user are the agent's interpreter and user, for the port
 	// proxy's helper (dialPort).

@@ -135,7 +135,7 @@ func (e *engine) Start(_ context.Context, l *isolation.Launch) (_ *isolation.Lau
 	if err != nil {
 		return nil, fmt.Errorf("runsc create: %w%s", err, tailOf(l.LogPath))
 	}
-	c, err := e.container(s.ID, pidFile, cg, spec)
+	c, err := e.container(s.ID, l.Dir, pidFile, cg, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -170,13 +170,17 @@ func (e *engine) Restore(l *isolation.Launch) (*isolation.Launched, error) {
 		return nil, fmt.Errorf("thaw sandbox: %w", err)
 	}
 	// Paused in gVisor: a daemon was killed while it checkpointed the
-	// sandbox (checkpoint.go), which it then would have resumed.
+	// sandbox (checkpoint.go), which it then would have resumed (by
+	// runsc's commands, or through the control socket: resumeOwed).
 	if st, err := e.rs.state(s.ID, specNetwork(&spec)); err == nil && st.Status == "paused" {
 		if _, err := e.rs.run(specNetwork(&spec), "resume", s.ID); err != nil {
 			return nil, err
 		}
 	}
-	c, err := e.container(s.ID, "", cg, &spec)
+	if err := e.rs.resumeOwed(s.ID, l.Dir); err != nil {
+		return nil, err
+	}
+	c, err := e.container(s.ID, l.Dir, "", cg, &spec)
 	if err != nil {
 		return nil, err
 	}
