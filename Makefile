@@ -15,7 +15,7 @@ LOG       ?= /var/log/sandboxd.log
 # (its README says what it needs and where it caches the VM image).
 VM        ?= integration/vm/harness
 
-.PHONY: test-unit-nobody all deps test-deps build up down demo test test-unit test-vm test-packages test-kubernetes bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
+.PHONY: test-unit-nobody all deps test-deps build up down demo test test-unit test-vm vm-prep vm-run test-packages test-kubernetes bench fuzz packages old-release clean sdk-deps sdk-python node-deps sdk-js
 
 all: build
 
@@ -156,9 +156,10 @@ test: test-deps
 	SANDBOXD_TEST_RACE=1 $(GO) run ./internal/testreport -slowest 30 \
 		"$(GO) test -json -tags '$(TAGS)' -race -count=1 -timeout 45m -parallel 4 $(RACE_PKGS)" \
 		"$(GO) test -json -tags '$(TAGS)' -count=1 -timeout 45m -parallel 4 ./integration"
-	$(MAKE) --no-print-directory -j3 -O FUZZSCALE=1 fuzz test-packages test-kubernetes
 	@[ -x $(VM)/run-in-vm ] || { echo "error: $(VM)/run-in-vm not found: the cgroup v2 + systemd VM tests cannot run (the harness is integration/vm/harness; make test VM=path/to/harness)"; exit 1; }
-	$(MAKE) --no-print-directory test-vm
+	$(MAKE) --no-print-directory deps-packages
+	$(MAKE) --no-print-directory -j4 -O FUZZSCALE=1 fuzz test-packages test-kubernetes vm-prep
+	$(MAKE) --no-print-directory vm-run
 
 # test-packages checks what make packages and make packages-arm64 build
 # (integration/packages-test.sh): lintian on the .debs, the arm64
@@ -298,12 +299,13 @@ fuzz: deps
 # themselves, the VM's take it from here.
 OLD_REV ?= 4f8120808c5e5472b4c8c0dedfdaa25b0a84d788
 OLD_BIN ?= dist/old-bin
+OLD_SRC ?= dist/old-src
 old-release:
-	rm -rf dist/old-src && mkdir -p dist/old-src $(OLD_BIN)
+	rm -rf $(OLD_SRC) && mkdir -p $(OLD_SRC) $(OLD_BIN)
 	git cat-file -e $(OLD_REV)^{commit} 2>/dev/null || git fetch -q --depth 1 origin $(OLD_REV)
-	git archive $(OLD_REV) | tar -x -C dist/old-src
-	cd dist/old-src && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxd ./cmd/sandboxd && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxctl ./cmd/sandboxctl
-	rm -rf dist/old-src
+	git archive $(OLD_REV) | tar -x -C $(OLD_SRC)
+	cd $(OLD_SRC) && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxd ./cmd/sandboxd && $(GO) build -tags seccomp -o $(abspath $(OLD_BIN))/sandboxctl ./cmd/sandboxctl
+	rm -rf $(OLD_SRC)
 
 clean:
 	rm -rf bin
@@ -335,13 +337,17 @@ sdk-js: node-deps
 	mkdir -p dist/sdk
 	cd contrib/sdk/js && npm pack --pack-destination $(CURDIR)/dist/sdk --ignore-scripts --no-audit --no-fund
 
-test-vm: deps
+test-vm: vm-prep
+	$(MAKE) --no-print-directory vm-run
+
+# vm-prep builds what the VM runs into dist/vm alone: its own binaries,
+# test binaries and packages (vm_deb), never bin/ or dist/'s packages, so
+# that make test builds it beside test-packages, which builds those.
+vm-prep: deps-packages
 	rm -rf dist/vm && mkdir -p dist/vm/bin dist/vm/pkg
 	cp integration/vm/run-tests.sh integration/vm/package-test.sh integration/vm/tests.txt dist/vm/
-	$(MAKE) --no-print-directory packages PKG_VERSION=0.1.0~vmtest1
-	mv dist/sandboxd_0.1.0~vmtest1-1_$(PKG_ARCH).deb dist/vm/pkg/old.deb
-	$(MAKE) --no-print-directory packages PKG_VERSION=0.1.0~vmtest2
-	mv dist/sandboxd_0.1.0~vmtest2-1_$(PKG_ARCH).deb dist/vm/pkg/new.deb
+	$(call vm_deb,0.1.0~vmtest1,old)
+	$(call vm_deb,0.1.0~vmtest2,new)
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxctl ./cmd/sandboxctl
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups
@@ -349,11 +355,19 @@ test-vm: deps
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/runc.test ./isolation/runc
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/runsc.test ./isolation/runsc
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/integration.test ./integration
-	$(MAKE) --no-print-directory old-release OLD_BIN=dist/vm/old-bin
+	$(MAKE) --no-print-directory old-release OLD_BIN=dist/vm/old-bin OLD_SRC=dist/vm/old-src
+
+# vm_deb VERSION,NAME builds the .deb of version VERSION as the packages
+# target does, in a folder of dist/vm (package.sh's PKG_DIST), into
+# dist/vm/pkg/NAME.deb.
+define vm_deb
+	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '-X github.com/sandboxd/sandboxd/internal/version.Version=$(1)' -o dist/vm/$(2)/ ./cmd/sandboxd ./cmd/sandboxctl
+	PKG_VERSION='$(1)' NFPM='$(NFPM)' PKG_DIST=dist/vm/$(2) packaging/package.sh $(PKG_ARCH) dist/vm/$(2) dist/vm/$(2)
+	mv dist/vm/$(2)/sandboxd_$(1)-1_$(PKG_ARCH).deb dist/vm/pkg/$(2).deb
+	rm -rf dist/vm/$(2)
+endef
+
+# vm-run boots the VM and runs there what vm-prep built.
+vm-run:
 	$(VM)/install-host-deps
-	# 8G (sparse): the packaged daemon's defaults promise no disk the data
-	# dir lacks (1 GiB floor, two pooled 1 GiB disks, the test's session).
-	# The guest has no network: its image holds what the .deb recommends
-	# (lxcfs, python3-pip, runsc), or apt would try the mirror for each at
-	# install; runsc also runs the VM's gVisor smoke tests.
 	VM_EXTRA_PACKAGES=python3-matplotlib,lxcfs,python3-pip,runsc VM_DISK_SIZE=8G VM_TIMEOUT=2400 $(VM)/run-in-vm dist/vm ./run-tests.sh

@@ -2,6 +2,8 @@
 # Builds dist/sandboxd_VERSION-1_ARCH.deb and dist/sandboxd-VERSION-1.RPMARCH.rpm
 # from binaries already built for ARCH (make packages, make packages-arm64):
 # stages what packaging/nfpm.yaml takes in dist/pkg/ARCH, then runs nfpm.
+# PKG_DIST in the environment names another folder than dist for both (make
+# vm-prep builds its packages beside make packages).
 # Manual pages and completions come from the host's binaries (HOST_BIN):
 # they are the same text on every architecture, and a cross-built binary
 # cannot run here.
@@ -12,12 +14,13 @@ set -eu
 arch=$1 bin=$2 host_bin=$3
 [ -f go.mod ] && [ -f packaging/nfpm.yaml ] || { echo "package.sh: run it from the repository's root" >&2; exit 1; }
 : "${PKG_VERSION:?}" "${NFPM:?}" "${STRIP:=strip}"
+dist=${PKG_DIST:-dist}
 case $arch in
 amd64) rpmarch=x86_64 ;;
 arm64) rpmarch=aarch64 ;;
 *) rpmarch=$arch ;;
 esac
-d=dist/pkg/$arch
+d=$dist/pkg/$arch
 rm -rf "$d"
 mkdir -p "$d/bin" "$d/man" "$d/man8" "$d/completions"
 
@@ -60,9 +63,9 @@ glibc=$(readelf --version-info --wide "$d/bin/sandboxd" "$d/bin/sandboxctl" | se
 [ -n "$glibc" ] || { echo "package.sh: no GLIBC_ version needed by the binaries?" >&2; exit 1; }
 PKG_RPM_GLIBC="glibc >= $glibc"
 
-rm -f dist/sandboxd_*_"$arch".deb dist/sandboxd-*."$rpmarch".rpm
+rm -f "$dist"/sandboxd_*_"$arch".deb "$dist"/sandboxd-*."$rpmarch".rpm
 for p in deb rpm; do
 	PKG_VERSION=$PKG_VERSION PKG_ARCH=$arch PKG_DIR=$d PKG_DEB_SHLIBS=$PKG_DEB_SHLIBS PKG_RPM_GLIBC=$PKG_RPM_GLIBC \
-		$NFPM package --config packaging/nfpm.yaml --packager "$p" --target dist/
+		$NFPM package --config packaging/nfpm.yaml --packager "$p" --target "$dist/"
 done
-ls -l dist/sandboxd_*_"$arch".deb dist/sandboxd-*."$rpmarch".rpm
+ls -l "$dist"/sandboxd_*_"$arch".deb "$dist"/sandboxd-*."$rpmarch".rpm
