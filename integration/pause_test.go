@@ -38,17 +38,27 @@ while True:
 			b, _ := os.ReadFile(tick)
 			return string(b)
 		}
-		ticking := func() bool {
+		// ticking says whether the ticker wrote within wait: 600 ms
+		// shows a paused one stands still; a running one is given 10 s,
+		// as a thawed process in the emulated VM, beside other tests,
+		// has once waited over 600 ms for a CPU.
+		ticking := func(wait time.Duration) bool {
 			before := read()
-			time.Sleep(600 * time.Millisecond)
-			return read() != before
+			for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+				if read() != before {
+					return true
+				}
+			}
+			return false
 		}
+		const still, running = 600 * time.Millisecond, 10 * time.Second
 		// Its python may take a while to start (the emulated VM: over
 		// the 600 ms ticking waits).
 		for deadline := time.Now().Add(30 * time.Second); read() == "" && time.Now().Before(deadline); {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if !ticking() {
+		if !ticking(running) {
 			t.Fatal("the ticker does not tick")
 		}
 		pausedStill := func(when string) {
@@ -57,7 +67,7 @@ while True:
 			if err != nil || s.Status != api.StatusPaused {
 				t.Fatalf("%s: %+v %v", when, s, err)
 			}
-			if ticking() {
+			if ticking(still) {
 				t.Errorf("%s: the paused session's ticker ticks", when)
 			}
 		}
@@ -79,7 +89,7 @@ while True:
 		if e := d.py(t, id, "x"); e.Result == nil || *e.Result != "7" || e.StateReset {
 			t.Fatalf("x after the pause: %+v", e)
 		}
-		if !ticking() {
+		if !ticking(running) {
 			t.Error("the resumed session's ticker stands still")
 		}
 		if _, errOut, code := d.ctl(t, "", "pause", id); code != 0 {
@@ -88,7 +98,7 @@ while True:
 		if _, errOut, code := d.ctl(t, "", "resume", id); code != 0 {
 			t.Fatal(errOut)
 		}
-		if s, _ := d.c.GetSession(ctx, id); s.Status != api.StatusRunning || !ticking() {
+		if s, _ := d.c.GetSession(ctx, id); s.Status != api.StatusRunning || !ticking(running) {
 			t.Errorf("after sandboxctl resume: %+v", s)
 		}
 		// Deleting a paused session leaves nothing (the harness checks).
