@@ -2,7 +2,9 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 TAGS      := seccomp
-LDFLAGS   := -X github.com/sandboxd/sandboxd/internal/version.Version=$(VERSION)
+# version_ldflags V sets the version the binaries print to V.
+version_ldflags = -X github.com/sandboxd/sandboxd/internal/version.Version=$(1)
+LDFLAGS   := $(call version_ldflags,$(VERSION))
 GOFLAGS_B := -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)'
 export CGO_ENABLED := 1
 
@@ -361,7 +363,7 @@ vm-prep: deps-packages
 # target does, in a folder of dist/vm (package.sh's PKG_DIST), into
 # dist/vm/pkg/NAME.deb.
 define vm_deb
-	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '-X github.com/sandboxd/sandboxd/internal/version.Version=$(1)' -o dist/vm/$(2)/ ./cmd/sandboxd ./cmd/sandboxctl
+	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(call version_ldflags,$(1))' -o dist/vm/$(2)/ ./cmd/sandboxd ./cmd/sandboxctl
 	PKG_VERSION='$(1)' NFPM='$(NFPM)' PKG_DIST=dist/vm/$(2) packaging/package.sh $(PKG_ARCH) dist/vm/$(2) dist/vm/$(2)
 	mv dist/vm/$(2)/sandboxd_$(1)-1_$(PKG_ARCH).deb dist/vm/pkg/$(2).deb
 	rm -rf dist/vm/$(2)

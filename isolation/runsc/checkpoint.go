@@ -31,24 +31,15 @@ var _ isolation.CheckpointContainer = (*gvisorContainer)(nil)
 func (c *gvisorContainer) Checkpoint(ctx context.Context, dir string, paused func() error, end bool) error {
 	ctx, cancel := context.WithTimeout(ctx, runscTimeout)
 	defer cancel()
-	if _, err := c.rs.controlSocket(c.id); err != nil || !controlSockets {
-		return c.checkpointByCommands(ctx, dir, paused, end)
-	}
-	if err := c.rs.control(ctx, c.id, ctlPause, nil); err != nil {
+	_, err := c.rs.controlSocket(c.id)
+	bySocket := err == nil && controlSockets
+	if err := c.pause(ctx, bySocket); err != nil {
 		return err
 	}
-	// The mark says a resume is owed, to a daemon that starts after this
-	// one was killed (engine.Restore): runsc's state, which its own pause
-	// keeps, does not know of this one. Made once the pause has answered
-	// and removed before the resume is asked, it is never there for a
-	// sandbox that runs (a resume of a kernel not paused is a panic in
-	// gVisor); a kill in the instant between the two leaves the sandbox
-	// paused, as a kill between the agent's quiesce and the checkpoint
-	// leaves it unreachable.
-	mark := filepath.Join(c.dir, pausedMark)
-	err := os.WriteFile(mark, nil, 0o600)
-	if err == nil {
+	if bySocket {
 		err = c.rs.checkpointCall(ctx, c.id, dir)
+	} else {
+		err = c.runscCtx(ctx, "checkpoint", "--leave-running", "--compression", "none", "--image-path", dir, c.id)
 	}
 	if err == nil {
 		err = paused()
@@ -56,14 +47,44 @@ func (c *gvisorContainer) Checkpoint(ctx context.Context, dir string, paused fun
 	if err == nil && end {
 		return c.Kill()
 	}
-	if rerr := os.Remove(mark); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		return errors.Join(err, rerr) // left paused, with its mark, for a restart to resume
-	}
 	// Resumed whatever happened, on a context of its own: the caller's
 	// may be what ended.
-	rctx, rcancel := context.WithTimeout(context.Background(), runscTimeout)
-	defer rcancel()
-	return errors.Join(err, c.rs.control(rctx, c.id, ctlResume, nil))
+	return errors.Join(err, c.resume(bySocket))
+}
+
+// pause pauses the sandbox for a checkpoint: by `runsc pause`, or through
+// its control socket and then its mark. The mark says a resume is owed,
+// to a daemon that starts after this one was killed (engine.Restore):
+// runsc's state, which its own pause keeps, does not know of this one.
+// Made once the pause has answered and removed before the resume is
+// asked (resume), it is never there for a sandbox that runs (a resume of
+// a kernel not paused is a panic in gVisor); a kill in the instant
+// between the two leaves the sandbox paused, as a kill between the
+// agent's quiesce and the checkpoint leaves it unreachable.
+func (c *gvisorContainer) pause(ctx context.Context, bySocket bool) error {
+	if !bySocket {
+		return c.runscCtx(ctx, "pause", c.id)
+	}
+	if err := c.rs.control(ctx, c.id, ctlPause, nil); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.dir, pausedMark), nil, 0o600); err != nil {
+		return errors.Join(err, c.rs.control(ctx, c.id, ctlResume, nil))
+	}
+	return nil
+}
+
+// resume resumes the sandbox pause paused, within runscTimeout.
+func (c *gvisorContainer) resume(bySocket bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
+	defer cancel()
+	if !bySocket {
+		return c.runscCtx(ctx, "resume", c.id)
+	}
+	if err := os.Remove(filepath.Join(c.dir, pausedMark)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err // left paused, with its mark, for a restart to resume
+	}
+	return c.rs.control(ctx, c.id, ctlResume, nil)
 }
 
 // pausedMark is the file in a sandbox's folder that says the daemon
@@ -73,32 +94,16 @@ const pausedMark = "paused-by-sandboxd"
 // resumeOwed resumes sandbox id, whose folder is dir, if a daemon that
 // was killed paused it for a checkpoint (its mark is there).
 func (rs *runsc) resumeOwed(id, dir string) error {
-	mark := filepath.Join(dir, pausedMark)
-	if _, err := os.Stat(mark); err != nil {
+	err := os.Remove(filepath.Join(dir, pausedMark))
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
+	}
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runscTimeout)
 	defer cancel()
-	if err := os.Remove(mark); err != nil {
-		return err
-	}
 	return rs.control(ctx, id, ctlResume, nil)
-}
-
-// checkpointByCommands is Checkpoint through runsc's commands (`runsc
-// pause`, `checkpoint --leave-running`, `resume`).
-func (c *gvisorContainer) checkpointByCommands(ctx context.Context, dir string, paused func() error, end bool) error {
-	if err := c.runscCtx(ctx, "pause", c.id); err != nil {
-		return err
-	}
-	err := c.runscCtx(ctx, "checkpoint", "--leave-running", "--compression", "none", "--image-path", dir, c.id)
-	if err == nil {
-		err = paused()
-	}
-	if err == nil && end {
-		return c.Kill()
-	}
-	return errors.Join(err, c.runscCtx(context.Background(), "resume", c.id))
 }
 
 // runscCtx runs runsc args on this sandbox within ctx.

@@ -21,15 +21,8 @@ import (
 
 // newCheckpointRuntime is a runtime on the runsc make builds (RUNSC_NET:
 // Debian 12's has no checkpoint file inside), on systrap, with more global
-// runsc flags.
-func newCheckpointRuntime(t *testing.T, flags ...string) *isolation.Runtime {
-	t.Helper()
-	r, _ := newCheckpointRuntimeIn(t, flags...)
-	return r
-}
-
-// newCheckpointRuntimeIn is newCheckpointRuntime, and its state folder.
-func newCheckpointRuntimeIn(t *testing.T, flags ...string) (*isolation.Runtime, string) {
+// runsc flags, and its state folder.
+func newCheckpointRuntime(t *testing.T, flags ...string) (*isolation.Runtime, string) {
 	t.Helper()
 	testutil.RequiresRoot(t)
 	if testing.Short() {
@@ -72,7 +65,7 @@ func newCheckpointRuntimeIn(t *testing.T, flags ...string) (*isolation.Runtime, 
 // and go their own ways; the source runs on. A process started beside
 // the interpreter makes the agent refuse, and the sandbox lives on.
 func TestCheckpoint(t *testing.T) {
-	r, state := newCheckpointRuntimeIn(t)
+	r, state := newCheckpointRuntime(t)
 	dir := searchableTempDir(t)
 	start := func(id string, base uint32, memory string) *isolation.Sandbox {
 		t.Helper()
@@ -196,7 +189,7 @@ func TestCheckpoint(t *testing.T) {
 // (resumeOwed), and the mark removed; without the mark, nothing is
 // resumed (a resume of a kernel not paused is a panic in gVisor).
 func TestResumeOwed(t *testing.T) {
-	r, state := newCheckpointRuntimeIn(t)
+	r, state := newCheckpointRuntime(t)
 	ws := searchableTempDir(t)
 	sb, err := r.Start(context.Background(), &isolation.Spec{ID: "owed", Runtime: isolation.RuntimeRunsc, Workspace: ws, Tmp: filepath.Join(ws, "tmp"), IDBase: 1 << 30,
 		Limits: isolation.Limits{MemoryBytes: 256 << 20, CPUs: 1, Pids: 256}})

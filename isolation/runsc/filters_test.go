@@ -18,7 +18,7 @@ import (
 // programs gVisor lists, fails here instead of slowing every start.
 func TestFiltersPrecompiled(t *testing.T) {
 	logs := searchableTempDir(t)
-	r := newCheckpointRuntime(t, "--debug", "--debug-log="+logs+"/")
+	r, _ := newCheckpointRuntime(t, "--debug", "--debug-log="+logs+"/")
 	dir := searchableTempDir(t)
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
