@@ -33,6 +33,7 @@ deps:
 build: deps
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxctl ./cmd/sandboxctl
+	$(GO) build $(GOFLAGS_B) -o bin/sandboxd-init ./cmd/sandboxd-init
 
 # up builds, starts the daemon in the background on the default socket, and
 # shows it running code. lxcfs (installed when missing) shows sandboxes
@@ -188,7 +189,7 @@ test-kubernetes: deps
 # core runs against a fake runtime (daemon/fake_runtime_test.go); the
 # packages below need no privilege (isolation, cgroups, volume and unpack
 # build real sandboxes, mounts and owners, and run in make test).
-UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/lxcfs/... ./isolation/netpolicy/... ./isolation/netdns/... ./store/... ./seccomp/... ./e2b/...
+UNIT_PKGS := ./api/... ./client/... ./cmd/... ./daemon/... ./internal/... ./isolation/agent/... ./isolation/idmap/... ./isolation/lxcfs/... ./isolation/netpolicy/... ./isolation/netdns/... ./isolation/selfinit/... ./store/... ./seccomp/... ./e2b/...
 test-unit: deps
 	$(GO) test -tags '$(TAGS)' -count=1 $(UNIT_PKGS)
 	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestPatched' ./cgroups/
@@ -245,7 +246,7 @@ deps-arm64: deps-packages
 # build-arm64 runs with VERSION given (see packages-arm64), as build does.
 build-arm64: deps-arm64
 	GOOS=linux GOARCH=arm64 CC=$(ARM64_CC) PKG_CONFIG_LIBDIR=$(ARM64_PKG_CONF) \
-		$(GO) build $(GOFLAGS_B) -o dist/arm64/bin/ ./cmd/sandboxd ./cmd/sandboxctl
+		$(GO) build $(GOFLAGS_B) -o dist/arm64/bin/ ./cmd/sandboxd ./cmd/sandboxctl ./cmd/sandboxd-init
 packages-arm64: deps-arm64
 	$(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)
 	$(MAKE) --no-print-directory build-arm64 VERSION=$(PKG_VERSION)
@@ -352,6 +353,7 @@ vm-prep: deps-packages
 	$(call vm_deb,0.1.0~vmtest2,new)
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxctl ./cmd/sandboxctl
+	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd-init ./cmd/sandboxd-init
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/isolation.test ./isolation
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/runc.test ./isolation/runc
@@ -363,7 +365,7 @@ vm-prep: deps-packages
 # target does, in a folder of dist/vm (package.sh's PKG_DIST), into
 # dist/vm/pkg/NAME.deb.
 define vm_deb
-	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(call version_ldflags,$(1))' -o dist/vm/$(2)/ ./cmd/sandboxd ./cmd/sandboxctl
+	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(call version_ldflags,$(1))' -o dist/vm/$(2)/ ./cmd/sandboxd ./cmd/sandboxctl ./cmd/sandboxd-init
 	PKG_VERSION='$(1)' NFPM='$(NFPM)' PKG_DIST=dist/vm/$(2) packaging/package.sh $(PKG_ARCH) dist/vm/$(2) dist/vm/$(2)
 	mv dist/vm/$(2)/sandboxd_$(1)-1_$(PKG_ARCH).deb dist/vm/pkg/$(2).deb
 	rm -rf dist/vm/$(2)

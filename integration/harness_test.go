@@ -79,6 +79,7 @@ func buildBinaries(dir string) error {
 	targets := [][]string{
 		{"sandboxd", "../cmd/sandboxd"},
 		{"sandboxctl", "../cmd/sandboxctl"},
+		{"sandboxd-init", "../cmd/sandboxd-init"},
 	}
 	if raceDaemons {
 		targets = append(targets, []string{"sandboxd-race", "../cmd/sandboxd", "-race"})

@@ -27,7 +27,7 @@ mkdir -p "$d/bin" "$d/man" "$d/man8" "$d/completions"
 # Stripped as dh_strip strips (Debian policy; lintian's
 # unstripped-binary-or-object): no symbol table, no debug sections, the
 # GNU build id kept. Go's tracebacks read .gopclntab, which stays.
-for b in sandboxd sandboxctl; do
+for b in sandboxd sandboxctl sandboxd-init; do
 	"$STRIP" --remove-section=.comment --remove-section=.note --strip-unneeded -o "$d/bin/$b" "$bin/$b"
 done
 
@@ -51,15 +51,15 @@ python3 packaging/copyright.py "$d/copyright" "$bin/sandboxd" "$bin/sandboxctl"
 s=$d/shlibs
 mkdir -p "$s/debian/sandboxd/DEBIAN" "$s/debian/sandboxd/usr/bin"
 printf 'Source: sandboxd\n\nPackage: sandboxd\nArchitecture: any\n' >"$s/debian/control"
-cp "$d/bin/sandboxd" "$d/bin/sandboxctl" "$s/debian/sandboxd/usr/bin/"
-PKG_DEB_SHLIBS=$(cd "$s" && DEB_HOST_ARCH=$arch dpkg-shlibdeps -O debian/sandboxd/usr/bin/sandboxd debian/sandboxd/usr/bin/sandboxctl | sed -n 's/^shlibs:Depends=//p')
+cp "$d/bin/sandboxd" "$d/bin/sandboxctl" "$d/bin/sandboxd-init" "$s/debian/sandboxd/usr/bin/"
+PKG_DEB_SHLIBS=$(cd "$s" && DEB_HOST_ARCH=$arch dpkg-shlibdeps -O debian/sandboxd/usr/bin/sandboxd debian/sandboxd/usr/bin/sandboxctl debian/sandboxd/usr/bin/sandboxd-init | sed -n 's/^shlibs:Depends=//p')
 case $PKG_DEB_SHLIBS in
 *libc6*libseccomp2* | *libseccomp2*libc6*) ;;
 *) echo "package.sh: dpkg-shlibdeps found no libc6 and libseccomp2 in: $PKG_DEB_SHLIBS" >&2; exit 1 ;;
 esac
 # The .rpm's glibc: the newest GLIBC_x.y symbol version the binaries
 # need from libc.so.6 (readelf reads any architecture's ELF).
-glibc=$(readelf --version-info --wide "$d/bin/sandboxd" "$d/bin/sandboxctl" | sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p' | sort -uV | tail -1)
+glibc=$(readelf --version-info --wide "$d/bin/sandboxd" "$d/bin/sandboxctl" "$d/bin/sandboxd-init" | sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p' | sort -uV | tail -1)
 [ -n "$glibc" ] || { echo "package.sh: no GLIBC_ version needed by the binaries?" >&2; exit 1; }
 PKG_RPM_GLIBC="glibc >= $glibc"
 

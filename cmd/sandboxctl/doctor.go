@@ -23,8 +23,9 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Short: "Check this host for what sandboxd needs and say what is missing",
 		Long: `doctor checks the kernel, cgroups and their controllers, seccomp, openat2,
 user namespaces, the python3 of the default template, gVisor (runsc runs a
-sandbox on the daemon's platform), the runtimes the daemon found, the daemon's
-socket, that sandboxes can reach its folders, the disk where workspaces live, lxcfs (sandboxes' own /proc view),
+sandbox on the daemon's platform; its memory gets the host's huge pages), the
+runtimes the daemon found, the daemon's socket, that sandboxes can reach its
+folders, the disk where workspaces live, lxcfs (sandboxes' own /proc view),
 networking (netlink, nftables, forwarding) and the optional E2B gateway
 (sandboxd-e2b.service: installed, enabled, answering). It exits 1 if
 anything fails.`,

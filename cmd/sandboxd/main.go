@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -26,6 +27,10 @@ import (
 	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"
 	_ "github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/runc"
+	// Hands a sandbox's init over to sandboxd-init, when the daemon names
+	// it (handOffInit).
+	_ "github.com/sandboxd/sandboxd/isolation/selfinit/handoff"
 )
 
 func main() {
@@ -165,6 +170,7 @@ func run(cfg config.Config) error {
 		return err
 	}
 	slog.SetDefault(log)
+	handOffInit(log)
 	// A client that hangs up must not kill the daemon.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -238,4 +244,32 @@ func run(cfg config.Config) error {
 		_ = os.Remove(cfg.Socket) // systemd's socket stays for the next start
 	}
 	return errors.Join(errs...)
+}
+
+// initBinary is the container init sandboxd's packages install in
+// /usr/libexec/sandboxd, and make build beside the daemon in bin/.
+const initBinary = "sandboxd-init"
+
+// handOffInit has runc sandboxes start with sandboxd-init in place of this
+// binary's own init: ~190 packages' init less at every start (see
+// docs/performance.md). Without it they start as before.
+func handOffInit(log *slog.Logger) {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("sandboxes start with the daemon's own init", "err", err)
+		return
+	}
+	dir := filepath.Dir(exe)
+	for _, p := range []string{filepath.Join(dir, initBinary), filepath.Join(dir, "..", "libexec", "sandboxd", initBinary)} {
+		err = runc.HandOffInit(p)
+		if err == nil {
+			log.Debug("sandboxes start with "+initBinary, "path", p)
+			return
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			log.Warn("sandboxes start with the daemon's own init", "err", err)
+			return
+		}
+	}
+	log.Debug("no " + initBinary + " beside the daemon or in ../libexec/sandboxd: sandboxes start with the daemon's own init, ~5 ms slower")
 }

@@ -44,6 +44,7 @@ type Result struct {
 // them at a made-up host.
 type Host struct {
 	Proc    string // /proc
+	Sys     string // /sys
 	Cgroup  string // /sys/fs/cgroup
 	Socket  string // the daemon's socket
 	DataDir string // the daemon's data dir
@@ -79,7 +80,7 @@ type Probes struct {
 // lxcfsBinary is the host's lxcfs program ("": not installed), which the
 // daemon runs where nothing serves at lxcfs_dir.
 func Default(socket, dataDir, runDir, lxcfsBinary string, p Probes) Host {
-	return Host{Proc: "/proc", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, RunDir: runDir, Python: "/usr/bin/python3", Dev: "/dev",
+	return Host{Proc: "/proc", Sys: "/sys", Cgroup: "/sys/fs/cgroup", Socket: socket, DataDir: dataDir, RunDir: runDir, Python: "/usr/bin/python3", Dev: "/dev",
 		LXCFS: "/var/lib/lxcfs", LXCFSBinary: lxcfsBinary, Probes: p}
 }
 
@@ -87,7 +88,7 @@ func Default(socket, dataDir, runDir, lxcfsBinary string, p Probes) Host {
 func (h Host) Run() []Result {
 	return []Result{
 		h.Kernel(), h.Cgroups(), h.Seccomp(), h.Openat2(), h.UserNamespaces(),
-		h.PythonTemplate(), h.Runsc(), h.SocketAccess(), h.Folders(), h.Disk(), h.DiskQuota(), h.LXCFSServes(), h.Networking(),
+		h.PythonTemplate(), h.Runsc(), h.RunscHugePages(), h.SocketAccess(), h.Folders(), h.Disk(), h.DiskQuota(), h.LXCFSServes(), h.Networking(),
 	}
 }
 

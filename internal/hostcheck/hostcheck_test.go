@@ -49,6 +49,32 @@ func TestProcChecks(t *testing.T) {
 	}
 }
 
+func TestRunscHugePages(t *testing.T) {
+	for _, c := range []struct {
+		shmem, defrag string
+		want          Status
+		text          string
+	}{
+		{"always within_size advise [never] deny force", "always defer defer+madvise [madvise] never", Info, `off (shmem_enabled "never"`},
+		{"always within_size [advise] never deny force", "always defer defer+madvise [madvise] never", Info, "off"},
+		{"always within_size [advise] never deny force", "always [defer] defer+madvise madvise never", OK, "on"},
+		{"always [within_size] advise never deny force", "always defer defer+madvise [madvise] never", OK, "on"},
+		{"[force]", "[madvise]", OK, "on"},
+		{"always within_size advise never", "[madvise]", Info, "no setting selected"},
+	} {
+		sys := fakeProc(t, map[string]string{
+			"kernel/mm/transparent_hugepage/shmem_enabled": c.shmem,
+			"kernel/mm/transparent_hugepage/defrag":        c.defrag,
+		})
+		if r := (Host{Sys: sys}).RunscHugePages(); r.Status != c.want || !strings.Contains(r.Detail, c.text) {
+			t.Errorf("%q %q: %+v, want %s with %q", c.shmem, c.defrag, r, c.want, c.text)
+		}
+	}
+	if r := (Host{Sys: t.TempDir()}).RunscHugePages(); r.Status != Info || !strings.Contains(r.Detail, "cannot read") {
+		t.Errorf("no such files: %+v", r)
+	}
+}
+
 func TestFileChecks(t *testing.T) {
 	h := Host{Python: "/nonexistent/python3", Socket: filepath.Join(t.TempDir(), "none.sock"), DataDir: "/nonexistent/data"}
 	if r := h.PythonTemplate(); r.Status != Fail || !strings.Contains(r.Detail, "install the python3 package") {

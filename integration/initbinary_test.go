@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandboxd/sandboxd/api"
+)
+
+// TestSandboxInit checks what a runc sandbox's start executes: the
+// sandboxd-init beside the daemon (its sealed copy, which the daemon
+// holds), not the daemon's own binary; and, where there is none, the
+// daemon's own init, as before. The sandboxd-init here is a script that
+// notes each start and executes the real one.
+func TestSandboxInit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "starts")
+	script := fmt.Sprintf("#!/bin/sh\necho start >>%s\nexec %s \"$@\"\n", marker, filepath.Join(bin, "sandboxd-init"))
+	for _, f := range []struct {
+		name, body string
+	}{{"with/sandboxd-init", script}, {"without/.keep", ""}} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f.name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The daemon's binary in each (os.Executable resolves a symlink): a
+	// hard link, or a copy across filesystems.
+	for _, sub := range []string{"with", "without"} {
+		to := filepath.Join(dir, sub, "sandboxd")
+		if os.Link(filepath.Join(bin, "sandboxd"), to) == nil {
+			continue
+		}
+		exe, err := os.ReadFile(filepath.Join(bin, "sandboxd"))
+		if err == nil {
+			err = os.WriteFile(to, exe, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	d := startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "with", "sandboxd") })
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := false
+	for _, e := range fds {
+		if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", d.cmd.Process.Pid, e.Name())); strings.HasPrefix(l, "/memfd:sandboxd-init") {
+			held = true
+		}
+	}
+	if !held {
+		t.Fatal("the daemon holds no copy of sandboxd-init")
+	}
+	id := d.session(t, &api.CreateSessionRequest{Runtime: api.RuntimeRunc})
+	if x := d.py(t, id, "6 * 7"); x.Result == nil || *x.Result != "42" {
+		t.Fatalf("a session started by sandboxd-init: %+v", x)
+	}
+	if b, err := os.ReadFile(marker); err != nil || !strings.HasPrefix(string(b), "start\n") {
+		t.Fatalf("sandboxd-init's starts: %q %v", b, err)
+	}
+
+	// None beside it: the daemon's own init starts them.
+	d = startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "without", "sandboxd") })
+	id = d.session(t, &api.CreateSessionRequest{Runtime: api.RuntimeRunc})
+	if x := d.py(t, id, "6 * 7"); x.Result == nil || *x.Result != "42" {
+		t.Fatalf("a session started by the daemon's own init: %+v", x)
+	}
+	if !strings.Contains(d.log(), "no sandboxd-init beside the daemon") {
+		t.Fatal("the daemon did not say it starts sandboxes with its own init")
+	}
+}

@@ -1,0 +1,47 @@
+package runc
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// HandOffInit makes the binary at path (sandboxd-init) the container init
+// of the sandboxes this process starts, in place of the process's own
+// binary (see package isolation/selfinit/handoff, whose constructor the
+// process must link). It copies the binary into a sealed memory file
+// that the process keeps open — as libcontainer seals its own binary, so
+// that neither an upgrade of the file nor anything a sandbox does changes
+// what later sandboxes start with — and names it as libcontainer's ARGV0,
+// /proc/PID/fd/N, which the constructor executes. Without it (an error)
+// sandboxes start with the process's own binary's init, as before.
+func HandOffInit(path string) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fd, err := unix.MemfdCreate("sandboxd-init", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return fmt.Errorf("memfd for %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), "sandboxd-init")
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		return fmt.Errorf("copy %s: %w", path, err)
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return fmt.Errorf("seal the copy of %s: %w", path, err)
+	}
+	initCopy = f
+	os.Args[0] = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
+	return nil
+}
+
+// initCopy is HandOffInit's sealed copy, open for the process's life
+// (its finalizer would close it).
+var initCopy *os.File
