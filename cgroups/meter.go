@@ -2,7 +2,6 @@ package cgroups
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -29,14 +28,26 @@ type Meter struct {
 	// kernel before 6.12, where opening it for writing fails).
 	fixedPeak bool
 
-	// mu guards the two files the meter keeps open from Close: a read of
-	// one must not meet its number closed and given to another file.
+	// mu guards the files the meter keeps open from Close: a read of one
+	// must not meet its number closed and given to another file.
 	mu sync.RWMutex
 	// cpuFD and usageFD are cpu and usage, open for the meter's life
 	// (until Close), read at offset 0: an execution reads each at both
 	// ends, and an open is a path walk and a kernfs open each time
 	// (issue 34). -1: read by path (the open failed, or closed).
 	cpuFD, usageFD int
+	// peakFDs are peak, open to read and write, that no interval holds:
+	// an interval takes one at Start (opening another when none is
+	// free), resets the peak through it and reads it back at Stop, then
+	// gives it back. v2's reset applies to the descriptor that wrote it,
+	// so intervals at once (executions in two contexts) each need their
+	// own; v1's resets the cgroup's. closed: Close ran (a descriptor
+	// given back after is closed).
+	peakFDs []int
+	closed  bool
+	// noReset says peak cannot be reset (v2 before 6.12, where it opens
+	// only to read): known from the first try, not tried again.
+	noReset bool
 }
 
 // NewMeter is a meter of the cgroup at paths, as libcontainer names them
@@ -79,6 +90,52 @@ func (m *Meter) Close() {
 			*fd = -1
 		}
 	}
+	for _, fd := range m.peakFDs {
+		unix.Close(fd)
+	}
+	m.peakFDs, m.closed = nil, true
+}
+
+// takePeak is a descriptor of peak, open to read and write, for one
+// interval; -1 when the peak cannot be reset through one.
+func (m *Meter) takePeak() int {
+	m.mu.Lock()
+	if m.noReset || m.fixedPeak {
+		m.mu.Unlock()
+		return -1
+	}
+	if n := len(m.peakFDs); n > 0 {
+		fd := m.peakFDs[n-1]
+		m.peakFDs = m.peakFDs[:n-1]
+		m.mu.Unlock()
+		return fd
+	}
+	m.mu.Unlock()
+	fd, err := openFile(m.peak, unix.O_RDWR)
+	if err != nil {
+		if m.v2 {
+			// Before 6.12 memory.peak has no write: the open fails.
+			m.mu.Lock()
+			m.noReset = true
+			m.mu.Unlock()
+		}
+		return -1
+	}
+	return fd
+}
+
+// givePeak gives back an interval's descriptor of peak.
+func (m *Meter) givePeak(fd int) {
+	if fd < 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		unix.Close(fd)
+		return
+	}
+	m.peakFDs = append(m.peakFDs, fd)
 }
 
 // read reads the file held as *fd, or path when none is.
@@ -96,9 +153,10 @@ type Mark struct {
 	cpu   time.Duration
 	usage uint64
 	// peak is the v2 peak since the cgroup began, when the kernel cannot
-	// reset it; peakFile the file the reset applies to, when it can.
-	peak     uint64
-	peakFile *os.File
+	// reset it; peakFD the descriptor the reset applies to, when it can
+	// (-1: none).
+	peak   uint64
+	peakFD int
 }
 
 // Start begins an interval.
@@ -106,21 +164,24 @@ func (m *Meter) Start() *Mark {
 	if m == nil {
 		return nil
 	}
-	k := &Mark{cpu: m.cpuTime()}
+	k := &Mark{cpu: m.cpuTime(), peakFD: -1}
 	k.usage, _ = m.usageNow()
+	// v1's peak restarts from the usage now at any write; v2's at one of
+	// "reset", for reads through the descriptor that wrote it.
+	reset := []byte("reset")
 	if !m.v2 {
-		_ = writeFile(m.peak, []byte("0")) // the peak restarts from the usage now
-		return k
+		reset = []byte("0")
 	}
-	// Before 6.12 memory.peak has no write: the open fails.
-	if f, err := openRW(m.peak); err == nil && !m.fixedPeak {
-		if _, err := f.Write([]byte("reset")); err == nil {
-			k.peakFile = f
+	if fd := m.takePeak(); fd >= 0 {
+		if _, err := retryEINTR(func() (int, error) { return unix.Pwrite(fd, reset, 0) }); err == nil {
+			k.peakFD = fd
 			return k
 		}
-		f.Close()
-	} else if err == nil {
-		f.Close()
+		unix.Close(fd)
+	}
+	if !m.v2 {
+		_ = writeFile(m.peak, reset)
+		return k
 	}
 	k.peak, _ = readUint(m.peak)
 	return k
@@ -135,11 +196,13 @@ func (m *Meter) Stop(k *Mark) (cpu time.Duration, peak uint64) {
 	cpu = max(m.cpuTime()-k.cpu, 0)
 	usage, _ := m.usageNow()
 	switch {
-	case k.peakFile != nil:
-		b := make([]byte, 32)
-		n, _ := k.peakFile.ReadAt(b, 0)
-		k.peakFile.Close()
-		peak, _ = parseUint(b[:n])
+	case k.peakFD >= 0:
+		b, err := preadFile(k.peakFD, m.peak)
+		if err == nil {
+			peak, _ = parseUint(b)
+		}
+		m.givePeak(k.peakFD)
+		k.peakFD = -1
 	case m.v2:
 		if p, _ := readUint(m.peak); p > k.peak {
 			peak = p

@@ -56,8 +56,9 @@ func TestMeter(t *testing.T) {
 			m.fixedPeak = tt.fixed
 			k := m.Start()
 			if !tt.v2 {
-				// Start reset the peak (a plain file keeps the write).
-				if b, _ := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes")); string(b) != "0" {
+				// Start reset the peak (a plain file keeps the write,
+				// over its first byte: it was "900").
+				if b, _ := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes")); len(b) == 0 || b[0] != '0' {
 					t.Errorf("peak not reset: %q", b)
 				}
 			}
@@ -77,8 +78,9 @@ func TestMeter(t *testing.T) {
 }
 
 // TestMeterHoldsItsFiles: a meter reads its CPU and usage files through
-// descriptors it keeps (what was written since shows), closes them on
-// Close, and reads by path after.
+// descriptors it keeps (what was written since shows), keeps the peak's
+// descriptors an interval gave back (one for each interval at once),
+// closes them all on Close, and reads by path after.
 func TestMeterHoldsItsFiles(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{"cpu.stat": "usage_usec 1000\n", "memory.current": "100\n", "memory.peak": "100\n"}
@@ -111,6 +113,22 @@ func TestMeterHoldsItsFiles(t *testing.T) {
 		}
 		if cpu, _ := m.Stop(k); cpu != time.Millisecond {
 			t.Fatalf("round %d: cpu %v, want 1ms", round, cpu)
+		}
+		if round == 0 {
+			if n := held(); n != 3 {
+				t.Fatalf("after an interval the meter holds %d files, want 3 (its peak's kept)", n)
+			}
+			// Two at once reset and read the peak through two
+			// descriptors; both are kept.
+			k1, k2 := m.Start(), m.Start()
+			if k1.peakFD < 0 || k2.peakFD < 0 || k1.peakFD == k2.peakFD {
+				t.Fatalf("two intervals at once: peak descriptors %d and %d", k1.peakFD, k2.peakFD)
+			}
+			m.Stop(k2)
+			m.Stop(k1)
+			if n := held(); n != 4 {
+				t.Fatalf("after two intervals at once the meter holds %d files, want 4", n)
+			}
 		}
 		if round == 1 {
 			m.Close()
