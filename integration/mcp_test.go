@@ -93,7 +93,15 @@ func TestMCP(t *testing.T) {
 	}
 	start := time.Now()
 	if _, _, out = callTool("run_python", map[string]any{"code": "'y' in dir(), x"}); out["result"] != "(False, 42)" || time.Since(start) > 8*time.Second {
-		t.Fatalf("after a cancelled call (%s): %v", time.Since(start), out)
+		// Once in CI (under the race packages' load) the state was gone:
+		// how each execution ended says where it went.
+		var ends []string
+		if hist, err := d.c.Executions(ctx, sid, 10); err == nil {
+			for _, h := range hist {
+				ends = append(ends, fmt.Sprintf("%s %s %.0fms state_reset=%v", h.StartedAt.Format("15:04:05.000"), h.Status, h.DurationMS, h.StateReset))
+			}
+		}
+		t.Fatalf("after a cancelled call (%s): %v\nthe session's executions: %s", time.Since(start), out, strings.Join(ends, "; "))
 	}
 	res, _, out := callTool("run_python", map[string]any{"code": "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()"})
 	var pngs int
