@@ -100,25 +100,19 @@ func (m *Meter) Close() {
 // interval; -1 when the peak cannot be reset through one.
 func (m *Meter) takePeak() int {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.noReset || m.fixedPeak {
-		m.mu.Unlock()
 		return -1
 	}
 	if n := len(m.peakFDs); n > 0 {
 		fd := m.peakFDs[n-1]
 		m.peakFDs = m.peakFDs[:n-1]
-		m.mu.Unlock()
 		return fd
 	}
-	m.mu.Unlock()
 	fd, err := openFile(m.peak, unix.O_RDWR)
 	if err != nil {
-		if m.v2 {
-			// Before 6.12 memory.peak has no write: the open fails.
-			m.mu.Lock()
-			m.noReset = true
-			m.mu.Unlock()
-		}
+		// Before 6.12 v2's memory.peak has no write: the open fails.
+		m.noReset = m.v2
 		return -1
 	}
 	return fd
