@@ -54,7 +54,7 @@ func TestSandboxInit(t *testing.T) {
 	}
 	held := false
 	for _, e := range fds {
-		if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", d.cmd.Process.Pid, e.Name())); strings.HasPrefix(l, "/memfd:sandboxd-init") {
+		if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", d.cmd.Process.Pid, e.Name())); strings.HasPrefix(l, "/memfd:runc_cloned:sandboxd-init") {
 			held = true
 		}
 	}

@@ -3,13 +3,12 @@ package runc
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/opencontainers/runc/libcontainer/exeseal"
 
 	"github.com/sandboxd/sandboxd/isolation/selfinit"
 )
@@ -17,35 +16,29 @@ import (
 // HandOffInit makes the binary at path (sandboxd-init) the container init
 // of the sandboxes this process starts, in place of the process's own
 // binary (see package isolation/selfinit/handoff, whose constructor the
-// process must link). It copies the binary into a sealed memory file
-// that the process keeps open — as libcontainer seals its own binary, so
-// that neither an upgrade of the file nor anything a sandbox does changes
-// what later sandboxes start with — and names it as libcontainer's ARGV0,
-// /proc/PID/fd/N, which the constructor executes. It runs the copy once
-// first (--version): the copy must run where this process runs (a
-// mount's noexec, a security module), and be this build's (libcontainer's
-// two halves speak one protocol; a sandboxd-init left from another build
-// is not taken). Without it (an error) sandboxes start with the process's
-// own binary's init, as before.
+// process must link). It copies the binary into a sealed memory file that
+// the process keeps open (libcontainer's exeseal.CloneBinary, which seals
+// runc's own binary so), so that neither an upgrade of the file nor
+// anything a sandbox does changes what later sandboxes start with, and
+// names the copy as libcontainer's ARGV0, /proc/PID/fd/N, which the
+// constructor executes. It runs the copy once first (--version): the copy
+// must run where this process runs (a mount's noexec, a security module),
+// and be this build's (libcontainer's two halves speak one protocol; a
+// sandboxd-init left from another build is not taken). Without it (an
+// error) sandboxes start with the process's own binary's init, as before.
 func HandOffInit(path string) error {
 	src, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	fd, err := unix.MemfdCreate("sandboxd-init", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	st, err := src.Stat()
 	if err != nil {
-		return fmt.Errorf("memfd for %s: %w", path, err)
+		return err
 	}
-	f := os.NewFile(uintptr(fd), "sandboxd-init")
-	if _, err := io.Copy(f, src); err != nil {
-		f.Close()
+	f, err := exeseal.CloneBinary(src, st.Size(), "sandboxd-init", os.TempDir())
+	if err != nil {
 		return fmt.Errorf("copy %s: %w", path, err)
-	}
-	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
-		f.Close()
-		return fmt.Errorf("seal the copy of %s: %w", path, err)
 	}
 	argv0 := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
 	if err := probeInit(argv0); err != nil {
