@@ -21,19 +21,22 @@ VM        ?= integration/vm/harness
 
 all: build
 
-# deps installs the C library the seccomp filter links with, python3 for
-# the default template and mkfs.ext4 for disk quotas, when they are missing.
+# deps installs the C library the seccomp filter links with, the JSON
+# library the native supervisor links with (isolation/agent/supervisor),
+# python3 for the default template and mkfs.ext4 for disk quotas, when
+# they are missing.
 deps:
-	@if ! pkg-config --exists libseccomp 2>/dev/null || ! command -v python3 >/dev/null || \
+	@if ! pkg-config --exists libseccomp jansson 2>/dev/null || ! command -v python3 >/dev/null || \
 		! PATH="$$PATH:/sbin:/usr/sbin" command -v mkfs.ext4 >/dev/null; then \
-		echo "installing libseccomp-dev pkg-config python3 e2fsprogs"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev pkg-config python3 e2fsprogs >/dev/null; \
+		echo "installing libseccomp-dev libjansson-dev pkg-config python3 e2fsprogs"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev libjansson-dev pkg-config python3 e2fsprogs >/dev/null; \
 	fi
 
 build: deps
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxctl ./cmd/sandboxctl
 	$(GO) build $(GOFLAGS_B) -o bin/sandboxd-init ./cmd/sandboxd-init
+	isolation/agent/supervisor/build.sh bin/sandboxd-supervisor
 
 # up builds, starts the daemon in the background on the default socket, and
 # shows it running code. lxcfs (installed when missing) shows sandboxes
@@ -236,10 +239,10 @@ packages: deps-packages
 # reads, and whose loader runs the binaries under qemu-user).
 ARM64_CC       ?= aarch64-linux-gnu-gcc
 ARM64_STRIP    ?= aarch64-linux-gnu-strip
-ARM64_DEBS     := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libseccomp-dev:arm64
+ARM64_DEBS     := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libseccomp-dev:arm64 libjansson-dev:arm64
 ARM64_PKG_CONF := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
 deps-arm64: deps-packages
-	@command -v $(ARM64_CC) >/dev/null && dpkg -s libseccomp-dev:arm64 >/dev/null 2>&1 || { \
+	@command -v $(ARM64_CC) >/dev/null && dpkg -s libseccomp-dev:arm64 libjansson-dev:arm64 >/dev/null 2>&1 || { \
 		echo "installing $(ARM64_DEBS)"; \
 		dpkg --add-architecture arm64 && apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(ARM64_DEBS) >/dev/null; }
@@ -247,6 +250,7 @@ deps-arm64: deps-packages
 build-arm64: deps-arm64
 	GOOS=linux GOARCH=arm64 CC=$(ARM64_CC) PKG_CONFIG_LIBDIR=$(ARM64_PKG_CONF) \
 		$(GO) build $(GOFLAGS_B) -o dist/arm64/bin/ ./cmd/sandboxd ./cmd/sandboxctl ./cmd/sandboxd-init
+	CC=$(ARM64_CC) isolation/agent/supervisor/build.sh dist/arm64/bin/sandboxd-supervisor
 packages-arm64: deps-arm64
 	$(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)
 	$(MAKE) --no-print-directory build-arm64 VERSION=$(PKG_VERSION)
@@ -354,6 +358,7 @@ vm-prep: deps-packages
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd ./cmd/sandboxd
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxctl ./cmd/sandboxctl
 	$(GO) build $(GOFLAGS_B) -o dist/vm/bin/sandboxd-init ./cmd/sandboxd-init
+	isolation/agent/supervisor/build.sh dist/vm/bin/sandboxd-supervisor
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/cgroups.test ./cgroups
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/isolation.test ./isolation
 	$(GO) test -c -tags '$(TAGS)' -o dist/vm/runc.test ./isolation/runc
@@ -366,6 +371,7 @@ vm-prep: deps-packages
 # dist/vm/pkg/NAME.deb.
 define vm_deb
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(call version_ldflags,$(1))' -o dist/vm/$(2)/ ./cmd/sandboxd ./cmd/sandboxctl ./cmd/sandboxd-init
+	isolation/agent/supervisor/build.sh dist/vm/$(2)/sandboxd-supervisor
 	PKG_VERSION='$(1)' NFPM='$(NFPM)' PKG_DIST=dist/vm/$(2) packaging/package.sh $(PKG_ARCH) dist/vm/$(2) dist/vm/$(2)
 	mv dist/vm/$(2)/sandboxd_$(1)-1_$(PKG_ARCH).deb dist/vm/pkg/$(2).deb
 	rm -rf dist/vm/$(2)

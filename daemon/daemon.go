@@ -224,6 +224,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Daemon, r
 		Cgroups:  tree,
 		Monitor:  dp.monitor,
 		LXCFSDir: dp.procView.dir,
+		// The native supervisor, if the daemon's command found one.
+		Supervisor: cfg.Supervisor,
 		// The engines of the runtimes a session can name: the daemon
 		// chooses them, so that isolation imports neither.
 		Engines: map[string]isolation.NewEngine{

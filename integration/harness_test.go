@@ -26,6 +26,7 @@ import (
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/client"
+	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
 // bin holds sandboxd and sandboxctl built for this run.
@@ -84,8 +85,14 @@ func buildBinaries(dir string) error {
 	if raceDaemons {
 		targets = append(targets, []string{"sandboxd-race", "../cmd/sandboxd", "-race"})
 	}
-	errs := make([]error, len(targets))
+	errs := make([]error, len(targets)+1)
 	var wg sync.WaitGroup
+	// The native supervisor (C), beside the daemons that find it there.
+	wg.Go(func() {
+		if out, err := exec.Command("../isolation/agent/supervisor/build.sh", filepath.Join(dir, agent.SupervisorBinary)).CombinedOutput(); err != nil {
+			errs[len(targets)] = fmt.Errorf("build %s: %v\n%s", agent.SupervisorBinary, err, out)
+		}
+	})
 	for i, tg := range targets {
 		wg.Go(func() {
 			args := append([]string{"build", "-tags", "seccomp"}, tg[2:]...)

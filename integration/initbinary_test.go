@@ -3,11 +3,13 @@ package integration
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sandboxd/sandboxd/api"
+	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
 // TestSandboxInit checks what a runc sandbox's start executes: the
@@ -15,7 +17,8 @@ import (
 // holds), not the daemon's own binary; and, where there is none, the
 // daemon's own init, as before. The sandboxd-init here is a script that
 // notes each start (not the daemon's --version of it) and executes the
-// real one.
+// real one. Then the sandbox's PID 1: the native supervisor beside the
+// daemon, or the Python one where there is none, or one of another build.
 func TestSandboxInit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -23,7 +26,8 @@ func TestSandboxInit(t *testing.T) {
 	script := fmt.Sprintf("#!/bin/sh\n[ \"$1\" = init ] && echo start >>%s\nexec %s \"$@\"\n", marker, filepath.Join(bin, "sandboxd-init"))
 	for _, f := range []struct {
 		name, body string
-	}{{"with/sandboxd-init", script}, {"without/.keep", ""}} {
+	}{{"with/sandboxd-init", script}, {"without/.keep", ""},
+		{"other/" + agent.SupervisorBinary, "#!/bin/sh\necho '" + agent.SupervisorBinary + " 1'\n"}} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f.name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -33,18 +37,27 @@ func TestSandboxInit(t *testing.T) {
 	}
 	// The daemon's binary in each (os.Executable resolves a symlink): a
 	// hard link, or a copy across filesystems.
-	for _, sub := range []string{"with", "without"} {
-		to := filepath.Join(dir, sub, "sandboxd")
-		if os.Link(filepath.Join(bin, "sandboxd"), to) == nil {
-			continue
+	link := func(name, sub string) {
+		to := filepath.Join(dir, sub, name)
+		if os.Link(filepath.Join(bin, name), to) == nil {
+			return
 		}
-		exe, err := os.ReadFile(filepath.Join(bin, "sandboxd"))
+		exe, err := os.ReadFile(filepath.Join(bin, name))
 		if err == nil {
 			err = os.WriteFile(to, exe, 0o755)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, sub := range []string{"with", "without", "other"} {
+		link("sandboxd", sub)
+	}
+	link(agent.SupervisorBinary, "with")
+	pid1 := func(d *daemon, id string) string {
+		t.Helper()
+		x := d.exec(t, id, api.LanguageShell, "tr '\\0' ' ' </proc/1/cmdline", 0)
+		return x.Stdout
 	}
 
 	d := startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "with", "sandboxd") })
@@ -68,6 +81,9 @@ func TestSandboxInit(t *testing.T) {
 	if b, err := os.ReadFile(marker); err != nil || !strings.HasPrefix(string(b), "start\n") {
 		t.Fatalf("sandboxd-init's starts: %q %v", b, err)
 	}
+	if got := pid1(d, id); !strings.HasPrefix(got, path.Join(agent.Dir, agent.SupervisorBinary)+" ") {
+		t.Fatalf("PID 1 of a session beside the native supervisor: %q", got)
+	}
 
 	// None beside it: the daemon's own init starts them.
 	d = startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "without", "sandboxd") })
@@ -77,5 +93,21 @@ func TestSandboxInit(t *testing.T) {
 	}
 	if !strings.Contains(d.log(), "no sandboxd-init beside the daemon") {
 		t.Fatal("the daemon did not say it starts sandboxes with its own init")
+	}
+	if got := pid1(d, id); !strings.Contains(got, " -S -c ") || !strings.Contains(got, "_sandboxd_agent") {
+		t.Fatalf("PID 1 of a session without the native supervisor: %q", got)
+	}
+	if !strings.Contains(d.log(), "no "+agent.SupervisorBinary+" beside the daemon") {
+		t.Fatal("the daemon did not say it starts sandboxes with the Python supervisor")
+	}
+
+	// Another build's supervisor is not taken.
+	d = startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "other", "sandboxd") })
+	id = d.session(t, &api.CreateSessionRequest{Runtime: api.RuntimeRunc})
+	if got := pid1(d, id); !strings.Contains(got, "_sandboxd_agent") {
+		t.Fatalf("PID 1 of a session beside another build's supervisor: %q", got)
+	}
+	if !strings.Contains(d.log(), "another build's") {
+		t.Fatal("the daemon did not say why it left the other build's supervisor")
 	}
 }

@@ -27,7 +27,7 @@ check() { # name, command...
 export -f check pass fail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-files="/usr/bin/sandboxd /usr/bin/sandboxctl /usr/libexec/sandboxd/sandboxd-init /usr/lib/systemd/system/sandboxd.service /usr/lib/systemd/system/sandboxd.socket /usr/lib/systemd/system/sandboxd-e2b.service /etc/sandboxd/config.toml /etc/sandboxd/e2b.env /usr/share/man/man8/sandboxd.8.gz /usr/share/man/man1/sandboxctl.1.gz /usr/share/man/man1/sandboxctl-exec.1.gz /usr/share/bash-completion/completions/sandboxctl /usr/share/fish/vendor_completions.d/sandboxctl.fish"
+files="/usr/bin/sandboxd /usr/bin/sandboxctl /usr/libexec/sandboxd/sandboxd-init /usr/libexec/sandboxd/sandboxd-supervisor /usr/lib/systemd/system/sandboxd.service /usr/lib/systemd/system/sandboxd.socket /usr/lib/systemd/system/sandboxd-e2b.service /etc/sandboxd/config.toml /etc/sandboxd/e2b.env /usr/share/man/man8/sandboxd.8.gz /usr/share/man/man1/sandboxctl.1.gz /usr/share/man/man1/sandboxctl-exec.1.gz /usr/share/bash-completion/completions/sandboxctl /usr/share/fish/vendor_completions.d/sandboxctl.fish"
 has_all() { # listing, files...
 	local list=$1; shift
 	for f in "$@"; do grep -qx "$f" <<<"$list" || { echo "missing $f"; return 1; }; done
@@ -98,7 +98,7 @@ check_pair() { # arch deb rpm
 	check "$arch deb: files" has_all "$debfiles" $files /usr/share/zsh/vendor-completions/_sandboxctl \
 		/usr/share/doc/sandboxd/copyright /usr/share/doc/sandboxd/changelog.Debian.gz /usr/share/lintian/overrides/sandboxd
 	check "$arch deb: architecture $arch" bash -c "[ \"\$(dpkg-deb -f '$deb' Architecture)\" = $arch ]"
-	check "$arch deb: binaries are $machine ELF, stripped" bash -c "for b in '$d'/usr/bin/sandboxd '$d'/usr/bin/sandboxctl '$d'/usr/libexec/sandboxd/sandboxd-init; do readelf -h \$b | grep -q 'Machine:.*$machine' || { echo \$b: not $machine; exit 1; }; file \$b | grep -q ', stripped' || { echo \$b: not stripped; exit 1; }; done"
+	check "$arch deb: binaries are $machine ELF, stripped" bash -c "for b in '$d'/usr/bin/sandboxd '$d'/usr/bin/sandboxctl '$d'/usr/libexec/sandboxd/sandboxd-init '$d'/usr/libexec/sandboxd/sandboxd-supervisor; do readelf -h \$b | grep -q 'Machine:.*$machine' || { echo \$b: not $machine; exit 1; }; file \$b | grep -q ', stripped' || { echo \$b: not stripped; exit 1; }; done"
 	check "$arch deb: binaries run" bash -c "run $arch '$d/usr/bin/sandboxd' --version && run $arch '$d/usr/bin/sandboxctl' --version"
 	check "$arch deb: config is a conffile" grep -qx /etc/sandboxd/config.toml "$d/DEBIAN/conffiles"
 	# libc6 as dpkg-shlibdeps versions it: the newest GLIBC_ version

@@ -25,6 +25,9 @@ type Image struct {
 	links  map[string]string
 	etc    string
 	python string
+	// supervisor says the native supervisor is installed beside the
+	// agent's modules (Options.Supervisor): sandboxes start with it.
+	supervisor bool
 	// packages is where a sandbox's view finds its template's packages
 	// folder ("": none); set by mountView only.
 	packages string
@@ -52,7 +55,7 @@ func (r *Runtime) hostImage() (*Image, error) {
 	if err := WriteEtc(img.etc, "", r.UID(), r.GID()); err != nil {
 		return nil, fmt.Errorf("write sandbox /etc: %w", err)
 	}
-	if err := writeAgent(img.etc, python); err != nil {
+	if img.supervisor, err = writeAgent(img.etc, python, r.supervisor); err != nil {
 		return nil, err
 	}
 	return img, nil
@@ -123,7 +126,7 @@ func (r *Runtime) OpenImage(name, rootfs string) (*Image, error) {
 	}
 	// The image's python may not run on the host: its agent is compiled
 	// in the sandbox, at every start.
-	if err := writeAgent(img.etc, ""); err != nil {
+	if img.supervisor, err = writeAgent(img.etc, "", r.supervisor); err != nil {
 		return nil, err
 	}
 	return img, nil
@@ -156,17 +159,19 @@ func findPythonIn(rootfs string) (string, error) {
 // writeAgent puts the agent's modules into an image's /etc (see
 // agent.Files and agent.Bootstrap), compiled by python if given: a host
 // interpreter that is the sandbox's own. Compiling is only a saving; if it
-// fails, sandboxes compile the sources themselves.
-func writeAgent(etc, python string) error {
+// fails, sandboxes compile the sources themselves. With supervisor (the
+// host's native supervisor) it installs that beside them and returns true;
+// without, it removes one an earlier daemon installed.
+func writeAgent(etc, python, supervisor string) (bool, error) {
 	dir := filepath.Join(etc, strings.TrimPrefix(agent.Dir, "/etc/"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return false, err
 	}
 	args := []string{"-c", "import py_compile, sys\nfor f in sys.argv[1:]: py_compile.compile(f, doraise=True)"}
 	for _, f := range agent.Files() {
 		src := filepath.Join(dir, f.Name)
 		if err := writeFileAtomic(src, f.Data, 0o644); err != nil {
-			return fmt.Errorf("write the agent: %w", err)
+			return false, fmt.Errorf("write the agent: %w", err)
 		}
 		if strings.HasSuffix(f.Name, ".py") {
 			args = append(args, src) // not the JavaScript worker's
@@ -175,5 +180,20 @@ func writeAgent(etc, python string) error {
 	if python != "" {
 		_ = exec.Command(python, args...).Run()
 	}
-	return nil
+	installed := filepath.Join(dir, agent.SupervisorBinary)
+	if supervisor == "" {
+		if err := os.Remove(installed); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+		return false, nil
+	}
+	// A new file, renamed over the old: running sandboxes keep theirs.
+	b, err := os.ReadFile(supervisor)
+	if err != nil {
+		return false, fmt.Errorf("the native supervisor: %w", err)
+	}
+	if err := writeFileAtomic(installed, b, 0o755); err != nil {
+		return false, fmt.Errorf("install the native supervisor: %w", err)
+	}
+	return true, nil
 }

@@ -171,7 +171,9 @@ func copyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return writeFileAtomic(dst, b, 0o644)
+		// Readable by all, executable where it was (the agent's native
+		// supervisor, in a template user's copy of /etc); never set-id.
+		return writeFileAtomic(dst, b, 0o644|fi.Mode().Perm()&0o111)
 	}
 	return nil
 }

@@ -34,6 +34,12 @@ type Options struct {
 	// LXCFSDir is where lxcfs serves per-reader /proc files, bound over
 	// each sandbox's own (procview.go); "" turns that off.
 	LXCFSDir string
+	// Supervisor is the native supervisor on the host (agent.SupervisorBinary,
+	// checked with agent.CheckSupervisor), installed with the agent into
+	// every image: sandboxes then start with it as PID 1 in the Python
+	// supervisor's place, one interpreter a session instead of two. "": the
+	// Python supervisor.
+	Supervisor string
 	// Engines make the engines of the runtimes sandboxes can name
 	// (RuntimeRunc, RuntimeRunsc): isolation/runc's and isolation/runsc's.
 	// A runtime without one is not configured.
@@ -64,6 +70,8 @@ type Runtime struct {
 	empty   string
 	// lxcfsDir is Options.LXCFSDir.
 	lxcfsDir string
+	// supervisor is Options.Supervisor.
+	supervisor string
 	// cpus gives sandboxes their cpuset (cpuset.go).
 	cpus *cpuPicker
 	// engines run the sandboxes of each runtime that can run them here;
@@ -98,6 +106,7 @@ func NewRuntime(o Options) (*Runtime, error) {
 		cgroups:       o.Cgroups,
 		empty:         filepath.Join(o.StateDir, "empty"),
 		lxcfsDir:      o.LXCFSDir,
+		supervisor:    o.Supervisor,
 		cpus:          newCPUPicker(o.Cgroups != nil && o.Cgroups.CPUSet()),
 		engines:       map[string]Engine{},
 		problems:      map[string]string{},

@@ -272,7 +272,7 @@ func (r *Runtime) Start(ctx context.Context, s *Spec) (_ *Sandbox, retErr error)
 	}
 	defer logf.Close()
 	l := r.launch(s, p, e)
-	l.View, l.Log, l.Args, l.Env = view, logf, agentArgs(view.python, s.Preload), sandboxEnv(s)
+	l.View, l.Log, l.Args, l.Env = view, logf, agentArgs(view, s.Preload), sandboxEnv(s)
 	ld, err := e.Start(ctx, l)
 	if err != nil {
 		return nil, err
@@ -376,11 +376,16 @@ func (e *PreloadError) Error() string {
 	return fmt.Sprintf("the preload code failed: %s: %s%s", e.Name, e.Value, tracebackTail(e.Traceback))
 }
 
-// agentArgs starts the agent, with the template's preload code if any.
-func agentArgs(python, preload string) []string {
+// agentArgs starts the agent of a sandbox of view, with the template's
+// preload code if any: the native supervisor where the image has it, else
+// the Python one.
+func agentArgs(view *Image, preload string) []string {
+	if view.supervisor {
+		return agent.SupervisorArgs(view.python, preload)
+	}
 	// -S: the agent's worker sets up site-packages after its fork, off
 	// the start's clock (see agent.py).
-	args := []string{python, "-S", "-c", agent.Bootstrap}
+	args := []string{view.python, "-S", "-c", agent.Bootstrap}
 	if preload != "" {
 		args = append(args, preload)
 	}

@@ -27,7 +27,7 @@ mkdir -p "$d/bin" "$d/man" "$d/man8" "$d/completions"
 # Stripped as dh_strip strips (Debian policy; lintian's
 # unstripped-binary-or-object): no symbol table, no debug sections, the
 # GNU build id kept. Go's tracebacks read .gopclntab, which stays.
-for b in sandboxd sandboxctl sandboxd-init; do
+for b in sandboxd sandboxctl sandboxd-init sandboxd-supervisor; do
 	"$STRIP" --remove-section=.comment --remove-section=.note --strip-unneeded -o "$d/bin/$b" "$bin/$b"
 done
 
@@ -58,7 +58,9 @@ case $PKG_DEB_SHLIBS in
 *) echo "package.sh: dpkg-shlibdeps found no libc6 and libseccomp2 in: $PKG_DEB_SHLIBS" >&2; exit 1 ;;
 esac
 # The .rpm's glibc: the newest GLIBC_x.y symbol version the binaries
-# need from libc.so.6 (readelf reads any architecture's ELF).
+# need from libc.so.6 (readelf reads any architecture's ELF). The native
+# supervisor (sandboxd-supervisor) is static: it needs no library, on the
+# host or in a template's root filesystem.
 glibc=$(readelf --version-info --wide "$d/bin/sandboxd" "$d/bin/sandboxctl" "$d/bin/sandboxd-init" | sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p' | sort -uV | tail -1)
 [ -n "$glibc" ] || { echo "package.sh: no GLIBC_ version needed by the binaries?" >&2; exit 1; }
 PKG_RPM_GLIBC="glibc >= $glibc"

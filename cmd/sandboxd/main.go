@@ -27,6 +27,7 @@ import (
 	"github.com/sandboxd/sandboxd/internal/systemd"
 	"github.com/sandboxd/sandboxd/internal/version"
 	_ "github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/agent"
 	"github.com/sandboxd/sandboxd/isolation/runc"
 	// Hands a sandbox's init over to sandboxd-init, when the daemon names
 	// it (handOffInit).
@@ -175,6 +176,7 @@ func run(cfg config.Config) error {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	cfg.Supervisor = findSupervisor(ctx, log)
 
 	// The socket first: a second daemon fails here before touching state.
 	l, activated, err := listen(cfg, log)
@@ -249,6 +251,33 @@ func run(cfg config.Config) error {
 // initBinary is the container init sandboxd's packages install in
 // /usr/libexec/sandboxd, and make build beside the daemon in bin/.
 const initBinary = "sandboxd-init"
+
+// findSupervisor finds the native supervisor sandboxes start with in the
+// Python supervisor's place (agent.SupervisorBinary), beside this
+// executable or in ../libexec/sandboxd (the packages' place), as
+// handOffInit finds sandboxd-init; "" (the Python supervisor) without one
+// of this build.
+func findSupervisor(ctx context.Context, log *slog.Logger) string {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("sandboxes start with the Python supervisor", "err", err)
+		return ""
+	}
+	dir := filepath.Dir(exe)
+	for _, p := range []string{filepath.Join(dir, agent.SupervisorBinary), filepath.Join(dir, "..", "libexec", "sandboxd", agent.SupervisorBinary)} {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := agent.CheckSupervisor(ctx, p); err != nil {
+			log.Warn("sandboxes start with the Python supervisor", "err", err)
+			return ""
+		}
+		log.Debug("sandboxes start with "+agent.SupervisorBinary, "path", p)
+		return p
+	}
+	log.Debug("no " + agent.SupervisorBinary + " beside the daemon or in ../libexec/sandboxd: sandboxes start with the Python supervisor, ~2.5 MiB more each")
+	return ""
+}
 
 // handOffInit has runc sandboxes start with sandboxd-init in place of this
 // binary's own init: ~190 packages' init less at every start (see

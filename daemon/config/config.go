@@ -36,6 +36,10 @@ type Config struct {
 	// 0 takes a free port (logged as "serving metrics"). A bad address
 	// fails --validate and the start.
 	MetricsAddr string `toml:"metrics_addr"`
+	// Supervisor is the native supervisor sandboxes start with
+	// (isolation.Options.Supervisor), found by the daemon's command beside
+	// it, not configured: "" starts them with the Python one.
+	Supervisor string `toml:"-"`
 
 	// DiskQuota is how disk_mb is enforced: "loop" (a filesystem of that
 	// size per session) or "none".

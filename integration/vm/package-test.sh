@@ -101,6 +101,8 @@ check "session owned by alice" bash -c "as_alice sandboxctl inspect $id | grep -
 # The packaged daemon starts its runc sandboxes with the packaged
 # sandboxd-init (its sealed copy, /proc/PID/fd/N, is libcontainer's ARGV0).
 check "sandboxes start with /usr/libexec/sandboxd/sandboxd-init" bash -c "ls -l /proc/$pid/fd | grep -q 'memfd:runc_cloned:sandboxd-init'"
+# ... and with the packaged native supervisor as their PID 1.
+check "sandboxes' PID 1 is sandboxd-supervisor" bash -c "as_alice sandboxctl exec $id --shell -c 'cat /proc/1/cmdline' | tr '\\0' ' ' | grep -q '^/etc/sandboxd/sandboxd-supervisor '"
 check "memory.max is 64M" bash -c "[ \"\$(cat $scope/sandboxes/$id/memory.max)\" = $((64 << 20)) ]"
 check "pids.max is 32" bash -c "[ \"\$(cat $scope/sandboxes/$id/pids.max)\" = 32 ]"
 out=$(as_alice sandboxctl exec "$id" -c 'b = bytearray(256 << 20); b[::4096] = b"x" * len(b[::4096])' 2>&1); rc=$?

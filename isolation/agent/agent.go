@@ -14,7 +14,9 @@
 // python/_sandboxd_worker.py is the forked interpreter that runs cells,
 // with _sandboxd_display.py; python/_sandboxd_wire.py is what both speak.
 // python/_sandboxd_node.js is the worker of JavaScript contexts, run by
-// the template's node. Every .py file in python is a module of the agent,
+// the template's node. supervisor/ is the native supervisor (C, see
+// SupervisorBinary), which sandboxes start with in the Python supervisor's
+// place when the daemon has it: the same protocol, the same worker. Every .py file in python is a module of the agent,
 // and every file there is installed with it (Files). What the Go
 // side also knows (the listening fd, op and message names, statuses, the
 // protocol version) is defined here only and handed to the Python as a

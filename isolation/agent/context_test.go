@@ -14,8 +14,10 @@ import (
 // in its folder; a start of one that runs starts it afresh; an execution
 // in a context the agent lacks starts it (state_reset); a deleted one is
 // gone; the default one restarts but is never deleted.
-func TestAgentContexts(t *testing.T) {
-	ra := startAgent(t, Files(), false)
+func TestAgentContexts(t *testing.T) { bothSupervisors(t, testAgentContexts) }
+
+func testAgentContexts(t *testing.T, sup string) {
+	ra := startAgentOn(t, Files(), false, sup)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sub := filepath.Join(ra.ws, "sub")
@@ -89,8 +91,10 @@ func TestAgentContexts(t *testing.T) {
 // interpreter (globals, imports, its folder unless given one), diverging
 // from then on; the copy answers only its own requests, is reset and
 // deleted alone, and can itself be copied.
-func TestAgentContextFork(t *testing.T) {
-	ra := startAgent(t, Files(), false)
+func TestAgentContextFork(t *testing.T) { bothSupervisors(t, testAgentContextFork) }
+
+func testAgentContextFork(t *testing.T, sup string) {
+	ra := startAgentOn(t, Files(), false, sup)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	py := func(c, code string) string {
@@ -170,11 +174,13 @@ func TestAgentContextsRefusedByOlderAgents(t *testing.T) {
 // interpreter, or a javascript context's), keep their globals, print, show
 // the last expression's value (a promise's, awaited), raise errors with
 // their stack; a stuck cell is stopped and its worker started afresh.
-func TestAgentJavaScript(t *testing.T) {
+func TestAgentJavaScript(t *testing.T) { bothSupervisors(t, testAgentJavaScript) }
+
+func testAgentJavaScript(t *testing.T, sup string) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is needed (the Makefile's node-deps installs it): %v", err)
 	}
-	ra := startAgent(t, Files(), false)
+	ra := startAgentOn(t, Files(), false, sup)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	js := func(c, code string) (*Message, string) {

@@ -248,7 +248,14 @@ os.path.exists(%[1]q)`, seen)}, time.Minute, func(kind, data string) {
 // refuse kill(-1): the process beside it lives on, and the agent with it.
 func TestAgentKillAllNeedsPID1(t *testing.T) {
 	t.Parallel()
-	ra := startAgent(t, Files(), true)
+	testKillAllNeedsPID1(t, startAgent(t, Files(), true))
+}
+
+func testKillAllNeedsPID1(t *testing.T, ra *runningAgent) {
+	// The interpreter up first: the native supervisor's starts afresh
+	// (exec'd, not forked), and a loaded host once took the timeout's 2 s
+	// before it ran the cell.
+	ra.exec(t, Request{Language: LanguagePython, Code: "pass", Timeout: 60})
 	// The timeout leaves the code time to ignore SIGINT first: on a loaded
 	// host 0.3 s once ran out while it still started, the interrupt then
 	// worked, and nothing needed a kill (CI: StateReset false after 356 ms).

@@ -10,17 +10,20 @@ import (
 // alone (Conn, supervisor, worker and back: no daemon, no sandbox), beside
 // its floor in the same run: a python3 reading a line of code from a pipe,
 // running it and answering a line. What lies between the two is the
-// agent's: its two hops and its framing.
+// agent's: its two hops and its framing. "native" is the same through the
+// native supervisor (supervisor/), the worker unchanged.
 func BenchmarkAgentExec(b *testing.B) {
-	b.Run("agent", func(b *testing.B) {
-		ra := startAgent(b, Files(), false)
+	run := func(b *testing.B, native string) {
+		ra := startAgentOn(b, Files(), false, native)
 		req := Request{Language: LanguagePython, Code: "x = 1", Timeout: 30}
 		ra.exec(b, req) // the worker's first cell sets it up
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			ra.exec(b, req)
 		}
-	})
+	}
+	b.Run("agent", func(b *testing.B) { run(b, "") })
+	b.Run("native", func(b *testing.B) { run(b, buildSupervisor(b)) })
 	b.Run("pipe", func(b *testing.B) {
 		cmd := exec.Command(python3(b), "-S", "-u", "-c",
 			"import sys\nfor line in sys.stdin:\n    exec(line)\n    sys.stdout.write('done\\n')\n")

@@ -11,8 +11,10 @@ import (
 // TestQuiesceRefused: an agent that inherited its listener (runc, not
 // gVisor) refuses to quiesce, saying why, and serves on over the same
 // connection. (Quiesced under gVisor: isolation/runsc's TestCheckpoint.)
-func TestQuiesceRefused(t *testing.T) {
-	a := startAgent(t, Files(), false)
+func TestQuiesceRefused(t *testing.T) { bothSupervisors(t, testQuiesceRefused) }
+
+func testQuiesceRefused(t *testing.T, sup string) {
+	a := startAgentOn(t, Files(), false, sup)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a.exec(t, Request{Language: LanguagePython, Code: "x = 1"})

@@ -44,6 +44,14 @@ type runningAgent struct {
 //     (not root, and no unprivileged user namespaces).
 func startAgent(t testing.TB, files []File, pidns bool) *runningAgent {
 	t.Helper()
+	return startAgentOn(t, files, pidns, "")
+}
+
+// startAgentOn is startAgent with the supervisor a native one (the
+// sandboxd-supervisor binary at native: see buildSupervisor), or with ""
+// the Python one.
+func startAgentOn(t testing.TB, files []File, pidns bool, native string) *runningAgent {
+	t.Helper()
 	py := python3(t)
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "sandboxd")
@@ -76,16 +84,24 @@ func startAgent(t testing.TB, files []File, pidns bool) *runningAgent {
 	defer logf.Close()
 
 	boot := fmt.Sprintf("import sys; sys.path[0] = %s; import %s; %s.main()\n", strconv.Quote(dir), Module, Module)
+	argv := []string{py, "-S", "-c", boot}
+	if native != "" {
+		argv = []string{native, py, dir}
+	}
 	var cmd *exec.Cmd
 	if pidns {
 		// The shell stays PID 1 ("$@" is not its last command, so it forks).
-		cmd = exec.Command("/bin/sh", "-c", `sleep 600 & echo $! >"$0"; "$@"; exit 0`, ra.sibling, py, "-S", "-c", boot)
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `sleep 600 & echo $! >"$0"; "$@"; exit 0`, ra.sibling}, argv...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
 		if os.Geteuid() != 0 {
 			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
 			cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		}
+	} else if native != "" {
+		// The native supervisor refuses kill(-1) itself unless it is
+		// PID 1, and is its children's subreaper where it is not.
+		cmd = exec.Command(argv[0], argv[1:]...)
 	} else {
 		// In a sandbox the agent is PID 1, so the orphans of a command
 		// it kills (a shell's children) are its to reap. Here it is made

@@ -57,8 +57,10 @@ func (ra *runningAgent) spawn(t *testing.T, req *SpawnRequest) (*Spawned, *spawn
 	return sp, p, err
 }
 
-func TestSpawn(t *testing.T) {
-	ra := startAgent(t, Files(), false)
+func TestSpawn(t *testing.T) { bothSupervisors(t, testSpawn) }
+
+func testSpawn(t *testing.T, sup string) {
+	ra := startAgentOn(t, Files(), false, sup)
 	env := []string{"PATH=/usr/bin:/bin", "GREETING=hello"}
 
 	t.Run("output, input and exit code", func(t *testing.T) {
@@ -190,8 +192,10 @@ func TestSpawn(t *testing.T) {
 
 // TestSpawnLongLine: an argv of megabytes (Linux takes up to a quarter of
 // the stack's limit) reaches the agent whole, over several writes.
-func TestSpawnLongLine(t *testing.T) {
-	ra := startAgent(t, Files(), false)
+func TestSpawnLongLine(t *testing.T) { bothSupervisors(t, testSpawnLongLine) }
+
+func testSpawnLongLine(t *testing.T, sup string) {
+	ra := startAgentOn(t, Files(), false, sup)
 	argv := []string{"/bin/sh", "-c", `n=0; for a; do n=$((n + ${#a})); done; echo "$# $n"`, "_"}
 	for range 15 {
 		argv = append(argv, strings.Repeat("a", 120_000))

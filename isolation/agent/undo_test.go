@@ -22,11 +22,11 @@ type undoAgent struct {
 	ctx context.Context
 }
 
-func startUndoAgent(t *testing.T) *undoAgent {
+func startUndoAgent(t *testing.T, sup string) *undoAgent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	return &undoAgent{startAgent(t, Files(), false), t, ctx}
+	return &undoAgent{startAgentOn(t, Files(), false, sup), t, ctx}
 }
 
 // py runs code in context c, parking with checkpoints k, and returns its
@@ -106,8 +106,10 @@ func (u *undoAgent) parked() int {
 // TestAgentUndo: each execution with checkpoints parks the interpreter as
 // it was before it, and undo puts those back one by one, until none is
 // left; a shell execution parks nothing.
-func TestAgentUndo(t *testing.T) {
-	u := startUndoAgent(t)
+func TestAgentUndo(t *testing.T) { bothSupervisors(t, testAgentUndo) }
+
+func testAgentUndo(t *testing.T, sup string) {
+	u := startUndoAgent(t, sup)
 	if m := u.py("", "x = 1", 0); m.Checkpoint {
 		t.Error("an execution without checkpoints parked one")
 	}
@@ -140,8 +142,10 @@ func TestAgentUndo(t *testing.T) {
 
 // TestAgentUndoKeepsTheNewest: an execution keeps its context's newest
 // checkpoints only, the older ones killed.
-func TestAgentUndoKeepsTheNewest(t *testing.T) {
-	u := startUndoAgent(t)
+func TestAgentUndoKeepsTheNewest(t *testing.T) { bothSupervisors(t, testAgentUndoKeepsTheNewest) }
+
+func testAgentUndoKeepsTheNewest(t *testing.T, sup string) {
+	u := startUndoAgent(t, sup)
 	for _, code := range []string{"y = 1", "y = 2", "y = 3"} {
 		u.py("", code, 2)
 	}
@@ -165,8 +169,10 @@ func TestAgentUndoKeepsTheNewest(t *testing.T) {
 // TestAgentUndoAfterAReset: a cell the interrupt cannot stop has its
 // worker killed and started afresh, and its parked copy outlives that:
 // undo puts back the state before the cell.
-func TestAgentUndoAfterAReset(t *testing.T) {
-	u := startUndoAgent(t)
+func TestAgentUndoAfterAReset(t *testing.T) { bothSupervisors(t, testAgentUndoAfterAReset) }
+
+func testAgentUndoAfterAReset(t *testing.T, sup string) {
+	u := startUndoAgent(t, sup)
 	u.py("", "z = 1", 0)
 	m, _, _ := u.exec(t, Request{Language: LanguagePython, Checkpoints: 1, Timeout: 0.5, Grace: 0.3,
 		Code: "z = 2\nimport time\nwhile True:\n  try: time.sleep(1)\n  except KeyboardInterrupt: pass"})
@@ -186,8 +192,10 @@ func TestAgentUndoAfterAReset(t *testing.T) {
 // leftovers the stop kills, leaves its parked copy alone. (Outside a
 // sandbox's PID 1 the stop kills no leftover; test_agent.py checks the
 // copies are among what it spares.)
-func TestAgentUndoSpareOfAStop(t *testing.T) {
-	u := startUndoAgent(t)
+func TestAgentUndoSpareOfAStop(t *testing.T) { bothSupervisors(t, testAgentUndoSpareOfAStop) }
+
+func testAgentUndoSpareOfAStop(t *testing.T, sup string) {
+	u := startUndoAgent(t, sup)
 	u.py("", "w = 1", 0)
 	m, _, _ := u.exec(t, Request{Language: LanguagePython, Checkpoints: 1, Timeout: 0.5, Grace: 10,
 		Code: "import subprocess, time\nw = 2\np = subprocess.Popen(['sleep', '5'], start_new_session=True)\ntime.sleep(60)"})
@@ -210,8 +218,10 @@ func TestAgentUndoSpareOfAStop(t *testing.T) {
 // TestAgentUndoContexts: each context keeps its own checkpoints; undo of
 // several steps at once; a context's start or delete kills its parked
 // copies.
-func TestAgentUndoContexts(t *testing.T) {
-	u := startUndoAgent(t)
+func TestAgentUndoContexts(t *testing.T) { bothSupervisors(t, testAgentUndoContexts) }
+
+func testAgentUndoContexts(t *testing.T, sup string) {
+	u := startUndoAgent(t, sup)
 	sub := filepath.Join(u.ws, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -270,11 +280,13 @@ func TestAgentUndoRefusedByOlderAgents(t *testing.T) {
 
 // TestAgentUndoJavaScript: node workers do not fork, so a JavaScript cell
 // parks nothing, and its execution runs as without checkpoints.
-func TestAgentUndoJavaScript(t *testing.T) {
+func TestAgentUndoJavaScript(t *testing.T) { bothSupervisors(t, testAgentUndoJavaScript) }
+
+func testAgentUndoJavaScript(t *testing.T, sup string) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is needed (the Makefile's node-deps installs it): %v", err)
 	}
-	u := startUndoAgent(t)
+	u := startUndoAgent(t, sup)
 	m, _, _ := u.exec(t, Request{Language: LanguageJavaScript, Code: "var j = 1; j", Checkpoints: 2})
 	if m.Status != StatusOK || result(m) != "1" || m.Checkpoint {
 		t.Fatalf("a JavaScript cell with checkpoints: %s %s, checkpoint %v", m.Status, result(m), m.Checkpoint)

@@ -169,6 +169,9 @@ import "errors"
 //	   the loop (its lock is reentrant) and could add to it, and the
 //	   request ended in "dictionary changed size during iteration"
 //	   (a shell execution, seen under load).
+//	20 (revision only; protocol 18) the worker can be exec'd rather than
+//	   forked (_sandboxd_worker.exec_main): by the native supervisor
+//	   (supervisor/), which speaks protocol 18 to the daemon.
 //
 // To change the agent: change its files, bump Revision and record the
 // new files' hash in version_test.go (TestAgentSourcesHaveTheirVersion
@@ -185,7 +188,7 @@ const ProtocolVersion = 18
 // Revision is the build of the agent's files (Files): it changes with
 // every change to them, seen by a daemon or not (ProtocolVersion changes
 // only for the former). Up to 12 the two were one number.
-const Revision = 19
+const Revision = 20
 
 // MinProtocolVersion is the oldest agent this daemon's Conn still talks
 // to correctly; testdata holds every version from it on.

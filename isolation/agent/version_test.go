@@ -34,6 +34,7 @@ var agentSHA256 = map[int]string{
 	17: "309843b01685ce1dd4f282d42cf2aa1dcb6b043860cd8c58002e52d9b56d7e33",
 	18: "89891f64781b9984b7324c67378040b2f30b1f1dc6476b5a4c15ecb7401d173e",
 	19: "96269fdca5d749fe5d52eca9f6687ca3cc16db1e02bae30af6d42bbbfb78e667",
+	20: "e70707c8e3cebdc38ebc5f204d52383d2aba55701eefe3282e5cfbbb0696667e",
 }
 
 // filesHash is the sha256 of an agent's files: names and contents, in name

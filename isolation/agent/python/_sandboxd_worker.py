@@ -71,6 +71,20 @@ def exec_node(node, fds):
     os._exit(1)
 
 
+def exec_main():
+    """The worker exec'd by the native supervisor (isolation/agent/
+    supervisor), not forked: it put fds 0, 1 and 2 and the control pipes
+    (CTRL_FD_BASE on) where run would, and made the session. Never
+    returns."""
+    try:
+        for fd in range(CTRL_FD_BASE, FORK_FD + 1):
+            os.set_inheritable(fd, False)
+        worker_main(CTRL_FD_BASE, CTRL_FD_BASE + 1)
+    except BaseException as e:  # noqa: BLE001
+        log("worker: %r" % e)
+    os._exit(1)
+
+
 def take_fds(fds):
     """Puts the worker's fds (stdout, stderr, requests, replies, the fork
     channel) where it serves cells from."""
