@@ -122,8 +122,11 @@ func TestSupervisorContract(t *testing.T) {
 	wg.Go(func() {
 		t.Run("contract", func(t *testing.T) {
 			ra := startAgentOn(t, Files(), false, bin)
-			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ra.pong.PID)); err != nil || exe != bin {
-				t.Fatalf("the agent that answered is %q (%v), not %s", exe, err, bin)
+			// Its argv[0]: its /proc/PID/exe is closed to the same uid
+			// (it is not dumpable).
+			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ra.pong.PID))
+			if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); err != nil || argv0 != bin {
+				t.Fatalf("the agent that answered is %q (%v), not %s", argv0, err, bin)
 			}
 			testContract(t, ProtocolVersion, ra)
 		})
@@ -151,6 +154,9 @@ func TestSupervisorAnswersAsPython(t *testing.T) {
 		{Code: "import sys\nsys.stdout.buffer.write(b'a\\xffb\\xe2\\x82'); sys.stdout.flush()\n" +
 			"sys.stdout.buffer.write(b'\\xacc\\xf0\\x9f\\x98'); sys.stdout.flush()\nsys.stdout.buffer.write(b'\\xed\\xa0\\x80\\xc0\\xaf\\xf4\\x90'); sys.stdout.flush()"},
 		{Code: "print('x' * 5000)\nprint('e' * 10, file=__import__('sys').stderr)", MaxOutput: 1000},
+		// Characters cut by the pipe's reads (64 KiB) and by max_output.
+		{Code: "import sys\nsys.stdout.buffer.write(b'a' * 65535 + '\\u20ac\\U0001f600'.encode() * 40000); sys.stdout.flush()"},
+		{Code: "print('\\u20ac' * 100)", MaxOutput: 100},
 		{Code: "print('y' * 3000)\n'z' * 3000", MaxAnswer: 4000},
 		{Code: "'\\u00e9' * 100", MaxAnswer: 51},
 		{Code: "raise ValueError('\\ud800 lone')"},

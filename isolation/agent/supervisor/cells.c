@@ -390,8 +390,7 @@ json_t *cell_execute(struct agent *a, struct worker *w, json_t *req, struct daem
 			iw = np;
 			p[np++] = (struct pollfd){w->ctrl_w, POLLOUT, 0};
 		}
-		int ms = wait > 0 ? (int)(wait * 1000) + 1 : 0;
-		if (poll(p, np, ms) < 0) {
+		if (poll(p, np, poll_ms(wait)) < 0) {
 			now = monotonic();
 			continue;
 		}

@@ -205,7 +205,7 @@ json_t *shell_execute(struct agent *a, json_t *req, const char *exec_id)
 			idaemon = np;
 			p[np++] = (struct pollfd){dfd, POLLIN, 0};
 		}
-		if (poll(p, np, wait > 0 ? (int)(wait * 1000) + 1 : 0) < 0)
+		if (poll(p, np, poll_ms(wait)) < 0)
 			continue;
 		if (p[0].revents)
 			reap_zombies();

@@ -51,6 +51,7 @@ const char *str_of(json_t *obj, const char *key, const char *def);
 double num_of(json_t *obj, const char *key, double def);
 long long int_of(json_t *obj, const char *key, long long def);
 int write_all(int fd, const char *data, size_t n);
+int poll_ms(double wait); /* a poll timeout for wait seconds, bounded */
 
 struct daemon {
 	int listener;

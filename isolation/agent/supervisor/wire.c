@@ -49,6 +49,15 @@ double monotonic(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+int poll_ms(double wait)
+{
+	if (wait <= 0)
+		return 0;
+	if (wait > 3600)
+		return 3600 * 1000; /* the loops that poll look again: no overflow */
+	return (int)(wait * 1000) + 1;
+}
+
 int write_all(int fd, const char *data, size_t n)
 {
 	while (n > 0) {
