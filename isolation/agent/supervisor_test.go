@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite generated files (supervisor/consts.h)")
@@ -221,5 +222,25 @@ func TestCheckSupervisor(t *testing.T) {
 	}
 	if err := CheckSupervisor(context.Background(), filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Fatal("a missing supervisor passed")
+	}
+}
+
+// TestShellLeavesABackgroundProcess: a command that ends, writes nothing
+// and leaves a process holding its output (`sleep 60 &`) answers once it
+// ends, not at its timeout: neither output nor an end of file wakes the
+// supervisor, only SIGCHLD, which the native supervisor's spawner thread
+// may take first.
+func TestShellLeavesABackgroundProcess(t *testing.T) {
+	bothSupervisors(t, testShellLeavesABackgroundProcess)
+}
+
+func testShellLeavesABackgroundProcess(t *testing.T, sup string) {
+	ra := startAgentOn(t, Files(), false, sup)
+	for i := range 8 {
+		start := time.Now()
+		m, stdout, _ := ra.exec(t, Request{Language: LanguageShell, Code: "echo hi >/dev/null; sleep 60 &", Timeout: 20})
+		if took := time.Since(start); m.Status != StatusOK || stdout != "" || took > 10*time.Second {
+			t.Fatalf("run %d: %+v %q after %v", i, m, stdout, took)
+		}
 	}
 }

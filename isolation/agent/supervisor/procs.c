@@ -39,15 +39,23 @@ static struct watched {
 static size_t nwatched;
 static int sigfd = -1;
 /* lock is held over the table and every waitpid: the spawner's thread
- * (spawn.c) reaps, watches and forks too. reaped is an eventfd written at
- * every status kept, which the spawner's thread polls: the main thread may
- * read SIGCHLD's signalfd first. */
+ * (spawn.c) reaps, watches and forks too. Both threads poll SIGCHLD's
+ * signalfd, and one read of it takes the signal from the other: reaped
+ * holds an eventfd for each (REAPED_MAIN, REAPED_SPAWNER), written at every
+ * status kept, so that a thread waiting for a child's end (a shell
+ * command's, a process of the daemon's) wakes whichever thread reaped it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int reaped = -1;
+static int reaped[2] = {-1, -1};
 
-int reaped_fd(void)
+int reaped_fd(int thread)
 {
-	return reaped;
+	return reaped[thread];
+}
+
+void reaped_clear(int thread)
+{
+	uint64_t v;
+	(void)!read(reaped[thread], &v, sizeof v);
 }
 
 void reaper_start(void)
@@ -57,7 +65,8 @@ void reaper_start(void)
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	reaped = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	reaped[REAPED_MAIN] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	reaped[REAPED_SPAWNER] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	reap_zombies();
 }
 
@@ -81,7 +90,8 @@ static void keep(pid_t pid, int status)
 		watched[i].exited = true;
 		watched[i].status = status;
 		uint64_t one = 1;
-		(void)!write(reaped, &one, sizeof one);
+		(void)!write(reaped[REAPED_MAIN], &one, sizeof one);
+		(void)!write(reaped[REAPED_SPAWNER], &one, sizeof one);
 	}
 }
 

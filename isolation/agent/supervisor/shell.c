@@ -189,9 +189,12 @@ json_t *shell_execute(struct agent *a, json_t *req, const char *exec_id)
 		double wait = (kill_at >= 0 ? kill_at : deadline) - now;
 		if (resignal_at >= 0 && resignal_at - now < wait)
 			wait = resignal_at - now;
-		struct pollfd p[4];
+		/* The command's end wakes this loop: SIGCHLD, or the spawner's
+		 * thread having reaped it (then the signal is gone). */
+		struct pollfd p[5];
 		int np = 0, iout = -1, ierr = -1, idaemon = -1;
 		p[np++] = (struct pollfd){reaper_fd(), POLLIN, 0};
+		p[np++] = (struct pollfd){reaped_fd(REAPED_MAIN), POLLIN, 0};
 		if (out_open) {
 			iout = np;
 			p[np++] = (struct pollfd){out[0], POLLIN, 0};
@@ -209,6 +212,8 @@ json_t *shell_execute(struct agent *a, json_t *req, const char *exec_id)
 			continue;
 		if (p[0].revents)
 			reap_zombies();
+		if (p[1].revents)
+			reaped_clear(REAPED_MAIN);
 		if (idaemon >= 0 && p[idaemon].revents)
 			interrupt = daemon_read(&a->d, exec_id, true) || interrupt;
 		if (iout >= 0 && p[iout].revents && !drain(out[0], &caps[0]))

@@ -406,7 +406,7 @@ static void *serve(void *arg)
 		struct pollfd *p = calloc(n + 4, sizeof *p);
 		int np = 0;
 		p[np++] = (struct pollfd){S.wake, POLLIN, 0};
-		p[np++] = (struct pollfd){reaped_fd(), POLLIN, 0};
+		p[np++] = (struct pollfd){reaped_fd(REAPED_SPAWNER), POLLIN, 0};
 		p[np++] = (struct pollfd){reaper_fd(), POLLIN, 0};
 		int ilisten = -1;
 		if (S.listener >= 0) {
@@ -424,7 +424,7 @@ static void *serve(void *arg)
 		if (p[0].revents)
 			(void)!read(S.wake, &v, sizeof v);
 		if (p[1].revents)
-			(void)!read(reaped_fd(), &v, sizeof v);
+			reaped_clear(REAPED_SPAWNER);
 		if (p[2].revents)
 			reap_zombies();
 		/* Connections from the last to the first: forget moves the last

@@ -70,7 +70,9 @@ int daemon_watched(struct daemon *d, const char *exec_id); /* the fd to poll, or
 /* procs.c */
 void reaper_start(void);
 int reaper_fd(void);
-int reaped_fd(void);
+enum { REAPED_MAIN, REAPED_SPAWNER };
+int reaped_fd(int thread); /* readable once a status was kept since reaped_clear */
+void reaped_clear(int thread);
 void reap_zombies(void);
 void watch(pid_t pid);
 pid_t fork_watched(void);
