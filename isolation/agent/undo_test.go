@@ -196,9 +196,11 @@ func TestAgentUndoSpareOfAStop(t *testing.T) { bothSupervisors(t, testAgentUndoS
 
 func testAgentUndoSpareOfAStop(t *testing.T, sup string) {
 	u := startUndoAgent(t, sup)
-	u.py("", "w = 1", 0)
-	m, _, _ := u.exec(t, Request{Language: LanguagePython, Checkpoints: 1, Timeout: 0.5, Grace: 10,
-		Code: "import subprocess, time\nw = 2\np = subprocess.Popen(['sleep', '5'], start_new_session=True)\ntime.sleep(60)"})
+	// The imports first, and a timeout that leaves the cell time to start
+	// its process on a loaded host (CI once stopped it before p was set).
+	u.py("", "w = 1\nimport subprocess, time", 0)
+	m, _, _ := u.exec(t, Request{Language: LanguagePython, Checkpoints: 1, Timeout: 1.5, Grace: 10,
+		Code: "w = 2\np = subprocess.Popen(['sleep', '5'], start_new_session=True)\ntime.sleep(60)"})
 	if m.Status != StatusTimeout || m.StateReset || !m.Checkpoint {
 		t.Fatalf("the stopped cell: %s, state_reset %v, checkpoint %v", m.Status, m.StateReset, m.Checkpoint)
 	}
