@@ -50,3 +50,16 @@ func SupervisorArgs(python, preload string) []string {
 	}
 	return args
 }
+
+// PythonOf is the sandbox's python in the agent's command line args (a
+// container spec's process): the native supervisor's first argument, or
+// the Python supervisor's interpreter itself.
+func PythonOf(args []string) string {
+	if len(args) > 1 && path.Base(args[0]) == SupervisorBinary {
+		return args[1]
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}

@@ -244,3 +244,19 @@ func testShellLeavesABackgroundProcess(t *testing.T, sup string) {
 		}
 	}
 }
+
+func TestPythonOf(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{SupervisorArgs("/usr/bin/python3", ""), "/usr/bin/python3"},
+		{SupervisorArgs("/usr/local/bin/python3", "import numpy"), "/usr/local/bin/python3"},
+		{[]string{"/usr/bin/python3", "-S", "-c", Bootstrap}, "/usr/bin/python3"},
+		{nil, ""},
+	} {
+		if got := PythonOf(tc.args); got != tc.want {
+			t.Errorf("PythonOf(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxd/sandboxd/isolation"
+	"github.com/sandboxd/sandboxd/isolation/agent"
 )
 
 // A runsc sandbox as the rest of the runtime sees it: isolation.Container
@@ -58,7 +59,7 @@ func (e *engine) container(id, dir, pidFile string, cg ocgroups.Manager, spec *s
 		unix.Close(pidfd)
 		return nil, err
 	}
-	return &gvisorContainer{rs: e.rs, id: id, dir: dir, network: network, python: spec.Process.Args[0], user: spec.Process.User,
+	return &gvisorContainer{rs: e.rs, id: id, dir: dir, network: network, python: agent.PythonOf(spec.Process.Args), user: spec.Process.User,
 		pid: pid, start: start, pidfd: pidfd, cg: cg, res: resourcesOf(cg)}, nil
 }
 
