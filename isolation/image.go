@@ -156,6 +156,22 @@ func findPythonIn(rootfs string) (string, error) {
 	return "", errors.New("the root filesystem has no python3 in /usr/local/bin, /usr/bin or /bin: install python3 in it")
 }
 
+// agentArgs starts the agent of a sandbox of view, with the template's
+// preload code if any: the native supervisor where the image has it, else
+// the Python one.
+func agentArgs(view *Image, preload string) []string {
+	if view.supervisor {
+		return agent.SupervisorArgs(view.python, preload)
+	}
+	// -S: the agent's worker sets up site-packages after its fork, off
+	// the start's clock (see agent.py).
+	args := []string{view.python, "-S", "-c", agent.Bootstrap}
+	if preload != "" {
+		args = append(args, preload)
+	}
+	return args
+}
+
 // writeAgent puts the agent's modules into an image's /etc (see
 // agent.Files and agent.Bootstrap), compiled by python if given: a host
 // interpreter that is the sandbox's own. Compiling is only a saving; if it

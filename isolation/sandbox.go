@@ -376,22 +376,6 @@ func (e *PreloadError) Error() string {
 	return fmt.Sprintf("the preload code failed: %s: %s%s", e.Name, e.Value, tracebackTail(e.Traceback))
 }
 
-// agentArgs starts the agent of a sandbox of view, with the template's
-// preload code if any: the native supervisor where the image has it, else
-// the Python one.
-func agentArgs(view *Image, preload string) []string {
-	if view.supervisor {
-		return agent.SupervisorArgs(view.python, preload)
-	}
-	// -S: the agent's worker sets up site-packages after its fork, off
-	// the start's clock (see agent.py).
-	args := []string{view.python, "-S", "-c", agent.Bootstrap}
-	if preload != "" {
-		args = append(args, preload)
-	}
-	return args
-}
-
 // tracebackTail is the end of a traceback, for an error message.
 func tracebackTail(tb string) string {
 	tb = strings.TrimSpace(tb)
