@@ -11,8 +11,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,16 +42,8 @@ static void checkpoint_wait(int fd, char *out, size_t n)
 static void relisten(struct daemon *d)
 {
 	for (int attempt = 0; attempt < 50; attempt++) {
-		if (d->listener < 0) {
-			struct sockaddr_un sa = {.sun_family = AF_UNIX};
-			strncpy(sa.sun_path, SBX_LISTEN_PATH, sizeof sa.sun_path - 1);
-			unlink(SBX_LISTEN_PATH);
-			int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-			if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 16) == 0)
-				d->listener = fd;
-			else if (fd >= 0)
-				close(fd);
-		}
+		if (d->listener < 0)
+			d->listener = listen_at(SBX_LISTEN_PATH);
 		if (d->listener >= 0 && spawner_resume())
 			return;
 		if (attempt == 0)

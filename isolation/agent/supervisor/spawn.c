@@ -450,20 +450,6 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static int listen_at(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
-	unlink(path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* spawner_start listens for the daemon's processes and serves them from a
  * thread: on SBX_SPAWN_FD if the daemon's listener was inherited (it made
  * this one too), else at SBX_SPAWN_PATH. Without the listener the runtime

@@ -59,6 +59,7 @@ struct daemon {
 	int conn; /* -1: none */
 	struct linebuf rd;
 };
+int listen_at(const char *path);
 void daemon_open(struct daemon *d);
 int daemon_accept(struct daemon *d);
 void daemon_send(struct daemon *d, json_t *msg); /* msg is not stolen */

@@ -207,6 +207,25 @@ static bool inherited(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
 }
 
+/* listen_at makes a listening socket at path (in a folder of the host's,
+ * where gVisor passes no descriptor), replacing a stale file there; -1 if
+ * it cannot. */
+int listen_at(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 void daemon_open(struct daemon *d)
 {
 	memset(d, 0, sizeof *d);
@@ -216,11 +235,7 @@ void daemon_open(struct daemon *d)
 		d->inherited = true;
 		return;
 	}
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	strncpy(sa.sun_path, SBX_LISTEN_PATH, sizeof sa.sun_path - 1);
-	unlink(SBX_LISTEN_PATH);
-	d->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (d->listener < 0 || bind(d->listener, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(d->listener, 16) < 0) {
+	if ((d->listener = listen_at(SBX_LISTEN_PATH)) < 0) {
 		sbx_log("listen at %s: %s", SBX_LISTEN_PATH, strerror(errno));
 		exit(1);
 	}
