@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,6 +41,45 @@ func command(ctx context.Context, n int, want string, name string, args ...strin
 		}
 		return nil
 	}, nil)
+}
+
+// idlePython is the mean PSS of n idle python3 processes started as a
+// session's worker is, with site (the host's site-packages and .pth
+// files), run side by side so that their shared pages are split as a
+// thousand sessions split them: the floor of a session that holds one
+// interpreter.
+func idlePython(ctx context.Context, n int) (int64, error) {
+	var cmds []*exec.Cmd
+	defer func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}()
+	for range n {
+		c := exec.CommandContext(ctx, pythonBin, "-c", "import sys; print(1, flush=True); sys.stdin.read()")
+		in, err := c.StdinPipe()
+		if err != nil {
+			return 0, err
+		}
+		defer in.Close()
+		out, err := c.StdoutPipe()
+		if err != nil {
+			return 0, err
+		}
+		if err := c.Start(); err != nil {
+			return 0, err
+		}
+		cmds = append(cmds, c)
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+			return 0, fmt.Errorf("an idle python3 did not start: %w", err)
+		}
+	}
+	var total int64
+	for _, c := range cmds {
+		total += pssOf(strconv.Itoa(c.Process.Pid))
+	}
+	return total / int64(n), nil
 }
 
 // pipeREPL times a round trip of x = 1 to a python3 on the host that

@@ -160,18 +160,24 @@ func pssBytes(id string) int64 {
 		if err != nil || !strings.Contains(string(cg), id) {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/smaps_rollup")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
-				n, _ := strconv.ParseInt(f[1], 10, 64)
-				total += n << 10
-			}
-		}
+		total += pssOf(e.Name())
 	}
 	return total
+}
+
+// pssOf is the PSS of process pid, 0 if it is gone.
+func pssOf(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n << 10
+		}
+	}
+	return 0
 }
 
 // usable says the daemon can run sessions on runtime name.

@@ -83,6 +83,11 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		return nil, err
 	}
 	r.latency("pipe round trip to a python3 REPL", pipe, "", 0, noGoal)
+	idlePy, err := idlePython(ctx, 20)
+	if err != nil {
+		return nil, err
+	}
+	r.memoryMiB("idle python3 PSS (mean of 20, side by side)", idlePy, 20, "", 0, noGoal)
 
 	// Every daemon runs the shipped defaults but for the pool and, so that
 	// the memory figures can be taken, the session quotas.
@@ -124,7 +129,7 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		}
 		// What a claim cannot go under here: a lookup, one durable write
 		// and one HTTP round trip, each from idle.
-		r.latency("create → ready, pooled, paced at 5/s", runc.pooled, "GET + fdatasync, paced", get.P50+durable.P50, goalP50P99(1, 3))
+		r.latency("create → ready, pooled, paced at 5/s", runc.pooled, "GET + fdatasync, paced", get.P50+durable.P50, goalClaim(1.2, 1, 3))
 		getBurst, err := getBursts(ctx, d, max(2, n(5)), burstSize)
 		if err != nil {
 			return err
@@ -134,7 +139,7 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		if err != nil {
 			return err
 		}
-		r.latency(fmt.Sprintf("create → ready, burst of %d after idle", burstSize), l, fmt.Sprintf("GET, burst of %d", burstSize), getBurst.P50, goalP99(10))
+		r.latency(fmt.Sprintf("create → ready, burst of %d after idle", burstSize), l, fmt.Sprintf("GET, burst of %d", burstSize), getBurst.P50, goalP99Of(4, getBurst, 10))
 		if l, err = backToBack(ctx, d, n(100)); err != nil {
 			return err
 		}
@@ -151,7 +156,9 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		if runc.exec, err = execs(ctx, d, n(2000)); err != nil {
 			return err
 		}
-		r.latency("exec x = 1 on a live session", runc.exec, "pipe round trip to a python3 REPL", pipe.P50, goalWarmExec(8, 2.5))
+		// Round 3 (issue 34) measures an exec against the API's own floor,
+		// a GET of the same session; round 2 against a pipe to a REPL.
+		r.latency("exec x = 1 on a live session", runc.exec, "GET a session, back to back", getB2B.P50, goalWarmExec(3, 2.5))
 		for _, clients := range []int{1, 4, 16} {
 			step(fmt.Sprintf("create + exec + delete, %d clients", clients))
 			if err := d.waitPool(ctx); err != nil {
@@ -193,8 +200,9 @@ func run(ctx context.Context, bin string, scale float64, idle int, runscAlso str
 		}
 		coldBudget := float64(last) / 2 * runc.cold.P50 / 1000
 		r.value(fmt.Sprintf("%d idle sessions made (4 clients)", last), made, "s", last, goalSeconds(fmt.Sprintf("%d cold creates", last/2), coldBudget))
-		// Round 3's goal (issue 34; round 2's was 5 MiB).
-		r.memoryMiB(fmt.Sprintf("idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, goalMiB(3))
+		// Round 3's goal (issue 34; round 2's was 5 MiB), beside one
+		// interpreter's floor on this host.
+		r.memoryMiB(fmt.Sprintf("idle session PSS (mean of %d)", m.Sampled), m.PSSPerSession, m.Sampled, "idle python3", idlePy, goalMiB(3))
 		for _, c := range counts {
 			goal := noGoal
 			if c == last {
@@ -260,7 +268,7 @@ func runscRows(ctx context.Context, r *report, bin, label, runscCfg, quota strin
 		if err != nil {
 			return err
 		}
-		r.latency(label+": create → ready, from the pool", l, "runc: from the pool", runc.pooled.P50, goalRatio(2))
+		r.latency(label+": create → ready, from the pool", l, "runc: from the pool", runc.pooled.P50, goalRatio(1.2))
 		if l, err = runs(ctx, d, n(50)); err != nil {
 			return err
 		}
