@@ -394,6 +394,10 @@ type Info struct {
 	// checks of the daemon it talks to; absent from daemons before them.
 	DataDir string `json:"data_dir,omitempty"`
 	RunDir  string `json:"run_dir,omitempty"`
+	// Supervisor is the native supervisor new sandboxes start with as
+	// their PID 1 (sandboxd-supervisor, its path on the host); empty: the
+	// Python one (none was found beside the daemon, or daemons before it).
+	Supervisor string `json:"supervisor,omitempty"`
 }
 
 // RuntimeInfo is one runtime of the host.

@@ -22,6 +22,7 @@ func (d *Daemon) Info(ctx context.Context) (*api.Info, error) {
 		CgroupVersion: rt.CgroupVersion,
 		DataDir:       d.cfg.DataDir,
 		RunDir:        d.cfg.RunDir,
+		Supervisor:    d.cfg.Supervisor,
 		Seccomp: api.SeccompInfo{
 			Enabled:        true,
 			LibraryVersion: seccomp.LibraryVersion(),

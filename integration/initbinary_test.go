@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -59,6 +60,15 @@ func TestSandboxInit(t *testing.T) {
 		x := d.exec(t, id, api.LanguageShell, "tr '\\0' ' ' </proc/1/cmdline", 0)
 		return x.Stdout
 	}
+	// What GET /v1/info says of the supervisor (sandboxctl info's line).
+	supervisor := func(d *daemon) string {
+		t.Helper()
+		info, err := d.c.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Supervisor
+	}
 
 	d := startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "with", "sandboxd") })
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.cmd.Process.Pid))
@@ -84,6 +94,11 @@ func TestSandboxInit(t *testing.T) {
 	if got := pid1(d, id); !strings.HasPrefix(got, path.Join(agent.Dir, agent.SupervisorBinary)+" ") {
 		t.Fatalf("PID 1 of a session beside the native supervisor: %q", got)
 	}
+	// (the daemon's path for it is /proc/self/exe's folder: dir's with
+	// its links resolved)
+	if got := supervisor(d); !strings.HasSuffix(got, "/with/"+agent.SupervisorBinary) {
+		t.Fatalf("info's supervisor: %q, want the one in %s/with", got, dir)
+	}
 
 	// None beside it: the daemon's own init starts them.
 	d = startDaemon(t, "", func(d *daemon) { d.exe = filepath.Join(dir, "without", "sandboxd") })
@@ -99,6 +114,9 @@ func TestSandboxInit(t *testing.T) {
 	}
 	if !strings.Contains(d.log(), "no "+agent.SupervisorBinary+" beside the daemon") {
 		t.Fatal("the daemon did not say it starts sandboxes with the Python supervisor")
+	}
+	if got := supervisor(d); got != "" {
+		t.Fatalf("info's supervisor without one: %q", got)
 	}
 
 	// Another build's supervisor is not taken.

@@ -38,6 +38,11 @@ func newInfoCmd(a *app) *cobra.Command {
 			fmt.Printf("Cgroup version:  %d\n", info.CgroupVersion)
 			fmt.Printf("Seccomp:         %v (libseccomp %s, %d system calls allowed)\n", info.Seccomp.Enabled, info.Seccomp.LibraryVersion, info.Seccomp.Syscalls)
 			fmt.Printf("Sandbox uid:     %d\n", info.SandboxUID)
+			if info.Supervisor != "" {
+				fmt.Printf("Supervisor:      native (%s)\n", info.Supervisor)
+			} else {
+				fmt.Println("Supervisor:      Python (no sandboxd-supervisor beside the daemon or in ../libexec/sandboxd)")
+			}
 			fmt.Printf("Warm pools:      %d of %d ready%s\n", info.Pool.Idle, max(info.Pool.Size, info.Pool.Target), poolDetail(info.Pool))
 			if u := info.UserNS; u.Enabled {
 				fmt.Printf("User namespaces: on (host ids %d-%d, a block of %d per session, %d of %d in use)\n",
