@@ -313,6 +313,21 @@ func TestOpenAPI(t *testing.T) {
 	rt.Close()
 	_, _, err = c.CreateSessionOnce(ctx, nil, "oa-key")
 	must("create with an Idempotency-Key again", err)
+	// A pause waits for no execution: the one started above (wait
+	// false) must have ended. Under the native supervisor a restarted
+	// session answers at once and its first execution waits for the
+	// worker's interpreter to start, which on a loaded host outlasted
+	// the calls between (CI, once).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		x, err := c.Execution(ctx, id, eid)
+		must("execution", err)
+		if x.Status != api.StatusRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("execution %s still running after 30 s", eid)
+		}
+	}
 	_, err = c.PauseSession(ctx, id)
 	must("pause", err)
 	_, err = c.ResumeSession(ctx, id)
