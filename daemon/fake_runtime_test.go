@@ -281,11 +281,14 @@ type fakeBox struct {
 	// (ExecOptions.Checkpoints), by context ("" the default one).
 	parked map[string][]map[string]string
 	// noCopies is an agent that parks no copy (older than protocol 17).
-	noCopies  bool
-	limits    isolation.Limits
-	frozen    bool
-	oomKills  uint64
-	unhealthy bool
+	noCopies bool
+	limits   isolation.Limits
+	frozen   bool
+	// readyFrozen says the last freeze came after a Ready call: the
+	// interpreter was asked to finish starting first.
+	readyFrozen, readied bool
+	oomKills             uint64
+	unhealthy            bool
 	// gone: its process was killed, its exit not yet seen (Alive is false).
 	gone   bool
 	exited chan struct{}
@@ -697,7 +700,25 @@ func (b *fakeBox) Stats() (isolation.Stats, error) {
 	return isolation.Stats{MemoryBytes: 1 << 20, MemoryLimit: uint64(b.limits.MemoryBytes), Pids: 1, OOMKills: b.oomKills}, nil
 }
 
-func (b *fakeBox) Freeze() error  { b.mu.Lock(); b.frozen = true; b.mu.Unlock(); return nil }
+func (b *fakeBox) Freeze() error {
+	b.mu.Lock()
+	b.frozen, b.readyFrozen, b.readied = true, b.readied, false
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *fakeBox) wasReadyFrozen() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.readyFrozen }
+
+func (b *fakeBox) Ready(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.readied = true
+	if b.unhealthy {
+		return errors.New("agent does not answer")
+	}
+	return nil
+}
+
 func (b *fakeBox) isFrozen() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.frozen }
 func (b *fakeBox) Thaw() error    { b.mu.Lock(); b.frozen = false; b.mu.Unlock(); return nil }
 

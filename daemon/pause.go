@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/daemon/config"
 	sess "github.com/sandboxd/sandboxd/daemon/session"
+	"github.com/sandboxd/sandboxd/internal/logging"
 )
+
+// pauseReadyWait bounds a pause's wait for a session's interpreter to
+// finish starting (cold: tens of milliseconds; a loaded host: seconds).
+const pauseReadyWait = 10 * time.Second
 
 // PauseSession freezes every process of the session (the cgroup
 // freezer): memory and interpreter state stay, CPU use stops, and so do
@@ -39,6 +45,15 @@ func (d *Daemon) pauseSession(ctx context.Context, s *session, reason string) er
 	sb, err := s.Pausable()
 	if err != nil || sb == nil {
 		return err
+	}
+	// A session made an instant ago may still be starting its
+	// interpreter: the pause freezes it whole. One that does not answer
+	// is frozen as it is.
+	rctx, cancel := context.WithTimeout(ctx, pauseReadyWait)
+	err = sb.Ready(rctx)
+	cancel()
+	if err != nil {
+		logging.From(ctx).Debug("pause a session whose interpreter did not say it is ready", "session", s.ID(), "err", err)
 	}
 	if err := sb.Freeze(); err != nil {
 		_ = sb.Thaw() // not half frozen

@@ -27,6 +27,10 @@ func TestPause(t *testing.T) {
 		if err != nil || got.Status != api.StatusPaused || got.Reason != "paused by request" || !e.h.box(s.ID).isFrozen() {
 			t.Fatalf("pause: %+v %v", got, err)
 		}
+		// Its interpreter finished starting before the freeze.
+		if !e.h.box(s.ID).wasReadyFrozen() {
+			t.Fatal("the pause froze the sandbox without waiting for its interpreter")
+		}
 		ev.waitFor(t, s.ID, api.ActionPaused)
 	}
 	pause()

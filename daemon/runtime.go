@@ -73,6 +73,8 @@ type Lifecycle interface {
 	Alive() bool
 	SetLimits(l isolation.Limits) error
 	Stats() (isolation.Stats, error)
+	// Ready waits until the sandbox's interpreter has finished starting.
+	Ready(ctx context.Context) error
 	// Freeze and Thaw pause and resume every process of the sandbox.
 	Freeze() error
 	Thaw() error

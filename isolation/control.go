@@ -164,15 +164,42 @@ func (s *Sandbox) Stats() (Stats, error) {
 }
 
 // Freeze stops every process of the sandbox where it is (the cgroup
-// freezer): memory and state stay, CPU use is nil until Thaw.
-func (s *Sandbox) Freeze() error { return s.c.Pause() }
+// freezer): memory and state stay, CPU use is nil until Thaw. A v1
+// freezer can stay FREEZING while a task of the cgroup cannot be frozen
+// yet; libcontainer then gives up ("unable to freeze") and thaws it, and
+// a later try, a moment apart, freezes it (CI saw it once, on a session
+// made an instant before).
+func (s *Sandbox) Freeze() error {
+	var err error
+	for try := range freezeTries {
+		if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err = s.c.Pause(); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// freezeTries bounds Freeze's tries.
+const freezeTries = 3
 
 // Thaw lets a frozen sandbox run on.
 func (s *Sandbox) Thaw() error { return s.c.Resume() }
 
 // Check asks the sandbox's agent whether it answers, within ctx: the
 // health check of a sandbox that waits in a warm pool.
-func (s *Sandbox) Check(ctx context.Context) error {
+func (s *Sandbox) Check(ctx context.Context) error { return s.ping(ctx, false) }
+
+// Ready waits, within ctx, until the sandbox's interpreter has finished
+// starting. A native supervisor answers as soon as it runs and starts
+// its worker after, so a session made an instant ago may still be
+// starting one: a pause waits for it, and freezes a whole interpreter.
+func (s *Sandbox) Ready(ctx context.Context) error { return s.ping(ctx, true) }
+
+// ping pings the sandbox's agent, with ready (see agent.Conn.Ping).
+func (s *Sandbox) ping(ctx context.Context, ready bool) error {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	s.connMu.Lock()
@@ -181,7 +208,7 @@ func (s *Sandbox) Check(ctx context.Context) error {
 	if closed || conn == nil {
 		return errors.New("sandbox is stopped")
 	}
-	_, err := conn.Ping(ctx, false)
+	_, err := conn.Ping(ctx, ready)
 	return err
 }
 
