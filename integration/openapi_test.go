@@ -318,16 +318,11 @@ func TestOpenAPI(t *testing.T) {
 	// session answers at once and its first execution waits for the
 	// worker's interpreter to start, which on a loaded host outlasted
 	// the calls between (CI, once).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitFor(t, func() bool {
 		x, err := c.Execution(ctx, id, eid)
 		must("execution", err)
-		if x.Status != api.StatusRunning {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("execution %s still running after 30 s", eid)
-		}
-	}
+		return x.Status != api.StatusRunning
+	})
 	_, err = c.PauseSession(ctx, id)
 	must("pause", err)
 	_, err = c.ResumeSession(ctx, id)

@@ -164,26 +164,8 @@ func (s *Sandbox) Stats() (Stats, error) {
 }
 
 // Freeze stops every process of the sandbox where it is (the cgroup
-// freezer): memory and state stay, CPU use is nil until Thaw. A v1
-// freezer can stay FREEZING while a task of the cgroup cannot be frozen
-// yet; libcontainer then gives up ("unable to freeze") and thaws it, and
-// a later try, a moment apart, freezes it (CI saw it once, on a session
-// made an instant before).
-func (s *Sandbox) Freeze() error {
-	var err error
-	for try := range freezeTries {
-		if try > 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err = s.c.Pause(); err == nil {
-			return nil
-		}
-	}
-	return err
-}
-
-// freezeTries bounds Freeze's tries.
-const freezeTries = 3
+// freezer): memory and state stay, CPU use is nil until Thaw.
+func (s *Sandbox) Freeze() error { return s.c.Pause() }
 
 // Thaw lets a frozen sandbox run on.
 func (s *Sandbox) Thaw() error { return s.c.Resume() }

@@ -3,6 +3,7 @@ package runc
 import (
 	"errors"
 	"sync"
+	"time"
 
 	ocgroups "github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runc/libcontainer"
@@ -61,7 +62,27 @@ func (c runcContainer) CgroupPaths() (map[string]string, error) {
 	return st.CgroupPaths, nil
 }
 
-func (c runcContainer) Pause() error  { return c.c.Pause() }
+// Pause freezes the container's cgroup. A v1 freezer can stay FREEZING
+// while a task of the cgroup cannot be frozen yet; libcontainer then
+// gives up ("unable to freeze") and thaws it, and a later try, a moment
+// apart, freezes it (CI saw it once, on a session made an instant
+// before).
+func (c runcContainer) Pause() error {
+	var err error
+	for try := range pauseTries {
+		if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err = c.c.Pause(); err == nil || errors.Is(err, libcontainer.ErrNotRunning) {
+			return err
+		}
+	}
+	return err
+}
+
+// pauseTries bounds Pause's tries.
+const pauseTries = 3
+
 func (c runcContainer) Resume() error { return c.c.Resume() }
 
 func (c runcContainer) Resources() ocgroups.Resources { return *c.c.Config().Cgroups.Resources }
