@@ -20,11 +20,12 @@ stop() {
 }
 trap 'stop; rm -rf "$dir"' EXIT
 
-# start POOL_SIZE [POOL_MAX_SIZE]: a daemon of its own, its pool full.
+# start POOL_SIZE [POOL_MAX_SIZE [CONFIG]]: a daemon of its own, its pool
+# full; CONFIG is more of its config's lines.
 start() {
 	stop
 	rm -rf "$dir/data" "$dir/run"
-	printf 'pool_size = %d\npool_max_size = %d\nmax_sessions = 700\nmax_sessions_per_uid = 700\n' "$1" "${2:-$1}" >"$dir/config.toml"
+	printf 'pool_size = %d\npool_max_size = %d\nmax_sessions = 700\nmax_sessions_per_uid = 700\n%s\n' "$1" "${2:-$1}" "${3:-}" >"$dir/config.toml"
 	"$bin" --config "$dir/config.toml" --socket "$dir/s.sock" --data-dir "$dir/data" \
 		--run-dir "$dir/run" --log-level warn 2>>"$dir/daemon.log" &
 	pid=$!
@@ -43,21 +44,32 @@ cpu() {
 start 0
 python3 "$here/load.py" "$dir/s.sock" memory 20 | tee "$out/idle-session.memory.txt"
 cpu cold-create 8 cold 150
-# The whole host under cold creates: by program and object, then the
-# hottest functions.
-perf record -q -e cpu-clock -a -g -o "$dir/perf.data" -- python3 "$here/load.py" "$dir/s.sock" cold 100 >"$dir/perf-load.txt"
-{
-	cat "$dir/perf-load.txt"
-	echo
-	echo "# CPU by program and object (perf report --sort comm,dso)"
-	perf report -i "$dir/perf.data" --stdio --no-children --sort comm,dso -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 40'
-	echo
-	echo "# the hottest functions (perf report --sort comm,sym)"
-	perf report -i "$dir/perf.data" --stdio --no-children --sort comm,sym -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 50'
-} >"$out/cold-create.host.txt"
+# host NAME MODE N: the whole host while load.py runs, into NAME.host.txt:
+# what the load saw, CPU by program and object, then the hottest functions.
+host() {
+	perf record -q -e cpu-clock -a -g -o "$dir/perf.data" -- python3 "$here/load.py" "$dir/s.sock" "$2" "$3" >"$dir/perf-load.txt"
+	{
+		cat "$dir/perf-load.txt"
+		echo
+		echo "# CPU by program and object (perf report --sort comm,dso)"
+		perf report -i "$dir/perf.data" --stdio --no-children --sort comm,dso -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 40'
+		echo
+		echo "# the hottest functions (perf report --sort comm,sym)"
+		perf report -i "$dir/perf.data" --stdio --no-children --sort comm,sym -g none 2>/dev/null | awk '!/^#/ && NF && n++ < 50'
+	} >"$out/$1.host.txt"
+}
+host cold-create cold 100
 start 2
 cpu pooled-create 12 pooled 60
 cpu exec 6 exec 8000
+# Executions on the whole host: the daemon, the client, and in the
+# sandbox the native supervisor's hop and the worker; then the same under
+# runsc (systrap), where each of the hop's system calls is the Sentry's.
+host exec exec 4000
+start 1 1 'default_runtime = "runsc"
+[runsc]
+platform = "systrap"'
+host runsc-exec exec 2000
 # Bursts of 20 after idle: the pool's depth follows the demand, as in
 # make bench's pooled daemon.
 start 2 24
