@@ -25,7 +25,7 @@ trap 'stop; rm -rf "$dir"' EXIT
 start() {
 	stop
 	rm -rf "$dir/data" "$dir/run"
-	printf 'pool_size = %d\npool_max_size = %d\nmax_sessions = 700\nmax_sessions_per_uid = 700\n%s\n' "$1" "${2:-$1}" "${3:-}" >"$dir/config.toml"
+	printf 'pool_size = %d\npool_max_size = %d\nmax_sessions = 1100\nmax_sessions_per_uid = 1100\n%s\n' "$1" "${2:-$1}" "${3:-}" >"$dir/config.toml"
 	"$bin" --config "$dir/config.toml" --socket "$dir/s.sock" --data-dir "$dir/data" \
 		--run-dir "$dir/run" --log-level warn 2>>"$dir/daemon.log" &
 	pid=$!
@@ -81,6 +81,9 @@ start 0
 perf record -q -e cpu-clock -a -g -o "$dir/perf-few.data" -- python3 "$here/load.py" "$dir/s.sock" many 100 >"$dir/many.txt"
 python3 "$here/load.py" "$dir/s.sock" many 400 >>"$dir/many.txt"
 perf record -q -e cpu-clock -a -g -o "$dir/perf-many.data" -- python3 "$here/load.py" "$dir/s.sock" many 100 >>"$dir/many.txt"
+# A list of 1000 sessions, as make bench's: the daemon's CPU.
+python3 "$here/load.py" "$dir/s.sock" many 400 >>"$dir/many.txt"
+cpu list-sessions 10 list 300
 python3 "$here/load.py" "$dir/s.sock" clean
 {
 	cat "$dir/many.txt"

@@ -13,6 +13,8 @@ sandboxd over its socket while a profiler watches it.
                                 threads, kept: the rate of each hundred
   load.py SOCKET clean          delete every session
   load.py SOCKET exec N         N executions of x = 1 on one session
+  load.py SOCKET list N         N lists of every session, back to back (with
+                                JSON decoding, as a client would)
   load.py SOCKET memory N       N idle sessions: their mean PSS, and where
                                 one session's memory lies (smaps)
 
@@ -232,6 +234,13 @@ def main():
         cpu = host_cpu_s() - cpu0
         print("host CPU %.1f ms a create (with its delete), wall %.1f ms" % (cpu * 1e3 / n, (time.perf_counter() - t0) * 1e3 / n))
         print_phases(phases, create_phases(conn))
+    elif mode == "list":
+        count = len(call(conn, "GET", "/v1/sessions")["sessions"])
+        for _ in range(n):
+            t = time.perf_counter()
+            call(conn, "GET", "/v1/sessions")
+            lat.append(time.perf_counter() - t)
+        print("%d sessions listed" % count)
     elif mode == "memory":
         return memory(conn, n)
     elif mode == "many":
@@ -241,7 +250,7 @@ def main():
             call(conn, "DELETE", "/v1/sessions/" + sess["id"])
         return
     else:
-        sys.exit("mode: cold, pooled, burst, many, clean, exec or memory")
+        sys.exit("mode: cold, pooled, burst, many, clean, exec, list or memory")
     print("%s: n %d p50 %.2f ms p90 %.2f ms p99 %.2f ms" % (mode, len(lat), pct(lat, .5), pct(lat, .9), pct(lat, .99)))
 
 
