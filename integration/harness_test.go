@@ -521,7 +521,7 @@ func (d *daemon) py(t testing.TB, id, code string) *api.Execution {
 // error imports traceback (~10 ms here; over a second in the emulated VM
 // under load, past testConfig's 1 s interrupt grace): then what a test's
 // interrupt or timeout has to beat is the grace, not that import.
-func warmErrors(t testing.TB, d *daemon, id string) {
+func (d *daemon) warmErrors(t testing.TB, id string) {
 	t.Helper()
 	if e := d.py(t, id, "1/0"); e.Error == nil || e.Error.Name != "ZeroDivisionError" {
 		t.Fatalf("1/0: %+v", e)

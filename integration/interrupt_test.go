@@ -33,7 +33,7 @@ func TestInterrupt(t *testing.T) {
 		ctx := context.Background()
 		id := d.session(t, nil)
 		d.py(t, id, "x = 42")
-		warmErrors(t, d, id)
+		d.warmErrors(t, id)
 		finished := func() bool {
 			t.Helper()
 			e := d.py(t, id, "import os; print(os.path.exists('/workspace/finished'))")

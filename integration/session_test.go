@@ -119,7 +119,7 @@ func TestTimeouts(t *testing.T) {
 		d := startDaemon(t, cfg)
 		id := d.session(t, nil)
 		d.py(t, id, "kept = 'yes'")
-		warmErrors(t, d, id)
+		d.warmErrors(t, id)
 
 		start := time.Now()
 		e := d.exec(t, id, "python", "import time\ntime.sleep(60)", 1)
