@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -529,4 +530,43 @@ func waitOp(t *testing.T, d *Daemon, id, op string) {
 	}
 	testutil.WaitFor(t, 10*time.Second, func() bool { return s.Op() == op },
 		"session %s never had %s under way", id, op)
+}
+
+// TestListSessions: a list is oldest first, filtered by every label
+// asked for, and the same list each time.
+func TestListSessions(t *testing.T) {
+	t.Parallel()
+	d := newEnv(t, nil).start()
+	var ids []string
+	for i, labels := range []map[string]string{{"team": "a"}, {"team": "b"}, {"team": "a", "tier": "x"}, nil} {
+		s, err := d.CreateSession(root, &api.CreateSessionRequest{Labels: labels})
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		ids = append(ids, s.ID)
+	}
+	for _, tc := range []struct {
+		labels map[string]string
+		want   []string
+	}{
+		{nil, ids},
+		{map[string]string{"team": "a"}, []string{ids[0], ids[2]}},
+		{map[string]string{"team": "a", "tier": "x"}, []string{ids[2]}},
+		{map[string]string{"team": "c"}, nil},
+		{map[string]string{"tier": ""}, nil},
+	} {
+		for range 3 {
+			l, err := d.ListSessions(root, tc.labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range l {
+				got = append(got, s.ID)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("labels %v: listed %v, want %v", tc.labels, got, tc.want)
+			}
+		}
+	}
 }

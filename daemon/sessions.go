@@ -1,36 +1,53 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/sandboxd/sandboxd/api"
 	"github.com/sandboxd/sandboxd/internal/logging"
 )
 
 // ListSessions lists the caller's sessions (every session for root) that
-// carry all the given labels, oldest first.
+// carry all the given labels, oldest first (then by id).
 func (d *Daemon) ListSessions(ctx context.Context, labels map[string]string) ([]api.Session, error) {
 	caller := callerFrom(ctx)
-	out := []api.Session{}
-	for _, s := range d.sessions.all() {
+	all := d.sessions.all()
+	// Sized once and sorted by index: a session's view is large, and a
+	// list of 1000 spent a third of its time growing the slice and
+	// swapping views (docs/profiles/list-sessions.cpu.pb.gz).
+	snaps := make([]api.Session, 0, len(all))
+	for _, s := range all {
 		snap := s.snapshot()
-		if !caller.mayUse(snap.OwnerUID) {
+		if !caller.mayUse(snap.OwnerUID) || !hasLabels(snap.Labels, labels) {
 			continue
 		}
-		match := true
-		for k, v := range labels {
-			if got, ok := snap.Labels[k]; !ok || got != v {
-				match = false
-				break
-			}
-		}
-		if match {
-			out = append(out, snap)
+		snaps = append(snaps, snap)
+	}
+	order := make([]int, len(snaps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(snaps[a].CreatedAt.Compare(snaps[b].CreatedAt), strings.Compare(snaps[a].ID, snaps[b].ID))
+	})
+	out := make([]api.Session, len(snaps))
+	for i, j := range order {
+		out[i] = snaps[j]
+	}
+	return out, nil
+}
+
+// hasLabels says whether have carries every label of want, with its value.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out, nil
+	return true
 }
 
 // GetSession returns one session.
