@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# collect.sh [SANDBOXD] [OUT]: makes the profiles of docs/profiles anew, as
+# collect.sh [SANDBOXD] [OUT] [RUNSC]: makes the profiles of docs/profiles anew, as
 # root, on a quiet host: the daemon's CPU profile (pprof, from its socket)
 # under cold creates, paced pooled creates, bursts of creates and
 # executions, and a whole-host perf profile of cold creates (what runc
 # init, python and the kernel cost, which the daemon's own profile cannot
 # show). Needs curl and perf (linux-perf). SANDBOXD must not live under
 # /tmp/sbd-profile-*: runc seals its binary with an overlay whose lower
-# folders may not overlap the daemon's run dir.
+# folders may not overlap the daemon's run dir. RUNSC is a gVisor new
+# enough for systrap (make dist/runsc/runsc; Debian 12's has only ptrace).
 set -euo pipefail
 bin=$(realpath "${1:-bin/sandboxd}")
 out=$(realpath "${2:-docs/profiles}")
+runsc=$(realpath "${3:-dist/runsc/runsc}")
 here=$(dirname "$(realpath "$0")")
 dir=$(mktemp -d /tmp/sbd-profile-XXXXXX)
 chmod 755 "$dir" # sandboxes' root (nobody on the host) reaches their folders
@@ -66,9 +68,10 @@ cpu exec 6 exec 8000
 # sandbox the native supervisor's hop and the worker; then the same under
 # runsc (systrap), where each of the hop's system calls is the Sentry's.
 host exec exec 4000
-start 1 1 'default_runtime = "runsc"
+start 1 1 "default_runtime = \"runsc\"
 [runsc]
-platform = "systrap"'
+path = \"$runsc\"
+platform = \"systrap\""
 host runsc-exec exec 2000
 # Bursts of 20 after idle: the pool's depth follows the demand, as in
 # make bench's pooled daemon.
