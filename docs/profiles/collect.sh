@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # collect.sh [SANDBOXD] [OUT] [RUNSC]: makes the profiles of docs/profiles anew, as
 # root, on a quiet host: the daemon's CPU profile (pprof, from its socket)
-# under cold creates, paced pooled creates, bursts of creates and
-# executions, and a whole-host perf profile of cold creates (what runc
-# init, python and the kernel cost, which the daemon's own profile cannot
-# show). Needs curl and perf (linux-perf). SANDBOXD must not live under
-# /tmp/sbd-profile-*: runc seals its binary with an overlay whose lower
-# folders may not overlap the daemon's run dir. RUNSC is a gVisor new
-# enough for systrap (make dist/runsc/runsc; Debian 12's has only ptrace).
+# under cold creates, paced pooled creates, bursts of creates,
+# executions and lists of 1000 sessions, and whole-host perf profiles of
+# cold creates, of executions (runc's, and runsc's on systrap) and of many
+# sessions made (what runc init, python, gVisor and the kernel cost, which
+# the daemon's own profile cannot show). Needs curl and perf (linux-perf).
+# SANDBOXD must not live under /tmp/sbd-profile-*: runc seals its binary
+# with an overlay whose lower folders may not overlap the daemon's run
+# dir. RUNSC is a gVisor new enough for systrap (make dist/runsc/runsc;
+# Debian 12's has only ptrace).
 set -euo pipefail
 bin=$(realpath "${1:-bin/sandboxd}")
 out=$(realpath "${2:-docs/profiles}")
-runsc=$(realpath "${3:-dist/runsc/runsc}")
+runsc=$(realpath -m "${3:-dist/runsc/runsc}")
+[ -x "$runsc" ] || { echo "collect.sh: no runsc at $runsc: make dist/runsc/runsc builds one" >&2; exit 1; }
 here=$(dirname "$(realpath "$0")")
 dir=$(mktemp -d /tmp/sbd-profile-XXXXXX)
 chmod 755 "$dir" # sandboxes' root (nobody on the host) reaches their folders
