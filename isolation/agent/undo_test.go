@@ -60,8 +60,25 @@ func (u *undoAgent) undoRefused(c string, steps, keeps int) {
 	}
 }
 
-// parked counts the agent's stopped descendants: its parked copies.
-func (u *undoAgent) parked() int {
+// parked counts the agent's stopped descendants, its parked copies, until
+// there are want of them or five seconds pass. SIGSTOP takes effect when
+// the copy is next scheduled, which on a loaded host (the race detector,
+// tests in parallel) comes after the done line: one look would count a
+// copy not yet stopped as none.
+func (u *undoAgent) parked(want int) int {
+	u.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := u.stopped()
+		if n == want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stopped counts the agent's descendants in state T at one look.
+func (u *undoAgent) stopped() int {
 	u.t.Helper()
 	type proc struct {
 		ppid  int
@@ -121,7 +138,7 @@ func testAgentUndo(t *testing.T, sup string) {
 	if m, _, _ := u.exec(t, Request{Language: LanguageShell, Code: "true", Checkpoints: 2}); m.Status != StatusOK || m.Checkpoint {
 		t.Errorf("a shell execution: %s, checkpoint %v", m.Status, m.Checkpoint)
 	}
-	if n := u.parked(); n != 2 {
+	if n := u.parked(2); n != 2 {
 		t.Errorf("%d parked copies, want 2", n)
 	}
 	for _, want := range []string{"2", "1"} {
@@ -131,7 +148,7 @@ func testAgentUndo(t *testing.T, sup string) {
 		}
 	}
 	u.undoRefused("", 1, 0)
-	if n := u.parked(); n != 0 {
+	if n := u.parked(0); n != 0 {
 		t.Errorf("%d parked copies after every undo, want 0", n)
 	}
 	// The interpreter put back runs on as any other.
@@ -149,7 +166,7 @@ func testAgentUndoKeepsTheNewest(t *testing.T, sup string) {
 	for _, code := range []string{"y = 1", "y = 2", "y = 3"} {
 		u.py("", code, 2)
 	}
-	if n := u.parked(); n != 2 {
+	if n := u.parked(2); n != 2 {
 		t.Errorf("%d parked copies, want 2", n)
 	}
 	u.undoRefused("", 3, 2)
@@ -161,7 +178,7 @@ func testAgentUndoKeepsTheNewest(t *testing.T, sup string) {
 		t.Fatalf("after undo 2, y = %s, want 1", got)
 	}
 	u.undoRefused("", 1, 0)
-	if n := u.parked(); n != 0 {
+	if n := u.parked(0); n != 0 {
 		t.Errorf("%d parked copies after undo 2, want 0", n)
 	}
 }
@@ -208,7 +225,7 @@ func testAgentUndoSpareOfAStop(t *testing.T, sup string) {
 		t.Fatalf("a stopped shell command: %s", m.Status)
 	}
 	u.py("", "p.kill(); p.wait()", 0)
-	if n := u.parked(); n != 1 {
+	if n := u.parked(1); n != 1 {
 		t.Errorf("%d parked copies after the stops, want 1", n)
 	}
 	u.undo("", 1)
@@ -244,7 +261,7 @@ func testAgentUndoContexts(t *testing.T, sup string) {
 		t.Fatalf("the default context after c's undo: %s", got)
 	}
 	// c keeps 1, default 1.
-	if n := u.parked(); n != 2 {
+	if n := u.parked(2); n != 2 {
 		t.Errorf("%d parked copies, want 2", n)
 	}
 	if err := u.conn.Context(u.ctx, ContextStart, "c", sub, "", ""); err != nil {
@@ -256,14 +273,14 @@ func testAgentUndoContexts(t *testing.T, sup string) {
 		t.Fatal(err)
 	}
 	u.undoRefused("c", 1, 0)
-	if n := u.parked(); n != 1 {
+	if n := u.parked(1); n != 1 {
 		t.Errorf("%d parked copies after c's delete, want the default's 1", n)
 	}
 	if err := u.conn.Context(u.ctx, ContextStart, ContextDefault, "", "", ""); err != nil {
 		t.Fatal(err)
 	}
 	u.undoRefused(ContextDefault, 1, 0)
-	if n := u.parked(); n != 0 {
+	if n := u.parked(0); n != 0 {
 		t.Errorf("%d parked copies after the default's restart, want 0", n)
 	}
 }
@@ -294,7 +311,7 @@ func testAgentUndoJavaScript(t *testing.T, sup string) {
 		t.Fatalf("a JavaScript cell with checkpoints: %s %s, checkpoint %v", m.Status, result(m), m.Checkpoint)
 	}
 	u.undoRefused("", 1, 0)
-	if n := u.parked(); n != 0 {
+	if n := u.parked(0); n != 0 {
 		t.Errorf("%d parked copies, want 0", n)
 	}
 }
