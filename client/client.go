@@ -159,7 +159,7 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := decode(resp.Body, out); err != nil {
 		return fmt.Errorf("bad answer from sandboxd: %w", err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,7 +44,7 @@ func (c *Client) getFile(ctx context.Context, apiPath, path string) (io.ReadClos
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		defer resp.Body.Close()
 		var list api.FileList
-		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		if err := decode(resp.Body, &list); err != nil {
 			return nil, nil, fmt.Errorf("bad folder listing from sandboxd: %w", err)
 		}
 		return nil, &list, nil

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -38,7 +37,7 @@ func (c *Client) CreateSessionOnce(ctx context.Context, req *api.CreateSessionRe
 	}
 	defer resp.Body.Close()
 	var out api.Session
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := decode(resp.Body, &out); err != nil {
 		return nil, false, fmt.Errorf("bad answer from sandboxd: %w", err)
 	}
 	return &out, resp.StatusCode == http.StatusCreated, nil

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -29,7 +28,7 @@ func (c *Client) HealthStatus(ctx context.Context) (*api.Health, error) {
 	}
 	defer resp.Body.Close()
 	var out api.Health
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := decode(resp.Body, &out); err != nil {
 		return nil, fmt.Errorf("bad answer from sandboxd: %w", err)
 	}
 	if resp.StatusCode == http.StatusServiceUnavailable {

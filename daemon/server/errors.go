@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -44,10 +43,4 @@ func retryAfterSeconds(err error) string {
 		d = defaultRetryAfter
 	}
 	return strconv.FormatFloat(math.Max(1, math.Ceil(d.Seconds())), 'f', 0, 64)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
