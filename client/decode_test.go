@@ -14,28 +14,17 @@ import (
 // TestDecodeAgreesWithEncodingJSON: what the daemon answers, decode reads
 // as encoding/json did, into every kind of field the API has.
 func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		v    any
-		into func() any
-	}{
-		{"a session", testutil.FullSession(), func() any { return new(api.Session) }},
-		{"a list", api.SessionList{Sessions: testutil.Sessions(3)}, func() any { return new(api.SessionList) }},
-		{"an empty list", api.SessionList{}, func() any { return new(api.SessionList) }},
-		{"an embedded struct", api.FolderMade{FileStat: api.FileStat{Path: "/w", Size: 3}, Created: true}, func() any { return new(api.FolderMade) }},
-		{"an execution", testutil.FullExecution(), func() any { return new(api.Execution) }},
-		{"raw JSON", api.MCPAnswer{OK: true, Result: json.RawMessage(`{"a":[1,2.5,"<"]}`)}, func() any { return new(api.MCPAnswer) }},
-		{"a map", map[string]any{"a": 1e-7, "n": nil, "l": []any{"x", true}}, func() any { return new(map[string]any) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := json.Marshal(tc.v)
+	for _, tc := range testutil.Answers() {
+		t.Run(tc.Name, func(t *testing.T) {
+			b, err := json.Marshal(tc.Value)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Members the client does not know (a newer daemon's) are
 			// passed over, as encoding/json did.
 			b = bytes.Replace(b, []byte("{"), []byte(`{"a_newer_field":{"x":[1]},`), 1)
-			want, got := tc.into(), tc.into()
+			typ := reflect.TypeOf(tc.Value)
+			want, got := reflect.New(typ).Interface(), reflect.New(typ).Interface()
 			if err := json.Unmarshal(b, want); err != nil {
 				t.Fatal(err)
 			}

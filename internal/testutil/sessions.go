@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -45,4 +46,27 @@ func FullExecution() api.Execution {
 	return api.Execution{ID: "e", Result: &result, StartedAt: time.Unix(0, 0).UTC(), DurationMS: 1e21, CallerUID: &uid,
 		Error:   &api.ExecError{Name: "E", Value: "v", Traceback: "t"},
 		Outputs: []api.Output{{MIME: "image/png", Data: "AA=="}}}
+}
+
+// Answer is a value of the API's answers, named for a test's case.
+type Answer struct {
+	Name  string
+	Value any
+}
+
+// Answers are the kinds of value the daemon answers with, each field kind
+// the API has among them (times, pointers, embedded structs, raw JSON,
+// maps, empty and nil lists): what the tests of the daemon's encoder and
+// the client's decoder go through.
+func Answers() []Answer {
+	return []Answer{
+		{"a full session", FullSession()},
+		{"a list", api.SessionList{Sessions: Sessions(3)}},
+		{"an empty list", api.SessionList{}},
+		{"an error", api.ErrorBody{Error: api.ErrorDetail{Code: "not_found", Message: "no such session: <x>"}}},
+		{"an embedded struct", api.FolderMade{FileStat: api.FileStat{Path: "/w", Size: 3}, Created: true}},
+		{"an execution", FullExecution()},
+		{"raw JSON", api.MCPAnswer{OK: true, Result: json.RawMessage(`{"a": [1, 2.50, "<"]}`)}},
+		{"a map", map[string]any{"b": -0.0, "a": 1e-7, "<": nil, "z": []any{}, "l": []any{"x", true}}},
+	}
 }
