@@ -3,6 +3,7 @@ package testutil
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sandboxd/sandboxd/api"
@@ -25,10 +26,10 @@ func Sessions(n int) []api.Session {
 	return l
 }
 
-// FullSession is a session with every optional field set, its strings
+// fullSession is a session with every optional field set, its strings
 // full of what JSON escapes (HTML, U+2028, quotes, control characters,
-// invalid UTF-8): the encoders' and decoders' tests of the API's answers.
-func FullSession() api.Session {
+// invalid UTF-8): one of Answers.
+func fullSession() api.Session {
 	s := Sessions(1)[0]
 	deadline := time.Date(2026, 12, 1, 5, 0, 0, 1, time.FixedZone("X", 3600))
 	s.Name, s.Reason, s.Deadline = "é<script>&\u2028", "a \"quoted\"\n\treason \xff", &deadline
@@ -39,9 +40,9 @@ func FullSession() api.Session {
 	return s
 }
 
-// FullExecution is an execution with every optional field set, as
-// FullSession.
-func FullExecution() api.Execution {
+// fullExecution is an execution with every optional field set, as
+// fullSession.
+func fullExecution() api.Execution {
 	result, uid := "<b>&\u2028 \xff", uint32(0)
 	return api.Execution{ID: "e", Result: &result, StartedAt: time.Unix(0, 0).UTC(), DurationMS: 1e21, CallerUID: &uid,
 		Error:   &api.ExecError{Name: "E", Value: "v", Traceback: "t"},
@@ -60,13 +61,13 @@ type Answer struct {
 // the client's decoder go through.
 func Answers() []Answer {
 	return []Answer{
-		{"a full session", FullSession()},
+		{"a full session", fullSession()},
 		{"a list", api.SessionList{Sessions: Sessions(3)}},
 		{"an empty list", api.SessionList{}},
 		{"an error", api.ErrorBody{Error: api.ErrorDetail{Code: "not_found", Message: "no such session: <x>"}}},
 		{"an embedded struct", api.FolderMade{FileStat: api.FileStat{Path: "/w", Size: 3}, Created: true}},
-		{"an execution", FullExecution()},
+		{"an execution", fullExecution()},
 		{"raw JSON", api.MCPAnswer{OK: true, Result: json.RawMessage(`{"a": [1, 2.50, "<"]}`)}},
-		{"a map", map[string]any{"b": -0.0, "a": 1e-7, "<": nil, "z": []any{}, "l": []any{"x", true}}},
+		{"a map", map[string]any{"b": math.Copysign(0, -1), "a": 1e-7, "<": nil, "z": []any{}, "l": []any{"x", true}}},
 	}
 }
